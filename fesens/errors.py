@@ -1,0 +1,74 @@
+"""Exceptions raised by fesens.
+
+Every numerical or input failure raises one of these; none is ever silent.
+All derive from :class:`FesensError` so callers can catch the whole family.
+"""
+
+from __future__ import annotations
+
+
+class FesensError(Exception):
+    """Base class of every fesens error."""
+
+
+class MeshError(FesensError, ValueError):
+    """A mesh is malformed: empty, unknown cell type, mixed dimensions, bad elements."""
+
+
+class DegenerateElementError(MeshError):
+    """Elements with zero or negative Jacobian determinant (degenerate or inverted).
+
+    Attributes
+    ----------
+    cell_ids : numpy.ndarray
+        Ids of the offending cells.
+    """
+
+    def __init__(self, message: str, cell_ids=None):
+        super().__init__(message)
+        self.cell_ids = cell_ids
+
+
+class UnknownGroupError(FesensError, KeyError):
+    """A named node, facet or cell set does not exist."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class BoundaryConditionError(FesensError, ValueError):
+    """A boundary condition or load is inconsistent (bad component, empty selection, ...)."""
+
+
+class SolverError(FesensError, RuntimeError):
+    """Base class of linear-solver failures."""
+
+
+class SingularMatrixError(SolverError):
+    """The system matrix is singular (typically: missing Dirichlet conditions)."""
+
+
+class NotPositiveDefiniteError(SolverError):
+    """A Cholesky factorization met a matrix that is not symmetric positive definite."""
+
+
+class ConvergenceError(SolverError):
+    """An iterative solver stopped before reaching its tolerance.
+
+    Attributes
+    ----------
+    iterations : int
+    residual : float
+        Relative residual ``||b - A x|| / ||b||`` reached.
+    tolerance : float
+    """
+
+    def __init__(self, message: str, iterations: int, residual: float, tolerance: float):
+        super().__init__(message)
+        self.iterations = iterations
+        self.residual = residual
+        self.tolerance = tolerance
+
+
+class NonFiniteError(FesensError, FloatingPointError):
+    """NaN or infinity in parameters, matrices or results."""
