@@ -1,0 +1,38 @@
+"""Quadratic tetrahedron ``tet10``: P2 Lagrange on the unit tetrahedron.
+
+Nodes (VTK order): corners ``(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)``, then the
+midpoints of edges (0-1), (1-2), (0-2), (0-3), (1-3), (2-3). With barycentric ``λ``
+(``λ_0 = 1 - ξ - η - ζ``, ``λ_1 = ξ``, ``λ_2 = η``, ``λ_3 = ζ``): corners
+``N_a = λ_a (2 λ_a - 1)``, mid-edge nodes ``N = 4 λ_a λ_b``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from fesens.fem.elements.base import ReferenceElement, simplex_p2, simplex_p2_gradients
+from fesens.fem.quadrature import simplex_rule
+from fesens.mesh.cell_types import MIDSIDE_EDGES
+
+_EDGES = MIDSIDE_EDGES["tet10"]
+
+TET10 = ReferenceElement(
+    name="tet10",
+    nodes=(
+        (0, 0, 0),
+        (1, 0, 0),
+        (0, 1, 0),
+        (0, 0, 1),
+        (0.5, 0, 0),
+        (0.5, 0.5, 0),
+        (0, 0.5, 0),
+        (0, 0, 0.5),
+        (0.5, 0, 0.5),
+        (0, 0.5, 0.5),
+    ),
+    default_order=2,  # linear gradients: ∇N_a · ∇N_b is quadratic (4 points)
+    mass_order=4,  # N_a N_b is quartic (14 points)
+    basis=partial(simplex_p2, edges=_EDGES),
+    basis_gradients=partial(simplex_p2_gradients, edges=_EDGES),
+    rule=partial(simplex_rule, 3),
+)

@@ -1,0 +1,154 @@
+"""Isoparametric geometry of all cells at once: Jacobians, physical gradients, weights.
+
+For a cell with nodes ``x_a`` and reference shape functions ``N_a(ξ)``:
+
+* ``J_ij = Σ_a x_(a,i) ∂N_a/∂ξ_j``         (Jacobian, ``dx/dξ``)
+* ``∂N_a/∂x_i = Σ_j ∂N_a/∂ξ_j (J⁻¹)_ji``   (chain rule)
+* ``dΩ = det J · w_q``                      (quadrature weight in physical space)
+
+When every cell is a translated copy of the first one (structured grids), the arrays
+are computed for that one cell and broadcast (leading axis of length 1): the element
+matrices of all cells are then identical, which keeps memory O(1) in the number of cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fesens.errors import DegenerateElementError
+from fesens.fem.elements import reference_element
+from fesens.mesh.cell_types import cell_type
+from fesens.mesh.mesh import FacetSet, Mesh
+
+
+@dataclass(frozen=True)
+class CellGeometry:
+    """Quadrature data of all cells.
+
+    Attributes
+    ----------
+    N : numpy.ndarray
+        Shape functions at the quadrature points, ``(n_qp, n_nodes)``.
+    dNdx : numpy.ndarray
+        Physical gradients, ``(n_geom, n_qp, n_nodes, dim)``.
+    dx : numpy.ndarray
+        Physical quadrature weights ``det J · w``, ``(n_geom, n_qp)``.
+    x : numpy.ndarray
+        Physical quadrature points, ``(n_cells, n_qp, dim)``.
+    uniform : bool
+        True when ``n_geom == 1``: all cells share one geometry.
+    """
+
+    N: np.ndarray
+    dNdx: np.ndarray
+    dx: np.ndarray
+    x: np.ndarray
+    uniform: bool
+
+    @property
+    def volumes(self) -> np.ndarray:
+        """Cell volumes (areas in 2D), ``(n_geom,)``."""
+        return self.dx.sum(axis=1)
+
+
+def cells_are_translates(mesh: Mesh) -> bool:
+    """True when every cell is a translated copy of cell 0 (same shape and node order)."""
+    coords = mesh.points[mesh.cells]
+    relative = coords - coords[:, :1, :]
+    size = np.ptp(relative[0], axis=0).max()
+    return bool(np.abs(relative - relative[0]).max() <= 1e-12 * max(size, 1e-300))
+
+
+def cell_geometry(mesh: Mesh, order: int | None = None) -> CellGeometry:
+    """Shape functions, physical gradients and weights at the quadrature points of all cells.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    order : int, optional
+        Quadrature order; default: the element's stiffness order.
+
+    Raises
+    ------
+    DegenerateElementError
+        If ``det J <= 0`` at any quadrature point (inverted or degenerate cells, listed).
+    """
+    element = reference_element(mesh.cell_type)
+    xi, w = element.quadrature(order)
+    N = element.shape(xi)
+    dN = element.shape_gradients(xi)  # (n_qp, n_nodes, dim)
+    coords = mesh.points[mesh.cells]  # (n_cells, n_nodes, dim)
+    uniform = cells_are_translates(mesh)
+    geom_coords = coords[:1] if uniform else coords
+    J = np.einsum("eai,qaj->eqij", geom_coords, dN)
+    detJ = np.linalg.det(J)
+    bad = np.flatnonzero((detJ <= 0).any(axis=1))
+    if bad.size:
+        ids = np.arange(mesh.n_cells) if uniform else bad
+        raise DegenerateElementError(
+            f"{ids.size} cells have a non-positive Jacobian determinant (inverted or "
+            f"degenerate); cell ids: {ids[:20].tolist()}{' ...' if ids.size > 20 else ''}",
+            ids,
+        )
+    invJ = np.linalg.inv(J)
+    dNdx = np.einsum("qaj,eqji->eqai", dN, invJ)
+    x = np.einsum("qa,eai->eqi", N, coords)
+    return CellGeometry(N=N, dNdx=dNdx, dx=detJ * w, x=x, uniform=uniform)
+
+
+@dataclass(frozen=True)
+class FacetGeometry:
+    """Quadrature data of a set of facets (for boundary integrals).
+
+    Attributes
+    ----------
+    N : numpy.ndarray
+        Facet shape functions at the quadrature points, ``(n_qp, n_facet_nodes)``.
+    dS : numpy.ndarray
+        Physical surface (2D: length) weights, ``(n_facets, n_qp)``.
+    x : numpy.ndarray
+        Physical quadrature points, ``(n_facets, n_qp, dim)``.
+    normal : numpy.ndarray
+        Unit outward normals, ``(n_facets, n_qp, dim)``.
+    """
+
+    N: np.ndarray
+    dS: np.ndarray
+    x: np.ndarray
+    normal: np.ndarray
+
+
+def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None) -> FacetGeometry:
+    """Shape functions, surface weights and outward normals on the facets of ``facet_set``.
+
+    The surface element is ``|∂x/∂ξ|`` for edges (2D) and ``|∂x/∂ξ₁ × ∂x/∂ξ₂|`` for faces
+    (3D). Normals are oriented away from the owning cell's centroid when the owner is known,
+    otherwise by the facet's node order (counter-clockwise seen from outside).
+    """
+    element = reference_element(facet_set.facet_type)
+    xi, w = element.quadrature(order if order is not None else element.mass_order)
+    N = element.shape(xi)
+    dN = element.shape_gradients(xi)  # (n_qp, n_fn, dim - 1)
+    coords = mesh.points[facet_set.facets]  # (n_f, n_fn, dim)
+    tangents = np.einsum("fai,qaj->fqij", coords, dN)  # (n_f, n_qp, dim, dim - 1)
+    if mesh.dim == 2:
+        t = tangents[..., 0]
+        normal = np.stack([t[..., 1], -t[..., 0]], axis=-1)
+    else:
+        normal = np.cross(tangents[..., 0], tangents[..., 1])
+    measure = np.linalg.norm(normal, axis=-1)
+    if (measure <= 0).any():
+        bad = np.flatnonzero((measure <= 0).any(axis=1))
+        raise DegenerateElementError(
+            f"{bad.size} facets have zero length/area; facet indices: {bad[:20].tolist()}", bad
+        )
+    normal = normal / measure[..., None]
+    x = np.einsum("qa,fai->fqi", N, coords)
+    if facet_set.cells is not None:
+        n_corners = cell_type(mesh.cell_type).n_corners
+        centroid = mesh.points[mesh.cells[facet_set.cells, :n_corners]].mean(axis=1)
+        inward = np.einsum("fqi,fqi->fq", normal, x - centroid[:, None, :]) < 0
+        normal = np.where(inward[..., None], -normal, normal)
+    return FacetGeometry(N=N, dS=measure * w, x=x, normal=normal)

@@ -1,0 +1,109 @@
+"""Consistent load vectors: point, surface (traction, pressure, flux) and volume loads.
+
+All return global vectors ``(n_dofs,)`` in the interleaved dof numbering of
+:class:`~fesens.fem.dofs.DofMap`. Surface loads integrate ``f_a = ∫_Γ N_a t dS`` and volume
+loads ``f_a = ∫_Ω N_a b dΩ`` with quadrature of the element's mass order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from fesens.errors import BoundaryConditionError
+from fesens.fem.dofs import DofMap
+from fesens.fem.geometry import cell_geometry, facet_geometry
+from fesens.fem.elements import reference_element
+from fesens.mesh.mesh import FacetSet, Mesh
+
+#: A load given as a constant (scalar or vector) or a function of coordinates ``(n, dim)``.
+FieldSpec = float | tuple | list | np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
+def evaluate_field(spec: FieldSpec, x: np.ndarray, n_components: int, what: str) -> np.ndarray:
+    """Evaluate a load density at points ``x (..., dim)`` → ``(..., n_components)``.
+
+    Raises
+    ------
+    BoundaryConditionError
+        If the value (or the function's result) has the wrong number of components.
+    """
+    shape = x.shape[:-1]
+    if callable(spec):
+        values = np.asarray(spec(x.reshape(-1, x.shape[-1])), dtype=float)
+        if values.size != np.prod(shape, dtype=int) * n_components:
+            raise BoundaryConditionError(
+                f"{what}: the function must return {n_components} value(s) per point, "
+                f"got an array of shape {values.shape} for {np.prod(shape, dtype=int)} points"
+            )
+        return values.reshape(*shape, n_components)
+    values = np.asarray(spec, dtype=float)
+    if values.shape not in ((n_components,), () if n_components == 1 else (n_components,)):
+        raise BoundaryConditionError(
+            f"{what} must have {n_components} component(s), got {values.tolist()!r}"
+        )
+    return np.broadcast_to(values.reshape(-1), (*shape, n_components))
+
+
+def _scatter(dofmap: DofMap, nodes: np.ndarray, nodal: np.ndarray) -> np.ndarray:
+    """Add nodal contributions ``(n, k, n_comp)`` at node ids ``(n, k)`` into a global vector."""
+    dofs = nodes[..., None] * dofmap.n_components + np.arange(dofmap.n_components)
+    return np.bincount(dofs.ravel(), weights=nodal.ravel(), minlength=dofmap.n_dofs)
+
+
+def point_load_vector(
+    mesh: Mesh, dofmap: DofMap, nodes: np.ndarray, value: FieldSpec
+) -> np.ndarray:
+    """Nodal forces (or heat inputs) ``value`` applied at each of ``nodes``."""
+    nodes = np.asarray(nodes, dtype=np.int64).ravel()
+    if nodes.size == 0:
+        raise BoundaryConditionError("a point load selects no node")
+    nodal = evaluate_field(value, mesh.points[nodes], dofmap.n_components, "point load")
+    return _scatter(dofmap, nodes[:, None], nodal[:, None, :])
+
+
+def surface_load_vector(
+    mesh: Mesh,
+    dofmap: DofMap,
+    facet_set: FacetSet,
+    density: FieldSpec | None = None,
+    *,
+    pressure: FieldSpec | None = None,
+    thickness: float = 1.0,
+) -> np.ndarray:
+    """``f_a = ∫_Γ N_a t dS`` over a facet set (2D: times the thickness).
+
+    Give either a ``density`` (traction vector, or scalar flux for one-component problems)
+    or a ``pressure`` ``p``, which acts against the outward normal: ``t = −p n``.
+    """
+    if len(facet_set) == 0:
+        raise BoundaryConditionError("the surface load's facet set is empty")
+    order = reference_element(facet_set.facet_type).mass_order
+    geom = facet_geometry(mesh, facet_set, order=order)
+    if pressure is not None:
+        p = evaluate_field(pressure, geom.x, 1, "pressure")
+        t = -p * geom.normal
+    else:
+        t = evaluate_field(density, geom.x, dofmap.n_components, "surface load")
+    nodal = np.einsum("fq,qa,fqc->fac", geom.dS * thickness, geom.N, t)
+    return _scatter(dofmap, facet_set.facets, nodal)
+
+
+def volume_load_vector(
+    mesh: Mesh,
+    dofmap: DofMap,
+    density: FieldSpec,
+    cells: np.ndarray | None = None,
+    thickness: float = 1.0,
+) -> np.ndarray:
+    """``f_a = ∫_Ω N_a b dΩ`` (body force, or heat source for one-component problems)."""
+    order = reference_element(mesh.cell_type).mass_order
+    geom = cell_geometry(mesh, order=order)
+    b = evaluate_field(density, geom.x, dofmap.n_components, "volume load")
+    dx = np.broadcast_to(geom.dx, geom.x.shape[:2]) * thickness
+    nodal = np.einsum("eq,qa,eqc->eac", dx, geom.N, b)
+    cell_nodes = mesh.cells
+    if cells is not None:
+        nodal, cell_nodes = nodal[cells], cell_nodes[cells]
+    return _scatter(dofmap, cell_nodes, nodal)

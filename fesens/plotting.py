@@ -1,0 +1,77 @@
+"""PNG pictures of 2D fields (matplotlib, headless Agg backend)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+
+from fesens.mesh.mesh import Mesh  # noqa: E402
+
+
+def plot_cell_field(
+    mesh: Mesh,
+    values: np.ndarray,
+    path: str | Path,
+    *,
+    displacement: np.ndarray | None = None,
+    scale: float = 0.0,
+    title: str = "",
+    label: str = "",
+    cmap: str = "viridis",
+) -> Path:
+    """Save a PNG of a per-cell field on a 2D mesh, optionally on the deformed shape.
+
+    Parameters
+    ----------
+    mesh : Mesh
+        A 2D mesh.
+    values : numpy.ndarray
+        ``(n_cells,)`` values to colour the cells with.
+    path : str or Path
+        Output PNG file (written atomically).
+    displacement : numpy.ndarray, optional
+        ``(n_points, 2)`` nodal displacement to draw the deformed mesh.
+    scale : float
+        Displacement magnification; 0 chooses one so the largest displacement is 10% of
+        the mesh size.
+    """
+    if mesh.dim != 2:
+        raise ValueError("plot_cell_field draws 2D meshes only")
+    points = mesh.points
+    if displacement is not None:
+        if scale == 0.0:
+            size = np.ptp(points, axis=0).max()
+            peak = np.abs(displacement).max()
+            scale = 0.1 * size / peak if peak > 0 else 0.0
+        points = points + scale * displacement
+    corners = mesh.cells[:, : mesh.type_info.n_corners]
+    polygons = points[corners]
+    fig, ax = plt.subplots(figsize=(8, 8 * np.ptp(points[:, 1]) / max(np.ptp(points[:, 0]), 1e-12)
+                                    + 1.2))
+    collection = PolyCollection(polygons, array=np.asarray(values), cmap=cmap,
+                                edgecolors="face", linewidths=0.2)
+    ax.add_collection(collection)
+    ax.autoscale_view()
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title + (f" (deformation x{scale:.3g})" if displacement is not None else ""))
+    fig.colorbar(collection, ax=ax, label=label, shrink=0.8, orientation="horizontal")
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Save ``fig`` to ``path`` atomically (temporary file, then rename) and close it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,96 @@
+"""Clear errors for bad model input and numerical failure."""
+
+import numpy as np
+import pytest
+from fem_helpers import unit_mesh
+
+from fesens.errors import (
+    BoundaryConditionError,
+    NonFiniteError,
+    SingularMatrixError,
+    UnknownGroupError,
+)
+from fesens.fem import Elasticity, HeatConduction
+from fesens.mesh import rectangle
+
+
+def test_missing_dirichlet_names_free_rigid_motions():
+    model = Elasticity(rectangle(4, 2, cell_type="quad4"), plane="stress")
+    model.traction("right", (1.0, 0.0))
+    with pytest.raises(SingularMatrixError, match="Dirichlet conditions are missing") as info:
+        model.solve()
+    for motion in ("translation in x", "translation in y", "rotation about z"):
+        assert motion in str(info.value)
+
+
+def test_single_pinned_node_leaves_rotation_free():
+    model = Elasticity(rectangle(4, 2, cell_type="quad4"), plane="stress")
+    model.fix(lambda p: (p[:, 0] == 0) & (p[:, 1] == 0))
+    with pytest.raises(SingularMatrixError) as info:
+        model.solve()
+    assert "free rigid-body motion(s): rotation about z." in str(info.value)
+
+
+def test_3d_fix_one_component_reports_free_motions():
+    model = Elasticity(unit_mesh("hex8", 2))
+    model.fix("left", components=0)
+    with pytest.raises(SingularMatrixError) as info:
+        model.solve()
+    message = str(info.value)
+    assert "translation in y" in message and "translation in z" in message
+    assert "rotation about x" in message
+
+
+def test_heat_without_prescribed_temperature_is_singular():
+    model = HeatConduction(unit_mesh("tri3"))
+    model.flux("right", 1.0)
+    with pytest.raises(SingularMatrixError, match="uniform shift"):
+        model.solve()
+
+
+def test_unknown_group_lists_available_names():
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
+    with pytest.raises(UnknownGroupError, match="no node or facet set named 'lft'.*left"):
+        model.fix("lft")
+
+
+def test_bad_component_is_named():
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
+    with pytest.raises(BoundaryConditionError, match="component 2 does not exist"):
+        model.fix("left", components=2)
+
+
+def test_wrong_traction_length_is_named():
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
+    with pytest.raises(BoundaryConditionError, match="2 component"):
+        model.traction("right", (1.0, 0.0, 0.0))
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"E": -1.0}, "Young's modulus E must be > 0"),
+    ({"nu": 0.5}, r"Poisson's ratio nu must lie in \(-1, 0.5\)"),
+])
+def test_bad_material_constants(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress", **kwargs)
+
+
+def test_nan_parameter_raises_nonfinite():
+    mesh = rectangle(2, 2, cell_type="quad4")
+    model = Elasticity(mesh, plane="stress").fix("left")
+    model.traction("right", (1.0, 0.0))
+    scale = np.ones(mesh.n_cells)
+    scale[1] = np.nan
+    with pytest.raises(NonFiniteError, match="scale"):
+        model.solve(scale=scale)
+
+
+def test_unknown_solve_parameter_is_named():
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress").fix("left")
+    with pytest.raises(TypeError, match="unknown parameter.*'density'.*E, nu, scale"):
+        model.solve(density=np.ones(4))
+
+
+def test_plane_assumption_required_in_2d():
+    with pytest.raises(ValueError, match="plane='stress' or plane='strain'"):
+        Elasticity(rectangle(2, 2, cell_type="quad4"))
