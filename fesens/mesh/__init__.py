@@ -1,6 +1,21 @@
 """Meshes: the :class:`Mesh` container, structured generators and file I/O."""
 
 from fesens.mesh.cell_types import CELL_TYPES, CellType, cell_type
+from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectangle
+from fesens.mesh.io import XdmfSeriesWriter, read_mesh, write_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
 
-__all__ = ["CELL_TYPES", "CellType", "FacetSet", "Mesh", "cell_type"]
+__all__ = [
+    "CELL_TYPES",
+    "CellType",
+    "FacetSet",
+    "Mesh",
+    "XdmfSeriesWriter",
+    "box",
+    "cell_type",
+    "plate_with_hole",
+    "quarter_annulus",
+    "read_mesh",
+    "rectangle",
+    "write_mesh",
+]

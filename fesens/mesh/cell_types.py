@@ -90,6 +90,14 @@ MESHIO_TO_FESENS: dict[str, str] = {t.meshio_name: t.name for t in _TYPES}
 #: Cell types that can carry a finite-element discretisation (the rest are facets only).
 VOLUME_CELL_TYPES = ("tri3", "tri6", "quad4", "tet4", "tet10", "hex8")
 
+#: Corner pair of the edge each mid-edge node sits on, in node order (VTK): node
+#: ``n_corners + k`` of a quadratic cell lies on the edge ``MIDSIDE_EDGES[name][k]``.
+MIDSIDE_EDGES: dict[str, tuple[tuple[int, int], ...]] = {
+    "line3": ((0, 1),),
+    "tri6": ((0, 1), (1, 2), (2, 0)),
+    "tet10": ((0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)),
+}
+
 
 def cell_type(name: str) -> CellType:
     """Return the :class:`CellType` called ``name`` (fesens or meshio spelling).

@@ -9,6 +9,7 @@ import numpy as np
 
 from fesens.errors import MeshError, UnknownGroupError
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES, CellType, cell_type
+from fesens.mesh.validation import check_element_quality, checked_facet_set, checked_ids
 
 #: A coordinate predicate: takes points ``(n, dim)`` and returns a boolean mask ``(n,)``.
 Predicate = Callable[[np.ndarray], np.ndarray]
@@ -65,7 +66,11 @@ class Mesh:
     Raises
     ------
     MeshError
-        Empty mesh, unknown cell type, dimension mismatch, node ids out of range.
+        Empty mesh, unknown cell type, dimension mismatch, node ids out of range,
+        named sets with ids out of range.
+    DegenerateElementError
+        Inverted or degenerate cells (see
+        :func:`~fesens.mesh.validation.check_element_quality`).
     """
 
     points: np.ndarray
@@ -76,6 +81,21 @@ class Mesh:
     cell_sets: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check and normalise the mesh; runs on construction.
+
+        Call it again after modifying points, cells or sets in place: it also drops
+        cached topology. Arrays become contiguous (float points, int64 ids), flat 3D
+        points of 2D cells lose their z column.
+
+        Raises
+        ------
+        MeshError, DegenerateElementError
+            As documented for the class.
+        """
+        self._boundary = None
         ctype = cell_type(self.cell_type)
         if ctype.name not in VOLUME_CELL_TYPES:
             raise MeshError(
@@ -118,6 +138,19 @@ class Mesh:
                 f"cells refer to node ids outside 0..{len(self.points) - 1}; "
                 f"offending cells: {ids[:20].tolist()}"
             )
+        check_element_quality(self)
+        self.node_sets = {
+            name: checked_ids(f"node set {name!r}", ids, self.n_points)
+            for name, ids in self.node_sets.items()
+        }
+        self.cell_sets = {
+            name: checked_ids(f"cell set {name!r}", ids, self.n_cells)
+            for name, ids in self.cell_sets.items()
+        }
+        self.facet_sets = {
+            name: checked_facet_set(name, facet_set, self)
+            for name, facet_set in self.facet_sets.items()
+        }
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -167,7 +200,7 @@ class Mesh:
 
     def boundary_facets(self) -> FacetSet:
         """Facets that belong to exactly one cell (the mesh boundary)."""
-        if getattr(self, "_boundary", None) is None:
+        if self._boundary is None:
             facets, owners = self.all_facets()
             n_corners = cell_type(self.type_info.facet_type).n_corners
             keys = np.sort(facets[:, :n_corners], axis=1)

@@ -1,0 +1,461 @@
+"""Mesh files: reading any format meshio reads, writing VTU/XDMF for ParaView.
+
+This is the only module that imports meshio; everything else sees :class:`Mesh`.
+
+Reading keeps the cells of the highest topological dimension (one cell type per mesh),
+drops points no cell uses and turns named groups (Gmsh physical groups in ``.msh`` 2.2
+and 4.1, or meshio ``cell_sets`` of other formats) into named sets:
+
+======================== ============================================================
+group of dimension       becomes
+======================== ============================================================
+``dim`` (cells)          cell set and node set
+``dim - 1`` (facets)     facet set (mesh facets with owner cells) and node set
+lower (points, edges)    node set
+======================== ============================================================
+
+Unnamed Gmsh physical groups are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+import meshio
+import numpy as np
+
+# meshio.read() prints and calls sys.exit() when a reader fails; the per-format readers
+# it dispatches to are only reachable through this (private) registry.
+from meshio._helpers import reader_map
+
+from fesens.errors import DegenerateElementError, MeshError
+from fesens.mesh.cell_types import MESHIO_TO_FESENS, VOLUME_CELL_TYPES, cell_type
+from fesens.mesh.mesh import FacetSet, Mesh
+
+#: Field values given per point or per cell: name -> array ``(n,)`` or ``(n, k)``.
+FieldData = Mapping[str, np.ndarray]
+
+
+# ---------------------------------------------------------------------------- reading
+def read_mesh(path: str | os.PathLike, cell_type: str | None = None) -> Mesh:
+    """Read a mesh file in any format meshio reads.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; its extension selects the format (``.msh``, ``.vtu``, ``.xdmf``, ...).
+    cell_type : str, optional
+        Use the cells of this type (fesens or meshio name) instead of those of the
+        highest topological dimension.
+
+    Returns
+    -------
+    Mesh
+        Points renumbered in file order with unused points dropped; cells in file
+        order (cells listed twice, as Gmsh 2.2 does for cells in two physical groups,
+        are kept once); named sets as in the module docstring. Facets of a facet set
+        are oriented as in the owner cell's local facet table; an interior facet gets the
+        lower-numbered of its two cells as owner.
+
+    Raises
+    ------
+    MeshError
+        Missing file, unreadable file (with meshio's reason), several cell types of the
+        highest dimension, unsupported cell types, a group whose facets are not faces of
+        the cells or whose nodes no cell uses. Every message names the file.
+    DegenerateElementError
+        Inverted or degenerate cells.
+    """
+    path = Path(path)
+    raw = _read_raw(path)
+    try:
+        return _to_mesh(raw, cell_type)
+    except DegenerateElementError as err:
+        raise DegenerateElementError(f"{path}: {err}", err.cell_ids) from None
+    except MeshError as err:
+        raise MeshError(f"{path}: {err}") from None
+
+
+#: Formats tried first for ambiguous extensions (meshio would pick ANSYS for ``.msh``).
+_PREFERRED_FORMATS = {".msh": "gmsh"}
+
+#: Writer options: XDMF keeps its data inline, so no HDF5 file is named after the
+#: temporary file (meshio's XDMF writer still needs h5py installed).
+_WRITE_OPTIONS = {"xdmf": {"data_format": "XML"}}
+
+
+def _formats(path: Path) -> list[str]:
+    """meshio format names for the extension of ``path``, the preferred one first.
+
+    Raises
+    ------
+    MeshError
+        If meshio knows no format with that extension.
+    """
+    formats = []
+    extension = ""
+    for suffix in reversed(path.suffixes):  # compound extensions like .vtu.gz too
+        extension = suffix.lower() + extension
+        formats += meshio.extension_to_filetypes.get(extension, [])
+    if not formats:
+        raise MeshError(
+            f"unknown extension {''.join(path.suffixes)!r} of {path}; "
+            f"meshio knows {', '.join(sorted(meshio.extension_to_filetypes))}"
+        )
+    preferred = _PREFERRED_FORMATS.get(path.suffix.lower())
+    return sorted(formats, key=lambda name: name != preferred)
+
+
+def _read_raw(path: Path) -> meshio.Mesh:
+    if not path.is_file():
+        raise MeshError(f"mesh file not found: {path}")
+    reasons = []
+    for file_format in _formats(path):
+        try:
+            return reader_map[file_format](str(path))
+        except Exception as err:  # readers fail in many ways on malformed files
+            reasons.append(
+                f"as {file_format}: {type(err).__name__}" + (f": {err}" if str(err) else "")
+            )
+            failure = err
+    raise MeshError(f"cannot read {path}: {'; '.join(reasons)}") from failure
+
+
+def _type_name(block: meshio.CellBlock) -> str:
+    return MESHIO_TO_FESENS.get(block.type, block.type)
+
+
+def _volume_blocks(raw: meshio.Mesh, requested: str | None) -> tuple[str, list[int]]:
+    """Choose the cell type of the mesh and the blocks holding its cells."""
+    present = sorted({_type_name(block) for block in raw.cells})
+    if requested is not None:
+        name = cell_type(requested).name
+        blocks = [b for b, block in enumerate(raw.cells) if _type_name(block) == name]
+        if not blocks:
+            raise MeshError(f"no {name} cells; the file has {', '.join(present) or 'none'}")
+        return name, blocks
+    if not raw.cells:
+        raise MeshError("empty mesh: the file has no cells")
+    top = max(block.dim for block in raw.cells)
+    blocks = [b for b, block in enumerate(raw.cells) if block.dim == top]
+    names = sorted({_type_name(raw.cells[b]) for b in blocks})
+    if len(names) > 1:
+        raise MeshError(
+            f"mixed cell types {' and '.join(names)}; fesens needs one cell type per mesh "
+            "(pass cell_type= to read one of them)"
+        )
+    if names[0] not in VOLUME_CELL_TYPES:
+        raise MeshError(
+            f"unsupported cell type {names[0]!r} (highest dimension in the file: {top}); "
+            f"supported: {', '.join(VOLUME_CELL_TYPES)}"
+        )
+    return names[0], blocks
+
+
+def _unique_cells(cells: np.ndarray, n_corners: int) -> tuple[np.ndarray, np.ndarray]:
+    """Drop repeated cells (same corner nodes), keeping file order.
+
+    Returns the kept cells and, for each input row, the index of its kept copy.
+    """
+    keys = np.sort(cells[:, :n_corners], axis=1)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return cells[first[order]], rank[inverse.ravel()]
+
+
+def _named_groups(raw: meshio.Mesh) -> dict[str, list[np.ndarray]]:
+    """Named groups as ``name -> [cell indices within each block]``.
+
+    meshio fills ``cell_sets`` for Gmsh 4.1 (and formats like MED or Abaqus); for Gmsh
+    2.2 only ``cell_data["gmsh:physical"]`` (tag per cell) and ``field_data``
+    (``name -> [tag, dim]``; tags are unique per dimension only) are available.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    sets = {k: v for k, v in raw.cell_sets.items() if not k.startswith("gmsh:")}
+    if sets:
+        return {
+            name: [
+                empty if ids is None else np.asarray(ids, dtype=np.int64) for ids in ids_per_block
+            ]
+            for name, ids_per_block in sets.items()
+        }
+    tags_per_block = raw.cell_data.get("gmsh:physical")
+    if tags_per_block is None:
+        return {}
+    return {
+        name: [
+            np.flatnonzero(tags == tag) if block.dim == dim else empty
+            for block, tags in zip(raw.cells, tags_per_block, strict=True)
+        ]
+        for name, (tag, dim) in raw.field_data.items()
+    }
+
+
+def _locate_facets(mesh: Mesh, corners: np.ndarray) -> np.ndarray:
+    """Index into ``mesh.all_facets()`` of each facet given by its corner nodes.
+
+    Parameters
+    ----------
+    corners : numpy.ndarray
+        Corner node ids in any order, shape ``(n, n_facet_corners)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n,)``; the first matching mesh facet (lowest owner id), -1 if none.
+    """
+    facets, _ = mesh.all_facets()
+    keys = np.sort(np.vstack([facets[:, : corners.shape[1]], corners]), axis=1)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    hit = first[inverse.ravel()[len(facets) :]]
+    return np.where(hit < len(facets), hit, -1)
+
+
+def _to_mesh(raw: meshio.Mesh, requested: str | None) -> Mesh:
+    name, volume_blocks = _volume_blocks(raw, requested)
+    volume_data = [raw.cells[b].data for b in volume_blocks]
+    starts = np.cumsum([0] + [len(data) for data in volume_data[:-1]])
+    cells, cell_index = _unique_cells(np.concatenate(volume_data), cell_type(name).n_corners)
+    used = np.unique(cells)
+    node_index = np.full(len(raw.points), -1, dtype=np.int64)
+    node_index[used] = np.arange(len(used))
+    mesh = Mesh(raw.points[used], node_index[cells], name)
+    block_cells = {
+        b: cell_index[start : start + len(data)]
+        for b, start, data in zip(volume_blocks, starts, volume_data, strict=True)
+    }
+    facet_corners = _attach_groups(mesh, raw, block_cells, node_index)
+    _attach_facet_sets(mesh, facet_corners)
+    return mesh
+
+
+def _attach_groups(
+    mesh: Mesh,
+    raw: meshio.Mesh,
+    block_cells: dict[int, np.ndarray],
+    node_index: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Add the node and cell sets of the named groups to ``mesh``.
+
+    Parameters
+    ----------
+    block_cells : dict
+        Mesh cell id of each cell of the volume blocks, ``block -> (n_block_cells,)``.
+    node_index : numpy.ndarray
+        Mesh node id of each file point (-1: unused), shape ``(n_file_points,)``.
+
+    Returns
+    -------
+    dict
+        Corner nodes (mesh ids) of the facets of each group that has any,
+        ``name -> (n_facets, n_facet_corners)``.
+    """
+    facet_dim = mesh.type_info.dim - 1
+    n_facet_corners = cell_type(mesh.type_info.facet_type).n_corners
+    facet_corners = {}
+    for group, ids_per_block in _named_groups(raw).items():
+        nodes, cells, facets = [], [], []
+        for b, ids in enumerate(ids_per_block):
+            if len(ids) == 0:
+                continue
+            members = raw.cells[b].data[ids]
+            nodes.append(members.ravel())
+            if b in block_cells:
+                cells.append(block_cells[b][ids])
+            elif raw.cells[b].dim == facet_dim:
+                facets.append(members[:, :n_facet_corners])
+        if not nodes:
+            continue
+        node_ids = node_index[np.unique(np.concatenate(nodes))]
+        if (node_ids < 0).any():
+            raise MeshError(f"group {group!r} refers to nodes that no {mesh.cell_type} cell uses")
+        mesh.node_sets[group] = node_ids
+        if cells:
+            mesh.cell_sets[group] = np.unique(np.concatenate(cells))
+        if facets:
+            facet_corners[group] = node_index[np.concatenate(facets)]
+    return facet_corners
+
+
+def _attach_facet_sets(mesh: Mesh, facet_corners: dict[str, np.ndarray]) -> None:
+    """Add facet sets made of the mesh facets with the given corner nodes.
+
+    Parameters
+    ----------
+    facet_corners : dict
+        ``name -> (n_facets, n_facet_corners)`` corner node ids, in any order.
+    """
+    if not facet_corners:
+        return
+    facets, owners = mesh.all_facets()
+    found = np.split(
+        _locate_facets(mesh, np.concatenate(list(facet_corners.values()))),
+        np.cumsum([len(corners) for corners in facet_corners.values()])[:-1],
+    )
+    for group, hit in zip(facet_corners, found, strict=True):
+        if (hit < 0).any():
+            raise MeshError(
+                f"facet group {group!r} has {(hit < 0).sum()} facets that are not "
+                f"faces of the {mesh.cell_type} cells"
+            )
+        hit = np.unique(hit)
+        mesh.facet_sets[group] = FacetSet(mesh.type_info.facet_type, facets[hit], owners[hit])
+
+
+# ---------------------------------------------------------------------------- writing
+def _field(kind: str, name: str, values, n_rows: int, dim: int) -> np.ndarray:
+    """Check a field's shape ``(n_rows,)`` or ``(n_rows, k)``; pad 2D vectors to 3D."""
+    array = np.asarray(values)
+    if array.ndim not in (1, 2) or array.shape[0] != n_rows:
+        raise MeshError(
+            f"{kind} data {name!r} must have shape ({n_rows},) or ({n_rows}, k), got {array.shape}"
+        )
+    if dim == 2 and array.ndim == 2 and array.shape[1] == 2:
+        array = np.column_stack([array, np.zeros(n_rows, dtype=array.dtype)])
+    return array
+
+
+def _fields(mesh: Mesh, point_data: FieldData | None, cell_data: FieldData | None):
+    """Point and cell data in meshio's layout (cell data: one array per block)."""
+    points = {
+        name: _field("point", name, values, mesh.n_points, mesh.dim)
+        for name, values in (point_data or {}).items()
+    }
+    cells = {
+        name: [_field("cell", name, values, mesh.n_cells, mesh.dim)]
+        for name, values in (cell_data or {}).items()
+    }
+    return points, cells
+
+
+def _points_3d(mesh: Mesh) -> np.ndarray:
+    """Points padded to 3 coordinates, shape ``(n_points, 3)`` (VTK and XDMF want 3)."""
+    return np.pad(mesh.points, ((0, 0), (0, 3 - mesh.dim)))
+
+
+def _cell_blocks(mesh: Mesh) -> list[tuple[str, np.ndarray]]:
+    return [(mesh.type_info.meshio_name, mesh.cells)]
+
+
+def _sibling_temporary(path: Path) -> Path:
+    """A fresh hidden file name next to ``path`` that keeps its extension."""
+    if not path.parent.is_dir():
+        raise MeshError(f"cannot write {path}: directory {path.parent} does not exist")
+    return path.parent / f".{uuid.uuid4().hex[:12]}.tmp-{path.name}"
+
+
+def write_mesh(
+    path: str | os.PathLike,
+    mesh: Mesh,
+    point_data: FieldData | None = None,
+    cell_data: FieldData | None = None,
+) -> None:
+    """Write ``mesh`` and fields to a single-file format chosen by the extension.
+
+    The file is written to a temporary sibling and renamed, so a reader never sees a
+    half-written file. Points are written with 3 coordinates and 2-component fields of
+    2D meshes are padded to 3 components, as ParaView expects.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Target file, e.g. ``result.vtu``.
+    mesh : Mesh
+    point_data : mapping, optional
+        ``name -> array`` of shape ``(n_points,)`` or ``(n_points, k)``.
+    cell_data : mapping, optional
+        ``name -> array`` of shape ``(n_cells,)`` or ``(n_cells, k)``.
+
+    Raises
+    ------
+    MeshError
+        Field of the wrong shape, missing directory, unknown extension, or a format
+        meshio cannot write. ``.msh`` is written as Gmsh 4.1 (not ANSYS).
+    """
+    path = Path(path)
+    points, cells = _fields(mesh, point_data, cell_data)
+    raw = meshio.Mesh(_points_3d(mesh), _cell_blocks(mesh), point_data=points, cell_data=cells)
+    file_format = _formats(path)[0]
+    temporary = _sibling_temporary(path)
+    try:
+        meshio.write(temporary, raw, file_format=file_format, **_WRITE_OPTIONS.get(file_format, {}))
+        os.replace(temporary, path)
+    except (meshio.WriteError, ImportError) as err:  # ImportError: XDMF/HDF5 without h5py
+        raise MeshError(f"cannot write {path} as {file_format}: {err}") from err
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+class XdmfSeriesWriter:
+    """Time series of fields on one mesh, as a single XDMF file for ParaView.
+
+    The mesh is stored once; each :meth:`write` adds one time step. Data are kept
+    inline as XML (no HDF5 dependency). The file appears atomically when the
+    ``with`` block ends, holding every step written so far (also if the block raised).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Target file, ``*.xdmf``.
+    mesh : Mesh
+
+    Examples
+    --------
+    >>> with XdmfSeriesWriter("heat.xdmf", mesh) as series:  # doctest: +SKIP
+    ...     for t, u in zip(times, temperatures):
+    ...         series.write(t, point_data={"T": u})
+    """
+
+    def __init__(self, path: str | os.PathLike, mesh: Mesh):
+        self.path = Path(path)
+        self.mesh = mesh
+        self._writer: meshio.xdmf.TimeSeriesWriter | None = None
+        self._temporary: Path | None = None
+
+    def __enter__(self) -> XdmfSeriesWriter:
+        self._temporary = _sibling_temporary(self.path)
+        self._writer = meshio.xdmf.TimeSeriesWriter(self._temporary, data_format="XML")
+        self._writer.__enter__()
+        self._writer.write_points_cells(_points_3d(self.mesh), _cell_blocks(self.mesh))
+        return self
+
+    def write(
+        self,
+        t: float,
+        point_data: FieldData | None = None,
+        cell_data: FieldData | None = None,
+    ) -> None:
+        """Add the fields at time ``t``.
+
+        Parameters
+        ----------
+        t : float
+            Time (or load factor, iteration number) of the step.
+        point_data, cell_data : mapping, optional
+            As in :func:`write_mesh`.
+
+        Raises
+        ------
+        MeshError
+            Called outside the ``with`` block, non-finite ``t``, or a field of the wrong
+            shape.
+        """
+        if self._writer is None:
+            raise MeshError("XdmfSeriesWriter.write() must be called inside its with-block")
+        if not np.isfinite(t):
+            raise MeshError(f"time must be finite, got {t!r}")
+        points, cells = _fields(self.mesh, point_data, cell_data)
+        self._writer.write_data(float(t), point_data=points, cell_data=cells)
+
+    def __exit__(self, *exc_info) -> None:
+        writer, self._writer = self._writer, None
+        try:
+            writer.__exit__(*exc_info)
+            os.replace(self._temporary, self.path)
+        finally:
+            self._temporary.unlink(missing_ok=True)
