@@ -24,6 +24,7 @@ def plot_cell_field(
     title: str = "",
     label: str = "",
     cmap: str = "viridis",
+    clip_percentile: float = 100.0,
 ) -> Path:
     """Save a PNG of a per-cell field on a 2D mesh, optionally on the deformed shape.
 
@@ -40,6 +41,9 @@ def plot_cell_field(
     scale : float
         Displacement magnification; 0 chooses one so the largest displacement is 10% of
         the mesh size.
+    clip_percentile : float
+        Colour scale upper limit as a percentile of ``values`` (below 100 keeps a stress
+        singularity from washing out the rest of the picture; the colour bar shows it).
     """
     if mesh.dim != 2:
         raise ValueError("plot_cell_field draws 2D meshes only")
@@ -52,17 +56,21 @@ def plot_cell_field(
         points = points + scale * displacement
     corners = mesh.cells[:, : mesh.type_info.n_corners]
     polygons = points[corners]
-    fig, ax = plt.subplots(figsize=(8, 8 * np.ptp(points[:, 1]) / max(np.ptp(points[:, 0]), 1e-12)
-                                    + 1.2))
-    collection = PolyCollection(polygons, array=np.asarray(values), cmap=cmap,
-                                edgecolors="face", linewidths=0.2)
+    aspect = np.ptp(points[:, 1]) / max(np.ptp(points[:, 0]), 1e-12)
+    fig, ax = plt.subplots(figsize=(8, float(np.clip(8 * aspect, 2.0, 10.0)) + 1.2))
+    values = np.asarray(values)
+    vmax = float(np.percentile(values, clip_percentile))
+    collection = PolyCollection(polygons, array=values, cmap=cmap, edgecolors="face",
+                                linewidths=0.2)
+    collection.set_clim(float(values.min()), vmax)
     ax.add_collection(collection)
     ax.autoscale_view()
     ax.set_aspect("equal")
     ax.set_axis_off()
     if title:
         ax.set_title(title + (f" (deformation x{scale:.3g})" if displacement is not None else ""))
-    fig.colorbar(collection, ax=ax, label=label, shrink=0.8, orientation="horizontal")
+    fig.colorbar(collection, ax=ax, label=label, shrink=0.8, orientation="horizontal",
+                 extend="max" if vmax < values.max() else "neither")
     return save_figure(fig, path)
 
 
