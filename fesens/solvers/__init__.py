@@ -1,0 +1,46 @@
+"""Sparse linear solvers behind one interface: factorize once, solve many times.
+
+Backends (see :func:`available_solvers`): ``"cholmod"`` (sparse Cholesky, scikit-sparse),
+``"superlu"`` and ``"umfpack"`` (sparse LU), ``"cg"``, ``"minres"``, ``"gmres"`` (Krylov
+methods with AMG or Jacobi preconditioning). :func:`make_solver` also accepts the aliases
+``"auto"`` (CHOLMOD if installed, else SuperLU) and ``"lu"`` (UMFPACK if installed, else
+SuperLU).
+
+Examples
+--------
+>>> solver = make_solver("auto")            # doctest: +SKIP
+>>> solver.factorize(K)                     # doctest: +SKIP
+>>> u = solver.solve(f)                     # doctest: +SKIP
+>>> lam = solver.solve_transpose(u_bar)     # adjoint: same factorization  # doctest: +SKIP
+"""
+
+from fesens.solvers.base import (
+    DirectSolver,
+    FesensPerformanceWarning,
+    LinearSolver,
+    available_solvers,
+    make_solver,
+    register_solver,
+)
+from fesens.solvers.cholmod import CholmodSolver, cholmod_available
+from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
+from fesens.solvers.lu import SuperLUSolver, UmfpackSolver
+from fesens.solvers.preconditioners import amg_available
+
+__all__ = [
+    "CGSolver",
+    "CholmodSolver",
+    "DirectSolver",
+    "FesensPerformanceWarning",
+    "GmresSolver",
+    "IterativeSolver",
+    "LinearSolver",
+    "MinresSolver",
+    "SuperLUSolver",
+    "UmfpackSolver",
+    "amg_available",
+    "available_solvers",
+    "cholmod_available",
+    "make_solver",
+    "register_solver",
+]

@@ -1,0 +1,426 @@
+"""Linear-solver interface, backend registry and the checks every backend shares.
+
+A backend subclasses :class:`LinearSolver` (or :class:`DirectSolver`), implements the
+private hooks ``_factorize`` and ``_solve`` (or ``_substitute``), and registers itself with
+``@register_solver("name")``. Public methods validate their inputs and raise specific
+errors from :mod:`fesens.errors`; private hooks only compute.
+
+:func:`make_solver` resolves a name (or one of the aliases ``"auto"`` and ``"lu"``) to a
+configured instance.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.errors import NonFiniteError, SingularMatrixError, SolverError
+
+
+class FesensPerformanceWarning(UserWarning):
+    """A slower code path is used because an optional dependency is missing."""
+
+
+CHOLMOD_FALLBACK_MESSAGE = (
+    "scikit-sparse (CHOLMOD) is not installed; falling back to SuperLU, which is slower. "
+    "Install libsuitesparse-dev and scikit-sparse to enable it."
+)
+
+_REGISTRY: dict[str, type[LinearSolver]] = {}
+_ALIASES = ("auto", "lu")
+
+# The CHOLMOD fallback warning is issued once per process (tests reset this flag).
+_fallback_warned = False
+
+SolverT = TypeVar("SolverT", bound="LinearSolver")
+
+
+class LinearSolver(ABC):
+    """Factorize (or precondition) a sparse square matrix once, then solve many systems.
+
+    Call :meth:`factorize` with a new matrix whenever its values change; backends reuse
+    whatever work depends only on the sparsity pattern. :meth:`solve` and
+    :meth:`solve_transpose` reuse the current factorization or preconditioner, so the
+    adjoint system ``A^T lam = g`` costs one more substitution for direct backends.
+
+    The solver keeps a reference to the last factorized matrix (for residual checks and
+    matrix-vector products): do not modify it in place while its solves are needed.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, set by :func:`register_solver`.
+    is_direct : bool
+        True for factorization-based backends, False for Krylov methods.
+    """
+
+    name: str = ""
+    is_direct: bool
+    install_hint: str = ""
+    """Shown when the backend is requested but its optional dependency is missing."""
+
+    def __init__(self) -> None:
+        self._matrix: sp.csr_matrix | sp.csc_matrix | None = None
+        self._stats: dict[str, Any] = {
+            "n_symbolic": 0,
+            "n_numeric": 0,
+            "n_solves": 0,
+            "symbolic_seconds": 0.0,
+            "numeric_seconds": 0.0,
+            "solve_seconds": 0.0,
+        }
+
+    @classmethod
+    def available(cls) -> bool:
+        """Whether the backend's optional dependencies are importable."""
+        return True
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Counters and cumulative timings (a copy).
+
+        Keys: ``n_symbolic`` (symbolic analyses / orderings), ``n_numeric`` (numeric
+        factorizations or preconditioner setups), ``n_solves`` (calls to ``solve`` and
+        ``solve_transpose``), ``symbolic_seconds``, ``numeric_seconds``, ``solve_seconds``;
+        iterative backends add ``last_iterations`` and ``last_residual`` (largest over the
+        right-hand sides of the last solve).
+        """
+        return dict(self._stats)
+
+    def factorize(self, A: sp.spmatrix | sp.sparray) -> None:
+        """Prepare solves with ``A``.
+
+        Parameters
+        ----------
+        A : scipy.sparse matrix or array, shape (n, n)
+            Real square matrix, preferably CSR or CSC (other formats are converted).
+
+        Raises
+        ------
+        TypeError
+            If ``A`` is not a real scipy sparse matrix or array.
+        ValueError
+            If ``A`` is not square.
+        NonFiniteError
+            If ``A`` holds NaN or infinity.
+        SingularMatrixError, NotPositiveDefiniteError, SolverError
+            If the backend cannot factorize ``A``.
+        """
+        A = _checked_matrix(A)
+        self._matrix = None  # a failed factorization leaves the solver unusable
+        self._factorize(A)
+        self._matrix = A
+
+    def solve(self, b: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
+        """Solve ``A x = b`` with the current factorization.
+
+        Parameters
+        ----------
+        b : numpy.ndarray, shape (n,) or (n, k)
+            One right-hand side or ``k`` right-hand sides as columns.
+        x0 : numpy.ndarray, shape like ``b``, optional
+            Initial guess (warm start) for iterative backends; direct backends ignore it.
+
+        Returns
+        -------
+        numpy.ndarray, shape like ``b``
+            The solution, float64.
+
+        Raises
+        ------
+        SolverError
+            If :meth:`factorize` has not succeeded yet.
+        ValueError
+            If ``b`` or ``x0`` has the wrong shape.
+        NonFiniteError
+            If ``b``, ``x0`` or the computed solution holds NaN or infinity.
+        SingularMatrixError
+            If a direct solution fails the residual check (numerically singular matrix).
+        ConvergenceError
+            If an iterative backend does not reach its tolerance.
+        """
+        return self._checked_solve(b, x0, transpose=False)
+
+    def solve_transpose(self, b: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
+        """Solve ``A^T x = b`` with the current factorization (the adjoint system).
+
+        Symmetric backends (CHOLMOD, CG, MINRES) reuse the same factor or preconditioner.
+        Parameters, return value and errors are those of :meth:`solve`.
+        """
+        return self._checked_solve(b, x0, transpose=True)
+
+    def _checked_solve(
+        self, b: np.ndarray, x0: np.ndarray | None, *, transpose: bool
+    ) -> np.ndarray:
+        if self._matrix is None:
+            raise SolverError(f"{self.name}: call factorize(A) successfully before solving")
+        b = _checked_array(b, "b", self._matrix.shape[0])
+        if x0 is not None:
+            x0 = _checked_array(x0, "x0", self._matrix.shape[0])
+            if x0.shape != b.shape:
+                raise ValueError(f"x0 must have the shape of b {b.shape}, got {x0.shape}")
+        with self._timed("solve_seconds"):
+            x = self._solve(b, x0, transpose)
+        self._stats["n_solves"] += 1
+        return x
+
+    @contextmanager
+    def _timed(self, key: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``self._stats[key]``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._stats[key] += time.perf_counter() - start
+
+    @abstractmethod
+    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
+        """Factorize or precondition a validated CSR or CSC float64 matrix."""
+
+    @abstractmethod
+    def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
+        """Solve for a validated float64 ``b`` of shape (n,) or (n, k)."""
+
+
+class DirectSolver(LinearSolver):
+    """Base of factorization backends: checks every solution it returns.
+
+    Parameters
+    ----------
+    check_residual : bool, default True
+        After each solve, compute the relative residual ``||A x - b|| / ||b||`` (one
+        sparse mat-vec) and raise :class:`SingularMatrixError` when it exceeds
+        ``residual_rtol``. This catches numerically singular matrices that factor with
+        tiny pivots instead of failing.
+    residual_rtol : float, default 1e-6
+        Threshold of the residual check. Raise it for extremely ill-conditioned systems.
+    """
+
+    is_direct = True
+
+    def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
+        super().__init__()
+        self.check_residual = check_residual
+        self.residual_rtol = residual_rtol
+
+    def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
+        x = self._substitute(b, transpose)
+        require_finite(x, f"the {self.name} solution (the matrix is probably singular)")
+        if self.check_residual:
+            operator = self._matrix.T if transpose else self._matrix
+            residual = relative_residual(operator, x, b)
+            if not residual <= self.residual_rtol:
+                raise self._residual_error(residual)
+        return x
+
+    def _residual_error(self, residual: float) -> SolverError:
+        """The error raised when a solution fails the residual check."""
+        return SingularMatrixError(
+            f"{self.name}: relative residual ||A x - b|| / ||b|| = {residual:.2e} exceeds "
+            f"{self.residual_rtol:.1e}; the matrix is numerically singular (if this is a "
+            "stiffness matrix, Dirichlet conditions are probably missing) or too "
+            "ill-conditioned. Pass check_residual=False or a larger residual_rtol to accept "
+            "such solutions."
+        )
+
+    @abstractmethod
+    def _substitute(self, b: np.ndarray, transpose: bool) -> np.ndarray:
+        """Forward/backward substitution with the current factor; shape of ``b``."""
+
+
+class SparsityPattern:
+    """Snapshot of a CSR/CSC matrix's structure, to decide whether a symbolic analysis
+    can be reused.
+
+    Parameters
+    ----------
+    A : scipy sparse CSR or CSC matrix or array, shape (n, n)
+    """
+
+    def __init__(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
+        self.format = A.format
+        self.shape = A.shape
+        self.indptr = A.indptr.copy()
+        self.indices = A.indices.copy()
+
+    def matches(self, A: sp.csr_matrix | sp.csc_matrix) -> bool:
+        """Whether ``A`` has this format, shape, index dtype, ``indptr`` and ``indices``."""
+        return (
+            A.format == self.format
+            and A.shape == self.shape
+            and A.indices.dtype == self.indices.dtype
+            and A.indptr.dtype == self.indptr.dtype
+            and np.array_equal(A.indptr, self.indptr)
+            and np.array_equal(A.indices, self.indices)
+        )
+
+
+def register_solver(name: str) -> Callable[[type[SolverT]], type[SolverT]]:
+    """Class decorator adding a :class:`LinearSolver` subclass to the registry.
+
+    Parameters
+    ----------
+    name : str
+        Name accepted by :func:`make_solver`; stored as the class attribute ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is already registered or is an alias (``"auto"``, ``"lu"``).
+    """
+
+    def decorator(cls: type[SolverT]) -> type[SolverT]:
+        if name in _REGISTRY or name in _ALIASES:
+            raise ValueError(f"solver name {name!r} is already taken")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorator
+
+
+def available_solvers() -> list[str]:
+    """Names of the registered backends whose dependencies are installed.
+
+    :func:`make_solver` also accepts the aliases ``"auto"`` and ``"lu"``, which resolve
+    to one of these names.
+
+    Returns
+    -------
+    list of str
+        Direct backends first, e.g. ``["cholmod", "superlu", "cg", "minres", "gmres"]``.
+    """
+    names = [name for name, cls in _REGISTRY.items() if cls.available()]
+    return sorted(names, key=lambda name: not _REGISTRY[name].is_direct)
+
+
+def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
+    """Create a linear solver by name.
+
+    Parameters
+    ----------
+    name : str, default "auto"
+        A registered backend (see :func:`available_solvers`) or an alias: ``"auto"`` is
+        CHOLMOD when scikit-sparse is installed (the matrix must be symmetric positive
+        definite, as FEM stiffness matrices with Dirichlet conditions are), else SuperLU
+        with a one-time :class:`FesensPerformanceWarning`; ``"lu"`` is UMFPACK when
+        scikit-umfpack is installed, else SuperLU.
+    **options
+        Keyword arguments of the backend's constructor, e.g. ``rtol``,
+        ``preconditioner`` and ``maxiter`` for iterative backends, ``check_residual``
+        for direct ones.
+
+    Returns
+    -------
+    LinearSolver
+        A new, not yet factorized solver.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown.
+    SolverError
+        If the backend's optional dependency is not installed.
+    """
+    cls = _REGISTRY[_resolve(name)]
+    if not cls.available():
+        raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
+    return cls(**options)
+
+
+def _resolve(name: str) -> str:
+    """Registry name for ``name``, resolving the aliases."""
+    if name == "auto":
+        if _REGISTRY["cholmod"].available():
+            return "cholmod"
+        _warn_cholmod_fallback()
+        return "superlu"
+    if name == "lu":
+        return "umfpack" if _REGISTRY["umfpack"].available() else "superlu"
+    if name not in _REGISTRY:
+        known = ", ".join([*_REGISTRY, *_ALIASES])
+        raise ValueError(f"unknown solver {name!r}; known solvers: {known}")
+    return name
+
+
+def _warn_cholmod_fallback() -> None:
+    global _fallback_warned
+    if not _fallback_warned:
+        _fallback_warned = True
+        # stacklevel 4: the warning points at the caller of make_solver
+        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=4)
+
+
+def relative_residual(A: sp.spmatrix | sp.sparray, x: np.ndarray, b: np.ndarray) -> float:
+    """Largest relative residual ``||A x_j - b_j|| / ||b_j||`` over the columns.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix or array, shape (n, n)
+    x, b : numpy.ndarray, shape (n,) or (n, k)
+
+    Returns
+    -------
+    float
+        0 for columns where both ``b_j`` and the residual vanish, inf where only ``b_j``
+        vanishes.
+    """
+    residual = A @ x - b
+    if b.ndim == 1:
+        residual, b = residual[:, None], b[:, None]
+    if b.shape[1] == 0:
+        return 0.0
+    residual_norm = np.linalg.norm(residual, axis=0)
+    rhs_norm = np.linalg.norm(b, axis=0)
+    relative = np.divide(
+        residual_norm,
+        rhs_norm,
+        out=np.where(residual_norm == 0.0, 0.0, np.inf),
+        where=rhs_norm > 0.0,
+    )
+    return float(relative.max())
+
+
+def require_finite(values: np.ndarray, what: str) -> None:
+    """Raise :class:`NonFiniteError` naming ``what`` if ``values`` holds NaN or inf."""
+    finite = np.isfinite(values)
+    if not finite.all():
+        raise NonFiniteError(
+            f"{what} contains {finite.size - np.count_nonzero(finite)} "
+            "non-finite values (NaN or inf)"
+        )
+
+
+def _checked_matrix(A: Any) -> sp.csr_matrix | sp.csc_matrix:
+    """``A`` as a float64 CSR or CSC matrix/array; validates type, shape and values."""
+    if not sp.issparse(A):
+        raise TypeError(f"A must be a scipy sparse matrix or array, got {type(A).__name__}")
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    if A.format not in ("csr", "csc"):
+        A = A.tocsr()
+    if np.iscomplexobj(A.data):
+        raise TypeError(f"A must have real values, got dtype {A.dtype}")
+    if A.dtype != np.float64:
+        A = A.astype(np.float64)
+    require_finite(A.data, "the matrix A")
+    return A
+
+
+def _checked_array(values: Any, what: str, n: int) -> np.ndarray:
+    """``values`` as float64 of shape (n,) or (n, k); validates shape and values."""
+    values = np.asarray(values)
+    if np.iscomplexobj(values):
+        raise TypeError(f"{what} must be real, got dtype {values.dtype}")
+    if values.ndim not in (1, 2) or values.shape[0] != n:
+        raise ValueError(f"{what} must have shape ({n},) or ({n}, k), got {values.shape}")
+    values = values.astype(np.float64, copy=False)
+    require_finite(values, what)
+    return values
