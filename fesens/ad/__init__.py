@@ -1,0 +1,35 @@
+"""Operator-level reverse-mode AD: trace array operations, apply hand-derived VJP rules.
+
+>>> import numpy as np
+>>> from fesens.ad import grad
+>>> grad(lambda x: np.sum(np.sin(x) ** 2))(np.array([0.1, 0.2]))  # doctest: +SKIP
+"""
+
+from fesens.ad.api import grad, jvp, value_and_grad, vjp
+from fesens.ad.checks import TaylorResult, check_grad, taylor_test
+from fesens.ad.numpy_wrapper import getval, stop_gradient
+from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_joint
+from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
+from fesens.ad.tracer import Box, primitive
+
+__all__ = [
+    "Box",
+    "NotDifferentiableError",
+    "PatternMatrix",
+    "SparsePattern",
+    "TaylorResult",
+    "check_grad",
+    "defvjp",
+    "defvjp_joint",
+    "getval",
+    "grad",
+    "jvp",
+    "matvec",
+    "primitive",
+    "solve",
+    "sparse_matrix",
+    "stop_gradient",
+    "taylor_test",
+    "value_and_grad",
+    "vjp",
+]

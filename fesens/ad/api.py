@@ -1,0 +1,140 @@
+"""User-facing transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``.
+
+Inputs may be arrays, numbers, or dicts/lists/tuples of them (differentiate with respect
+to ``{"E": field, "nu": 0.3, "load": 2.0}`` at once); gradients come back in the same
+structure. Forward mode (:func:`jvp`) is the transpose of reverse mode: the pullback
+``g ↦ Jᵀg`` is linear in ``g``, so ``J v`` is its VJP with cotangent ``v``
+(the "double-VJP" trick); it costs about two reverse sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import wraps
+
+import numpy as np
+
+from fesens.ad import numpy_vjps  # noqa: F401 - registers the numpy rules
+from fesens.ad.numpy_wrapper import getval
+from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
+from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id
+
+
+def _argnums_tuple(argnums) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _trace(fun, args, argnums):
+    """Run ``fun`` with the inputs at ``argnums`` boxed in a new trace.
+
+    Returns ``(output, leaves, leaf_nodes, rebuild)`` where ``rebuild`` puts a list of
+    per-leaf cotangents back into the structure of the differentiated arguments.
+    """
+    trace = new_trace_id()
+    args = list(args)
+    tree = tuple(args[i] for i in argnums)
+    leaves, unflatten = flatten(tree)
+    leaves = [leaf if type(leaf) is Box else as_leaf_value(leaf) for leaf in leaves]
+    boxes = [new_leaf(leaf, trace) for leaf in leaves]
+    boxed_tree = unflatten(boxes)
+    for i, value in zip(argnums, boxed_tree, strict=True):
+        args[i] = value
+    out = fun(*args)
+
+    def rebuild(cotangents):
+        filled = [zeros_like_leaf(getval(leaf)) if g is None else match_leaf(g, getval(leaf))
+                  for g, leaf in zip(cotangents, leaves, strict=True)]
+        return unflatten(filled)
+
+    return out, trace, [b.node for b in boxes], rebuild
+
+
+def _pullback(out, trace, leaf_nodes, rebuild, release):
+    def pull(g):
+        if type(out) is not Box or out.trace != trace:
+            return rebuild([None] * len(leaf_nodes))
+        return rebuild(backward(out.node, g, leaf_nodes, release=release))
+
+    return pull
+
+
+def _unbox_output(out, trace):
+    return out.value if type(out) is Box and out.trace == trace else out
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """``f ↦ (x ↦ (f(x), ∇f(x)))`` for a scalar-valued ``f``.
+
+    Parameters
+    ----------
+    fun : callable
+        Returns a scalar (0-d array or float).
+    argnums : int or sequence of int
+        Which positional arguments to differentiate; with a sequence the gradient is a
+        tuple with one entry per argument.
+    """
+    nums = _argnums_tuple(argnums)
+
+    @wraps(fun)
+    def wrapped(*args):
+        out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
+        value = _unbox_output(out, trace)
+        if np.ndim(getval(value)) != 0:
+            raise TypeError(
+                f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')} "
+                f"returned shape {np.shape(getval(value))} (use vjp for non-scalar outputs)"
+            )
+        grads = _pullback(out, trace, leaf_nodes, rebuild, release=True)(1.0)
+        return value, grads[0] if isinstance(argnums, int) else grads
+
+    return wrapped
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """``f ↦ ∇f`` for a scalar-valued ``f`` (see :func:`value_and_grad`)."""
+    vg = value_and_grad(fun, argnums)
+
+    @wraps(fun)
+    def wrapped(*args):
+        return vg(*args)[1]
+
+    return wrapped
+
+
+def vjp(fun: Callable, *args, argnums: int | Sequence[int] = 0):
+    """Evaluate ``fun(*args)`` and return ``(value, pullback)``.
+
+    ``pullback(g)`` returns ``Jᵀ g`` for a cotangent ``g`` shaped like the output, in the
+    structure of the differentiated argument(s). It may be called many times (the tape is
+    kept until the pullback is garbage-collected).
+    """
+    nums = _argnums_tuple(argnums)
+    out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
+    pull = _pullback(out, trace, leaf_nodes, rebuild, release=False)
+    single = isinstance(argnums, int)
+    return _unbox_output(out, trace), (lambda g: pull(g)[0]) if single else pull
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
+    """Forward mode: ``(fun(*primals), J · tangents)``.
+
+    ``primals`` and ``tangents`` are sequences of the same structure (one tangent per
+    argument). Computed as the VJP of the (linear) pullback.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    nums = tuple(range(len(primals)))
+    value, pull = vjp(fun, *primals, argnums=nums)
+    value_leaves, unflatten_value = flatten(value)
+    zero = unflatten_value([np.zeros_like(np.asarray(getval(v), dtype=float))
+                            for v in value_leaves])
+
+    def pullback_dot(g):
+        grads = pull(g)
+        grad_leaves, _ = flatten(grads)
+        tangent_leaves, _ = flatten(tangents)
+        total = 0.0
+        for a, b in zip(grad_leaves, tangent_leaves, strict=True):
+            total = total + np.sum(a * np.asarray(b, dtype=float))
+        return total
+
+    return value, grad(pullback_dot)(zero)

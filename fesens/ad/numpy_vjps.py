@@ -1,0 +1,270 @@
+"""VJP rules of the traced numpy subset: one ``defvjp`` per primitive.
+
+Rules are written with numpy functions that dispatch on boxes, so every rule is itself
+differentiable (nested ``grad``). ``unbroadcast`` undoes numpy broadcasting: it sums the
+cotangent over the axes along which an argument was broadcast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fesens.ad import numpy_wrapper as w
+from fesens.ad.registry import defvjp
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` down to ``shape`` (the inverse of numpy broadcasting)."""
+    g_shape = np.shape(g)
+    if g_shape == tuple(shape):
+        return g
+    while len(np.shape(g)) > len(shape):
+        g = w.sum(g, 0)
+    for axis, size in enumerate(shape):
+        if size == 1 and np.shape(g)[axis] != 1:
+            g = w.sum(g, axis, True)
+    return g
+
+
+def _unary(name, derivative):
+    """Register ``x̄ = g · f'(x)`` with ``derivative(ans, x)``."""
+    defvjp(w.UNARY[name], lambda ans, x: lambda g: g * derivative(ans, x))
+
+
+_unary("negative", lambda ans, x: -1.0)
+_unary("exp", lambda ans, x: ans)
+_unary("log", lambda ans, x: 1.0 / x)
+_unary("sqrt", lambda ans, x: 0.5 / ans)
+_unary("sin", lambda ans, x: np.cos(x))
+_unary("cos", lambda ans, x: -np.sin(x))
+_unary("tan", lambda ans, x: 1.0 + ans**2)
+_unary("tanh", lambda ans, x: 1.0 - ans**2)
+_unary("sinh", lambda ans, x: np.cosh(x))
+_unary("cosh", lambda ans, x: np.sinh(x))
+_unary("log1p", lambda ans, x: 1.0 / (1.0 + x))
+_unary("expm1", lambda ans, x: ans + 1.0)
+_unary("arctan", lambda ans, x: 1.0 / (1.0 + x**2))
+_unary("absolute", lambda ans, x: np.sign(x))
+_unary("square", lambda ans, x: 2.0 * x)
+_unary("reciprocal", lambda ans, x: -(ans**2))
+defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g))
+
+
+def _binary(name, d_first, d_second):
+    """Register the two partial derivatives of a broadcasting binary ufunc."""
+    prim = w.BINARY[name]
+    defvjp(
+        prim,
+        lambda ans, x, y: lambda g: unbroadcast(g * d_first(ans, x, y), np.shape(x)),
+        lambda ans, x, y: lambda g: unbroadcast(g * d_second(ans, x, y), np.shape(y)),
+    )
+
+
+def _safe_log(x):
+    """``log x`` where ``x > 0``, 0 elsewhere (∂(x^y)/∂y there is 0 or undefined)."""
+    positive = w.getval(x) > 0
+    return np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
+
+
+_binary("add", lambda a, x, y: 1.0, lambda a, x, y: 1.0)
+_binary("subtract", lambda a, x, y: 1.0, lambda a, x, y: -1.0)
+_binary("multiply", lambda a, x, y: y, lambda a, x, y: x)
+_binary("true_divide", lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y)
+_binary("power",
+        lambda a, x, y: y * x ** np.where(w.getval(y) == 0, 1.0, y - 1.0),
+        lambda a, x, y: a * _safe_log(x))
+_binary("maximum", lambda a, x, y: w.getval(x) >= w.getval(y),
+        lambda a, x, y: w.getval(x) < w.getval(y))
+_binary("minimum", lambda a, x, y: w.getval(x) <= w.getval(y),
+        lambda a, x, y: w.getval(x) > w.getval(y))
+_binary("arctan2", lambda a, x, y: y / (x**2 + y**2), lambda a, x, y: -x / (x**2 + y**2))
+
+
+# ------------------------------------------------------------------ reductions
+def _expand(g, shape, axis, keepdims):
+    """Put back the reduced axes of ``g`` and broadcast to ``shape``."""
+    if axis is not None and not keepdims:
+        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+        axes = tuple(a % len(shape) for a in axes)
+        kept = [1 if i in axes else s for i, s in enumerate(shape)]
+        g = np.reshape(g, kept)
+    return np.broadcast_to(g, shape)
+
+
+def _count(shape, axis):
+    if axis is None:
+        return int(np.prod(shape))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return int(np.prod([shape[a] for a in axes]))
+
+
+defvjp(w.sum, lambda ans, x, axis=None, keepdims=False:
+       lambda g: _expand(g, np.shape(x), axis, keepdims))
+defvjp(w.mean, lambda ans, x, axis=None, keepdims=False:
+       lambda g: _expand(g, np.shape(x), axis, keepdims) / _count(np.shape(x), axis))
+
+
+def _extremum_vjp(ans, x, axis=None, keepdims=False):
+    """Ties share the cotangent equally."""
+    shape = np.shape(x)
+    hits = w.getval(x) == _expand(w.getval(ans), shape, axis, keepdims)
+    count = _expand(np.sum(hits, axis=axis, keepdims=keepdims), shape, axis, keepdims)
+    return lambda g: _expand(g, shape, axis, keepdims) * (hits / count)
+
+
+defvjp(w.amax, _extremum_vjp)
+defvjp(w.amin, _extremum_vjp)
+
+
+# ------------------------------------------------------------------ linear algebra
+def _swap_last(a):
+    if w.is_sparse(a):
+        return a.T
+    return np.swapaxes(a, -1, -2) if np.ndim(a) >= 2 else a
+
+
+def _matmul_first(ans, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if b_nd == 1:
+        return lambda g: unbroadcast(g * b if a_nd == 1 else np.outer(g, b), np.shape(a))
+    if a_nd == 1:
+        return lambda g: np.matmul(b, g)
+    return lambda g: unbroadcast(np.matmul(g, _swap_last(b)), np.shape(a))
+
+
+def _matmul_second(ans, a, b):
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 1:
+        return lambda g: g * a if b_nd == 1 else np.outer(a, g)
+    if b_nd == 1:
+        return lambda g: _swap_last(a) @ g
+    return lambda g: unbroadcast(_swap_last(a) @ g, np.shape(b))
+
+
+defvjp(w.matmul, _matmul_first, _matmul_second)
+defvjp(w.outer, lambda ans, a, b: lambda g: np.matmul(g, b),
+       lambda ans, a, b: lambda g: np.matmul(a, g))
+
+
+def _einsum_parts(subscripts, n_operands):
+    if "." in subscripts:
+        raise NotImplementedError("fesens traces einsum without ellipsis ('...') only")
+    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    inputs = inputs.split(",")
+    if not _:
+        letters = "".join(inputs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(inputs) != n_operands:
+        raise ValueError(f"einsum subscripts {subscripts!r} name {len(inputs)} operands, "
+                         f"got {n_operands}")
+    return inputs, output
+
+
+def _einsum_vjp(argnum, ans, subscripts, *operands):
+    """``Ā_i = einsum(out, others -> s_i)(ḡ, others)``; indices only in ``s_i`` broadcast."""
+    inputs, output = _einsum_parts(subscripts, len(operands))
+    i = argnum - 1
+    target = inputs[i]
+    if len(set(target)) != len(target):
+        raise NotImplementedError(f"einsum VJP with a repeated index in {target!r}")
+    others = [s for k, s in enumerate(inputs) if k != i]
+    present = set(output).union(*others)
+    kept = "".join(c for c in target if c in present)
+    other_ops = [op for k, op in enumerate(operands) if k != i]
+    shape = np.shape(operands[i])
+
+    def vjp(g):
+        reduced = w.einsum(",".join([output, *others]) + "->" + kept, g, *other_ops)
+        full = [shape[k] if c not in kept else 1 for k, c in enumerate(target)]
+        if kept != target:
+            order = [kept.index(c) for c in target if c in kept]
+            reduced = np.reshape(np.transpose(reduced, order),
+                                 [s if c in kept else 1 for c, s in zip(target, shape,
+                                                                         strict=True)])
+            return np.broadcast_to(reduced, shape) * 1.0
+        del full
+        return reduced
+
+    return vjp
+
+
+def _register_einsum():
+    from fesens.ad.registry import _PER_ARGUMENT
+
+    class _EinsumRules(dict):
+        def __contains__(self, argnum):
+            return argnum >= 1
+
+        def __getitem__(self, argnum):
+            return lambda ans, *args: _einsum_vjp(argnum, ans, *args)
+
+    _PER_ARGUMENT[w.einsum] = _EinsumRules()
+
+
+_register_einsum()
+
+
+def _norm_vjp(ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    shape = np.shape(x)
+    return lambda g: x * _expand(g / ans, shape, axis, keepdims) if axis is not None or \
+        keepdims else x * (g / ans)
+
+
+defvjp(w.norm, _norm_vjp)
+
+
+# ------------------------------------------------------------------ shape and indexing
+defvjp(w.reshape, lambda ans, x, shape: lambda g: np.reshape(g, np.shape(x)))
+defvjp(w.transpose, lambda ans, x, axes=None: lambda g: np.transpose(
+    g, None if axes is None else np.argsort(axes)))
+defvjp(w.broadcast_to, lambda ans, x, shape: lambda g: unbroadcast(g, np.shape(x)))
+defvjp(w.getitem, lambda ans, x, index: lambda g: w.untake(g, index, np.shape(x)))
+defvjp(w.untake, lambda ans, g, index, shape: lambda h: w.getitem(h, index))
+
+
+def _split_vjp(kind):
+    def maker(argnum, ans, axis, *arrays):
+        if kind == "stack":
+            return lambda g: w.getitem(g, (slice(None),) * (axis % np.ndim(ans)) + (argnum - 1,))
+        sizes = np.cumsum([0] + [np.shape(a)[axis] for a in arrays])
+        index = [slice(None)] * np.ndim(ans)
+        index[axis] = slice(sizes[argnum - 1], sizes[argnum])
+        return lambda g: w.getitem(g, tuple(index))
+
+    return maker
+
+
+def _register_variadic(prim, maker):
+    from fesens.ad.registry import _PER_ARGUMENT
+
+    class _Rules(dict):
+        def __contains__(self, argnum):
+            return argnum >= 1
+
+        def __getitem__(self, argnum):
+            return lambda ans, *args: maker(argnum, ans, *args)
+
+    _PER_ARGUMENT[prim] = _Rules()
+
+
+_register_variadic(w.concatenate_arrays, _split_vjp("concatenate"))
+_register_variadic(w.stack_arrays, _split_vjp("stack"))
+defvjp(
+    w.where,
+    None,
+    lambda ans, c, x, y: lambda g: unbroadcast(np.where(c, g, 0.0), np.shape(x)),
+    lambda ans, c, x, y: lambda g: unbroadcast(np.where(c, 0.0, g), np.shape(y)),
+)
+
+
+def _clip_vjp(ans, x, lower, upper):
+    inside = np.ones(np.shape(x), dtype=bool)
+    xv = w.getval(x)
+    if lower is not None:
+        inside &= xv >= w.getval(lower)
+    if upper is not None:
+        inside &= xv <= w.getval(upper)
+    return lambda g: g * inside
+
+
+defvjp(w.clip, _clip_vjp)

@@ -1,0 +1,269 @@
+"""The traced subset of numpy: primitives, their numpy dispatch, and box operators.
+
+Users write plain numpy: ``np.sum(x ** 2)``, ``np.exp(x)``, ``A @ x`` on a traced ``x``
+dispatch here through ``Box.__array_ufunc__`` / ``__array_function__`` and the operators
+below. The rules live in :mod:`fesens.ad.numpy_vjps`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.ad.dispatch import register_function, register_ufunc
+from fesens.ad.tracer import Box, primitive
+
+
+def getval(x):
+    """The raw value under any number of boxes."""
+    while type(x) is Box:
+        x = x.value
+    return x
+
+
+def stop_gradient(x):
+    """``x`` as a constant: no gradient flows through the returned value."""
+    return getval(x)
+
+
+# ------------------------------------------------------------------ elementwise
+UNARY = {
+    name: primitive(getattr(np, name), name)
+    for name in ("negative", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "absolute",
+                 "square", "sinh", "cosh", "log1p", "expm1", "arctan", "reciprocal")
+}
+BINARY = {
+    name: primitive(getattr(np, name), name)
+    for name in ("add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
+                 "arctan2")
+}
+sign = primitive(np.sign, "sign")
+for _name, _prim in {**UNARY, **BINARY, "sign": sign}.items():
+    register_ufunc(getattr(np, _name), _prim)
+
+add, subtract, multiply = BINARY["add"], BINARY["subtract"], BINARY["multiply"]
+true_divide, power = BINARY["true_divide"], BINARY["power"]
+negative = UNARY["negative"]
+
+
+def _constant_ufunc(ufunc):
+    """Comparisons and predicates: evaluated on raw values, never traced."""
+    return lambda *args, **kwargs: ufunc(*map(getval, args), **kwargs)
+
+
+for _ufunc in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+               np.isfinite, np.isnan, np.isinf, np.floor, np.ceil, np.rint, np.logical_and,
+               np.logical_or, np.logical_not, np.signbit):
+    register_ufunc(_ufunc, _constant_ufunc(_ufunc))
+
+
+# ------------------------------------------------------------------ reductions
+@primitive
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - mirrors numpy
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+@primitive
+def mean(x, axis=None, keepdims=False):
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+@primitive
+def amax(x, axis=None, keepdims=False):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+@primitive
+def amin(x, axis=None, keepdims=False):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+# ------------------------------------------------------------------ linear algebra
+@primitive
+def matmul(a, b):
+    return a @ b
+
+
+@primitive
+def einsum(subscripts, *operands):
+    return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
+
+
+@primitive
+def outer(a, b):
+    return np.outer(a, b)
+
+
+@primitive
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - mirrors numpy
+    if ord not in (None, 2, "fro") or (ord == 2 and np.ndim(x) > 1 and axis is None):
+        raise NotImplementedError(
+            f"fesens traces linalg.norm for the 2-norm of vectors and the Frobenius norm "
+            f"only, not ord={ord!r}"
+        )
+    return np.linalg.norm(x, ord=None, axis=axis, keepdims=keepdims)
+
+
+def dot(a, b):
+    """``np.dot`` for up to 2-D operands (scalars multiply)."""
+    if np.ndim(getval(a)) == 0 or np.ndim(getval(b)) == 0:
+        return multiply(a, b)
+    if np.ndim(getval(a)) > 2 or np.ndim(getval(b)) > 2:
+        raise NotImplementedError("fesens traces np.dot for up to 2-D operands; use einsum")
+    return matmul(a, b)
+
+
+# ------------------------------------------------------------------ shape and indexing
+@primitive
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+@primitive
+def transpose(x, axes=None):
+    return np.transpose(x, axes)
+
+
+@primitive
+def broadcast_to(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+@primitive
+def getitem(x, index):
+    return x[index]
+
+
+@primitive
+def untake(g, index, shape):
+    """Adjoint of ``x[index]``: a zero array of ``shape`` with ``g`` added at ``index``."""
+    if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) == 1:
+        return np.bincount(index.ravel(), weights=np.ravel(g), minlength=shape[0])
+    out = np.zeros(shape, dtype=np.result_type(g, float))
+    np.add.at(out, index, g)
+    return out
+
+
+@primitive
+def concatenate_arrays(axis, *arrays):
+    return np.concatenate(arrays, axis=axis)
+
+
+@primitive
+def stack_arrays(axis, *arrays):
+    return np.stack(arrays, axis=axis)
+
+
+@primitive
+def where(condition, x, y):
+    return np.where(condition, x, y)
+
+
+@primitive
+def clip(x, lower, upper):
+    return np.clip(x, lower, upper)
+
+
+def _concatenate(arrays, axis=0):
+    return concatenate_arrays(axis, *arrays)
+
+
+def _stack(arrays, axis=0):
+    return stack_arrays(axis, *arrays)
+
+
+def _where(condition, x, y):
+    return where(getval(condition), x, y)
+
+
+def _clip(x, a_min=None, a_max=None, **kwargs):
+    return clip(x, kwargs.get("min", a_min), kwargs.get("max", a_max))
+
+
+def _ravel(x):
+    return reshape(x, (-1,))
+
+
+def _squeeze(x, axis=None):
+    return reshape(x, np.squeeze(np.empty(np.shape(getval(x)), dtype=bool), axis).shape)
+
+
+def _expand_dims(x, axis):
+    return reshape(x, np.expand_dims(np.empty(np.shape(getval(x)), dtype=bool), axis).shape)
+
+
+def _einsum(subscripts, *operands, **kwargs):
+    return einsum(subscripts, *operands)
+
+
+for _func, _prim in {
+    np.sum: sum, np.mean: mean, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
+    np.matmul: matmul, np.dot: dot, np.einsum: _einsum, np.outer: outer,
+    np.linalg.norm: norm, np.reshape: reshape, np.transpose: transpose,
+    np.broadcast_to: broadcast_to, np.concatenate: _concatenate, np.stack: _stack,
+    np.where: _where, np.clip: _clip, np.ravel: _ravel, np.squeeze: _squeeze,
+    np.expand_dims: _expand_dims,
+    np.shape: lambda x: np.shape(getval(x)), np.ndim: lambda x: np.ndim(getval(x)),
+    np.size: lambda x: np.size(getval(x)),
+    np.zeros_like: lambda x, *a, **k: np.zeros_like(getval(x), *a, **k),
+    np.ones_like: lambda x, *a, **k: np.ones_like(getval(x), *a, **k),
+    np.result_type: lambda *a: np.result_type(*map(getval, a)),
+}.items():
+    register_function(_func, _prim)
+
+
+# ------------------------------------------------------------------ box operators
+def _reflected(prim):
+    return lambda self, other: prim(other, self)
+
+
+#: Value types whose ``@`` has a primitive of its own (PatternMatrix → sparse matvec).
+MATMUL_BY_TYPE: dict = {}
+
+
+def _matmul(a, b):
+    return MATMUL_BY_TYPE.get(type(getval(a)), matmul)(a, b)
+
+
+def _rmatmul(self, other):
+    return _matmul(other, self)
+
+
+Box.__add__ = add
+Box.__radd__ = _reflected(add)
+Box.__sub__ = subtract
+Box.__rsub__ = _reflected(subtract)
+Box.__mul__ = multiply
+Box.__rmul__ = _reflected(multiply)
+Box.__truediv__ = true_divide
+Box.__rtruediv__ = _reflected(true_divide)
+Box.__pow__ = power
+Box.__rpow__ = _reflected(power)
+Box.__neg__ = negative
+Box.__pos__ = lambda self: self
+Box.__abs__ = UNARY["absolute"]
+Box.__matmul__ = _matmul
+Box.__rmatmul__ = _rmatmul
+Box.__getitem__ = getitem
+Box.__lt__ = lambda a, b: getval(a) < getval(b)
+Box.__le__ = lambda a, b: getval(a) <= getval(b)
+Box.__gt__ = lambda a, b: getval(a) > getval(b)
+Box.__ge__ = lambda a, b: getval(a) >= getval(b)
+Box.__eq__ = lambda a, b: getval(a) == getval(b)
+Box.__ne__ = lambda a, b: getval(a) != getval(b)
+Box.T = property(lambda self: transpose(self))
+Box.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)
+Box.mean = lambda self, axis=None, keepdims=False: mean(self, axis, keepdims)
+Box.max = lambda self, axis=None, keepdims=False: amax(self, axis, keepdims)
+Box.min = lambda self, axis=None, keepdims=False: amin(self, axis, keepdims)
+Box.reshape = lambda self, *shape: reshape(
+    self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+Box.ravel = _ravel
+Box.flatten = _ravel
+Box.transpose = lambda self, *axes: transpose(self, axes or None)
+Box.dot = dot
+
+
+def is_sparse(x) -> bool:
+    """True for scipy sparse matrices and arrays."""
+    return sp.issparse(x)

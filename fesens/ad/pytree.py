@@ -1,0 +1,66 @@
+"""Nested containers of arrays and numbers: flatten to leaves and rebuild.
+
+Supported nodes: dict (sorted keys), list, tuple; leaves: numpy arrays, Python and numpy
+numbers (and boxes of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def flatten(tree) -> tuple[list, Callable[[list], object]]:
+    """Leaves of ``tree`` in a fixed order, and a function rebuilding a tree from leaves."""
+    if isinstance(tree, dict):
+        keys = sorted(tree)
+        parts = [flatten(tree[k]) for k in keys]
+        return _join(parts, lambda items: dict(zip(keys, items, strict=True)))
+    if isinstance(tree, list | tuple):
+        parts = [flatten(item) for item in tree]
+        kind = type(tree)
+        return _join(parts, lambda items: kind(items) if kind in (list, tuple) else kind(*items))
+    return [tree], lambda leaves: leaves[0]
+
+
+def _join(parts, build):
+    leaves, counts, rebuilders = [], [], []
+    for part_leaves, rebuild in parts:
+        leaves.extend(part_leaves)
+        counts.append(len(part_leaves))
+        rebuilders.append(rebuild)
+
+    def unflatten(new_leaves):
+        items, start = [], 0
+        for count, rebuild in zip(counts, rebuilders, strict=True):
+            items.append(rebuild(new_leaves[start:start + count]))
+            start += count
+        return build(items)
+
+    return leaves, unflatten
+
+
+def as_leaf_value(leaf):
+    """A numeric leaf as a float or float array (ints become floats), checked."""
+    if isinstance(leaf, bool) or not isinstance(leaf, int | float | complex | np.ndarray |
+                                                np.number):
+        raise TypeError(
+            f"cannot differentiate with respect to a {type(leaf).__name__}; inputs must be "
+            "arrays, numbers, or dicts/lists/tuples of them"
+        )
+    if isinstance(leaf, np.ndarray):
+        return leaf.astype(float) if leaf.dtype.kind in "biu" else leaf
+    return float(leaf)
+
+
+def zeros_like_leaf(leaf):
+    """Zero cotangent matching a leaf (float for numbers)."""
+    return np.zeros_like(leaf, dtype=float) if isinstance(leaf, np.ndarray) else 0.0
+
+
+def match_leaf(g, leaf):
+    """Give a cotangent the type of its leaf: float for number leaves, array otherwise."""
+    if isinstance(leaf, np.ndarray):
+        return g if np.shape(g) == leaf.shape else np.reshape(g, leaf.shape)
+    return g if not isinstance(g, np.ndarray) else float(g)

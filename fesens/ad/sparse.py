@@ -1,0 +1,207 @@
+"""Sparse matrices with traced values on a fixed pattern, and the differentiable solve.
+
+A :class:`PatternMatrix` is a CSR matrix whose *values* (``data``, one per stored entry)
+may be traced while its pattern is constant. Its cotangent is a vector on the same
+pattern: ``K̄`` is never materialised as a dense or new sparse matrix (DESIGN.md rule 3).
+
+Adjoint rules (DESIGN.md):
+
+* ``y = K x``:        ``x̄ = Kᵀ ȳ``,  ``K̄_(ij) = ȳ_i x_j`` on the pattern;
+* ``u = K⁻¹ f``:      ``λ = K⁻ᵀ ū`` (same factorization), ``f̄ = λ``,
+  ``K̄_(ij) = −λ_i u_j`` on the pattern (summed over right-hand sides).
+"""
+
+from __future__ import annotations
+
+import weakref
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.ad.numpy_wrapper import MATMUL_BY_TYPE, getval
+from fesens.ad.registry import defvjp, defvjp_joint
+from fesens.ad.tracer import primitive
+from fesens.errors import NonFiniteError
+from fesens.solvers import LinearSolver, make_solver
+
+
+class SparsePattern:
+    """The constant structure of a CSR matrix: ``indptr``, ``indices``, ``shape``."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int]):
+        self.indptr = indptr
+        self.indices = indices
+        self.shape = shape
+
+    @classmethod
+    def of(cls, matrix) -> SparsePattern:
+        """The pattern of a scipy sparse matrix (converted to CSR, duplicates summed)."""
+        csr = sp.csr_matrix(matrix)
+        csr.sum_duplicates()
+        return cls(csr.indptr, csr.indices, csr.shape)
+
+    @property
+    def nnz(self) -> int:
+        return self.indices.size
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """Row of each stored entry, ``(nnz,)``."""
+        return np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+
+    @property
+    def cols(self) -> np.ndarray:
+        """Column of each stored entry, ``(nnz,)``."""
+        return self.indices
+
+    def outer(self, a, b):
+        """``Σ_k a_(i,k) b_(j,k)`` at every stored ``(i, j)``: an outer product on the pattern."""
+        products = a[self.rows] * b[self.cols]
+        return products if np.ndim(products) == 1 else np.sum(products, axis=1)
+
+
+class PatternMatrix:
+    """A CSR matrix = constant :class:`SparsePattern` + values ``data`` ``(nnz,)``."""
+
+    __slots__ = ("pattern", "data", "__weakref__")
+
+    def __init__(self, pattern: SparsePattern, data: np.ndarray):
+        self.pattern = pattern
+        self.data = data
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+    def tocsr(self) -> sp.csr_matrix:
+        """A scipy CSR matrix sharing this matrix's arrays."""
+        p = self.pattern
+        return sp.csr_matrix((self.data, p.indices, p.indptr), shape=p.shape)
+
+    def __matmul__(self, x):
+        return matvec(self, x)
+
+
+def _check_values(data: np.ndarray, nnz: int) -> np.ndarray:
+    data = np.asarray(data, dtype=float)
+    if data.shape != (nnz,):
+        raise ValueError(f"sparse values must have shape ({nnz},), got {data.shape}")
+    return data
+
+
+@primitive
+def sparse_matrix(pattern: SparsePattern, data) -> PatternMatrix:
+    """The matrix with ``pattern`` and values ``data`` ``(nnz,)`` (differentiable in ``data``)."""
+    return PatternMatrix(pattern, _check_values(data, pattern.nnz))
+
+
+defvjp(sparse_matrix, None, lambda ans, pattern, data: lambda g: g)
+
+
+@primitive
+def matvec(K: PatternMatrix, x):
+    """``K @ x`` for ``x`` of shape ``(n,)`` or ``(n, k)``."""
+    return K.tocsr() @ x
+
+
+MATMUL_BY_TYPE[PatternMatrix] = matvec
+defvjp(
+    matvec,
+    lambda ans, K, x: lambda g: getval(K).pattern.outer(g, x),
+    lambda ans, K, x: lambda g: _transpose_matvec(K, g),
+)
+
+
+@primitive
+def _transpose_matvec(K: PatternMatrix, y):
+    return K.tocsr().T @ y
+
+
+defvjp(
+    _transpose_matvec,
+    lambda ans, K, y: lambda g: getval(K).pattern.outer(y, g),
+    lambda ans, K, y: lambda g: matvec(K, g),
+)
+
+
+# ------------------------------------------------------------------ solve
+class _Factorizations:
+    """Solver instances per pattern (weakly keyed), remembering which values they hold.
+
+    Re-factorizing a new matrix on the same pattern reuses the symbolic analysis
+    (the solver layer does that); an adjoint solve reuses the numeric factorization when
+    the solver still holds the forward matrix, and re-factorizes that matrix otherwise.
+    """
+
+    def __init__(self):
+        self._solvers = weakref.WeakKeyDictionary()
+
+    def solver(self, pattern: SparsePattern, solver) -> LinearSolver:
+        if isinstance(solver, LinearSolver):
+            return solver
+        name, options = (solver, {}) if isinstance(solver, str) else solver
+        per_pattern = self._solvers.setdefault(pattern, {})
+        key = (name, tuple(sorted(options.items())))
+        if key not in per_pattern:
+            per_pattern[key] = make_solver(name, **options)
+        return per_pattern[key]
+
+    @staticmethod
+    def factorized(backend: LinearSolver, K: PatternMatrix) -> LinearSolver:
+        """``backend`` holding the factorization of ``K`` (factorizing only if needed)."""
+        if getattr(backend, "_fesens_values", None) is not K.data:
+            backend.factorize(K.tocsr())
+            backend._fesens_values = K.data
+        return backend
+
+
+_FACTORIZATIONS = _Factorizations()
+
+
+@primitive
+def solve(K: PatternMatrix, f, solver="auto"):
+    """``u = K⁻¹ f`` for ``f`` of shape ``(n,)`` or ``(n, k)`` (several load cases).
+
+    Parameters
+    ----------
+    K : PatternMatrix
+        Square matrix (traced values allowed).
+    f : array_like
+        Right-hand side(s).
+    solver : str, (str, dict) or LinearSolver
+        Backend name (with options), or a solver instance. Instances are kept per pattern,
+        so later solves on the same pattern reuse the symbolic analysis.
+    """
+    f = np.asarray(f, dtype=float)
+    if not np.all(np.isfinite(f)):
+        raise NonFiniteError("the right-hand side of solve contains NaN or infinity")
+    backend = _FACTORIZATIONS.factorized(_FACTORIZATIONS.solver(K.pattern, solver), K)
+    return backend.solve(f)
+
+
+@primitive
+def _adjoint_solve(K: PatternMatrix, g, solver="auto"):
+    """``λ = K⁻ᵀ g`` with the factorization of ``K`` (linear in ``g``)."""
+    backend = _FACTORIZATIONS.factorized(_FACTORIZATIONS.solver(K.pattern, solver), K)
+    return backend.solve_transpose(np.asarray(g, dtype=float))
+
+
+def _solve_vjp(argnums, u, K, f, solver="auto"):
+    def vjp(g):
+        lam = _adjoint_solve(K, g, solver=solver)
+        grads = {1: lam}
+        if 0 in argnums:
+            grads[0] = -getval(K).pattern.outer(lam, u)
+        return tuple(grads[i] for i in argnums)
+
+    return vjp
+
+
+defvjp_joint(solve, _solve_vjp)
+defvjp(
+    _adjoint_solve,
+    lambda lam, K, g, solver="auto": lambda h: -getval(K).pattern.outer(
+        lam, solve(K, h, solver=solver)),
+    lambda lam, K, g, solver="auto": lambda h: solve(K, h, solver=solver),
+)

@@ -1,0 +1,194 @@
+"""The tape: boxes, nodes, primitives and the reverse sweep.
+
+A differentiated input is wrapped in a :class:`Box` carrying a :class:`Node` of the trace.
+Calling a :func:`primitive` on boxes records one node per *array* operation (rule 4 of
+DESIGN.md): the node keeps the primitive, its (unboxed) arguments and result. Arguments
+that are not boxes are constants: they are never traced and never get a cotangent.
+
+Nested differentiation (``grad(grad(f))``) follows HIPS/autograd: each ``grad`` opens a
+trace with a larger id, a primitive unboxes the arguments of the newest trace and calls
+itself again on the result, so older traces record the same operation. VJP rules are
+written with numpy functions that dispatch on boxes (``__array_ufunc__`` and
+``__array_function__``), so the backward sweep of an inner trace is itself traced by the
+outer one.
+
+The backward sweep walks the nodes once in reverse topological order and drops each
+cotangent and each node's saved values as soon as they are consumed (rule 5).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+
+from fesens.ad.registry import node_vjp
+
+_trace_ids = itertools.count(1)
+
+
+def new_trace_id() -> int:
+    """A fresh trace id, larger than every id handed out before."""
+    return next(_trace_ids)
+
+
+class Node:
+    """One recorded array operation: ``ans = fun(*args, **kwargs)``.
+
+    ``parents[i]`` is the node of argument ``argnums[i]``; a leaf has no parents.
+    """
+
+    __slots__ = ("fun", "args", "kwargs", "ans", "parents", "argnums")
+
+    def __init__(self, fun, args, kwargs, ans, parents, argnums):
+        self.fun = fun
+        self.args = args
+        self.kwargs = kwargs
+        self.ans = ans
+        self.parents = parents
+        self.argnums = argnums
+
+    def release(self) -> None:
+        """Drop the saved values (after the backward sweep has used them)."""
+        self.args = self.kwargs = self.ans = None
+
+
+class Box:
+    """A value being traced. Behaves like the array (or number) it wraps.
+
+    numpy functions and operators applied to a box dispatch to fesens primitives; one that
+    has no rule raises :class:`~fesens.ad.registry.NotDifferentiableError` naming it.
+    """
+
+    __slots__ = ("value", "node", "trace")
+    __array_priority__ = 100.0
+
+    def __init__(self, value, node: Node, trace: int):
+        self.value = value
+        self.node = node
+        self.trace = trace
+
+    # array facts (never traced)
+    shape = property(lambda self: np.shape(self.value))
+    ndim = property(lambda self: np.ndim(self.value))
+    size = property(lambda self: np.size(self.value))
+    dtype = property(lambda self: np.result_type(self.value))
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __repr__(self) -> str:
+        return f"Box({self.value!r}, trace={self.trace})"
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __float__(self) -> float:
+        raise TypeError(
+            "float() of a traced value would cut the gradient; keep it as an array, or use "
+            "fesens.ad.stop_gradient(x) if the constant is what you want"
+        )
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # numpy dispatch: the tables are filled by fesens.ad.numpy_primitives
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from fesens.ad.dispatch import dispatch_ufunc
+
+        return dispatch_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from fesens.ad.dispatch import dispatch_function
+
+        return dispatch_function(func, args, kwargs)
+
+
+def primitive(raw: Callable, name: str | None = None) -> Callable:
+    """Make ``raw`` (a function of arrays) traceable.
+
+    The returned function calls ``raw`` directly when no argument is a :class:`Box`;
+    otherwise it records a :class:`Node` in the newest trace among its arguments.
+    Only positional arguments can be traced.
+    """
+
+    def wrapped(*args, **kwargs):
+        top = 0
+        boxed = ()
+        for i, arg in enumerate(args):
+            if type(arg) is Box:
+                if arg.trace > top:
+                    top, boxed = arg.trace, (i,)
+                elif arg.trace == top:
+                    boxed += (i,)
+        if not top:
+            return raw(*args, **kwargs)
+        values = list(args)
+        parents = []
+        for i in boxed:
+            parents.append(args[i].node)
+            values[i] = args[i].value
+        ans = wrapped(*values, **kwargs)
+        return Box(ans, Node(wrapped, values, kwargs, ans, parents, boxed), top)
+
+    wrapped.__name__ = name or raw.__name__
+    wrapped.__qualname__ = wrapped.__name__
+    wrapped.__doc__ = raw.__doc__
+    wrapped.raw = raw
+    return wrapped
+
+
+def new_leaf(value, trace: int) -> Box:
+    """Box ``value`` as an input (a leaf with no parents) of trace ``trace``."""
+    return Box(value, Node(None, None, None, value, (), ()), trace)
+
+
+def _reverse_topological(end: Node) -> list[Node]:
+    """Nodes reachable from ``end``, each after every node that consumes it."""
+    children = {end: 0}
+    stack = [end]
+    while stack:
+        node = stack.pop()
+        for parent in node.parents:
+            if parent in children:
+                children[parent] += 1
+            else:
+                children[parent] = 1
+                stack.append(parent)
+    order, ready = [], [end]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            children[parent] -= 1
+            if children[parent] == 0:
+                ready.append(parent)
+    return order
+
+
+def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
+    """Reverse sweep from ``end`` with output cotangent ``g``.
+
+    Returns the cotangent of each of ``leaves`` (``None`` where the output does not depend
+    on it). With ``release``, each node's saved values are dropped once used, so the tape
+    cannot be swept again.
+    """
+    wanted = set(leaves)
+    cotangents = {end: g}
+    results = {}
+    for node in _reverse_topological(end):
+        g = cotangents.pop(node, None)
+        if g is None:
+            continue
+        if node in wanted:
+            results[node] = g
+        if not node.parents:
+            continue
+        parent_gs = node_vjp(node.fun, node.argnums)(g, node.ans, node.args, node.kwargs)
+        for parent, parent_g in zip(node.parents, parent_gs, strict=True):
+            previous = cotangents.get(parent)
+            cotangents[parent] = parent_g if previous is None else previous + parent_g
+        if release:
+            node.release()
+    return [results.get(leaf) for leaf in leaves]
