@@ -1,4 +1,4 @@
-"""The ``fesens`` command line (click). Each command is a thin wrapper; its docstring is its help."""
+"""The ``fesens`` command line (click): thin commands whose docstrings are their help."""
 
 from __future__ import annotations
 

@@ -188,10 +188,6 @@ class Assembler:
         gathers = self._gather_ff if block == "ff" else self._gather_fc
         return [G.T @ data_bar for G in gathers]
 
-    def cell_values(self, field: np.ndarray) -> np.ndarray:
-        """Restrict a global dof vector (or ``(n_dofs, k)`` block) to cells: ``(n_cells, nd[, k])``."""
-        return field[self.cell_dofs]
-
     def cell_energies(self, u: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
         """``u_eᵀ K⁽ᵏ⁾_e v_e`` for every component and cell, ``(n_components, n_cells)``.
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from fesens.errors import BoundaryConditionError
 from fesens.fem.dofs import DofMap
-from fesens.fem.geometry import cell_geometry, facet_geometry
 from fesens.fem.elements import reference_element
+from fesens.fem.geometry import cell_geometry, facet_geometry
 from fesens.mesh.mesh import FacetSet, Mesh
 
 #: A load given as a constant (scalar or vector) or a function of coordinates ``(n, dim)``.
@@ -31,11 +31,14 @@ def evaluate_field(spec: FieldSpec, x: np.ndarray, n_components: int, what: str)
     """
     shape = x.shape[:-1]
     if callable(spec):
+        n_points = int(np.prod(shape, dtype=int))
         values = np.asarray(spec(x.reshape(-1, x.shape[-1])), dtype=float)
-        if values.size != np.prod(shape, dtype=int) * n_components:
+        accepted = [(n_points, n_components)] + ([(n_points,)] if n_components == 1 else [])
+        if values.shape not in accepted:
             raise BoundaryConditionError(
                 f"{what}: the function must return {n_components} value(s) per point, "
-                f"got an array of shape {values.shape} for {np.prod(shape, dtype=int)} points"
+                f"shape {accepted[0]}, got an array of shape {values.shape} for "
+                f"{n_points} points"
             )
         return values.reshape(*shape, n_components)
     values = np.asarray(spec, dtype=float)

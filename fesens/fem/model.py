@@ -266,7 +266,8 @@ class LinearModel(ABC):
             backend.factorize(K)
             u_free = backend.solve(rhs)
         except SolverError as exc:
-            raise type(exc)(f"{exc} (model: {self.describe()})") from exc
+            exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
+            raise
         u = np.empty(self.dofmap.n_dofs)
         u[assembler.free] = u_free
         u[assembler.constrained] = g
