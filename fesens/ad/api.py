@@ -19,6 +19,8 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
 from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id
 
+_PLAIN_LEAVES = (np.ndarray, float, Box)
+
 
 def _argnums_tuple(argnums) -> tuple[int, ...]:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -33,7 +35,10 @@ def _trace(fun, args, argnums):
     trace = new_trace_id()
     args = list(args)
     tree = tuple(args[i] for i in argnums)
-    leaves, unflatten = flatten(tree)
+    if all(type(t) in _PLAIN_LEAVES for t in tree):
+        leaves, unflatten = list(tree), tuple
+    else:
+        leaves, unflatten = flatten(tree)
     leaves = [leaf if type(leaf) is Box else as_leaf_value(leaf) for leaf in leaves]
     boxes = [new_leaf(leaf, trace) for leaf in leaves]
     boxed_tree = unflatten(boxes)

@@ -95,8 +95,11 @@ def taylor_test(fun: Callable, x, direction=None, *, step: float | None = None,
     steps = step * 0.5 ** np.arange(n_steps)
     residuals = np.array([abs(float(fun(_axpy(x, e, h))) - float(J0) - e * slope)
                           for e in steps])
+    # Remainders at round-off level (a function linear along h) carry no rate: report inf.
+    noise = 1e-13 * max(abs(float(J0)), 1e-300)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rates = np.log2(residuals[:-1] / residuals[1:])
+        rates = np.where(residuals[1:] > noise, np.log2(residuals[:-1] / residuals[1:]),
+                         np.inf)
     result = TaylorResult(steps, residuals, rates)
     if verbose:
         print(result.table())

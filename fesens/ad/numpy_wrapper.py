@@ -51,6 +51,7 @@ def _constant_ufunc(ufunc):
     return lambda *args, **kwargs: ufunc(*map(getval, args), **kwargs)
 
 
+register_ufunc(np.matmul, lambda a, b: _matmul(a, b))  # np.matmul is a ufunc in numpy 2
 for _ufunc in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
                np.isfinite, np.isnan, np.isinf, np.floor, np.ceil, np.rint, np.logical_and,
                np.logical_or, np.logical_not, np.signbit):
@@ -60,6 +61,8 @@ for _ufunc in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, n
 # ------------------------------------------------------------------ reductions
 @primitive
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - mirrors numpy
+    if type(x) is np.ndarray:  # the ufunc method skips np.sum's Python-level dispatch
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
@@ -135,8 +138,15 @@ def getitem(x, index):
 
 
 @primitive
-def untake(g, index, shape):
-    """Adjoint of ``x[index]``: a zero array of ``shape`` with ``g`` added at ``index``."""
+def untake(g, index, shape, unique=False):
+    """Adjoint of ``x[index]``: a zero array of ``shape`` with ``g`` added at ``index``.
+
+    ``unique=True`` promises that ``index`` selects no element twice (plain assignment).
+    """
+    if unique:
+        out = np.zeros(shape, dtype=np.result_type(g, float))
+        out[index] = g
+        return out
     if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) == 1:
         return np.bincount(index.ravel(), weights=np.ravel(g), minlength=shape[0])
     out = np.zeros(shape, dtype=np.result_type(g, float))

@@ -43,6 +43,8 @@ def _join(parts, build):
 
 def as_leaf_value(leaf):
     """A numeric leaf as a float or float array (ints become floats), checked."""
+    if type(leaf) is np.ndarray and leaf.dtype.kind == "f":
+        return leaf
     if isinstance(leaf, bool) or not isinstance(leaf, int | float | complex | np.ndarray |
                                                 np.number):
         raise TypeError(

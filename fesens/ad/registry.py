@@ -38,24 +38,26 @@ def defvjp_joint(fun: Callable, maker: Callable) -> None:
     _JOINT[fun] = maker
 
 
-def node_vjp(fun: Callable, argnums: tuple[int, ...]) -> Callable:
-    """The function ``(g, ans, args, kwargs) -> cotangents for argnums`` of a node."""
-    if fun in _JOINT:
-        joint = _JOINT[fun]
-        return lambda g, ans, args, kwargs: joint(argnums, ans, *args, **kwargs)(g)
+def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
+    return NotDifferentiableError(
+        f"no VJP rule for argument {argnum} of primitive '{fun.__name__}'"
+        + ("" if rules else " (it has no rules at all)")
+    )
+
+
+def node_cotangents(node, g) -> tuple:
+    """Cotangents of a node's traced arguments (``node.argnums``) for output cotangent ``g``."""
+    fun, argnums = node.fun, node.argnums
+    joint = _JOINT.get(fun)
+    if joint is not None:
+        return joint(argnums, node.ans, *node.args, **node.kwargs)(g)
     rules = _PER_ARGUMENT.get(fun, {})
+    out = []
     for argnum in argnums:
         if argnum not in rules:
-            raise NotDifferentiableError(
-                f"no VJP rule for argument {argnum} of primitive '{fun.__name__}'"
-                + ("" if rules else " (it has no rules at all)")
-            )
-    if len(argnums) == 1:
-        maker = rules[argnums[0]]
-        return lambda g, ans, args, kwargs: (maker(ans, *args, **kwargs)(g),)
-    return lambda g, ans, args, kwargs: tuple(
-        rules[i](ans, *args, **kwargs)(g) for i in argnums
-    )
+            raise _missing(fun, argnum, rules)
+        out.append(rules[argnum](node.ans, *node.args, **node.kwargs)(g))
+    return out
 
 
 def has_rule(fun: Callable, argnum: int) -> bool:

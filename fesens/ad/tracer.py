@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fesens.ad.registry import node_vjp
+from fesens.ad.registry import node_cotangents
 
 _trace_ids = itertools.count(1)
 
@@ -93,6 +93,13 @@ class Box:
     def __hash__(self) -> int:
         return id(self)
 
+    def __array__(self, dtype=None, copy=None):
+        # Seen from numpy a box is an opaque object, not a sequence: scipy.sparse's
+        # ``A @ box`` then returns NotImplemented and Python calls ``box.__rmatmul__``.
+        opaque = np.empty((), dtype=object)
+        opaque[()] = self
+        return opaque
+
     # numpy dispatch: the tables are filled by fesens.ad.numpy_primitives
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from fesens.ad.dispatch import dispatch_ufunc
@@ -116,20 +123,26 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     def wrapped(*args, **kwargs):
         top = 0
         boxed = ()
+        nested = False  # some argument belongs to an older trace, or boxes a box
         for i, arg in enumerate(args):
             if type(arg) is Box:
                 if arg.trace > top:
+                    nested = nested or top > 0
                     top, boxed = arg.trace, (i,)
                 elif arg.trace == top:
                     boxed += (i,)
+                else:
+                    nested = True
         if not top:
             return raw(*args, **kwargs)
         values = list(args)
         parents = []
         for i in boxed:
-            parents.append(args[i].node)
-            values[i] = args[i].value
-        ans = wrapped(*values, **kwargs)
+            box = args[i]
+            parents.append(box.node)
+            values[i] = box.value
+            nested = nested or type(box.value) is Box
+        ans = wrapped(*values, **kwargs) if nested else raw(*values, **kwargs)
         return Box(ans, Node(wrapped, values, kwargs, ans, parents, boxed), top)
 
     wrapped.__name__ = name or raw.__name__
@@ -185,7 +198,7 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
             results[node] = g
         if not node.parents:
             continue
-        parent_gs = node_vjp(node.fun, node.argnums)(g, node.ans, node.args, node.kwargs)
+        parent_gs = node_cotangents(node, g)
         for parent, parent_g in zip(node.parents, parent_gs, strict=True):
             previous = cotangents.get(parent)
             cotangents[parent] = parent_g if previous is None else previous + parent_g

@@ -176,6 +176,13 @@ class Assembler:
         data = sum(G @ c for G, c in zip(self._gather_fc, coefficients, strict=True))
         return self.fc.matrix(data)
 
+    def gather_matrices(self, block: str = "ff") -> list[sp.csr_matrix]:
+        """The gather matrices ``G_k`` of a block (``"ff"`` or ``"fc"``): ``data = Σ_k G_k c_k``.
+
+        Each is ``(nnz, n_cells)`` CSR.
+        """
+        return self._gather_ff if block == "ff" else self._gather_fc
+
     def coefficient_cotangent(self, data_bar: np.ndarray, block: str = "ff") -> list[np.ndarray]:
         """Adjoint of assembly: ``c̄_k = G_kᵀ data(K̄)`` for a cotangent on a block's pattern.
 

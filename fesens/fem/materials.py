@@ -33,10 +33,9 @@ def lame_parameters(E, nu, plane: str | None = None) -> tuple[np.ndarray, np.nda
     ----------
     E, nu : float or numpy.ndarray
         Young's modulus and Poisson's ratio (scalars or per-cell arrays ``(n_cells,)``).
+        Only arithmetic is applied, so traced values (:mod:`fesens.ad`) work too.
     plane : {"stress", "strain"} or None
     """
-    E = np.asarray(E, dtype=float)
-    nu = np.asarray(nu, dtype=float)
     mu = E / (2.0 * (1.0 + nu))
     if plane == "stress":
         lam = E * nu / (1.0 - nu**2)

@@ -1,0 +1,41 @@
+"""Differentiable FEM: traced assembly and solves of a model, and objectives.
+
+>>> from fesens.adjoint import Differentiable, compliance       # doctest: +SKIP
+>>> problem = Differentiable(model)                              # doctest: +SKIP
+>>> dC = fesens.ad.grad(lambda x: compliance(problem.solve(scale=x**3)))(x)  # doctest: +SKIP
+"""
+
+from fesens.adjoint.objectives import (
+    compliance,
+    displacement_at,
+    displacement_norm,
+    mean_displacement,
+    mean_temperature,
+    mean_value,
+    misfit,
+    stress_ks,
+    stress_pnorm,
+    thermal_compliance,
+    value_at,
+    volume,
+    von_mises_squared,
+)
+from fesens.adjoint.problem import Differentiable, State
+
+__all__ = [
+    "Differentiable",
+    "State",
+    "compliance",
+    "displacement_at",
+    "displacement_norm",
+    "mean_displacement",
+    "mean_temperature",
+    "mean_value",
+    "misfit",
+    "stress_ks",
+    "stress_pnorm",
+    "thermal_compliance",
+    "value_at",
+    "volume",
+    "von_mises_squared",
+]
