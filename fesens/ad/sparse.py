@@ -83,6 +83,41 @@ class PatternMatrix:
         return matvec(self, x)
 
 
+class OuterCotangent:
+    """The cotangent ``K̄ = Σ_p a_p b_pᵀ`` of a :class:`PatternMatrix`, kept as factors.
+
+    Only its restriction to the pattern matters; :meth:`data` forms that (``(nnz,)``) when a
+    consumer needs it, while an assembler contracts the factors per cell instead
+    (``c̄_e = a_eᵀ K_e b_e``), never touching the pattern (DESIGN.md rule 3). Factors are
+    ``(n,)`` or ``(n, k)`` (summed over the ``k`` columns).
+    """
+
+    __array_ufunc__ = None  # numpy defers ``array + cotangent`` to __radd__
+
+    def __init__(self, pattern: SparsePattern, pairs: list):
+        self.pattern = pattern
+        self.pairs = pairs
+
+    def data(self):
+        """The cotangent on the pattern, ``(nnz,)``."""
+        total = self.pattern.outer(*self.pairs[0])
+        for a, b in self.pairs[1:]:
+            total = total + self.pattern.outer(a, b)
+        return total
+
+    def __add__(self, other):
+        if isinstance(other, OuterCotangent):
+            return OuterCotangent(self.pattern, self.pairs + other.pairs)
+        return self.data() + other
+
+    __radd__ = __add__
+
+
+def pattern_data(g):
+    """A matrix cotangent as values on the pattern (materialising outer factors)."""
+    return g.data() if isinstance(g, OuterCotangent) else g
+
+
 def _check_values(data: np.ndarray, nnz: int) -> np.ndarray:
     data = np.asarray(data, dtype=float)
     if data.shape != (nnz,):
@@ -96,7 +131,7 @@ def sparse_matrix(pattern: SparsePattern, data) -> PatternMatrix:
     return PatternMatrix(pattern, _check_values(data, pattern.nnz))
 
 
-defvjp(sparse_matrix, None, lambda ans, pattern, data: lambda g: g)
+defvjp(sparse_matrix, None, lambda ans, pattern, data: lambda g: pattern_data(g))
 
 
 @primitive
@@ -108,7 +143,7 @@ def matvec(K: PatternMatrix, x):
 MATMUL_BY_TYPE[PatternMatrix] = matvec
 defvjp(
     matvec,
-    lambda ans, K, x: lambda g: getval(K).pattern.outer(g, x),
+    lambda ans, K, x: lambda g: OuterCotangent(getval(K).pattern, [(g, x)]),
     lambda ans, K, x: lambda g: _transpose_matvec(K, g),
 )
 
@@ -120,7 +155,7 @@ def _transpose_matvec(K: PatternMatrix, y):
 
 defvjp(
     _transpose_matvec,
-    lambda ans, K, y: lambda g: getval(K).pattern.outer(y, g),
+    lambda ans, K, y: lambda g: OuterCotangent(getval(K).pattern, [(y, g)]),
     lambda ans, K, y: lambda g: matvec(K, g),
 )
 
@@ -187,12 +222,25 @@ def _adjoint_solve(K: PatternMatrix, g, solver="auto"):
     return backend.solve_transpose(np.asarray(g, dtype=float))
 
 
+def _self_adjoint(g, f, solver) -> bool:
+    """True when ``g`` is the forward right-hand side of a symmetric backend: ``λ = u``.
+
+    (Compliance ``fᵀu`` has ``ū = f``: its adjoint solve would repeat the forward one.)
+    """
+    if type(g) is not np.ndarray or type(f) is not np.ndarray or g.shape != f.shape:
+        return False
+    backend = solver if isinstance(solver, LinearSolver) else None
+    symmetric = (backend.symmetric if backend is not None
+                 else solver in ("cholmod", "auto", "cg", "minres"))
+    return symmetric and np.array_equal(g, f)
+
+
 def _solve_vjp(argnums, u, K, f, solver="auto"):
     def vjp(g):
-        lam = _adjoint_solve(K, g, solver=solver)
+        lam = u if _self_adjoint(g, f, solver) else _adjoint_solve(K, g, solver=solver)
         grads = {1: lam}
         if 0 in argnums:
-            grads[0] = -getval(K).pattern.outer(lam, u)
+            grads[0] = OuterCotangent(getval(K).pattern, [(-lam, u)])
         return tuple(grads[i] for i in argnums)
 
     return vjp
@@ -201,7 +249,7 @@ def _solve_vjp(argnums, u, K, f, solver="auto"):
 defvjp_joint(solve, _solve_vjp)
 defvjp(
     _adjoint_solve,
-    lambda lam, K, g, solver="auto": lambda h: -getval(K).pattern.outer(
-        lam, solve(K, h, solver=solver)),
+    lambda lam, K, g, solver="auto": lambda h: OuterCotangent(
+        getval(K).pattern, [(-lam, solve(K, h, solver=solver))]),
     lambda lam, K, g, solver="auto": lambda h: solve(K, h, solver=solver),
 )

@@ -26,16 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
+from fesens.ad.sparse import PatternMatrix, matvec, solve
+from fesens.adjoint.assembly import BlockOperator, assemble
 from fesens.errors import NonFiniteError
 from fesens.fem.conduction import HeatConduction
 from fesens.fem.elasticity import Elasticity
 from fesens.fem.materials import check_elastic_constants, lame_parameters
 from fesens.fem.model import LinearModel
-
-
-def _pattern(block) -> SparsePattern:
-    return SparsePattern(block.indptr, block.indices, block.shape)
 
 
 class State:
@@ -91,8 +88,8 @@ class Differentiable:
         self.model = model
         self.solver = solver
         self.assembler = model.assembler
-        self.ff_pattern = _pattern(self.assembler.ff)
-        self.fc_pattern = None if self.assembler.fc is None else _pattern(self.assembler.fc)
+        self.ff = BlockOperator(self.assembler, "ff")
+        self.fc = None if self.assembler.fc is None else BlockOperator(self.assembler, "fc")
         self.free = self.assembler.free
         self.constrained = self.assembler.constrained
         self.load_names = tuple(model.loads)
@@ -136,21 +133,11 @@ class Differentiable:
     # ------------------------------------------------------------ operators
     def stiffness(self, coefficients) -> PatternMatrix:
         """Traced ``K_ff`` on the cached pattern: ``data = Σ_k G_k c_k``."""
-        gathers = self.assembler.gather_matrices("ff")
-        data = gathers[0] @ coefficients[0]
-        for G, c in zip(gathers[1:], coefficients[1:], strict=True):
-            data = data + G @ c
-        return sparse_matrix(self.ff_pattern, data)
+        return assemble(self.ff, *coefficients)
 
     def coupling(self, coefficients) -> PatternMatrix | None:
         """Traced ``K_fc`` (free rows, constrained columns), or None without Dirichlet dofs."""
-        if self.fc_pattern is None:
-            return None
-        gathers = self.assembler.gather_matrices("fc")
-        data = gathers[0] @ coefficients[0]
-        for G, c in zip(gathers[1:], coefficients[1:], strict=True):
-            data = data + G @ c
-        return sparse_matrix(self.fc_pattern, data)
+        return None if self.fc is None else assemble(self.fc, *coefficients)
 
     def load_vector(self, loads: dict | None = None):
         """Traced ``f = Σ_L m_L f_L`` (magnitudes default to 1), ``(n_dofs,)``."""

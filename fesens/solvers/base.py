@@ -61,6 +61,9 @@ class LinearSolver(ABC):
         True for factorization-based backends, False for Krylov methods.
     """
 
+    #: True when the backend assumes ``A = Aᵀ`` (then ``solve_transpose`` is ``solve``).
+    symmetric: bool = False
+
     name: str = ""
     is_direct: bool
     install_hint: str = ""

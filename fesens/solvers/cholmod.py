@@ -49,6 +49,8 @@ class CholmodSolver(DirectSolver):
         See :class:`~fesens.solvers.base.DirectSolver`.
     """
 
+    symmetric = True
+
     install_hint = (
         "scikit-sparse (CHOLMOD) is not installed. Install libsuitesparse-dev and "
         "scikit-sparse (pip install 'fesens[cholmod]'), or use 'superlu'."
