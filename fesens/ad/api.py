@@ -79,18 +79,24 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         tuple with one entry per argument.
     """
     nums = _argnums_tuple(argnums)
+    single = isinstance(argnums, int)
 
     @wraps(fun)
     def wrapped(*args):
         out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
-        value = _unbox_output(out, trace)
-        if np.ndim(getval(value)) != 0:
-            raise TypeError(
-                f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')} "
-                f"returned shape {np.shape(getval(value))} (use vjp for non-scalar outputs)"
-            )
-        grads = _pullback(out, trace, leaf_nodes, rebuild, release=True)(1.0)
-        return value, grads[0] if isinstance(argnums, int) else grads
+        if type(out) is not Box or out.trace != trace:
+            value = out
+            cotangents = [None] * len(leaf_nodes)
+        else:
+            value = out.value
+            if np.ndim(value) != 0:
+                raise TypeError(
+                    f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
+                    f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
+                )
+            cotangents = backward(out.node, 1.0, leaf_nodes)
+        grads = rebuild(cotangents)
+        return value, grads[0] if single else grads
 
     return wrapped
 

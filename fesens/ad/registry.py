@@ -18,6 +18,7 @@ class NotDifferentiableError(TypeError):
 
 _PER_ARGUMENT: dict[Callable, dict[int, Callable]] = {}
 _JOINT: dict[Callable, Callable] = {}
+_NO_RULES: dict[int, Callable] = {}
 
 
 def defvjp(fun: Callable, *makers: Callable | None, argnums=None) -> None:
@@ -51,7 +52,7 @@ def node_cotangents(node, g) -> tuple:
     joint = _JOINT.get(fun)
     if joint is not None:
         return joint(argnums, node.ans, *node.args, **node.kwargs)(g)
-    rules = _PER_ARGUMENT.get(fun, {})
+    rules = _PER_ARGUMENT.get(fun, _NO_RULES)
     out = []
     for argnum in argnums:
         if argnum not in rules:

@@ -187,19 +187,17 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
     on it). With ``release``, each node's saved values are dropped once used, so the tape
     cannot be swept again.
     """
-    wanted = set(leaves)
     cotangents = {end: g}
     results = {}
     for node in _reverse_topological(end):
         g = cotangents.pop(node, None)
         if g is None:
             continue
-        if node in wanted:
-            results[node] = g
         if not node.parents:
+            results[node] = g
             continue
         parent_gs = node_cotangents(node, g)
-        for parent, parent_g in zip(node.parents, parent_gs, strict=True):
+        for parent, parent_g in zip(node.parents, parent_gs):  # noqa: B905 - same length
             previous = cotangents.get(parent)
             cotangents[parent] = parent_g if previous is None else previous + parent_g
         if release:
