@@ -1,0 +1,100 @@
+"""Material interpolation and projection of densities, with continuation schedules.
+
+* SIMP (Bendsøe 1989): ``s(ρ) = s_min + ρ^p (1 − s_min)``.
+* RAMP (Stolpe & Svanberg 2001): ``s(ρ) = s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``.
+* Heaviside projection (Wang, Lazarov & Sigmund 2011):
+  ``ρ̄ = (tanh(βη) + tanh(β(ρ − η))) / (tanh(βη) + tanh(β(1 − η)))``.
+
+Continuation: a parameter starts at ``start``, is multiplied (``factor``) or increased
+(``step``) every ``every`` iterations until it reaches ``final``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Continuation:
+    """Schedule ``value(iteration)``: ``start`` raised every ``every`` iterations to ``final``."""
+
+    start: float
+    final: float | None = None
+    every: int = 20
+    factor: float | None = None
+    step: float | None = None
+
+    def value(self, iteration: int) -> float:
+        """The parameter at 1-based ``iteration``."""
+        if self.final is None:
+            return self.start
+        k = max(0, (iteration - 1) // max(self.every, 1))
+        if self.factor is not None:
+            raised = self.start * self.factor**k
+        else:
+            raised = self.start + (self.step if self.step is not None else 1.0) * k
+        return min(raised, self.final) if self.final >= self.start else max(raised, self.final)
+
+    def done(self, iteration: int) -> bool:
+        """True when the value at ``iteration`` is final (it will not change again)."""
+        return self.final is None or self.value(iteration) == self.final
+
+
+class SIMP:
+    """SIMP interpolation ``s_min + ρ^p (1 − s_min)`` (``p`` may follow a continuation)."""
+
+    name = "simp"
+
+    def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9):
+        self.schedule = penalty if isinstance(penalty, Continuation) else Continuation(penalty)
+        self.minimum = minimum
+        self.parameter = self.schedule.value(1)
+
+    def update(self, iteration: int) -> None:
+        self.parameter = self.schedule.value(iteration)
+
+    def __call__(self, rho):
+        return self.minimum + rho**self.parameter * (1.0 - self.minimum)
+
+
+class RAMP(SIMP):
+    """RAMP interpolation ``s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``."""
+
+    name = "ramp"
+
+    def __init__(self, penalty: float | Continuation = 8.0, minimum: float = 1e-9):
+        super().__init__(penalty, minimum)
+
+    def __call__(self, rho):
+        return self.minimum + rho / (1.0 + self.parameter * (1.0 - rho)) * (1.0 - self.minimum)
+
+
+class Heaviside:
+    """Smoothed Heaviside projection with threshold ``eta`` and sharpness ``beta``."""
+
+    def __init__(self, beta: float | Continuation = 1.0, eta: float = 0.5):
+        self.schedule = beta if isinstance(beta, Continuation) else Continuation(beta)
+        self.eta = eta
+        self.beta = self.schedule.value(1)
+
+    def update(self, iteration: int) -> None:
+        self.beta = self.schedule.value(iteration)
+
+    def __call__(self, rho):
+        b, eta = self.beta, self.eta
+        return (np.tanh(b * eta) + np.tanh(b * (rho - eta))) / (
+            np.tanh(b * eta) + np.tanh(b * (1.0 - eta)))
+
+
+class NoProjection:
+    """Identity projection."""
+
+    beta = None
+
+    def update(self, iteration: int) -> None:
+        """Nothing to schedule."""
+
+    def __call__(self, rho):
+        return rho

@@ -1,0 +1,146 @@
+"""The optimization loop: evaluate, update, record, checkpoint; resumable.
+
+The checkpoint (``.npz``, written atomically every iteration) holds the design, the
+iteration count, the history and the optimizer's internal state, so a resumed run
+reproduces the uninterrupted one exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fesens.errors import NonFiniteError
+from fesens.opt.problem import DesignProblem, Evaluation
+
+HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
+
+
+@dataclass
+class Result:
+    """Outcome of :func:`optimize`.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        Final design variables.
+    evaluation : Evaluation
+        Responses at the final design.
+    history : list of dict
+        One record per iteration: iteration, objective, volume, change, seconds, plus the
+        constraints' values and schedule parameters.
+    converged : bool
+        True when the design change fell below the tolerance.
+    """
+
+    x: np.ndarray
+    evaluation: Evaluation
+    history: list[dict] = field(default_factory=list)
+    converged: bool = False
+
+
+def _save_checkpoint(path: Path, x, iteration, history, optimizer_state) -> None:
+    columns = sorted({key for record in history for key in record})
+    table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
+    tmp = path.with_name(f".{path.name}.tmp.npz")
+    np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
+             **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
+    """``(x, iteration, history, optimizer_state)`` from a checkpoint file."""
+    with np.load(path, allow_pickle=False) as data:
+        columns = [str(c) for c in data["columns"]]
+        history = [
+            {k: (int(v) if k == "iteration" else float(v)) for k, v in zip(columns, row,
+                                                                          strict=True)}
+            for row in data["history"]
+        ]
+        state = {k[len("optimizer_"):]: data[k] for k in data.files if k.startswith("optimizer_")}
+        return data["x"].copy(), int(data["iteration"]), history, state
+
+
+def optimize(
+    problem: DesignProblem,
+    optimizer,
+    x0: np.ndarray | None = None,
+    *,
+    max_iter: int = 200,
+    tol_change: float = 0.01,
+    callback: Callable[[dict, Evaluation, np.ndarray], None] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
+) -> Result:
+    """Run the design loop until the largest design change is below ``tol_change``.
+
+    Parameters
+    ----------
+    problem : DesignProblem
+    optimizer : OC or MMA
+    x0 : numpy.ndarray, optional
+        Starting design (default: uniform at the volume fraction).
+    max_iter : int
+        Iteration limit.
+    tol_change : float
+        Stop when ``max |x_(k+1) − x_k| < tol_change`` (and every continuation is done).
+    callback : callable, optional
+        ``callback(record, evaluation, x_new)`` after every iteration (progress, output).
+    checkpoint : path, optional
+        ``.npz`` file written atomically every iteration.
+    resume : bool
+        Continue from ``checkpoint``.
+    """
+    checkpoint = Path(checkpoint) if checkpoint is not None else None
+    history: list[dict] = []
+    start = 0
+    x = problem.initial_design() if x0 is None else np.asarray(x0, dtype=float).copy()
+    if resume:
+        if checkpoint is None or not checkpoint.exists():
+            raise FileNotFoundError(f"no checkpoint to resume from at {checkpoint}")
+        x, start, history, optimizer_state = load_checkpoint(checkpoint)
+        optimizer.load_state(optimizer_state)
+    evaluation = None
+    converged = False
+    for iteration in range(start + 1, max_iter + 1):
+        tic = time.perf_counter()
+        problem.update_schedules(iteration)
+        evaluation = problem.evaluate(x)
+        if not np.isfinite(evaluation.objective) or not np.all(np.isfinite(evaluation.gradient)):
+            raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
+                                 "NaN or infinite")
+        x_new = optimizer.step(x, evaluation, _volume_excess(problem), iteration)
+        change = float(np.max(np.abs(x_new - x)))
+        record = {"iteration": iteration, "objective": evaluation.objective,
+                  "volume": evaluation.volume_fraction, "change": change,
+                  "seconds": time.perf_counter() - tic, **evaluation.extras}
+        if problem.interpolation.parameter is not None:
+            record["penalty"] = problem.interpolation.parameter
+        if problem.projection.beta is not None:
+            record["beta"] = problem.projection.beta
+        history.append(record)
+        x = x_new
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, x, iteration, history, optimizer.state())
+        if callback is not None:
+            callback(record, evaluation, x)
+        if change < tol_change and _schedules_done(problem, iteration):
+            converged = True
+            break
+    return Result(x, problem.evaluate(x) if evaluation is None else evaluation, history,
+                  converged)
+
+
+def _volume_excess(problem: DesignProblem) -> Callable:
+    return lambda x: problem.volume_fraction_of(x) - problem.volume_fraction
+
+
+def _schedules_done(problem: DesignProblem, iteration: int) -> bool:
+    """True once the penalty and projection continuations have reached their final values."""
+    schedules = [problem.interpolation.schedule, getattr(problem.projection, "schedule", None)]
+    return all(s is None or s.done(iteration) for s in schedules)

@@ -1,0 +1,199 @@
+"""A density-based design problem: design variables → physical densities → FEM → responses.
+
+``ρ = P(F(x))`` with a filter ``F`` and a projection ``P``, passive cells fixed to 1 (solid)
+or 0 (void); the model's stiffness scale is the interpolation ``s(ρ)`` (SIMP/RAMP). The
+objective and extra constraints are functions of the traced solve; the volume constraint
+``V(ρ)/V_Ω − f ≤ 0`` is evaluated in its own (solve-free) trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fesens.ad.api import value_and_grad, vjp
+from fesens.ad.numpy_wrapper import getval, untake
+from fesens.adjoint.objectives import volume
+from fesens.adjoint.problem import Differentiable, State
+from fesens.fem.model import LinearModel
+from fesens.opt.filters import NoFilter
+from fesens.opt.interpolation import SIMP, NoProjection
+
+#: A response: ``f(state, rho) -> scalar`` (traced).
+Response = Callable[[State, object], object]
+
+
+@dataclass
+class Evaluation:
+    """Responses at one design.
+
+    Attributes
+    ----------
+    objective : float
+    gradient : numpy.ndarray
+        ``(n_design,)``; already post-processed by a sensitivity filter if one is used.
+    constraints : numpy.ndarray
+        ``(m,)`` values ``g_i(x)`` of the constraints ``g_i ≤ 0`` (volume first).
+    constraint_gradients : numpy.ndarray
+        ``(m, n_design)``.
+    density : numpy.ndarray
+        Physical densities ``ρ``, ``(n_cells,)``.
+    volume_fraction : float
+    state : State
+        The (untraced) solution at ``ρ``.
+    extras : dict
+        Named values of the extra constraints' responses.
+    """
+
+    objective: float
+    gradient: np.ndarray
+    constraints: np.ndarray
+    constraint_gradients: np.ndarray
+    density: np.ndarray
+    volume_fraction: float
+    state: State
+    extras: dict = field(default_factory=dict)
+
+
+@dataclass
+class Constraint:
+    """``response(state, ρ) ≤ limit`` (scaled as ``response / limit − 1 ≤ 0``)."""
+
+    name: str
+    response: Response
+    limit: float
+
+
+class DesignProblem:
+    """Density-based topology optimization of a :class:`LinearModel`.
+
+    Parameters
+    ----------
+    model : LinearModel
+        With Dirichlet conditions and named loads set.
+    objective : callable
+        ``f(state, ρ)``, e.g. ``lambda s, rho: compliance(s)``.
+    volume_fraction : float
+        Upper bound of ``V(ρ)/V_Ω`` (over all cells, passive ones included).
+    interpolation : SIMP or RAMP
+    filter : NoFilter, DensityFilter, SensitivityFilter or HelmholtzFilter
+    projection : NoProjection or Heaviside
+    passive_solid, passive_void : numpy.ndarray, optional
+        Cell ids held at 1 and 0.
+    constraints : list of Constraint
+    solver : str, optional
+        Solver backend for the forward and adjoint solves.
+    load_cases : list of dict, optional
+        Load magnitudes per case (all solved with one factorization).
+    """
+
+    def __init__(
+        self,
+        model: LinearModel,
+        objective: Response,
+        *,
+        volume_fraction: float,
+        interpolation=None,
+        filter=None,  # noqa: A002 - the field's name for it
+        projection=None,
+        passive_solid=None,
+        passive_void=None,
+        constraints: list[Constraint] | None = None,
+        solver="auto",
+        load_cases: list[dict] | None = None,
+    ):
+        if not 0.0 < volume_fraction <= 1.0:
+            raise ValueError(f"volume_fraction must be in (0, 1], got {volume_fraction!r}")
+        self.model = model
+        self.mesh = model.mesh
+        self.objective = objective
+        self.volume_fraction = float(volume_fraction)
+        self.interpolation = interpolation or SIMP()
+        self.filter = filter or NoFilter()
+        self.projection = projection or NoProjection()
+        self.constraints = list(constraints or [])
+        self.load_cases = load_cases
+        self.differentiable = Differentiable(model, solver)
+        n = self.mesh.n_cells
+        self.solid = np.zeros(n, dtype=bool)
+        self.void = np.zeros(n, dtype=bool)
+        if passive_solid is not None:
+            self.solid[np.asarray(passive_solid, dtype=np.int64)] = True
+        if passive_void is not None:
+            self.void[np.asarray(passive_void, dtype=np.int64)] = True
+        if np.any(self.solid & self.void):
+            raise ValueError("a cell cannot be both passive solid and passive void")
+        self.design = np.flatnonzero(~(self.solid | self.void))
+        if self.design.size == 0:
+            raise ValueError("every cell is passive: nothing to design")
+
+    @property
+    def n_design(self) -> int:
+        return self.design.size
+
+    def initial_design(self) -> np.ndarray:
+        """The uniform design at the volume fraction, ``(n_design,)``."""
+        return np.full(self.n_design, self.volume_fraction)
+
+    def update_schedules(self, iteration: int) -> None:
+        """Advance the continuation of penalty and projection sharpness."""
+        self.interpolation.update(iteration)
+        self.projection.update(iteration)
+
+    # ------------------------------------------------------------ density chain
+    def density(self, x):
+        """Physical densities ``ρ`` ``(n_cells,)`` from design variables (traced)."""
+        full = untake(x, self.design, (self.mesh.n_cells,), unique=True) + self.solid
+        rho = self.projection(self.filter(full))
+        if self.solid.any() or self.void.any():
+            rho = np.where(self.solid, 1.0, np.where(self.void, 0.0, rho))
+        return rho
+
+    def solve(self, rho) -> State:
+        """Traced solve with stiffness scale ``s(ρ)``."""
+        scale = self.interpolation(rho)
+        if self.load_cases is None:
+            return self.differentiable.solve(scale=scale)
+        return self.differentiable.solve(scale=scale, load_cases=self.load_cases)
+
+    def volume_fraction_of(self, x) -> float:
+        """``V(ρ(x)) / V_Ω`` (untraced)."""
+        return float(volume(self.mesh, self.density(x), fraction=True))
+
+    # ------------------------------------------------------------ evaluation
+    def evaluate(self, x: np.ndarray) -> Evaluation:
+        """Objective, constraints and their gradients at ``x``.
+
+        One forward solve; one backward sweep per response (the objective's reuses the
+        factorization; compliance needs no extra solve at all).
+        """
+        x = np.asarray(x, dtype=float)
+        volume_value, volume_gradient = value_and_grad(
+            lambda x: volume(self.mesh, self.density(x), fraction=True))(x)
+        captured = {}
+
+        def responses(x):
+            rho = self.density(x)
+            state = self.solve(rho)
+            captured["state"], captured["rho"] = state, rho
+            values = [self.objective(state, rho)]
+            values += [c.response(state, rho) / c.limit - 1.0 for c in self.constraints]
+            return np.stack(values)
+
+        values, pullback = vjp(responses, x)
+        m = len(self.constraints)
+        gradients = [pullback(np.eye(m + 1)[i]) for i in range(m + 1)]
+        objective_gradient = self.filter.filter_gradient(x, gradients[0])
+        constraints = np.concatenate([[volume_value - self.volume_fraction], values[1:]])
+        constraint_gradients = np.vstack([volume_gradient[None, :], *gradients[1:]])
+        state = captured["state"]
+        plain = State(state.problem, getval(state.u), getval(state.f),
+                      [getval(c) for c in state.coefficients],
+                      {k: getval(v) for k, v in state.parameters.items()})
+        extras = {c.name: float((values[1 + i] + 1.0) * c.limit)
+                  for i, c in enumerate(self.constraints)}
+        return Evaluation(float(values[0]), objective_gradient, constraints,
+                          constraint_gradients, getval(captured["rho"]), float(volume_value),
+                          plain, extras)
