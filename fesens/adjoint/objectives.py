@@ -137,14 +137,15 @@ def stress_ks(state: State, rho: float = 50.0, stress_scale=None, cells=None,
 
 def _averaged_geometry(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
     """Volume-averaged ``∂N_a/∂x_k`` per cell ``(n_geom, n_nodes, dim)`` and cell volumes
-    ``(n_cells,)``, computed once per mesh (kept on the mesh object)."""
-    cached = mesh.__dict__.get("_averaged_geometry")
+    ``(n_cells,)``, computed once per mesh (kept in ``mesh.derived``, which
+    ``Mesh.validate`` clears)."""
+    cached = mesh.derived.get("averaged_geometry")
     if cached is None:
         geometry = cell_geometry(mesh)
         weights = geometry.dx / geometry.dx.sum(axis=1, keepdims=True)
         gbar = np.einsum("eq,eqak->eak", weights, geometry.dNdx)
         volumes = np.broadcast_to(geometry.volumes, (mesh.n_cells,)).copy()
-        cached = mesh.__dict__["_averaged_geometry"] = (gbar, volumes)
+        cached = mesh.derived["averaged_geometry"] = (gbar, volumes)
     return cached
 
 

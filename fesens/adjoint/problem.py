@@ -28,7 +28,7 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval, untake
 from fesens.ad.sparse import PatternMatrix, matvec, solve
 from fesens.adjoint.assembly import BlockOperator, assemble
-from fesens.errors import NonFiniteError
+from fesens.errors import BoundaryConditionError, NonFiniteError
 from fesens.fem.conduction import HeatConduction
 from fesens.fem.elasticity import Elasticity
 from fesens.fem.materials import check_elastic_constants, lame_parameters
@@ -144,8 +144,8 @@ class Differentiable:
         loads = loads or {}
         unknown = set(loads) - set(self.load_names)
         if unknown:
-            raise KeyError(f"unknown load name(s) {sorted(unknown)}; loads: "
-                           f"{sorted(self.load_names)}")
+            raise BoundaryConditionError(f"unknown load name(s) {sorted(unknown)}; loads: "
+                                         f"{sorted(self.load_names)}")
         if not loads:
             return self._load_matrix.sum(axis=1)
         magnitudes = np.stack([loads.get(name, 1.0) for name in self.load_names])
@@ -168,6 +168,8 @@ class Differentiable:
         **parameters
             ``scale``, ``E``, ``nu`` (elasticity) or ``scale``, ``conductivity``.
         """
+        if loads is not None and load_cases is not None:
+            raise TypeError("give either loads or load_cases, not both")
         coefficients = self.coefficients(**parameters)
         K = self.stiffness(coefficients)
         if load_cases is None:
