@@ -55,16 +55,25 @@ def _trace(fun, args, argnums):
 
 
 def _pullback(out, trace, leaf_nodes, rebuild, release):
+    """``g ↦ Jᵀg``; ``out`` and ``g`` may be dicts/lists/tuples of arrays (one sweep each)."""
+    out_leaves, _ = flatten(out)
+
     def pull(g):
-        if type(out) is not Box or out.trace != trace:
-            return rebuild([None] * len(leaf_nodes))
-        return rebuild(backward(out.node, g, leaf_nodes, release=release))
+        g_leaves, _ = flatten(g)
+        total = [None] * len(leaf_nodes)
+        for o, g_o in zip(out_leaves, g_leaves, strict=True):
+            if type(o) is Box and o.trace == trace:
+                for k, c in enumerate(backward(o.node, g_o, leaf_nodes, release=release)):
+                    if c is not None:
+                        total[k] = c if total[k] is None else total[k] + c
+        return rebuild(total)
 
     return pull
 
 
 def _unbox_output(out, trace):
-    return out.value if type(out) is Box and out.trace == trace else out
+    leaves, unflatten = flatten(out)
+    return unflatten([o.value if type(o) is Box and o.trace == trace else o for o in leaves])
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:

@@ -165,26 +165,34 @@ defvjp(w.amin, _extremum_vjp)
 
 # ------------------------------------------------------------------ linear algebra
 def _swap_last(a):
+    """``a`` with its last two axes swapped (traced when ``a`` is a box)."""
     if w.is_sparse(a):
         return a.T
-    return np.swapaxes(a, -1, -2) if np.ndim(a) >= 2 else a
+    nd = np.ndim(a)
+    return np.transpose(a, (*range(nd - 2), nd - 1, nd - 2)) if nd >= 2 else a
 
 
 def _matmul_first(ans, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
-    if b_nd == 1:
-        return lambda g: unbroadcast(g * b if a_nd == 1 else np.outer(g, b), np.shape(a))
-    if a_nd == 1:
-        return lambda g: np.matmul(b, g)
-    return lambda g: unbroadcast(np.matmul(g, _swap_last(b)), np.shape(a))
+    if a_nd == 1 and b_nd == 1:
+        return lambda g: g * b
+    if b_nd == 1:  # (..., n, m) @ (m,): ā = g[..., None] b
+        return lambda g: unbroadcast(np.expand_dims(g, -1) * b, np.shape(a))
+    if a_nd == 1:  # (n,) @ (..., n, m): ā = Σ_batch b g
+        return lambda g: unbroadcast(np.squeeze(b @ np.expand_dims(g, -1), -1), np.shape(a))
+    return lambda g: unbroadcast(g @ _swap_last(b), np.shape(a))
 
 
 def _matmul_second(ans, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
-    if a_nd == 1:
-        return lambda g: g * a if b_nd == 1 else np.outer(a, g)
-    if b_nd == 1:
-        return lambda g: _swap_last(a) @ g
+    if a_nd == 1 and b_nd == 1:
+        return lambda g: g * a
+    if a_nd == 1:  # (n,) @ (..., n, m): b̄ = a[:, None] g[..., None, :]
+        return lambda g: unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2),
+                                     np.shape(b))
+    if b_nd == 1:  # (..., n, m) @ (m,): b̄ = Σ_batch aᵀ g
+        return lambda g: unbroadcast(np.squeeze(_swap_last(a) @ np.expand_dims(g, -1), -1),
+                                     np.shape(b))
     return lambda g: unbroadcast(_swap_last(a) @ g, np.shape(b))
 
 

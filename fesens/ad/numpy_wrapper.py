@@ -148,7 +148,8 @@ def untake(g, index, shape, unique=False):
         out[index] = g
         return out
     if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) == 1:
-        return np.bincount(index.ravel(), weights=np.ravel(g), minlength=shape[0])
+        flat = np.where(index < 0, index + shape[0], index).ravel()
+        return np.bincount(flat, weights=np.ravel(g), minlength=shape[0])
     out = np.zeros(shape, dtype=np.result_type(g, float))
     np.add.at(out, index, g)
     return out
@@ -270,7 +271,9 @@ Box.reshape = lambda self, *shape: reshape(
     self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 Box.ravel = _ravel
 Box.flatten = _ravel
-Box.transpose = lambda self, *axes: transpose(self, axes or None)
+Box.transpose = lambda self, *axes: transpose(
+    self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+Box.squeeze = _squeeze
 Box.dot = dot
 
 

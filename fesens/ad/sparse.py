@@ -185,9 +185,10 @@ class _Factorizations:
     @staticmethod
     def factorized(backend: LinearSolver, K: PatternMatrix) -> LinearSolver:
         """``backend`` holding the factorization of ``K`` (factorizing only if needed)."""
-        if getattr(backend, "_fesens_values", None) is not K.data:
+        held = getattr(backend, "_fesens_held", None)  # (pattern, copy of the values)
+        if held is None or held[0] is not K.pattern or not np.array_equal(held[1], K.data):
             backend.factorize(K.tocsr())
-            backend._fesens_values = K.data
+            backend._fesens_held = (K.pattern, K.data.copy())
         return backend
 
 
