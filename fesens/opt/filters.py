@@ -49,6 +49,8 @@ class NoFilter:
     """Identity: the design variables are the densities."""
 
     name = "none"
+    #: The map from design variables to filtered densities is linear (all filters here).
+    linear = True
 
     def __call__(self, x):
         return x

@@ -74,6 +74,8 @@ class RAMP(SIMP):
 class Heaviside:
     """Smoothed Heaviside projection with threshold ``eta`` and sharpness ``beta``."""
 
+    linear = False
+
     def __init__(self, beta: float | Continuation = 1.0, eta: float = 0.5):
         self.schedule = beta if isinstance(beta, Continuation) else Continuation(beta)
         self.eta = eta
@@ -92,6 +94,7 @@ class NoProjection:
     """Identity projection."""
 
     beta = None
+    linear = True
 
     def update(self, iteration: int) -> None:
         """Nothing to schedule."""

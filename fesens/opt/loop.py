@@ -114,7 +114,7 @@ def optimize(
         if not np.isfinite(evaluation.objective) or not np.all(np.isfinite(evaluation.gradient)):
             raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
                                  "NaN or infinite")
-        x_new = optimizer.step(x, evaluation, _volume_excess(problem), iteration)
+        x_new = optimizer.step(x, evaluation, problem.volume_excess(x, evaluation), iteration)
         change = float(np.max(np.abs(x_new - x)))
         record = {"iteration": iteration, "objective": evaluation.objective,
                   "volume": evaluation.volume_fraction, "change": change,
@@ -134,10 +134,6 @@ def optimize(
             break
     return Result(x, problem.evaluate(x) if evaluation is None else evaluation, history,
                   converged)
-
-
-def _volume_excess(problem: DesignProblem) -> Callable:
-    return lambda x: problem.volume_fraction_of(x) - problem.volume_fraction
 
 
 def _schedules_done(problem: DesignProblem, iteration: int) -> bool:

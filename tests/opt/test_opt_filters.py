@@ -1,0 +1,131 @@
+"""Filters against independent constructions: top88's H/Hs, Sigmund's formula, constants."""
+
+import numpy as np
+import pytest
+
+from fesens.ad import grad, taylor_test
+from fesens.fem.geometry import cell_geometry
+from fesens.mesh import Mesh, box, rectangle
+from fesens.opt import (
+    DensityFilter,
+    HelmholtzFilter,
+    NoFilter,
+    SensitivityFilter,
+    make_filter,
+)
+
+
+def top88_filter(nelx: int, nely: int, rmin: float) -> tuple[np.ndarray, np.ndarray]:
+    """``H`` and ``Hs`` built with top88's double loop (Andreassen et al. 2011, lines 36–54).
+
+    Element ``e = i·nely + j`` (0-based) is column ``i`` from the left and row ``j`` from the
+    top, as in the MATLAB code.
+    """
+    n = nelx * nely
+    H = np.zeros((n, n))
+    reach = int(np.ceil(rmin)) - 1
+    for i1 in range(nelx):
+        for j1 in range(nely):
+            e1 = i1 * nely + j1
+            for i2 in range(max(i1 - reach, 0), min(i1 + reach, nelx - 1) + 1):
+                for j2 in range(max(j1 - reach, 0), min(j1 + reach, nely - 1) + 1):
+                    H[e1, i2 * nely + j2] = max(0.0, rmin - np.hypot(i1 - i2, j1 - j2))
+    return H, H.sum(axis=1)
+
+
+def graded_mesh(cell_type: str = "quad4") -> Mesh:
+    """A 12x6 rectangle mesh with cell sizes growing along x and y (non-uniform volumes)."""
+    mesh = rectangle(12, 6, 12.0, 6.0, cell_type=cell_type)
+    points = mesh.points.copy()
+    points[:, 0] = points[:, 0] ** 1.4 / 12.0**0.4
+    points[:, 1] = points[:, 1] ** 1.2 / 6.0**0.2
+    return Mesh(points, mesh.cells, cell_type)
+
+
+@pytest.mark.parametrize("rmin", [1.5, 2.4, 3.0])
+def test_density_filter_equals_top88(rmin):
+    nelx, nely = 9, 5
+    H, Hs = top88_filter(nelx, nely, rmin)
+    # fesens numbers cells x fastest from the bottom row: top88 element (i, j) is cell
+    # i + nelx (nely − 1 − j).
+    i, j = np.divmod(np.arange(nelx * nely), nely)
+    fesens_id = i + nelx * (nely - 1 - j)
+    mesh = rectangle(nelx, nely, float(nelx), float(nely))
+    W = DensityFilter(mesh, rmin).matrix.toarray()[np.ix_(fesens_id, fesens_id)]
+    np.testing.assert_allclose(W, H / Hs[:, None], rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("cell_type", ["quad4", "tri3"])
+def test_density_filter_preserves_constants_and_volume_weights(cell_type):
+    mesh = graded_mesh(cell_type)
+    density = DensityFilter(mesh, 2.5)
+    np.testing.assert_allclose(density.matrix @ np.ones(mesh.n_cells), 1.0, rtol=1e-13)
+    # Row e is H_ei v_i / Σ_i H_ei v_i: compare with a dense computation.
+    volumes = np.broadcast_to(cell_geometry(mesh).volumes, (mesh.n_cells,))
+    c = mesh.cell_centroids()
+    H = np.maximum(0.0, 2.5 - np.linalg.norm(c[:, None] - c[None], axis=2))
+    expected = H * volumes / (H @ volumes)[:, None]
+    np.testing.assert_allclose(density.matrix.toarray(), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_density_filter_vjp_passes_taylor_test():
+    mesh = graded_mesh("tri3")
+    density = DensityFilter(mesh, 2.0)
+    rng = np.random.default_rng(3)
+    weights, x = rng.standard_normal(mesh.n_cells), rng.uniform(0.2, 0.8, mesh.n_cells)
+    result = taylor_test(lambda x: np.sum(weights * np.sin(3.0 * density(x))), x,
+                         verbose=False)
+    assert result.rate > 1.9
+
+
+def test_sensitivity_filter_matches_sigmunds_formula():
+    """``∂̃c_e = Σ_i H_ei x_i ∂c_i / (max(γ, x_e) Σ_i H_ei)`` computed densely."""
+    mesh = rectangle(10, 4, 10.0, 4.0, cell_type="tri3")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.0, 1.0, mesh.n_cells)
+    x[:3] = 0.0  # max(γ, x_e) guards the division
+    dc = -rng.uniform(0.1, 2.0, mesh.n_cells)
+    c = mesh.points[mesh.cells].mean(axis=1)
+    H = np.maximum(0.0, 1.7 - np.linalg.norm(c[:, None] - c[None], axis=2))
+    expected = (H @ (x * dc)) / H.sum(axis=1) / np.maximum(1e-3, x)
+    filtered = SensitivityFilter(mesh, 1.7).filter_gradient(x, dc)
+    np.testing.assert_allclose(filtered, expected, rtol=1e-12)
+    assert SensitivityFilter(mesh, 1.7)(x) is x  # densities are not filtered
+
+
+@pytest.mark.parametrize("mesh", [graded_mesh("quad4"), graded_mesh("tri3"),
+                                  box(4, 3, 2, 4.0, 3.0, 2.0)],
+                         ids=["quad4", "tri3", "hex8"])
+def test_helmholtz_filter_preserves_constants(mesh):
+    filtered = HelmholtzFilter(mesh, 2.0)(np.full(mesh.n_cells, 0.37))
+    np.testing.assert_allclose(filtered, 0.37, rtol=1e-10)
+
+
+def test_helmholtz_filter_smooths_and_its_vjp_passes_taylor_test():
+    mesh = graded_mesh("quad4")
+    helmholtz = HelmholtzFilter(mesh, 3.0)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.0, 1.0, mesh.n_cells)
+    filtered = helmholtz(x)
+    assert np.ptp(filtered) < 0.5 * np.ptp(x)
+    weights = rng.standard_normal(mesh.n_cells)
+    result = taylor_test(lambda x: np.sum(weights * helmholtz(x) ** 2), x, verbose=False)
+    assert result.rate > 1.9
+    # The filter is linear, so the gradient of Σ w·F(y) is Fᵀw: ⟨Fᵀw, x⟩ = ⟨w, F x⟩.
+    y = rng.standard_normal(mesh.n_cells)
+    g = grad(lambda x: np.sum(weights * helmholtz(x)))(y)
+    assert g @ x == pytest.approx(weights @ helmholtz(x), rel=1e-10)
+
+
+def test_make_filter_and_bad_inputs():
+    mesh = rectangle(4, 2, 4.0, 2.0)
+    assert isinstance(make_filter("none", mesh), NoFilter)
+    assert make_filter("density", mesh, 1.5).radius == 1.5
+    with pytest.raises(ValueError, match="unknown filter 'gaussian'; choose one of"):
+        make_filter("gaussian", mesh, 1.5)
+    with pytest.raises(ValueError, match="the density filter needs a radius"):
+        make_filter("density", mesh)
+    for kind in ("density", "sensitivity", "helmholtz"):
+        for radius in (0.0, -1.0, float("nan")):
+            with pytest.raises(ValueError, match="filter radius must be > 0"):
+                make_filter(kind, mesh, radius)
