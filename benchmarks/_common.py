@@ -1,0 +1,260 @@
+"""Helpers shared by the benchmark scripts (``bench_fem.py``, ``bench_ad.py``).
+
+* the cantilever problems on structured grids (:class:`GridSize`, :func:`cantilever_model`,
+  :func:`unit_element_matrix`);
+* child processes: a script re-invokes itself with ``--case JSON``; the child prints one
+  result line (:func:`run_case`, :func:`serve_case`), so peak memory is per case;
+* measuring: :func:`timed`, :func:`peak_rss_mb`, :func:`reset_peak_rss`;
+* reporting: number formats, Markdown tables, the machine header.
+
+The scripts import this module as ``_common`` (Python puts a script's folder on
+``sys.path``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULT_PREFIX = "BENCH-RESULT "
+#: Thread counts of numpy's, scipy's and CHOLMOD's BLAS and of OpenMP code (pyamg).
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+# --------------------------------------------------------------------------- problems
+@dataclass(frozen=True)
+class GridSize:
+    """A structured grid: ``(nx, ny)`` quad4 in 2D or ``(nx, ny, nz)`` hex8 in 3D."""
+
+    cells: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> GridSize:
+        """Parse ``"400x200"`` or ``"48x24x24"``."""
+        try:
+            cells = tuple(int(n) for n in text.lower().split("x"))
+        except ValueError:
+            cells = ()
+        if len(cells) not in (2, 3) or min(cells) < 1:
+            raise argparse.ArgumentTypeError(f"size must look like 400x200 or 48x24x24: {text!r}")
+        return cls(cells)
+
+    @property
+    def dim(self) -> int:
+        return len(self.cells)
+
+    @property
+    def label(self) -> str:
+        return "x".join(map(str, self.cells))
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.cells))
+
+
+def cantilever_model(size: GridSize, load: str = "traction"):
+    """The cantilever model on a grid of square (cube) cells of size 1 / ny.
+
+    Parameters
+    ----------
+    size : GridSize
+    load : {"traction", "corner"}
+        A unit downward traction on the ``right`` side, or a unit downward point load
+        named ``"P"`` at the bottom-right corner (at ``z = 0`` in 3D).
+
+    Returns
+    -------
+    fesens.fem.Elasticity
+        ``E = 1``, ``nu = 0.3``, plane stress in 2D, ``left`` side clamped.
+    """
+    from fesens.fem import Elasticity
+    from fesens.mesh import box, rectangle
+
+    nx, ny = size.cells[:2]
+    lengths = (nx / ny, 1.0, *(n / ny for n in size.cells[2:]))
+    if size.dim == 2:
+        model = Elasticity(rectangle(nx, ny, *lengths, cell_type="quad4"), plane="stress")
+    else:
+        model = Elasticity(box(*size.cells, *lengths, cell_type="hex8"))
+    model.fix("left")
+    down = (0.0, -1.0, 0.0)[: size.dim]
+    if load == "traction":
+        model.traction("right", down)
+    elif load == "corner":
+        model.point_load((lengths[0], *[0.0] * (size.dim - 1)), down, name="P")
+    else:
+        raise ValueError(f"load must be 'traction' or 'corner', got {load!r}")
+    return model
+
+
+def unit_element_matrix(model) -> np.ndarray:
+    """``KE = Σ_k c_k K⁽ᵏ⁾`` at unit scale; requires one shared matrix per component."""
+    matrices = model.cell_matrices()
+    if any(Kk.shape[0] != 1 for Kk in matrices):
+        raise ValueError("needs one shared element matrix per component (structured grid)")
+    coefficients = model.coefficients()
+    return sum(c[0] * Kk[0] for c, Kk in zip(coefficients, matrices, strict=True))
+
+
+# --------------------------------------------------------------------------- child processes
+def serve_case(cases: dict[str, Callable[..., dict[str, Any]]], spec: dict[str, Any]) -> None:
+    """Entry point of a child process: run one case, print its result as JSON."""
+    result = cases[spec["case"]](*spec["args"])
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def set_child_threads(threads: int) -> None:
+    """Give the case processes started from now on ``threads`` BLAS/OpenMP threads (they
+    inherit the environment; :func:`machine_lines` shows it)."""
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
+
+
+def run_case(script: str | Path, case: str, *args: Any, timeout: float) -> dict[str, Any]:
+    """Run one case of ``script`` in a fresh Python process; its result or an error entry."""
+    spec = json.dumps({"case": case, "args": list(args)})
+    command = [sys.executable, str(Path(script).resolve()), "--case", spec]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s", "timed_out": True}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX) :])
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": f"exit status {done.returncode}: {tail}"}
+
+
+# --------------------------------------------------------------------------- measuring
+def peak_rss_mb() -> float:
+    """High-water mark of this process's resident memory, in MiB (Linux: KiB units)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def resident_mb() -> float:
+    """This process's current resident memory, in MiB (Linux ``/proc/self/statm``)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def release_free_memory() -> None:
+    """Collect garbage and hand the allocator's free heap pages back to the OS (glibc
+    ``malloc_trim``), so that the resident size counts live data only."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def reset_peak_rss() -> bool:
+    """Reset the high-water mark to the current resident size (Linux >= 4.0).
+
+    After this, :func:`peak_rss_mb` reports the peak of what runs next only (plus what is
+    resident now). Returns False where the kernel does not support it.
+    """
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall time of one call of ``fn`` and its return value."""
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+# --------------------------------------------------------------------------- reporting
+def seconds(value: float | None) -> str:
+    """``0.0123`` -> ``"12.3 ms"``; ``2.5`` -> ``"2.50 s"``."""
+    if value is None:
+        return "-"
+    if value < 1.0:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value:.3g} s"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> str:
+    if numerator is None or not denominator:
+        return "-"
+    return f"{numerator / denominator:.3g}"
+
+
+def megabytes(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown pipe table with padded columns (readable as plain text too)."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"
+    return "\n".join([line(headers), rule, *(line(row) for row in rows)])
+
+
+def package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo (or the platform's processor string)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def load_average() -> tuple[float, ...]:
+    """The 1, 5 and 15 minute load averages (empty where unsupported)."""
+    return os.getloadavg() if hasattr(os, "getloadavg") else ()
+
+
+def load_line(samples: Sequence[tuple[float, ...]]) -> str:
+    """Load averages at start and end, with a warning if other work competed for the CPU."""
+    shown = " / ".join(", ".join(f"{x:.1f}" for x in values) for values in samples)
+    cores = os.cpu_count() or 1
+    busy = any(values and values[0] > cores + 0.5 for values in samples)
+    warning = f"  WARNING: load above {cores} cores, times are inflated" if busy else ""
+    return f"load average (1, 5, 15 min) at start / end: {shown}{warning}"
+
+
+def machine_lines(packages: Sequence[str]) -> list[str]:
+    """Date, CPU, library versions, CHOLMOD's BLAS and thread settings, one per line."""
+    from fesens.sysinfo import blas_description
+
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    versions = ", ".join(f"{name} {package_version(name)}" for name in packages)
+    threads = {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS")}
+    return [
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
+        f"machine: {cpu_model()}, {os.cpu_count()} cores ({usable} usable), "
+        f"{platform.system()} {platform.machine()}",
+        f"python {platform.python_version()}; {versions}",
+        f"CHOLMOD BLAS: {blas_description()}",
+        f"thread settings: {threads or 'library defaults'}",
+    ]
