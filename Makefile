@@ -1,5 +1,5 @@
 # The two commands a new user needs:
-#   make demo   set up, then run the main job (results in results/demo)
+#   make demo   set up, then run the main job: optimize the MBB beam (results in results/mbb)
 #   make test   set up, then run the test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +10,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	$(PY) -m fesens.demo --out results/demo
+	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force
 
 test: setup
 	$(PY) -m pytest -q

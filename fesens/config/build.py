@@ -1,0 +1,141 @@
+"""From a resolved :class:`~fesens.config.schema.Config` to objects: the FEM model, the
+objective and constraint responses, the :class:`~fesens.opt.DesignProblem` and its
+optimizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from fesens.adjoint import (
+    compliance,
+    mean_value,
+    stress_ks,
+    stress_pnorm,
+    value_at,
+    volume,
+)
+from fesens.config import selections
+from fesens.config.checks import join
+from fesens.config.schema import Config, create_optimizer
+from fesens.fem import Elasticity, HeatConduction, LinearModel
+from fesens.opt import (
+    RAMP,
+    SIMP,
+    Constraint,
+    Continuation,
+    DesignProblem,
+    Heaviside,
+    NoProjection,
+    make_filter,
+)
+
+#: A response ``f(state, ρ) -> scalar`` (traced), as :class:`DesignProblem` takes them.
+Response = Callable
+
+
+def solver_argument(config: Config):
+    """The ``solver=`` argument for solves: a name, or ``(name, options)``."""
+    solver = config.data["solver"]
+    return (solver["backend"], dict(solver["options"])) if solver["options"] else \
+        solver["backend"]
+
+
+def build_model(config: Config) -> LinearModel:
+    """The model with its material, supports and named loads."""
+    data, mesh = config.data, config.mesh
+    physics, material = data["physics"], data["material"]
+    thickness = physics.get("thickness", 1.0)
+    if config.physics == "elasticity":
+        model = Elasticity(mesh, E=material["E"], nu=material["nu"],
+                           plane=physics.get("plane"), thickness=thickness)
+    else:
+        model = HeatConduction(mesh, conductivity=material["conductivity"],
+                               thickness=thickness)
+    for i, support in enumerate(data["supports"]):
+        where = selections.nodes(join("supports", i), support, mesh, config.label)
+        model.fix(where, components=support.get("components"), value=support["value"])
+    for i, load in enumerate(data["loads"]):
+        _add_load(model, join("loads", i), load, config)
+    return model
+
+
+def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None:
+    kind, value, name, mesh = load["type"], load["value"], load["name"], config.mesh
+    if kind == "point":
+        at = (load["point"] if "point" in load
+              else selections.nodes(path, load, mesh, config.label))
+        model.point_load(at, value, name=name)
+    elif kind in ("traction", "pressure", "flux"):  # the model's method of that name
+        getattr(model, kind)(selections.facets(path, load, mesh, config.label), value,
+                             name=name)
+    else:  # body_force, heat_source
+        getattr(model, kind)(value, cells=selections.cells(path, load, mesh, config.label),
+                             name=name)
+
+
+def response(spec: dict, config: Config) -> Response:
+    """``f(state, ρ)`` for an ``[objective]`` or ``[[constraints.extra]]`` table."""
+    kind, mesh = spec["type"], config.mesh
+    if kind in ("compliance", "thermal_compliance"):
+        return lambda state, rho: compliance(state)
+    if kind == "volume":
+        return lambda state, rho: volume(mesh, rho, fraction=True)
+    if kind in ("displacement", "temperature"):
+        weight, comp = spec["weight"], spec.get("component")
+        if "point" in spec:
+            point = mesh.points[mesh.nearest_node(spec["point"])]
+            return lambda state, rho: weight * value_at(state, point, comp)
+        group = spec["group"]
+        return lambda state, rho: weight * mean_value(state, group, comp)
+    exponent = spec.get("stress_exponent")
+
+    def scale(rho):
+        return None if exponent is None else rho ** exponent
+
+    if kind == "stress_pnorm":
+        return lambda state, rho: stress_pnorm(state, spec["p"], stress_scale=scale(rho))
+    return lambda state, rho: stress_ks(state, spec["rho"], stress_scale=scale(rho))
+
+
+def _continuation(value) -> Continuation | float:
+    if isinstance(value, dict):
+        return Continuation(value["start"], value.get("final"), value["every"],
+                            factor=value.get("factor"), step=value.get("step"))
+    return value
+
+
+def _passive(config: Config, kind: str) -> np.ndarray | None:
+    ids = [config.mesh.cell_ids(selections.cells(join("design.passive", i), item, config.mesh,
+                                                 config.label))
+           for i, item in enumerate(config.data["design"]["passive"]) if item["type"] == kind]
+    return np.unique(np.concatenate(ids)) if ids else None
+
+
+def build_problem(config: Config, model: LinearModel | None = None) -> DesignProblem:
+    """The design problem of an optimization config (builds the model if not given)."""
+    data, mesh = config.data, config.mesh
+    model = build_model(config) if model is None else model
+    penalization = data["penalization"]
+    interpolation = (SIMP if penalization["type"] == "simp" else RAMP)(
+        _continuation(penalization["penalty"]), penalization["minimum"])
+    filter_spec = data["filter"]
+    density_filter = make_filter(filter_spec["type"], mesh, filter_spec.get("radius"))
+    projection_spec = data["projection"]
+    projection = (NoProjection() if projection_spec["type"] == "none"
+                  else Heaviside(_continuation(projection_spec["beta"]), projection_spec["eta"]))
+    constraints = [Constraint(item["name"], response(item, config), item["limit"])
+                   for item in data["constraints"]["extra"]]
+    return DesignProblem(
+        model, response(data["objective"], config),
+        volume_fraction=data["constraints"]["volume_fraction"],
+        interpolation=interpolation, filter=density_filter, projection=projection,
+        passive_solid=_passive(config, "solid"), passive_void=_passive(config, "void"),
+        constraints=constraints, solver=solver_argument(config))
+
+
+def build_optimizer(config: Config):
+    """The optimizer of the ``[optimizer]`` table."""
+    return create_optimizer(config.data["optimizer"])

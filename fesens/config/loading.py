@@ -1,0 +1,48 @@
+"""Reading config files: TOML text → resolved :class:`~fesens.config.schema.Config`."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from fesens.config.checks import ConfigError
+from fesens.config.schema import Config, resolve
+
+
+def parse_config(text: str, *, source: str, base_dir: Path, default_name: str = "fesens",
+                 optimize: bool = True) -> Config:
+    """Parse TOML text and resolve it (see :func:`~fesens.config.schema.resolve`).
+
+    Raises
+    ------
+    ConfigError
+        ``"<source>: <problem>"``: invalid TOML (with line and column) or any check.
+    """
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    try:
+        return resolve(raw, base_dir=base_dir, source=source, default_name=default_name,
+                       optimize=optimize)
+    except ConfigError as err:
+        raise ConfigError(f"{source}: {err}") from None
+
+
+def load_config(path: str | Path, *, optimize: bool = True) -> Config:
+    """Read and resolve a config file; mesh paths in it are relative to its folder.
+
+    Raises
+    ------
+    ConfigError
+        Missing or unreadable file, invalid TOML, or a failed check.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read config file {path}: {err}") from None
+    return parse_config(text, source=str(path), base_dir=path.resolve().parent,
+                        default_name=path.stem, optimize=optimize)

@@ -1,0 +1,55 @@
+"""Built-in problems: commented TOML files in ``fesens/config/presets/``.
+
+``fesens presets`` lists them, ``fesens optimize --preset NAME`` runs one and
+``--dump-config`` prints it as an editable file (mesh paths made absolute, so the copy
+runs from anywhere and gives the same result).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+from fesens.config.checks import ConfigError, did_you_mean
+from fesens.config.loading import parse_config
+from fesens.config.schema import Config
+
+PRESET_DIR = Path(__file__).resolve().parent / "presets"
+
+
+def preset_names() -> list[str]:
+    """Names of the built-in presets, sorted."""
+    return sorted(path.stem for path in PRESET_DIR.glob("*.toml"))
+
+
+def _path(name: str) -> Path:
+    path = PRESET_DIR / f"{name}.toml"
+    if name not in preset_names():
+        raise ConfigError(f"unknown preset {name!r}{did_you_mean(name, preset_names())} "
+                          f"(presets: {', '.join(preset_names())})")
+    return path
+
+
+def preset_descriptions() -> dict[str, str]:
+    """``{name: description}`` of every preset."""
+    return {name: tomllib.loads(_path(name).read_text(encoding="utf-8")).get("description", "")
+            for name in preset_names()}
+
+
+def preset_text(name: str) -> str:
+    """The preset file's text, with a relative mesh path replaced by the absolute one."""
+    path = _path(name)
+    text = path.read_text(encoding="utf-8")
+    mesh = tomllib.loads(text).get("mesh", {})
+    if mesh.get("type") == "file" and not Path(mesh["file"]).is_absolute():
+        absolute = (path.parent / mesh["file"]).resolve()
+        text = text.replace(json.dumps(mesh["file"]), json.dumps(str(absolute)), 1)
+    return text
+
+
+def load_preset(name: str, *, optimize: bool = True) -> Config:
+    """The resolved config of a preset."""
+    path = _path(name)
+    return parse_config(path.read_text(encoding="utf-8"), source=f"preset {name!r}",
+                        base_dir=path.parent, default_name=name, optimize=optimize)

@@ -1,0 +1,619 @@
+"""The config file format: one spec per section, and :func:`resolve` that checks a parsed
+TOML document against them and against its mesh, before any work is done.
+
+Sections (every key is documented in ``docs/config.md``)::
+
+    name, description                 top-level strings
+    [mesh]                            rectangle | box | file (+ groups)
+    [physics], [material]             elasticity (plane stress/strain, 3D) | heat
+    [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
+    [design]                          passive solid/void regions
+    [objective], [constraints]        what to minimise; volume fraction, extra constraints
+    [penalization], [filter], [projection], [optimizer], [stop], [output], [solver]
+
+The resolved config is a plain dict (TOML-writable, defaults filled in, mesh file paths
+absolute); resolving it again gives the same dict.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fesens.config import selections
+from fesens.config.checks import (
+    REQUIRED,
+    ConfigError,
+    Key,
+    boolean,
+    check_table,
+    choice,
+    component,
+    components,
+    integer,
+    integers,
+    invalid,
+    join,
+    number,
+    number_or_numbers,
+    numbers,
+    require_list_of_tables,
+    require_table,
+    show,
+    string,
+    table_of_scalars,
+    unknown_key,
+    variants_hint,
+)
+from fesens.errors import FesensError, MeshError
+from fesens.mesh import Mesh, box, read_mesh, rectangle
+from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+
+# ------------------------------------------------------------------ helpers
+POSITIVE = number(0.0, low_open=True)
+
+
+def schedule() -> Callable:
+    """A positive number, or a continuation table ``{ start, final, every, step | factor }``."""
+    spec = {
+        "start": Key(POSITIVE, REQUIRED, "value at iteration 1"),
+        "final": Key(POSITIVE, None, "value reached at the end of the continuation"),
+        "every": Key(integer(1), 20, "iterations between two raises"),
+        "step": Key(POSITIVE, None, "added every `every` iterations (default 1)"),
+        "factor": Key(number(1.0, low_open=True), None, "multiplier instead of a step"),
+    }
+    expected = "a number > 0 or a table { start, final, every, step or factor }"
+
+    def check(path: str, value: Any):
+        if not isinstance(value, dict):
+            try:
+                return POSITIVE(path, value)
+            except ConfigError:
+                raise invalid(path, value, expected) from None
+        table = check_table(path, value, spec)
+        if "step" in table and "factor" in table:
+            raise ConfigError(f"{path}: give either step or factor, not both")
+        return table
+
+    check.expected = expected
+    return check
+
+
+SCHEDULE = schedule()
+
+# ------------------------------------------------------------------ section specs
+MESH = {
+    "rectangle": {
+        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
+        "cells": Key(integers(2), REQUIRED, "cells along x and y [nx, ny]"),
+        "cell_type": Key(choice("quad4", "tri3", "tri6"), "quad4", "quad4, tri3 or tri6"),
+        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
+    },
+    "box": {
+        "size": Key(numbers(3, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly, lz]"),
+        "cells": Key(integers(3), REQUIRED, "cells along x, y, z [nx, ny, nz]"),
+        "cell_type": Key(choice("hex8", "tet4", "tet10"), "hex8", "hex8, tet4 or tet10"),
+        "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
+    },
+    "file": {
+        "file": Key(string(), REQUIRED, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
+                                        "config file"),
+        "cell_type": Key(choice(*VOLUME_CELL_TYPES), None,
+                         "use the cells of this type (default: highest dimension)"),
+    },
+}
+
+PHYSICS = {
+    "elasticity": {
+        "plane": Key(choice("stress", "strain"), "stress", "2D only: plane stress or strain"),
+        "thickness": Key(POSITIVE, 1.0, "2D only: out-of-plane thickness"),
+    },
+    "heat": {
+        "thickness": Key(POSITIVE, 1.0, "2D only: out-of-plane thickness"),
+    },
+}
+
+MATERIAL = {
+    "elasticity": {
+        "E": Key(POSITIVE, 1.0, "Young's modulus"),
+        "nu": Key(number(-1.0, 0.5, low_open=True, high_open=True), 0.3, "Poisson's ratio"),
+    },
+    "heat": {
+        "conductivity": Key(POSITIVE, 1.0, "thermal conductivity"),
+    },
+}
+
+NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
+
+
+def _vector(dim: int) -> Callable:
+    return numbers(dim)
+
+
+def load_variants(physics: str, dim: int) -> dict[str, dict[str, Key]]:
+    """Load types of a physics and their keys (selection keys included)."""
+    at_nodes = selections.selection_spec("group", "region", "point")
+    on_facets = selections.selection_spec("group", "region")
+    on_cells = selections.selection_spec("group", "region")
+    if physics == "elasticity":
+        vector = Key(_vector(dim), REQUIRED, f"force vector ({dim} components)")
+        return {
+            "point": {"name": NAME, "value": vector, **at_nodes},
+            "traction": {"name": NAME, "value": vector, **on_facets},
+            "pressure": {"name": NAME, "value": Key(number(), REQUIRED, "normal pressure"),
+                         **on_facets},
+            "body_force": {"name": NAME, "value": vector, **on_cells},
+        }
+    scalar = Key(number(), REQUIRED, "heat per node / per area / per volume")
+    return {
+        "point": {"name": NAME, "value": scalar, **at_nodes},
+        "flux": {"name": NAME, "value": scalar, **on_facets},
+        "heat_source": {"name": NAME, "value": scalar, **on_cells},
+    }
+
+
+def support_spec(physics: str) -> dict[str, Key]:
+    """Keys of one ``[[supports]]`` table."""
+    spec = dict(selections.selection_spec("group", "region", "point"))
+    if physics == "elasticity":
+        spec["components"] = Key(components(), None, "fixed components (default: all)")
+        spec["value"] = Key(number_or_numbers(), 0.0, "prescribed value(s)")
+    else:
+        spec["value"] = Key(number(), 0.0, "prescribed temperature")
+    return spec
+
+
+POINT_VALUE = {
+    **selections.selection_spec("point", "group"),
+    "weight": Key(number(), 1.0, "the objective is weight × value (−1 maximises it)"),
+}
+STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
+                                      "the stiffness interpolation)")
+
+
+def response_variants(physics: str) -> dict[str, dict[str, Key]]:
+    """Objective (and extra-constraint) types of a physics and their keys."""
+    if physics == "elasticity":
+        return {
+            "compliance": {},
+            "displacement": {**POINT_VALUE,
+                             "component": Key(component(), REQUIRED, "0, 1, 2 or x, y, z")},
+            "stress_pnorm": {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
+                             "stress_exponent": STRESS_EXPONENT},
+            "stress_ks": {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                          "stress_exponent": STRESS_EXPONENT},
+            "volume": {},
+        }
+    return {"compliance": {}, "thermal_compliance": {}, "temperature": dict(POINT_VALUE),
+            "volume": {}}
+
+
+PENALIZATION = {
+    "simp": {"penalty": Key(SCHEDULE, 3.0, "exponent p, or a continuation table"),
+             "minimum": Key(number(0.0, 1.0, high_open=True), 1e-9,
+                            "stiffness (conductivity) of void, relative")},
+    "ramp": {"penalty": Key(SCHEDULE, 8.0, "RAMP q, or a continuation table"),
+             "minimum": Key(number(0.0, 1.0, high_open=True), 1e-9,
+                            "stiffness (conductivity) of void, relative")},
+}
+
+RADIUS = Key(POSITIVE, REQUIRED, "filter radius in mesh units")
+FILTER = {"density": {"radius": RADIUS}, "sensitivity": {"radius": RADIUS},
+          "helmholtz": {"radius": RADIUS}, "none": {}}
+
+PROJECTION = {
+    "none": {},
+    "heaviside": {"beta": Key(SCHEDULE, 1.0, "sharpness β, or a continuation table"),
+                  "eta": Key(number(0.0, 1.0, low_open=True, high_open=True), 0.5,
+                             "threshold η")},
+}
+
+STOP = {
+    "max_iter": Key(integer(1), 200, "iteration limit"),
+    "tol_change": Key(number(0.0), 0.01, "stop when max |Δx| falls below this"),
+}
+
+OUTPUT = {"every": Key(integer(0), 10, "write a VTU every N iterations (0: final only)")}
+
+#: Sections that only ``fesens optimize`` uses (``solve`` and ``sensitivity`` ignore them).
+OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "filter",
+                         "projection", "optimizer", "stop", "output")
+
+TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
+             *OPTIMIZATION_SECTIONS, "solver")
+
+
+# ------------------------------------------------------------------ optimizers
+def optimizer_classes() -> dict[str, type]:
+    """``{"oc": OC, "mma": MMA}`` (MMA when this build has it)."""
+    from fesens.opt.oc import OC
+
+    classes: dict[str, type] = {"oc": OC}
+    try:
+        from fesens.opt.mma import MMA
+    except ImportError:
+        return classes
+    classes["mma"] = MMA
+    return classes
+
+
+def _option_key(parameter: inspect.Parameter) -> Key:
+    default = parameter.default
+    if isinstance(default, bool):
+        return Key(boolean(), default)
+    if isinstance(default, int):
+        return Key(integer(), default)
+    if isinstance(default, float):
+        return Key(number(), default)
+    if isinstance(default, str):
+        return Key(string(), default)
+    return Key(number(), None)  # e.g. None: optional number
+
+
+def optimizer_variants() -> dict[str, dict[str, Key]]:
+    """Each optimizer's options, read from its constructor's keyword arguments."""
+    variants = {}
+    for name, cls in optimizer_classes().items():
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        variants[name] = {
+            p.name: _option_key(p) for p in parameters
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+    return variants
+
+
+def create_optimizer(spec: dict):
+    """The optimizer of a resolved ``[optimizer]`` table."""
+    import fesens.opt
+
+    options = {k: v for k, v in spec.items() if k != "type"}
+    factory = getattr(fesens.opt, "make_optimizer", None)
+    if factory is not None:
+        return factory(spec["type"], **options)
+    return optimizer_classes()[spec["type"]](**options)
+
+
+# ------------------------------------------------------------------ the resolved config
+@dataclass
+class Config:
+    """A checked configuration and its mesh.
+
+    Attributes
+    ----------
+    data : dict
+        The resolved config (defaults filled in), TOML-writable.
+    mesh : Mesh
+    source : str
+        Where it came from (a file path or ``preset 'mbb'``), for messages.
+    label : str
+        Short name of the mesh source for messages (file name or generator).
+    """
+
+    data: dict
+    mesh: Mesh
+    source: str
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.data["name"]
+
+    @property
+    def physics(self) -> str:
+        return self.data["physics"]["type"]
+
+    @property
+    def dim(self) -> int:
+        return self.mesh.dim
+
+
+def check_typed(path: str, raw: Any, variants: Mapping[str, Mapping[str, Key]],
+                default: Any = REQUIRED, label: str | None = None) -> dict:
+    """A table whose ``type`` key selects its spec among ``variants``."""
+    raw = require_table(path, raw)
+    type_check = choice(*variants)
+    if "type" in raw:
+        kind = type_check(join(path, "type"), raw["type"])
+    elif default is REQUIRED:
+        raise ConfigError(f"missing key {join(path, 'type')!r}: {type_check.expected}")
+    else:
+        kind = default
+    spec = {"type": Key(type_check, kind), **variants[kind]}
+    hint = variants_hint(variants, label or f"{join(path, 'type')}", kind)
+    return check_table(path, raw, spec, elsewhere=hint)
+
+
+def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
+    kind = spec["type"]
+    try:
+        if kind == "rectangle":
+            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
+            return rectangle(nx, ny, lx, ly, spec["cell_type"], spec["origin"]), \
+                f"rectangle {nx}x{ny}"
+        if kind == "box":
+            (lx, ly, lz), (nx, ny, nz) = spec["size"], spec["cells"]
+            return box(nx, ny, nz, lx, ly, lz, spec["cell_type"], spec["origin"]), \
+                f"box {nx}x{ny}x{nz}"
+    except MeshError as err:
+        raise ConfigError(f"mesh: {err}") from None
+    path = Path(spec["file"]).expanduser()
+    path = (path if path.is_absolute() else base_dir / path).resolve()
+    if not path.is_file():
+        raise ConfigError(f"mesh.file = {show(spec['file'])}: no such file ({path})")
+    spec["file"] = str(path)
+    try:
+        return read_mesh(path, spec.get("cell_type")), path.name
+    except MeshError as err:
+        raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
+
+
+def _check_physics(raw: dict, dim: int) -> dict:
+    if dim == 3:
+        hint = {"plane": "it applies to 2D meshes only (this mesh is 3D)",
+                "thickness": "it applies to 2D meshes only (this mesh is 3D)"}
+        return check_table("physics", raw, {"type": Key(choice(*PHYSICS), "elasticity")},
+                           elsewhere=hint)
+    return check_typed("physics", raw, PHYSICS, default="elasticity")
+
+
+def _check_supports(raw: Any, config: Config) -> list[dict]:
+    supports = require_list_of_tables("supports", raw)
+    if not supports:
+        raise ConfigError("supports is empty: give at least one [[supports]] table")
+    spec, dim = support_spec(config.physics), config.dim
+    out = []
+    for i, table in enumerate(supports):
+        path = join("supports", i)
+        item = check_table(path, table, spec)
+        selections.nodes(path, item, config.mesh, config.label)
+        if config.physics == "elasticity":
+            comps = item.setdefault("components", list(range(dim)))
+            if max(comps) >= dim:
+                raise ConfigError(f"{path}.components = {show(comps)} is not allowed: this "
+                                  f"mesh is {dim}D (components 0..{dim - 1})")
+            value = item["value"]
+            if isinstance(value, list) and len(value) != len(comps):
+                raise ConfigError(f"{path}.value = {show(value)} is not allowed: expected one "
+                                  f"value per fixed component ({len(comps)}) or one number")
+        out.append(item)
+    return out
+
+
+def _check_loads(raw: Any, config: Config) -> list[dict]:
+    loads = require_list_of_tables("loads", raw)
+    variants = load_variants(config.physics, config.dim)
+    out, names = [], set()
+    for i, table in enumerate(loads):
+        path = join("loads", i)
+        item = check_typed(path, table, variants, label=f"{config.physics} load type")
+        item.setdefault("name", f"{item['type']}{i}")
+        if item["name"] in names:
+            raise ConfigError(f"{path}.name = {show(item['name'])}: another load has this name")
+        names.add(item["name"])
+        if item["type"] == "point":
+            selections.nodes(path, item, config.mesh, config.label)
+        elif item["type"] in ("traction", "pressure", "flux"):
+            selections.facets(path, item, config.mesh, config.label)
+        else:
+            selections.cells(path, item, config.mesh, config.label)
+        out.append(item)
+    return out
+
+
+def _check_design(raw: Any, config: Config) -> dict:
+    spec = {"passive": Key(require_list_of_tables, [], "passive regions")}
+    design = check_table("design", raw, spec)
+    variants = {kind: selections.selection_spec("group", "region") for kind in ("solid", "void")}
+    passive = []
+    for i, table in enumerate(design["passive"]):
+        path = join("design.passive", i)
+        item = check_typed(path, table, variants)
+        selections.check_one_of(path, item, ("group", "region"), required=True)
+        selections.cells(path, item, config.mesh, config.label)
+        passive.append(item)
+    design["passive"] = passive
+    return design
+
+
+def _check_response(path: str, raw: Any, config: Config, variants: dict,
+                    extra: Mapping[str, Key] | None = None, default: Any = REQUIRED) -> dict:
+    if extra:
+        variants = {name: {**spec, **extra} for name, spec in variants.items()}
+    item = check_typed(path, raw, variants, default=default,
+                       label=f"{config.physics} {path.split('[')[0]} type")
+    if item["type"] in ("displacement", "temperature"):
+        key = selections.check_one_of(path, item, ("point", "group"), required=True)
+        if key == "point":
+            selections.nearest_node(path, item["point"], config.mesh)
+        else:
+            selections.nodes(path, {"group": item["group"]}, config.mesh, config.label)
+    if item.get("component", 0) >= config.dim:
+        raise ConfigError(f"{path}.component = {item['component']} is not allowed: this mesh "
+                          f"is {config.dim}D (components 0..{config.dim - 1})")
+    return item
+
+
+#: History columns an extra constraint may not be named after.
+RESERVED_NAMES = ("iteration", "objective", "volume", "volume_fraction", "change", "seconds",
+                  "penalty", "beta")
+
+
+def _check_constraints(raw: Any, config: Config) -> dict:
+    spec = {
+        "volume_fraction": Key(number(0.0, 1.0, low_open=True), REQUIRED,
+                               "upper bound of the material volume fraction"),
+        "extra": Key(require_list_of_tables, [], "extra constraints response ≤ limit"),
+    }
+    constraints = check_table("constraints", raw, spec)
+    variants = {k: v for k, v in response_variants(config.physics).items() if k != "volume"}
+    extra_keys = {"limit": Key(POSITIVE, REQUIRED, "upper bound of the response"),
+                  "name": Key(string(), None, "name in the history (default: the type)")}
+    items, names = [], set()
+    for i, table in enumerate(constraints["extra"]):
+        path = join("constraints.extra", i)
+        item = _check_response(path, table, config, variants, extra_keys)
+        item.setdefault("name", item["type"])
+        if item["name"] in names or item["name"] in RESERVED_NAMES:
+            raise ConfigError(f"{path}.name = {show(item['name'])}: the name is taken; give "
+                              "each extra constraint its own name (not one of "
+                              f"{', '.join(RESERVED_NAMES)})")
+        names.add(item["name"])
+        items.append(item)
+    constraints["extra"] = items
+    return constraints
+
+
+def _check_optimizer(raw: Any) -> dict:
+    variants = optimizer_variants()
+    item = check_typed("optimizer", raw, variants, default="oc")
+    try:
+        create_optimizer(item)
+    except (TypeError, ValueError) as err:
+        raise _optimizer_error(item, err) from None
+    return item
+
+
+def _optimizer_error(item: dict, err: Exception) -> ConfigError:
+    """Name the option the optimizer's constructor rejected (tried one at a time)."""
+    cls = optimizer_classes()[item["type"]]
+    for key, value in item.items():
+        if key == "type":
+            continue
+        try:
+            cls(**{key: value})
+        except (TypeError, ValueError) as single:
+            return ConfigError(f"optimizer.{key} = {show(value)} is not allowed: {single}")
+    return ConfigError(f"optimizer ({item['type']}): {err}")
+
+
+def _check_solver(raw: Any) -> dict:
+    from fesens.solvers import available_solvers, make_solver
+
+    spec = {"backend": Key(choice("auto", "lu", *available_solvers()), "auto",
+                           "linear solver backend"),
+            "options": Key(table_of_scalars(), {}, "backend options (rtol, preconditioner, "
+                                                   "maxiter, ...)")}
+    solver = check_table("solver", raw, spec)
+    if solver["options"]:
+        try:
+            make_solver(solver["backend"], **solver["options"])
+        except (TypeError, ValueError, FesensError) as err:
+            raise ConfigError(f"solver.options = {show(solver['options'])}: {err}") from None
+    return solver
+
+
+def _check_consistency(data: dict) -> None:
+    optimizer, constraints = data.get("optimizer"), data.get("constraints")
+    objective = data.get("objective")
+    if optimizer is None or constraints is None or objective is None:
+        return
+    if optimizer["type"] == "oc" and constraints["extra"]:
+        raise ConfigError("optimizer.type = \"oc\" handles the volume constraint only; use "
+                          "optimizer.type = \"mma\" for constraints.extra")
+    if objective["type"] == "volume":
+        if optimizer["type"] == "oc":
+            raise ConfigError("objective.type = \"volume\" needs optimizer.type = \"mma\"")
+        if not constraints["extra"]:
+            raise ConfigError("objective.type = \"volume\" needs at least one "
+                              "[[constraints.extra]] (e.g. a stress limit)")
+
+
+def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fesens",
+            optimize: bool = True) -> Config:
+    """Check a parsed config and build its mesh.
+
+    Parameters
+    ----------
+    raw : dict
+        The parsed TOML document.
+    base_dir : Path
+        Directory that relative mesh paths are relative to (the config file's).
+    source : str
+        For messages: the file name or ``preset 'mbb'``.
+    default_name : str
+        ``name`` when the config has none (the file's stem).
+    optimize : bool
+        Whether the optimization sections must be complete; ``False`` (``solve``,
+        ``sensitivity``) checks only the sections that are present.
+
+    Returns
+    -------
+    Config
+
+    Raises
+    ------
+    ConfigError
+        The first problem found, naming the key path, the value and what is allowed.
+    """
+    raw = require_table("", raw)
+    for key in raw:
+        if key not in TOP_LEVEL:
+            raise unknown_key("", key, TOP_LEVEL)
+    for key in ("mesh", "supports", "loads"):
+        if key not in raw:
+            what = "a [mesh] table" if key == "mesh" else f"[[{key}]] tables"
+            raise ConfigError(f"missing {key!r}: the config needs {what}")
+    data: dict[str, Any] = {
+        "name": string()("name", raw.get("name", default_name)),
+        "description": string()("description", raw.get("description", "")),
+    }
+    data["mesh"] = check_typed("mesh", raw["mesh"], MESH)
+    base_dir = Path(base_dir)
+    mesh, label = _make_mesh(data["mesh"], base_dir)
+    data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
+    kind = data["physics"]["type"]
+    data["material"] = check_table("material", raw.get("material", {}), MATERIAL[kind],
+                                   elsewhere=variants_hint(MATERIAL, "physics.type", kind))
+    config = Config(data, mesh, source, label)
+    data["supports"] = _check_supports(raw["supports"], config)
+    data["loads"] = _check_loads(raw["loads"], config)
+    checks = {
+        "design": lambda r: _check_design(r, config),
+        "objective": lambda r: _check_response("objective", r, config,
+                                               response_variants(kind), default="compliance"),
+        "constraints": lambda r: _check_constraints(r, config),
+        "penalization": lambda r: check_typed("penalization", r, PENALIZATION, default="simp"),
+        "filter": lambda r: check_typed("filter", r, FILTER, default="density"),
+        "projection": lambda r: check_typed("projection", r, PROJECTION, default="none"),
+        "optimizer": _check_optimizer,
+        "stop": lambda r: check_table("stop", r, STOP),
+        "output": lambda r: check_table("output", r, OUTPUT),
+    }
+    for section, check in checks.items():
+        if optimize or section in raw:
+            data[section] = check(raw.get(section, {}))
+    data["solver"] = _check_solver(raw.get("solver", {}))
+    _check_consistency(data)
+    return config
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """Every key of every section (for the documentation test), optimizer options aside."""
+    def keys(*specs: Mapping[str, Key]) -> set[str]:
+        return {key for spec in specs for key in spec}
+
+    loads = [*load_variants("elasticity", 2).values(), *load_variants("heat", 2).values()]
+    responses = [*response_variants("elasticity").values(), *response_variants("heat").values()]
+    return {
+        "": set(TOP_LEVEL),
+        "mesh": keys(*MESH.values()) | {"type"},
+        "physics": keys(*PHYSICS.values()) | {"type"},
+        "material": keys(*MATERIAL.values()),
+        "supports": keys(support_spec("elasticity"), support_spec("heat")),
+        "loads": keys(*loads) | {"type"},
+        "design": {"passive", "type", "group", "region"},
+        "objective": keys(*responses) | {"type"},
+        "constraints": {"volume_fraction", "extra", "limit", "name"},
+        "penalization": keys(*PENALIZATION.values()) | {"type"},
+        "filter": keys(*FILTER.values()) | {"type"},
+        "projection": keys(*PROJECTION.values()) | {"type"},
+        "optimizer": {"type"},
+        "stop": set(STOP),
+        "output": set(OUTPUT),
+        "solver": {"backend", "options"},
+        "schedule": {"start", "final", "every", "step", "factor"},
+        "region": set(selections.REGION),
+    }

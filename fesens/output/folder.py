@@ -1,0 +1,153 @@
+"""The results folder: never overwritten by accident, every file written atomically.
+
+A folder holds the files of one run (``config.toml``, ``summary.json``, ``history.csv``,
+``checkpoint.npz``, VTU and PNG files). :meth:`ResultsFolder.check` refuses an existing,
+non-empty folder unless ``--force`` (start over) or ``--resume`` (continue its run) is
+given, and does so before anything is written. Each file is written to a hidden
+temporary sibling and renamed, so readers never see half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+
+from fesens.errors import FesensError
+
+#: Files a run may write (``--force`` removes these and nothing else).
+ARTIFACTS = (
+    "config.toml", "summary.json", "history.csv", "checkpoint.npz", "design.vtu",
+    "design.pvd", "design.png", "convergence.png", "solution.vtu", "solution.png",
+    "solution.json", "sensitivity.vtu", "sensitivity.png", "sensitivity.json",
+    "sensitivity.csv",
+)
+#: Intermediate designs: ``design_0020.vtu``.
+SNAPSHOT = re.compile(r"^design_(\d+)\.vtu$")
+#: Temporary files of atomic writes (ours, ``write_mesh``'s, ``save_figure``'s, the
+#: checkpoint's): hidden names containing ``.tmp``.
+TEMPORARY = re.compile(r"^\..*\.tmp")
+
+CHECKPOINT = "checkpoint.npz"
+#: Columns that differ between otherwise identical runs, left out of ``history.csv``.
+TIMING_COLUMNS = ("seconds",)
+HISTORY_FIRST = ("iteration", "objective", "volume", "change")
+
+
+class ResultsFolderError(FesensError, ValueError):
+    """The results folder cannot be used as asked (exists, no checkpoint, not a folder)."""
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to a hidden sibling of ``path``, then rename it over ``path``."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def history_csv(history: list[dict]) -> str:
+    """CSV text of the iteration records (without timings, so reruns compare equal)."""
+    keys = {key for record in history for key in record} - set(TIMING_COLUMNS)
+    columns = [k for k in HISTORY_FIRST if k in keys] + sorted(keys - set(HISTORY_FIRST))
+
+    def cell(value) -> str:
+        if value is None:
+            return ""
+        return str(value) if isinstance(value, int) else repr(float(value))
+
+    rows = [",".join(columns)]
+    rows += [",".join(cell(record.get(k)) for k in columns) for record in history]
+    return "\n".join(rows) + "\n"
+
+
+class ResultsFolder:
+    """One run's output folder.
+
+    Parameters
+    ----------
+    path : Path
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.path / CHECKPOINT
+
+    def is_empty(self) -> bool:
+        return not self.path.exists() or (self.path.is_dir() and not any(self.path.iterdir()))
+
+    def check(self, *, force: bool = False, resume: bool = False, command: str = "") -> None:
+        """Raise :class:`ResultsFolderError` if the folder may not be used; writes nothing.
+
+        ``command`` is the command line to suggest (e.g. ``fesens optimize mbb.toml``).
+        """
+        if self.path.exists() and not self.path.is_dir():
+            raise ResultsFolderError(f"results folder {self.path} is a file, not a folder")
+        if resume:
+            if not self.checkpoint.is_file():
+                raise ResultsFolderError(
+                    f"cannot resume: no checkpoint in {self.path} ({self.checkpoint} does not "
+                    "exist); run without --resume to start a new run")
+            return
+        if not self.is_empty() and not force:
+            hint = " or --resume to continue its run" if self.checkpoint.is_file() else ""
+            raise ResultsFolderError(
+                f"results folder {self.path} exists and is not empty; nothing was written. "
+                f"Pass --force to overwrite its results{hint}, or choose another --out"
+                + (f" ({command} --out OTHER)" if command else ""))
+
+    def prepare(self, *, clear: bool) -> None:
+        """Create the folder; with ``clear``, remove the files of a previous run (only those)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not clear:
+            return
+        for entry in self.path.iterdir():
+            name = entry.name
+            if entry.is_file() and (name in ARTIFACTS or SNAPSHOT.match(name)
+                                    or TEMPORARY.match(name)):
+                entry.unlink()
+
+    def remove_temporaries(self) -> None:
+        """Delete temporary files left by an interrupted atomic write."""
+        if self.path.is_dir():
+            for entry in self.path.iterdir():
+                if entry.is_file() and TEMPORARY.match(entry.name):
+                    entry.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------ writers
+    def write_text(self, name: str, text: str) -> Path:
+        return atomic_write_text(self.file(name), text)
+
+    def write_json(self, name: str, data: dict) -> Path:
+        return self.write_text(name, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def write_history(self, history: list[dict]) -> Path:
+        return self.write_text("history.csv", history_csv(history))
+
+    def snapshots(self) -> list[tuple[int, str]]:
+        """``(iteration, file name)`` of the intermediate design VTU files, sorted."""
+        found = [(int(m.group(1)), m.group(0))
+                 for m in (SNAPSHOT.match(p.name) for p in self.path.iterdir()) if m]
+        return sorted(found)
+
+    def write_collection(self) -> Path:
+        """``design.pvd``: the intermediate designs as one ParaView time series."""
+        lines = ['<?xml version="1.0"?>',
+                 '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+                 "  <Collection>"]
+        lines += [f'    <DataSet timestep="{it}" group="" part="0" file="{name}"/>'
+                  for it, name in self.snapshots()]
+        lines += ["  </Collection>", "</VTKFile>"]
+        return self.write_text("design.pvd", "\n".join(lines) + "\n")

@@ -1,0 +1,125 @@
+"""Pictures of a design run: the final density (2D image or 3D rendering) and the
+convergence history. Headless matplotlib; files are written atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt  # noqa: E402, I001 - after the backend is chosen
+import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection  # noqa: E402
+from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
+
+from fesens.mesh.cell_types import cell_type
+from fesens.mesh.mesh import Mesh
+from fesens.plotting import save_figure  # also selects the Agg backend
+
+#: Cells with a density above this are drawn as solid in 3D.
+SOLID_THRESHOLD = 0.5
+
+
+def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: str = "") -> Path:
+    """Save a picture of a density field ``(n_cells,)``: 2D cells in grey levels (black =
+    solid, white = void), 3D the shaded outer surface of the solid cells."""
+    if mesh.dim == 2:
+        return _density_2d(mesh, np.asarray(density), path, title)
+    return _density_3d(mesh, np.asarray(density), path, title)
+
+
+def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
+    polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
+    extent = np.ptp(mesh.points, axis=0)
+    width = 8.0
+    height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
+    fig, ax = plt.subplots(figsize=(width, height + 1.0))
+    cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
+                           linewidths=0.1)
+    cells.set_clim(0.0, 1.0)
+    ax.add_collection(cells)
+    outline = mesh.points[mesh.boundary_facets().facets[:, :2]]
+    ax.add_collection(LineCollection(outline, colors="0.55", linewidths=0.6))
+    ax.autoscale_view()
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title)
+    fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal",
+                 pad=0.04)
+    return save_figure(fig, path)
+
+
+def solid_surface(mesh: Mesh, solid: np.ndarray) -> np.ndarray:
+    """Corner coordinates of the outer faces of the cells marked ``solid``,
+    ``(n_faces, n_face_corners, 3)`` (faces shared by two solid cells are dropped)."""
+    local = np.asarray(mesh.type_info.local_facets)
+    n_corners = cell_type(mesh.type_info.facet_type).n_corners
+    faces = mesh.cells[solid][:, local][:, :, :n_corners].reshape(-1, n_corners)
+    _, inverse, counts = np.unique(np.sort(faces, axis=1), axis=0, return_inverse=True,
+                                   return_counts=True)
+    outer = faces[counts[inverse.ravel()] == 1]
+    return mesh.points[outer]
+
+
+def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
+    threshold = SOLID_THRESHOLD
+    if np.count_nonzero(density > threshold) < max(1, density.size // 100):
+        # An early design has few cells above 1/2: draw its densest tenth instead.
+        threshold = float(np.quantile(density, 0.9))
+    solid = density > threshold if np.any(density > threshold) else density >= threshold
+    # Plot coordinates (x, z, y): the mesh's y axis (up in the presets) is drawn vertical.
+    faces = solid_surface(mesh, solid)[:, :, [0, 2, 1]]
+    normals = np.cross(faces[:, 1] - faces[:, 0], faces[:, 2] - faces[:, 0])
+    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-300)
+    light = np.array([0.3, -0.6, 0.75]) / np.linalg.norm([0.3, -0.6, 0.75])
+    shade = 0.3 + 0.7 * np.abs(normals @ light)
+    colors = np.column_stack([0.50 * shade, 0.60 * shade, 0.78 * shade, np.ones_like(shade)])
+    fig = plt.figure(figsize=(9, 6))
+    ax = fig.add_subplot(projection="3d")
+    ax.add_collection3d(Poly3DCollection(faces, facecolors=colors, edgecolors=(0, 0, 0, 0.15),
+                                         linewidths=0.2))
+    low, high = mesh.bounding_box()
+    low, high = low[[0, 2, 1]], high[[0, 2, 1]]
+    corners = np.array([[(low, high)[(k >> axis) & 1][axis] for axis in range(3)]
+                        for k in range(8)])
+    edges = [(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1]
+    for edge in edges:  # the 12 edges of the bounding box
+        ax.plot(*corners[list(edge)].T, color="0.7", linewidth=0.6)
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    ax.set_zlim(low[2], high[2])
+    ax.set_box_aspect(np.maximum(high - low, 1e-12))
+    ax.view_init(elev=25, azim=-60)
+    ax.set_axis_off()
+    label = f"cells with density > {threshold:.2g}"
+    ax.set_title(f"{title}\n{label}" if title else label)
+    return save_figure(fig, path)
+
+
+def plot_convergence(history: Sequence[dict], path: str | Path, *,
+                     volume_limit: float | None = None, objective: str = "objective",
+                     constraints: Sequence[str] = ()) -> Path:
+    """Objective, volume fraction (and extra constraints) and design change per iteration."""
+    iterations = [r["iteration"] for r in history]
+    panels = 3 + bool(constraints)
+    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(7, 2.2 * panels + 0.5))
+    axes[0].plot(iterations, [r["objective"] for r in history], color="tab:blue")
+    axes[0].set_ylabel(objective)
+    axes[1].plot(iterations, [r["volume"] for r in history], color="tab:green")
+    if volume_limit is not None:
+        axes[1].axhline(volume_limit, color="gray", linestyle="--", linewidth=1)
+    axes[1].set_ylabel("volume fraction")
+    change = np.maximum([r["change"] for r in history], 1e-16)
+    axes[2].semilogy(iterations, change, color="tab:red")
+    axes[2].set_ylabel("max design change")
+    if constraints:
+        for name in constraints:
+            axes[3].plot(iterations, [r.get(name, np.nan) for r in history], label=name)
+        axes[3].legend(loc="upper right")
+        axes[3].set_ylabel("constraints")
+    axes[-1].set_xlabel("iteration")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    fig.subplots_adjust(left=0.15, right=0.97, top=0.98, bottom=0.08, hspace=0.1)
+    return save_figure(fig, path)

@@ -1,0 +1,277 @@
+"""``fesens optimize``: run a design optimization from a config into a results folder.
+
+Order of work: check the folder (nothing written), build the model and the design problem
+(every input error surfaces here), then create the folder and run. Every iteration is
+checkpointed; an interrupted run leaves a valid checkpoint, ``history.csv`` and
+``summary.json`` and can be resumed to reproduce the uninterrupted run exactly.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fesens import __version__
+from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
+from fesens.fem.solution import Solution
+from fesens.mesh import write_mesh
+from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
+from fesens.output import ResultsFolder
+from fesens.output.plots import plot_convergence, plot_density
+from fesens.workflow.common import Interrupted, solver_name
+
+#: Sections a resumed run may change (iteration limit, tolerance, output frequency).
+RESUMABLE_CHANGES = ("stop", "output", "name", "description")
+
+
+@dataclass
+class RunState:
+    """What a run carries between iterations."""
+
+    history: list[dict] = field(default_factory=list)
+    start_iteration: int = 0
+    tic: float = field(default_factory=time.perf_counter)
+
+
+def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    keys = sorted(set(old) | set(new))
+    out = []
+    for key in keys:
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            out += _differences(old[key], new[key], path)
+        elif old.get(key) != new.get(key):
+            out.append(path)
+    return out
+
+
+def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
+    stored = folder.file("config.toml")
+    if not stored.is_file():
+        return
+    old = tomllib.loads(stored.read_text(encoding="utf-8"))
+    strip = [{k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}
+             for d in (old, config.data)]
+    changed = _differences(*strip)
+    if changed:
+        raise ConfigError(f"cannot resume: the config differs from the one of the run in "
+                          f"{folder.path} (changed: {', '.join(changed)}); only [stop] and "
+                          "[output] may change on --resume")
+
+
+def _schedules_done(problem: DesignProblem, iteration: int) -> bool:
+    schedules = [problem.interpolation.schedule, getattr(problem.projection, "schedule", None)]
+    return all(s is None or s.done(iteration) for s in schedules)
+
+
+def design_fields(model, evaluation: Evaluation) -> tuple[dict, dict]:
+    """Point and cell data of an evaluated design: displacement (temperature), density,
+    von Mises and stress (heat flux) at the interpolated stiffness."""
+    state = evaluation.state
+    solution = Solution(model, np.asarray(state.u), state.coefficients,
+                        dict(state.parameters), None)
+    return solution.point_data(), {"density": evaluation.density, **solution.cell_data()}
+
+
+def _progress_line(record: dict, extras: list[str]) -> str:
+    line = (f"{record['iteration']:5d}  objective {record['objective']: .6e}  "
+            f"volume {record['volume']:.4f}  change {record['change']:.4f}  "
+            f"{record.get('seconds', 0.0):6.2f} s")
+    return line + "".join(f"  {name} {record[name]:.4g}" for name in extras if name in record)
+
+
+def _describe(config: Config, problem: DesignProblem, model) -> str:
+    data = config.data
+    pen, flt = data["penalization"], data["filter"]
+    penalty = pen["penalty"]
+    penalty = (f"{penalty['start']:g}→{penalty.get('final', penalty['start']):g}"
+               if isinstance(penalty, dict) else f"{penalty:g}")
+    radius = f" r={flt['radius']:g}" if "radius" in flt else ""
+    return (f"{config.name}: {config.mesh.n_cells} {config.mesh.cell_type} cells, "
+            f"{model.dofmap.n_dofs} dofs, {problem.n_design} design variables; "
+            f"{data['objective']['type']}, volume ≤ {data['constraints']['volume_fraction']:g}; "
+            f"{pen['type'].upper()} {penalty}, {flt['type']} filter{radius}, "
+            f"{data['optimizer']['type'].upper()}")
+
+
+def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
+                     force: bool = False, echo: Callable[[str], None] = print,
+                     command: str = "fesens optimize CONFIG") -> dict:
+    """Optimize the design described by ``config``; returns the summary (also in
+    ``summary.json``).
+
+    Parameters
+    ----------
+    config : Config
+        A resolved optimization config.
+    out : path
+        Results folder (refused if it exists and is not empty, unless ``force`` or
+        ``resume``).
+    resume : bool
+        Continue the run whose checkpoint is in ``out``.
+    force : bool
+        Overwrite the results of a previous run in ``out``.
+    echo : callable
+        Receives the progress lines.
+    command : str
+        The command that started the run, for the resume hint.
+
+    Raises
+    ------
+    ConfigError, ResultsFolderError
+        Before anything is written.
+    SolverError, NonFiniteError
+        Numerical failure during the run (the checkpoint holds the last good iteration).
+    Interrupted
+        On KeyboardInterrupt, after saving; its message says how to resume.
+    """
+    folder = ResultsFolder(out)
+    folder.check(force=force, resume=resume, command=command)
+    if resume:
+        _check_same_problem(folder, config)
+    model = build_model(config)
+    problem = build_problem(config, model)
+    optimizer = build_optimizer(config)
+    folder.prepare(clear=force and not resume)
+    folder.write_text("config.toml", dumps(config.data, header=(
+        f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
+        f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
+    run = RunState()
+    if resume:
+        _, run.start_iteration, run.history, _ = load_checkpoint(folder.checkpoint)
+        echo(f"resuming {config.name} from iteration {run.start_iteration} "
+             f"({folder.checkpoint})")
+    echo(_describe(config, problem, model))
+    try:
+        x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
+                                            resume, echo)
+        summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
+    except KeyboardInterrupt:
+        raise _interrupted(config, folder, run, command) from None
+    status = "converged" if converged else "stopped at the iteration limit"
+    echo(f"{status} after {summary['iterations']} iterations: objective "
+         f"{summary['objective']['value']:.6g}, volume {summary['volume_fraction']:.4f} "
+         f"(limit {config.data['constraints']['volume_fraction']:g}); "
+         f"{summary['wall_time_seconds']:.1f} s")
+    echo(f"results in {folder.path}: design.png, design.vtu, convergence.png, history.csv, "
+         "summary.json")
+    return summary
+
+
+def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
+    stop, every = config.data["stop"], config.data["output"]["every"]
+    extras = [c.name for c in problem.constraints]
+    last = run.history[-1] if run.history else None
+    if resume and last is not None and (
+            run.start_iteration >= stop["max_iter"]
+            or (last["change"] < stop["tol_change"]
+                and _schedules_done(problem, run.start_iteration))):
+        x = load_checkpoint(folder.checkpoint)[0]
+        problem.update_schedules(run.start_iteration)
+        converged = last["change"] < stop["tol_change"]
+        echo(f"the run in {folder.path} has already finished at iteration "
+             f"{run.start_iteration}; writing its results")
+        return x, problem.evaluate(x), converged
+
+    def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
+        run.history.append(record)
+        echo(_progress_line(record, extras))
+        folder.write_history(run.history)
+        if every and record["iteration"] % every == 0:
+            point_data, cell_data = design_fields(model, evaluation)
+            write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
+                       point_data=point_data, cell_data=cell_data)
+            folder.write_collection()
+
+    result = optimize(problem, optimizer, max_iter=stop["max_iter"],
+                      tol_change=stop["tol_change"], callback=callback,
+                      checkpoint=folder.checkpoint, resume=resume)
+    run.history = result.history
+    return result.x, result.evaluation, result.converged
+
+
+def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evaluation) -> list:
+    limit = config.data["constraints"]["volume_fraction"]
+    report = [{"name": "volume_fraction", "value": evaluation.volume_fraction, "limit": limit,
+               "satisfied": bool(evaluation.volume_fraction <= limit * (1 + 1e-4))}]
+    for constraint in problem.constraints:
+        value = evaluation.extras[constraint.name]
+        report.append({"name": constraint.name, "value": value, "limit": constraint.limit,
+                       "satisfied": bool(value <= constraint.limit * (1 + 1e-4))})
+    return report
+
+
+def _finish(config, problem, model, folder, run, x, evaluation, converged) -> dict:
+    point_data, cell_data = design_fields(model, evaluation)
+    write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
+               cell_data=cell_data)
+    if folder.snapshots():
+        folder.write_collection()
+    iterations = run.history[-1]["iteration"] if run.history else 0
+    objective = config.data["objective"]["type"]
+    plot_density(config.mesh, evaluation.density, folder.file("design.png"),
+                 title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
+                       f"{evaluation.volume_fraction:.3f}, {iterations} iterations")
+    if run.history:
+        plot_convergence(run.history, folder.file("convergence.png"),
+                         volume_limit=config.data["constraints"]["volume_fraction"],
+                         objective=objective, constraints=[c.name for c in problem.constraints])
+    folder.write_history(run.history)
+    summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
+                       evaluation=evaluation, converged=converged)
+    if "von_mises" in cell_data:
+        summary["max_von_mises"] = float(np.max(cell_data["von_mises"]))
+    summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
+    folder.write_json("summary.json", summary)
+    return summary
+
+
+def _summary(config, problem, model, run, status, *, evaluation=None, converged=False) -> dict:
+    history = run.history
+    summary = {
+        "name": config.name,
+        "status": status,
+        "converged": bool(converged),
+        "iterations": history[-1]["iteration"] if history else 0,
+        "resumed_from_iteration": run.start_iteration or None,
+        "objective": {"type": config.data["objective"]["type"],
+                      "value": evaluation.objective if evaluation else
+                      (history[-1]["objective"] if history else None)},
+        "volume_fraction": evaluation.volume_fraction if evaluation else
+        (history[-1]["volume"] if history else None),
+        "constraints": _constraint_report(config, problem, evaluation) if evaluation else [],
+        "wall_time_seconds": time.perf_counter() - run.tic,
+        "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
+        "solver": solver_name(config.data["solver"]["backend"]),
+        "optimizer": config.data["optimizer"]["type"],
+        "mesh": {"cells": config.mesh.n_cells, "points": config.mesh.n_points,
+                 "cell_type": config.mesh.cell_type, "dofs": model.dofmap.n_dofs},
+        "fesens_version": __version__,
+        "config": config.data,
+    }
+    return summary
+
+
+def _interrupted(config: Config, folder: ResultsFolder, run: RunState,
+                 command: str) -> Interrupted:
+    """Save what a KeyboardInterrupt left (history, summary) and say how to resume."""
+    folder.remove_temporaries()
+    if not folder.checkpoint.is_file():
+        return Interrupted(f"interrupted before the first iteration finished; nothing to "
+                           f"resume in {folder.path} (run `{command} --out {folder.path} "
+                           "--force` to start again)")
+    run.history = load_checkpoint(folder.checkpoint)[2]
+    folder.write_history(run.history)
+    data = {"name": config.name, "status": "interrupted",
+            "iterations": run.history[-1]["iteration"] if run.history else 0,
+            "checkpoint": str(folder.checkpoint), "fesens_version": __version__,
+            "config": config.data}
+    folder.write_json("summary.json", data)
+    return Interrupted(f"interrupted after iteration {data['iterations']}; checkpoint saved "
+                       f"in {folder.checkpoint}. Resume with: {command} --out {folder.path} "
+                       "--resume")

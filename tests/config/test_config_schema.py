@@ -1,0 +1,242 @@
+"""Config validation: every problem is reported before any work, naming the key path, the
+value and what is allowed; resolved configs round-trip through the TOML writer."""
+
+import copy
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from fesens.config import (
+    ConfigError,
+    dumps,
+    load_config,
+    load_preset,
+    parse_config,
+    preset_names,
+    resolve,
+)
+from fesens.config.schema import documented_keys, optimizer_classes
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
+LBRACKET = ROOT / "meshes" / "lbracket.msh"
+
+
+def check(raw: dict, *, optimize: bool = True, base_dir: Path = ROOT):
+    return resolve(raw, base_dir=base_dir, source="test.toml", optimize=optimize)
+
+
+def changed(edit) -> dict:
+    raw = copy.deepcopy(SMALL)
+    edit(raw)
+    return raw
+
+
+def set_key(path: str, value):
+    """An edit that sets ``a.b.c`` (list indices as numbers) in the raw config."""
+    def edit(raw):
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        node = raw
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    return edit
+
+
+def delete_key(path: str):
+    def edit(raw):
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        node = raw
+        for part in parents:
+            node = node[part]
+        del node[last]
+    return edit
+
+
+ERRORS = [
+    # unknown keys: the nearest valid key is suggested
+    (set_key("filter.radus", 2.0), "unknown key 'filter.radus'; did you mean 'radius'?"),
+    (set_key("filtre", {}), "unknown key 'filtre'; did you mean 'filter'?"),
+    (set_key("supports.0.compnents", [0]), "unknown key 'supports[0].compnents'; did you mean "
+                                          "'components'?"),
+    (set_key("penalization.penalty", {"start": 1.0, "evry": 10}),
+     "unknown key 'penalization.penalty.evry'; did you mean 'every'?"),
+    (set_key("optimizer.mvoe", 0.1), "unknown key 'optimizer.mvoe'; did you mean 'move'?"),
+    # keys of another variant
+    (set_key("material.conductivity", 1.0),
+     "material.conductivity is not used here: it applies to physics.type 'heat'"),
+    (set_key("filter.type", "none"), "filter.radius is not used here: it applies to "
+                                     "filter.type 'density', 'sensitivity', 'helmholtz'"),
+    # types and ranges: path, value and what is allowed
+    (set_key("filter.radius", -2.4), "filter.radius = -2.4 is not allowed: expected a number > 0"),
+    (set_key("filter.radius", "big"), 'filter.radius = "big" is not allowed: expected a number'),
+    (set_key("filter.type", "densty"), 'filter.type = "densty" is not allowed: expected one of '
+                                       '"density", "sensitivity", "helmholtz", "none"; did you '
+                                       "mean 'density'?"),
+    (set_key("mesh.cells", [24.5, 8]), "mesh.cells = [24.5, 8] is not allowed: expected a list "
+                                       "of 2 integers ≥ 1"),
+    (set_key("mesh.cells", [True, 8]), "mesh.cells = [true, 8] is not allowed"),
+    (set_key("material.nu", 0.5), "material.nu = 0.5 is not allowed: expected a number in "
+                                  "(-1, 0.5)"),
+    (set_key("constraints.volume_fraction", 1.5),
+     "constraints.volume_fraction = 1.5 is not allowed: expected a number in (0, 1]"),
+    (delete_key("constraints.volume_fraction"), "missing key 'constraints.volume_fraction'"),
+    (set_key("stop.max_iter", 0), "stop.max_iter = 0 is not allowed: expected an integer ≥ 1"),
+    (set_key("optimizer.move", 2.0), "optimizer.move = 2.0 is not allowed: OC move limit"),
+    (set_key("solver", {"backend": "cholmd"}), "solver.backend = \"cholmd\" is not allowed"),
+    (set_key("penalization.penalty", {"start": 1.0, "step": 0.5, "factor": 2.0}),
+     "penalization.penalty: give either step or factor, not both"),
+    (set_key("supports", {"group": "left"}), "supports must be a list of tables"),
+    (set_key("supports", []), "supports is empty"),
+    (delete_key("loads"), "missing 'loads'"),
+    # mesh-aware checks
+    (set_key("supports.0.group", "lefft"), 'supports[0].group = "lefft": the mesh (rectangle '
+                                           "24x8) has no node or facet group of that name; did "
+                                           "you mean 'left'? (available node or facet groups: "
+                                           "bottom, left, right, top)"),
+    (set_key("supports.1.point", [240.0, 0.0]), "supports[1].point = [240.0, 0.0] is outside "
+                                                "the mesh"),
+    (set_key("supports.0.components", ["x", "z"]), "supports[0].components = [0, 2] is not "
+                                                   "allowed: this mesh is 2D"),
+    (set_key("supports.0.value", [0.0, 1.0]), "supports[0].value = [0.0, 1.0] is not allowed: "
+                                              "expected one value per fixed component"),
+    (set_key("loads.0.value", [0.0, -1.0, 0.0]), "loads[0].value = [0.0, -1.0, 0.0] is not "
+                                                 "allowed: expected a list of 2 numbers"),
+    (set_key("loads.0.type", "heat_source"), 'loads[0].type = "heat_source" is not allowed'),
+    (set_key("loads", [{"type": "point", "point": [0.0, 8.0], "group": "top",
+                        "value": [0.0, 1.0]}]), "loads[0]: give only one of group, region, point"),
+    (set_key("loads", [{"type": "traction", "value": [0.0, 1.0]}]),
+     "loads[0]: missing the selection: give one of group, region"),
+    (set_key("loads", [{"type": "point", "point": [0.0, 8.0], "value": [0.0, -1.0]},
+                       {"type": "point", "name": "point0", "group": "top", "value": [0.0, 1.0]}]),
+     'loads[1].name = "point0": another load has this name'),
+    (set_key("loads", [{"type": "traction", "region": {"min": [30.0, 0.0], "max": [40.0, 1.0]},
+                        "value": [0.0, 1.0]}]), "loads[0].region selects no boundary facet"),
+    (set_key("supports.0", {"region": {"min": [1.0, 0.0], "max": [0.0, 8.0]}}),
+     "supports[0].region: min [1.0, 0.0] must not exceed max [0.0, 8.0]"),
+    (set_key("design", {"passive": [{"type": "solid", "group": "hole"}]}),
+     'design.passive[0].group = "hole": the mesh (rectangle 24x8) has no cell group of that '
+     "name (available cell groups: none)"),
+    (set_key("objective", {"type": "displacement", "point": [0.0, 8.0]}),
+     "missing key 'objective.component'"),
+    (set_key("objective", {"type": "temperature", "point": [0.0, 8.0]}),
+     'objective.type = "temperature" is not allowed'),
+    # consistency between sections
+    (set_key("constraints.extra", [{"type": "stress_pnorm", "limit": 1.0}]),
+     'optimizer.type = "oc" handles the volume constraint only'),
+    (set_key("objective", {"type": "volume"}), 'objective.type = "volume" needs optimizer.type '
+                                               '= "mma"'),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), ERRORS)
+def test_invalid_configs_are_reported_with_the_key_path(edit, message):
+    with pytest.raises(ConfigError) as info:
+        check(changed(edit))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_the_small_config_resolves_with_defaults_filled_in():
+    data = check(copy.deepcopy(SMALL)).data
+    assert data["supports"][0] == {"group": "left", "components": [0], "value": 0.0}
+    assert data["loads"][0]["name"] == "F"
+    assert data["projection"] == {"type": "none"}
+    assert data["penalization"]["minimum"] == 1e-9
+    assert data["optimizer"] == {"type": "oc", "move": 0.2, "tolerance": 1e-3}
+    assert data["solver"] == {"backend": "auto", "options": {}}
+
+
+def test_analysis_needs_no_optimization_sections():
+    raw = {k: v for k, v in SMALL.items()
+           if k in ("name", "mesh", "physics", "material", "supports", "loads")}
+    data = check(raw, optimize=False).data
+    assert "constraints" not in data and "optimizer" not in data
+    with pytest.raises(ConfigError, match="missing key 'constraints.volume_fraction'"):
+        check(raw)
+
+
+def test_3d_configs_reject_plane_and_thickness():
+    raw = changed(set_key("mesh", {"type": "box", "size": [3.0, 1.0, 1.0], "cells": [3, 1, 1]}))
+    raw["supports"] = [{"group": "left"}]
+    raw["loads"] = [{"type": "point", "point": [3.0, 0.0, 0.0], "value": [0.0, -1.0, 0.0]}]
+    with pytest.raises(ConfigError, match=r"physics.plane is not used here: it applies to 2D "
+                                          r"meshes only \(this mesh is 3D\)"):
+        check(raw)
+    del raw["physics"]["plane"]
+    data = check(raw).data
+    assert data["physics"] == {"type": "elasticity"}
+
+
+def test_mesh_files_are_relative_to_the_config_and_their_groups_are_checked(tmp_path):
+    (tmp_path / "meshes").mkdir()
+    shutil.copy(LBRACKET, tmp_path / "meshes" / "bracket.msh")
+    text = (Path(__file__).resolve().parents[2] / "fesens" / "config" / "presets" /
+            "lbracket.toml").read_text()
+    text = text.replace('"../../../meshes/lbracket.msh"', '"meshes/bracket.msh"')
+    path = tmp_path / "bracket.toml"
+    path.write_text(text)
+    config = load_config(path)
+    assert config.data["mesh"]["file"] == str(tmp_path / "meshes" / "bracket.msh")
+    assert config.name == "lbracket" and config.mesh.n_cells == 1983
+    path.write_text(text.replace('group = "top"', 'group = "tpo"'))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f'{path}: supports[0].group = "tpo": the mesh (bracket.msh) has no node or facet group '
+        "of that name; did you mean 'top'? (available node or facet groups: corner, domain, "
+        "load, top)")
+    path.write_text(text.replace("meshes/bracket.msh", "meshes/missing.msh"))
+    with pytest.raises(ConfigError, match=r'mesh.file = "meshes/missing.msh": no such file \('):
+        load_config(path)
+
+
+def test_toml_syntax_errors_name_the_line():
+    with pytest.raises(ConfigError, match=r"^x.toml: not valid TOML: .*line 2"):
+        parse_config('name = "a"\nmesh = [1, =\n', source="x.toml", base_dir=ROOT)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_presets_resolve_and_their_resolved_config_round_trips(name):
+    if name == "lbracket_stress" and "mma" not in optimizer_classes():
+        pytest.skip("MMA is not available")
+    data = load_preset(name).data
+    text = dumps(data)
+    assert check(tomllib.loads(text)).data == data
+
+
+def test_unknown_preset_suggests_the_nearest():
+    with pytest.raises(ConfigError, match="unknown preset 'mbbb'; did you mean 'mbb'"):
+        load_preset("mbbb")
+
+
+def test_toml_writer_round_trips_awkward_values():
+    data = {"name": 'a "quoted" \\ name\n', "x": 1e-9, "n": -3, "flag": False,
+            "table": {"list": [1.5, 2.0], "inline": {"k y": "v"}},
+            "items": [{"a": 1}, {"a": 2, "b": [0.1]}], "empty": []}
+    assert tomllib.loads(dumps(data)) == data
+
+
+def test_docs_example_is_valid_and_documents_every_key():
+    text = (ROOT / "docs" / "config.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
+    check(tomllib.loads(block))
+    for section, keys in documented_keys().items():
+        for key in keys:
+            assert re.search(rf"(^|[\s\[{{.#`]){re.escape(key)}( =|\]|`)", text, re.M), \
+                f"docs/config.md does not document {section}.{key}"
+
+
+def test_readme_config_example_is_valid():
+    text = (ROOT / "README.md").read_text()
+    (block,) = re.findall(r"```toml\n(.*?)```", text, re.S)
+    config = resolve(tomllib.loads(block), base_dir=ROOT, source="README.md")
+    assert config.mesh.n_cells == 1983
