@@ -1,0 +1,165 @@
+"""``fesens study``: run the parameter study of a study file (see :mod:`fesens.study.config`).
+
+Exit codes as for every fesens command: 0 success, 1 every sample failed, 2 bad input
+(study file, base config, options, results folder), 130 interrupted (the samples finished
+so far are saved; ``--resume`` continues).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import click
+
+from fesens import __version__
+from fesens.cli_errors import FesensCliError
+
+#: Files a study writes in its folder (``--force`` removes these and nothing else).
+STUDY_FILES = ("results.jsonl", "results.csv", "results.json", "results.parquet",
+               "sensitivities.csv", "tornado.png", "sweeps.png", "scatter.png", "study.json",
+               "summary.json")
+ADDRESS = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+
+
+def _normalised(data) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def _prepare_folder(out: Path, study_data: dict, *, resume: bool, force: bool,
+                    command: str) -> None:
+    from fesens.output.folder import atomic_write_text
+    from fesens.study.journal import JOURNAL
+
+    if out.exists() and not out.is_dir():
+        raise FesensCliError(f"results folder {out} is a file, not a folder")
+    saved = out / "study.json"
+    if resume:
+        if not (out / JOURNAL).is_file():
+            raise FesensCliError(f"cannot resume: no {JOURNAL} in {out}; run without --resume "
+                                "to start the study")
+        if saved.is_file() and _normalised(json.loads(saved.read_text(encoding="utf-8"))) \
+                != _normalised(study_data):
+            raise FesensCliError(f"cannot resume: the study file changed since the run in {out} "
+                                "started (its study.json differs); use another --out")
+        return
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise FesensCliError(f"results folder {out} exists and is not empty; nothing was "
+                                "written. Pass --resume to continue its study, --force to start "
+                                f"over, or choose another --out ({command} --out OTHER)")
+        for name in STUDY_FILES:
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(saved, json.dumps(study_data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _where(workers: int | None, scheduler: str | None) -> str:
+    from fesens.study.runner import default_workers
+
+    if scheduler:
+        return f"the Dask cluster at {scheduler}"
+    if workers == 0:
+        return "this process"
+    count = workers or default_workers()
+    return f"{count} local worker process{'es' * (count != 1)}"
+
+
+def _sensitivity_lines(results) -> list[str]:
+    lines = []
+    sensitivities = results.sensitivities()
+    for output in results.outputs:
+        ranked = ", ".join(f"{row['parameter']} {row['mean']:+.3g}"
+                           for row in sensitivities.for_output(output))
+        lines.append(f"  {output}: {ranked}")
+    return lines
+
+
+@click.command("study")
+@click.argument("study_path", metavar="STUDY.toml",
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder [default: results/NAME].")
+@click.option("--workers", type=click.IntRange(min=0), metavar="N",
+              help="Local worker processes [default: one per core; 0: in this process].")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on the Dask cluster of this scheduler (e.g. tcp://10.0.0.5:8786).")
+@click.option("--resume", is_flag=True, help="Continue the study saved in DIR.")
+@click.option("--force", is_flag=True, help="Replace the results of a previous study in DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (no progress bar).")
+def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
+                  scheduler: str | None, resume: bool, force: bool, quiet: bool) -> None:
+    """Run the parameter study of STUDY.toml: its base config (the format of `fesens solve`)
+    evaluated with exact gradients at every sample of its design (see docs/study.md).
+
+    Writes to DIR: results.jsonl (one line per sample as it finishes; --resume continues
+    from it), results.csv / .json / .parquet (sample, inputs, outputs, d(output)/d(param),
+    wall_time, status, error, worker), sensitivities.csv (normalised sensitivities),
+    tornado.png, sweeps.png, scatter.png, study.json and summary.json.
+    """
+    from fesens.config import ConfigError
+    from fesens.study.config import load_study
+    from fesens.study.journal import JournalError
+
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give --workers (local processes) or --scheduler (Dask), "
+                               "not both")
+    if resume and force:
+        raise click.UsageError("--resume continues a study and --force starts over; pick one")
+    if scheduler is not None and not ADDRESS.match(scheduler):
+        raise click.BadParameter(f"{scheduler!r} is not a scheduler address; expected e.g. "
+                                 "tcp://10.0.0.5:8786", param_hint="--scheduler")
+    echo = (lambda line: None) if quiet else click.echo
+    try:
+        spec = load_study(study_path)
+        out = out_dir or Path("results") / spec.name
+        _prepare_folder(out, spec.data, resume=resume, force=force,
+                        command=f"fesens study {study_path}")
+        echo(f"{spec.name}: {len(spec.design)} samples ({spec.design.kind}), parameters "
+             f"{', '.join(spec.design.names)}; outputs {', '.join(spec.model.outputs)}; "
+             f"on {_where(workers, scheduler)}")
+        results, seconds = _run(spec, out, workers, scheduler, resume, quiet, study_path)
+    except (ConfigError, JournalError) as err:
+        raise FesensCliError(str(err)) from None
+    _finish(spec, results, out, seconds, _where(workers, scheduler), echo)
+
+
+def _run(spec, out: Path, workers, scheduler, resume: bool, quiet: bool, study_path: Path):
+    from fesens.study.runner import run_study
+
+    start = time.perf_counter()
+    try:
+        results = run_study(spec.model, spec.design, out=out, workers=workers,
+                            scheduler=scheduler, resume=resume, progress=not quiet)
+    except KeyboardInterrupt:
+        raise FesensCliError(f"interrupted; the finished samples are saved in {out}. Continue "
+                            f"with: fesens study {study_path} --out {out} --resume",
+                            130) from None
+    except ImportError as err:
+        raise FesensCliError(f"--scheduler needs dask.distributed (pip install "
+                            f"'dask[distributed]'): {err}") from None
+    except OSError as err:
+        raise FesensCliError(f"cannot run the study: {err}") from None
+    return results, time.perf_counter() - start
+
+
+def _finish(spec, results, out: Path, seconds: float, where: str, echo) -> None:
+    from fesens.output.folder import atomic_write_text
+    from fesens.study.report import write_report
+
+    written = write_report(results, out, title=spec.name)
+    summary = {"name": spec.name, "samples": len(results), "errors": results.n_errors,
+               "seconds": seconds, "where": where, "parameters": list(results.parameters),
+               "outputs": list(results.outputs), "fesens_version": __version__}
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    echo(f"{len(results)} samples, {results.n_errors} error(s), {seconds:.3g} s")
+    if results.ok().any():
+        echo("normalised sensitivities (∂y/∂p)·(p/y), mean over samples:")
+        for line in _sensitivity_lines(results):
+            echo(line)
+    echo(f"results in {out}: {', '.join(p.name for p in written)}, results.jsonl")
+    if len(results) and not results.ok().any():
+        first = results.errors[0]["error"]
+        raise FesensCliError(f"every sample failed; the first error: {first}", 1)

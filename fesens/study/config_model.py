@@ -1,0 +1,137 @@
+"""A parametric model made from a config file (``fesens solve``'s format) and a list of
+parameter targets and outputs; what ``fesens study`` runs.
+
+Targets (what a study parameter sets):
+
+===========================  ==============================================================
+``material.E``, ``.nu``      Young's modulus, Poisson's ratio (elasticity, all cells)
+``material.conductivity``    conductivity (heat)
+``loads.NAME.magnitude``     factor on the load named NAME (its config value times this)
+``loads.NAME.angle``         rotation in degrees of NAME's vector in the plane of two
+                             ``axes`` (from the first towards the second; 2D: x towards y)
+===========================  ==============================================================
+
+To make the angle of a vector load differentiable, each vector load is set up as one unit
+load per component (``NAME[x]``, ``NAME[y]``, ...) and the solve gets the magnitudes
+``m = s · R(θ) v`` (``v`` the config's vector, ``s`` the magnitude factor).
+
+Everything here is plain data plus module-level functions, so it pickles without
+cloudpickle; the setup re-reads the mesh from the resolved config in each worker.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fesens.adjoint import Differentiable
+from fesens.config import Config, build_model, resolve, response
+from fesens.config.build import solver_argument
+from fesens.config.checks import AXES
+
+#: Load types whose value is a vector (one unit load per component).
+VECTOR_LOADS = ("point", "traction", "body_force")
+
+
+def component_name(load: str, axis: int) -> str:
+    """``"tip[x]"``: the unit load of one component of a vector load."""
+    return f"{load}[{AXES[axis]}]"
+
+
+def is_vector_load(config: Config, load: dict) -> bool:
+    return config.physics == "elasticity" and load["type"] in VECTOR_LOADS
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one parameter sets: ``kind`` is ``"material"`` (``key`` E, nu, conductivity),
+    ``"magnitude"`` or ``"angle"`` (``key`` a load name; ``axes`` the rotation plane)."""
+
+    kind: str
+    key: str
+    axes: tuple[int, int] = (0, 1)
+
+
+@dataclass
+class Context:
+    """What a worker keeps between samples: the differentiable problem, the base vectors
+    of the loads, and the output functions."""
+
+    problem: Differentiable
+    vectors: dict[str, np.ndarray]
+    scalars: tuple[str, ...]
+    responses: dict
+
+
+@dataclass(frozen=True)
+class ConfigSetup:
+    """``setup()`` of a config-made model (picklable): resolve the config, build the model
+    with component loads, wrap it in :class:`~fesens.adjoint.Differentiable`."""
+
+    data: dict
+    source: str
+    outputs: tuple[tuple[str, dict], ...]
+
+    def __call__(self) -> Context:
+        config = resolve(copy.deepcopy(self.data), base_dir=Path.cwd(), source=self.source,
+                         optimize=False)
+        vectors, scalars, loads = {}, [], []
+        for load in config.data["loads"]:
+            if is_vector_load(config, load):
+                vectors[load["name"]] = np.array(load["value"], dtype=float)
+                for axis in range(config.dim):
+                    unit = [0.0] * config.dim
+                    unit[axis] = 1.0
+                    loads.append({**load, "name": component_name(load["name"], axis),
+                                  "value": unit})
+            else:
+                scalars.append(load["name"])
+                loads.append(load)
+        config.data["loads"] = loads
+        model = build_model(config)
+        problem = Differentiable(model, solver_argument(config))
+        responses = {name: response(spec, config) for name, spec in self.outputs}
+        return Context(problem, vectors, tuple(scalars), responses)
+
+
+def rotate(vector: np.ndarray, angle_degrees, axes: tuple[int, int]) -> list:
+    """``R(θ) v`` in the plane of ``axes`` (traced in ``angle_degrees``); a list of
+    components (some traced)."""
+    theta = angle_degrees * (np.pi / 180.0)
+    a, b = axes
+    c, s = np.cos(theta), np.sin(theta)
+    out = [float(v) for v in vector]
+    out[a] = c * vector[a] - s * vector[b]
+    out[b] = s * vector[a] + c * vector[b]
+    return out
+
+
+@dataclass(frozen=True)
+class ConfigEvaluate:
+    """``evaluate(context, params)`` of a config-made model (picklable)."""
+
+    targets: tuple[tuple[str, Target], ...]
+
+    def __call__(self, context: Context, params: Mapping) -> dict:
+        material, factors, angles = {}, {}, {}
+        for name, target in self.targets:
+            value = params[name]
+            if target.kind == "material":
+                material[target.key] = value
+            elif target.kind == "magnitude":
+                factors[target.key] = value
+            else:
+                angles[target.key] = (value, target.axes)
+        magnitudes = {name: factors.get(name, 1.0) for name in context.scalars}
+        for name, vector in context.vectors.items():
+            components = (rotate(vector, *angles[name]) if name in angles
+                          else [float(v) for v in vector])
+            factor = factors.get(name, 1.0)
+            for axis, component in enumerate(components):
+                magnitudes[component_name(name, axis)] = factor * component
+        state = context.problem.solve(loads=magnitudes, **material)
+        return {name: f(state, None) for name, f in context.responses.items()}

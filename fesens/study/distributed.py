@@ -1,0 +1,82 @@
+"""Run samples on a Dask cluster (``dask.distributed``).
+
+The model reaches the workers as a worker plugin: the scheduler keeps it and gives it to
+every worker, including workers that join or are restarted during the study, and each
+worker process runs the model's setup once, on its first sample. Samples are submitted as
+tasks; when a worker dies, the scheduler runs its tasks again elsewhere (up to its
+``distributed.scheduler.allowed-failures``, then the sample is recorded as an error), and
+``retries`` re-runs a task whose function raised outside the sample's own error handling.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+
+from distributed import Client, WorkerPlugin, as_completed
+
+from fesens.study.results import error_record
+from fesens.study.worker import install, run_sample, uninstall
+
+Sample = tuple[int, dict[str, float]]
+
+
+class StudyModelPlugin(WorkerPlugin):
+    """Installs a study's model in each worker process under ``key`` (and removes it
+    afterwards)."""
+
+    def __init__(self, key: str, payload: bytes, blas_threads: int | None):
+        self.key = key
+        self.payload = payload
+        self.blas_threads = blas_threads
+
+    def setup(self, worker) -> None:
+        install(self.key, self.payload, self.blas_threads)
+
+    def teardown(self, worker) -> None:
+        uninstall(self.key)
+
+
+def connect(scheduler) -> tuple[Client, bool]:
+    """``(client, owned)`` for a scheduler address or an existing client; ``owned`` tells
+    whether the caller must close it."""
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    if not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address like 'tcp://host:8786' or a "
+                        f"dask.distributed.Client, got {type(scheduler).__name__}")
+    return Client(scheduler, set_as_default=False), True
+
+
+def _failure(future, sample: int, inputs: dict) -> dict:
+    exc = future.exception()
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        message = f"workers died while running this sample ({exc})"
+    else:
+        message = f"{name}: {exc}"
+    return error_record(sample, inputs, message)
+
+
+def run_dask(client: Client, token: str, payload: bytes, samples: Sequence[Sample], *,
+             retries: int = 2, blas_threads: int | None = 1) -> Iterator[dict]:
+    """Evaluate the samples on ``client``'s cluster; yields records as they finish."""
+    name = f"fesens-study-{token[:12]}-{uuid.uuid4().hex[:8]}"  # this run's model key
+    client.register_plugin(StudyModelPlugin(name, payload, blas_threads), name=name)
+    futures = {}
+    try:
+        for sample, inputs in samples:
+            future = client.submit(run_sample, name, sample, inputs, key=f"{name}-{sample}",
+                                   retries=retries, pure=False)
+            futures[future] = (sample, inputs)
+        for future in as_completed(futures, loop=client.loop):
+            sample, inputs = futures.pop(future)
+            if future.status == "finished":
+                yield future.result()
+            else:
+                yield _failure(future, sample, inputs)
+            future.release()
+    finally:
+        if futures:
+            client.cancel(list(futures))
+        client.unregister_worker_plugin(name)
