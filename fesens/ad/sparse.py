@@ -23,6 +23,7 @@ from fesens.ad.numpy_wrapper import MATMUL_BY_TYPE, getval
 from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
+from fesens.readonly import snapshot, unchanged
 from fesens.solvers import LinearSolver, make_solver
 
 
@@ -44,6 +45,12 @@ class SparsePattern:
     @property
     def nnz(self) -> int:
         return self.indices.size
+
+    @cached_property
+    def has_sorted_indices(self) -> bool:
+        """Whether the column indices of every row are sorted (checked once)."""
+        return bool(sp.csr_matrix((np.empty(self.nnz), self.indices, self.indptr),
+                                  shape=self.shape).has_sorted_indices)
 
     @cached_property
     def rows(self) -> np.ndarray:
@@ -77,7 +84,9 @@ class PatternMatrix:
     def tocsr(self) -> sp.csr_matrix:
         """A scipy CSR matrix sharing this matrix's arrays."""
         p = self.pattern
-        return sp.csr_matrix((self.data, p.indices, p.indptr), shape=p.shape)
+        csr = sp.csr_matrix((self.data, p.indices, p.indptr), shape=p.shape)
+        csr.has_sorted_indices = p.has_sorted_indices  # spares scipy a pass per matrix
+        return csr
 
     def __matmul__(self, x):
         return matvec(self, x)
@@ -184,11 +193,16 @@ class _Factorizations:
 
     @staticmethod
     def factorized(backend: LinearSolver, K: PatternMatrix) -> LinearSolver:
-        """``backend`` holding the factorization of ``K`` (factorizing only if needed)."""
-        held = getattr(backend, "_fesens_held", None)  # (pattern, copy of the values)
-        if held is None or held[0] is not K.pattern or not np.array_equal(held[1], K.data):
+        """``backend`` holding the factorization of ``K`` (factorizing only if needed).
+
+        The backend remembers the pattern and a :func:`~fesens.readonly.snapshot` of the
+        values it factorized: assembled values are frozen and kept by reference, values
+        from users are copied (they may change them in place).
+        """
+        held = getattr(backend, "_fesens_held", None)  # (pattern, snapshot of the values)
+        if held is None or held[0] is not K.pattern or not unchanged(held[1], K.data):
             backend.factorize(K.tocsr())
-            backend._fesens_held = (K.pattern, K.data.copy())
+            backend._fesens_held = (K.pattern, snapshot(K.data))
         return backend
 
 

@@ -12,20 +12,24 @@ written with numpy functions that dispatch on boxes (``__array_ufunc__`` and
 ``__array_function__``), so the backward sweep of an inner trace is itself traced by the
 outer one.
 
-The backward sweep walks the nodes once in reverse topological order and drops each
-cotangent and each node's saved values as soon as they are consumed (rule 5).
+The backward sweep visits the nodes latest-created first (creation order is a topological
+order: a node is created after the nodes it consumes) and drops each cotangent and each
+node's saved values as soon as they are consumed (rule 5).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from heapq import heappop, heappush
 
 import numpy as np
 
+from fesens.ad.dispatch import dispatch_function, dispatch_ufunc
 from fesens.ad.registry import node_cotangents
 
 _trace_ids = itertools.count(1)
+_node_ids = itertools.count()
 
 
 def new_trace_id() -> int:
@@ -36,10 +40,11 @@ def new_trace_id() -> int:
 class Node:
     """One recorded array operation: ``ans = fun(*args, **kwargs)``.
 
-    ``parents[i]`` is the node of argument ``argnums[i]``; a leaf has no parents.
+    ``parents[i]`` is the node of argument ``argnums[i]``; a leaf has no parents. ``index``
+    counts the nodes in creation order.
     """
 
-    __slots__ = ("fun", "args", "kwargs", "ans", "parents", "argnums")
+    __slots__ = ("fun", "args", "kwargs", "ans", "parents", "argnums", "index")
 
     def __init__(self, fun, args, kwargs, ans, parents, argnums):
         self.fun = fun
@@ -48,6 +53,7 @@ class Node:
         self.ans = ans
         self.parents = parents
         self.argnums = argnums
+        self.index = next(_node_ids)
 
     def release(self) -> None:
         """Drop the saved values (after the backward sweep has used them)."""
@@ -102,13 +108,9 @@ class Box:
 
     # numpy dispatch: the tables are filled by fesens.ad.numpy_primitives
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from fesens.ad.dispatch import dispatch_ufunc
-
         return dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from fesens.ad.dispatch import dispatch_function
-
         return dispatch_function(func, args, kwargs)
 
 
@@ -157,29 +159,6 @@ def new_leaf(value, trace: int) -> Box:
     return Box(value, Node(None, None, None, value, (), ()), trace)
 
 
-def _reverse_topological(end: Node) -> list[Node]:
-    """Nodes reachable from ``end``, each after every node that consumes it."""
-    children = {end: 0}
-    stack = [end]
-    while stack:
-        node = stack.pop()
-        for parent in node.parents:
-            if parent in children:
-                children[parent] += 1
-            else:
-                children[parent] = 1
-                stack.append(parent)
-    order, ready = [], [end]
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for parent in node.parents:
-            children[parent] -= 1
-            if children[parent] == 0:
-                ready.append(parent)
-    return order
-
-
 def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
     """Reverse sweep from ``end`` with output cotangent ``g``.
 
@@ -188,9 +167,11 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
     cannot be swept again.
     """
     cotangents = {end: g}
+    pending = [(-end.index, end)]  # a heap: the latest-created node comes first
     results = {}
-    for node in _reverse_topological(end):
-        g = cotangents.pop(node, None)
+    while pending:
+        node = heappop(pending)[1]
+        g = cotangents.pop(node)
         if g is None:
             continue
         if not node.parents:
@@ -198,8 +179,12 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
             continue
         parent_gs = node_cotangents(node, g)
         for parent, parent_g in zip(node.parents, parent_gs):  # noqa: B905 - same length
-            previous = cotangents.get(parent)
-            cotangents[parent] = parent_g if previous is None else previous + parent_g
+            if parent not in cotangents:
+                cotangents[parent] = parent_g
+                heappush(pending, (-parent.index, parent))
+            else:
+                previous = cotangents[parent]
+                cotangents[parent] = parent_g if previous is None else previous + parent_g
         if release:
             node.release()
     return [results.get(leaf) for leaf in leaves]

@@ -1,6 +1,9 @@
 """The assembler as a differentiable primitive: ``coefficients ↦ K`` on a cached pattern.
 
-Forward: ``data(K) = Σ_k G_k c_k`` (:class:`~fesens.fem.assembler.Assembler`).
+Forward: ``data(K) = Σ_k G_k c_k``, one mat-vec with the stacked gather matrix
+(:class:`~fesens.fem.assembler.Assembler`); the values are frozen
+(:mod:`fesens.readonly`), so the solver layer recognises them without copies.
+
 Backward, for a cotangent kept as outer products ``K̄ = Σ_p a_p b_pᵀ``
 (:class:`~fesens.ad.sparse.OuterCotangent`, what a solve or a mat-vec produces):
 
@@ -13,13 +16,16 @@ the pattern) takes ``c̄_k = G_kᵀ data(K̄)``.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from fesens.ad.numpy_wrapper import untake
 from fesens.ad.registry import defvjp_joint
 from fesens.ad.sparse import OuterCotangent, PatternMatrix, SparsePattern
 from fesens.ad.tracer import primitive
-from fesens.fem.assembler import Assembler
+from fesens.fem.assembler import Assembler, split_fields, stack_fields
+from fesens.readonly import freeze
 
 
 class BlockOperator:
@@ -29,24 +35,51 @@ class BlockOperator:
     ----------
     pattern : SparsePattern
         The block's CSR pattern (constant; keys the solver cache).
+    weights : tuple of float or None
+        Set on a :meth:`folded` operator: its one coefficient field ``s`` stands for
+        ``c_k = w_k s``.
     """
 
     def __init__(self, assembler: Assembler, block: str):
         pattern = assembler.ff if block == "ff" else assembler.fc
+        self._assembler, self._block = assembler, block
         self.pattern = SparsePattern(pattern.indptr, pattern.indices, pattern.shape)
-        self.gathers = assembler.gather_matrices(block)
+        self.gather = assembler.gather_matrix(block)
         self.components = assembler.components
+        self.weights = None
+        # All cells share each component's matrix (structured grids): [K⁽⁰⁾ᵀ | K⁽¹⁾ᵀ | …].
+        shared = all(Kk.shape[0] == 1 for Kk in self.components)
+        self._shared_T = (np.concatenate([Kk[0].T for Kk in self.components], axis=1)
+                          if shared else None)
         self.cell_dofs = assembler.cell_dofs
         self.n_dofs = assembler.n_dofs
         self.row_dofs = assembler.free
         self.col_dofs = assembler.free if block == "ff" else assembler.constrained
 
+    @property
+    def n_fields(self) -> int:
+        """How many coefficient fields the operator takes."""
+        return len(self.components) if self.weights is None else 1
+
+    def folded(self, weights) -> BlockOperator:
+        """This block for ``c_k = w_k s``: one field ``s``, one component ``Σ_k w_k K⁽ᵏ⁾``.
+
+        Assembly is then one gather of ``n_cells`` columns instead of ``n_components``
+        times as many (the assembler keeps the folded gather matrix). The pattern (and so
+        the solver) is shared with this operator.
+        """
+        folded = copy.copy(self)
+        folded.weights = tuple(float(w) for w in weights)
+        folded.gather = self._assembler.gather_matrix(self._block, folded.weights)
+        if self._shared_T is not None:
+            nd = self._shared_T.shape[0]
+            folded._shared_T = np.einsum("jki,k->ji", np.reshape(self._shared_T, (nd, -1, nd)),
+                                         folded.weights)
+        return folded
+
     def matrix(self, coefficients) -> PatternMatrix:
-        """``K`` for raw coefficient arrays (each ``(n_cells,)``)."""
-        data = self.gathers[0] @ coefficients[0]
-        for G, c in zip(self.gathers[1:], coefficients[1:], strict=True):
-            data += G @ c
-        return PatternMatrix(self.pattern, data)
+        """``K`` for raw coefficient arrays (each ``(n_cells,)``); its values are frozen."""
+        return PatternMatrix(self.pattern, freeze(self.gather @ stack_fields(coefficients)))
 
     def _on_cells(self, vector, block_dofs):
         """A block-dof vector ``(n_block,)`` or ``(n_block, k)`` at each cell's dofs."""
@@ -56,20 +89,32 @@ class BlockOperator:
     def coefficient_cotangents(self, g) -> list:
         """``c̄_k`` for every component, for a matrix cotangent ``g``."""
         if not isinstance(g, OuterCotangent):
-            return [G.T @ g for G in self.gathers]
-        totals = [0.0] * len(self.components)
+            return split_fields(self.gather.T @ g, self.n_fields)
+        totals = 0.0
         for a, b in g.pairs:
             a_cells = self._on_cells(a, self.row_dofs)
             b_cells = self._on_cells(b, self.col_dofs)
-            several = np.ndim(a_cells) == 3  # (n_cells, nd, n_cases)
-            for k, Kk in enumerate(self.components):
-                if Kk.shape[0] == 1:  # one matrix shared by all cells (BLAS matmul)
-                    Kb = Kk[0] @ b_cells if several else b_cells @ Kk[0].T
-                else:
-                    Kb = Kk @ b_cells if several else (Kk @ b_cells[:, :, None])[:, :, 0]
-                contraction = a_cells * Kb
-                totals[k] = totals[k] + np.sum(contraction, axis=(1, 2) if several else 1)
-        return totals
+            totals = totals + self._cell_products(a_cells, b_cells)
+        return [totals[:, k] for k in range(self.n_fields)]
+
+    def _cell_products(self, a_cells, b_cells):
+        """``a_eᵀ K⁽ᵏ⁾_e b_e``, ``(n_cells, n_fields)``, for cell vectors ``(n_cells, nd)``
+        (or ``(n_cells, nd, n_cases)``, summed over the cases)."""
+        several = np.ndim(a_cells) == 3
+        if self._shared_T is None:
+            spec = "eic,eij,ejc->e" if several else "ei,eij,ej->e"
+            products = np.stack([np.einsum(spec, a_cells, Kk, b_cells)
+                                 for Kk in self.components], axis=1)
+            if self.weights is None:
+                return products
+            return np.reshape(products @ np.asarray(self.weights), (-1, 1))
+        n_cells, nd = np.shape(a_cells)[:2]
+        if not several:  # one BLAS product for all fields: (K⁽ᵏ⁾ b_e)_i at [e, k, i]
+            Kb = np.reshape(b_cells @ self._shared_T, (n_cells, -1, nd))
+            return np.einsum("eki,ei->ek", Kb, a_cells)
+        b_rows = np.reshape(np.transpose(b_cells, (0, 2, 1)), (-1, nd))
+        Kb = np.reshape(b_rows @ self._shared_T, (n_cells, -1, self.n_fields, nd))
+        return np.einsum("ecki,eic->ek", Kb, a_cells)
 
 
 @primitive

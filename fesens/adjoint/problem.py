@@ -31,7 +31,7 @@ from fesens.adjoint.assembly import BlockOperator, assemble
 from fesens.errors import BoundaryConditionError, NonFiniteError
 from fesens.fem.conduction import HeatConduction
 from fesens.fem.elasticity import Elasticity
-from fesens.fem.materials import check_elastic_constants, lame_parameters
+from fesens.fem.materials import check_elastic_constants, lame_parameters, lame_weights
 from fesens.fem.model import LinearModel
 
 
@@ -113,6 +113,15 @@ class Differentiable:
 
         Elasticity: ``[s t λ(E, ν), s t μ(E, ν)]``; conduction: ``[s t κ]``.
         """
+        return _unfolded(*self._stiffness_fields(parameters))
+
+    def _stiffness_fields(self, parameters) -> tuple[tuple[float, ...] | None, list]:
+        """``(w, [s])`` when ``c_k = w_k s`` with constant weights, else ``(None, [c_k])``.
+
+        The traced twin of :meth:`~fesens.fem.elasticity.Elasticity.stiffness_fields`: with
+        the model's ``ν`` (not a parameter), the same in every cell, ``w = (λ, μ)(E=1, ν)``
+        and ``s = s t E`` (:func:`~fesens.fem.materials.lame_weights`): one gather.
+        """
         self.model.check_parameters(parameters)
         model = self.model
         ones = np.ones(model.mesh.n_cells)
@@ -122,22 +131,37 @@ class Differentiable:
             E, E_raw = self._cell_field(parameters.get("E", model.E), "E")
             nu, nu_raw = self._cell_field(parameters.get("nu", model.nu), "nu")
             check_elastic_constants(E_raw, nu_raw)
+            weights = None if "nu" in parameters else lame_weights(model.nu, model.plane)
+            if weights is not None:
+                return weights, [factor * E * ones]
             lam, mu = lame_parameters(E, nu, model.plane)
-            return [factor * lam * ones, factor * mu * ones]
+            return None, [factor * lam * ones, factor * mu * ones]
         kappa, kappa_raw = self._cell_field(
             parameters.get("conductivity", model.conductivity), "conductivity")
         if np.any(kappa_raw <= 0):
             raise ValueError(f"conductivity must be > 0; got min = {kappa_raw.min():g}")
-        return [factor * kappa * ones]
+        return None, [factor * kappa * ones]
 
     # ------------------------------------------------------------ operators
-    def stiffness(self, coefficients) -> PatternMatrix:
-        """Traced ``K_ff`` on the cached pattern: ``data = Σ_k G_k c_k``."""
-        return assemble(self.ff, *coefficients)
+    def stiffness(self, coefficients, weights=None) -> PatternMatrix:
+        """Traced ``K_ff`` on the cached pattern: ``data = Σ_k G_k c_k``.
 
-    def coupling(self, coefficients) -> PatternMatrix | None:
-        """Traced ``K_fc`` (free rows, constrained columns), or None without Dirichlet dofs."""
-        return None if self.fc is None else assemble(self.fc, *coefficients)
+        With ``weights``, ``coefficients`` is ``[s]`` for ``c_k = w_k s`` (one gather).
+        """
+        return assemble(self._operator("ff", weights), *coefficients)
+
+    def coupling(self, coefficients, weights=None) -> PatternMatrix | None:
+        """Traced ``K_fc`` (free rows, constrained columns), or None without Dirichlet dofs.
+
+        ``weights``: see :meth:`stiffness`.
+        """
+        return None if self.fc is None else assemble(self._operator("fc", weights),
+                                                     *coefficients)
+
+    def _operator(self, block: str, weights) -> BlockOperator:
+        """The block's operator, folded for ``weights`` (see :meth:`BlockOperator.folded`)."""
+        operator = self.ff if block == "ff" else self.fc
+        return operator if weights is None else operator.folded(weights)
 
     def load_vector(self, loads: dict | None = None):
         """Traced ``f = Σ_L m_L f_L`` (magnitudes default to 1), ``(n_dofs,)``."""
@@ -170,8 +194,8 @@ class Differentiable:
         """
         if loads is not None and load_cases is not None:
             raise TypeError("give either loads or load_cases, not both")
-        coefficients = self.coefficients(**parameters)
-        K = self.stiffness(coefficients)
+        weights, fields = self._stiffness_fields(parameters)
+        K = self.stiffness(fields, weights)
         if load_cases is None:
             f = self.load_vector(loads)
         else:
@@ -181,19 +205,26 @@ class Differentiable:
             raise ValueError(f"dirichlet values must have shape {self.constrained.shape}, "
                              f"got {np.shape(getval(g))}")
         rhs = f[self.free]
-        K_fc = self.coupling(coefficients)
-        if K_fc is not None and (dirichlet is not None or np.any(g)):
-            lift = matvec(K_fc, g)
+        # Given (possibly traced) or non-zero Dirichlet values only: for the usual
+        # homogeneous supports K_fc is not even assembled, and u is zero there already.
+        prescribed = self.fc is not None and (dirichlet is not None or np.any(g))
+        if prescribed:
+            lift = matvec(self.coupling(fields, weights), g)
             rhs = rhs - (lift if load_cases is None else lift[:, None])
         u_free = solve(K, rhs, solver=self.solver)
         n = self.model.dofmap.n_dofs
         if load_cases is None:
             u = untake(u_free, self.free, (n,), unique=True)
-            if self.constrained.size:
+            if prescribed:
                 u = u + untake(g, self.constrained, (n,), unique=True)
         else:
             cols = u_free.shape[1]
             u = untake(u_free, self.free, (n, cols), unique=True)
-            if self.constrained.size:
+            if prescribed:
                 u = u + untake(g, self.constrained, (n,), unique=True)[:, None]
-        return State(self, u, f, coefficients, parameters)
+        return State(self, u, f, _unfolded(weights, fields), parameters)
+
+
+def _unfolded(weights, fields) -> list:
+    """The coefficients ``c_k`` of :meth:`Differentiable._stiffness_fields`' result."""
+    return fields if weights is None else [w * fields[0] for w in weights]

@@ -5,13 +5,16 @@ Every operator fesens assembles is linear in a few per-cell coefficient fields:
     K = Σ_k Σ_e c_(k,e) P_eᵀ K⁽ᵏ⁾_e P_e
 
 (elasticity: ``k ∈ {λ, μ}``; conduction: ``k ∈ {κ}``). The CSR pattern of each block of
-``K`` (free–free, and free–constrained for the Dirichlet lift) and, for every component,
-a *gather matrix* ``G_k`` with ``data(K) = Σ_k G_k c_k`` are built once per mesh and
-set of Dirichlet dofs. Re-assembly for new coefficients is then ``len(components)``
-sparse mat-vecs: no COO→CSR conversion, no sorting, no Python loop over cells.
+``K`` (free–free, and free–constrained for the Dirichlet lift) and its *gather matrix*
+``G = [G_0 | G_1 | …]`` with ``data(K) = Σ_k G_k c_k = G c`` are built once per mesh and
+set of Dirichlet dofs. Re-assembly for new coefficients is then one sparse mat-vec: no
+COO→CSR conversion, no sorting, no Python loop over cells.
 
-The same gather matrices give the assembler's adjoint: for a cotangent ``K̄`` held on the
-pattern (``data`` vector), ``c̄_k = G_kᵀ data(K̄)`` (DESIGN.md adjoint rule for assemble).
+The same gather matrix gives the assembler's adjoint: for a cotangent ``K̄`` held on the
+pattern (``data`` vector), ``c̄ = Gᵀ data(K̄)`` (DESIGN.md adjoint rule for assemble).
+
+The pattern arrays are frozen (:mod:`fesens.readonly`): every matrix assembled on a
+pattern shares them, and solvers recognise the pattern without comparing them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,32 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import NonFiniteError
+from fesens.readonly import freeze
+
+
+def stack_fields(fields: Sequence[np.ndarray]) -> np.ndarray:
+    """Per-cell fields ``c_k`` (each ``(n_cells,)``) in the column order of a gather matrix.
+
+    Returns ``(n_cells · n_fields,)``: entry ``n_fields · e + k`` is ``c_k[e]``.
+    """
+    return np.stack(fields, axis=1).ravel()
+
+
+def split_fields(stacked: np.ndarray, n_fields: int) -> list[np.ndarray]:
+    """The inverse of :func:`stack_fields`: ``n_fields`` arrays ``(n_cells,)`` (views)."""
+    return [stacked[k::n_fields] for k in range(n_fields)]
+
+
+def fold_gather(gather: sp.csr_matrix, weights: Sequence[float]) -> sp.csr_matrix:
+    """The gather matrix of the one component ``Σ_k w_k K⁽ᵏ⁾``: ``(nnz, n_cells)`` CSR.
+
+    ``gather`` is a stacked gather matrix (:meth:`BlockPattern.gather_matrix`) with one
+    weight per component: ``data = Σ_k G_k (w_k s) = fold_gather(G, w) s``.
+    """
+    n = len(weights)
+    values = gather.data.reshape(-1, n) @ np.asarray(weights, dtype=float)
+    return sp.csr_matrix((values, gather.indices[::n] // n, gather.indptr // n),
+                         shape=(gather.shape[0], gather.shape[1] // n))
 
 
 class BlockPattern:
@@ -52,39 +81,50 @@ class BlockPattern:
         slot_keys = key[new_slot]
         target = np.cumsum(new_slot) - 1
         self.nnz = slot_keys.size
-        self.indices = (slot_keys % max(self.shape[1], 1)).astype(np.int32)
+        self.indices = freeze((slot_keys % max(self.shape[1], 1)).astype(np.int32))
         slot_rows = slot_keys // max(self.shape[1], 1)
-        self.indptr = np.zeros(self.shape[0] + 1, dtype=np.int32)
-        np.cumsum(np.bincount(slot_rows, minlength=self.shape[0]), out=self.indptr[1:])
+        indptr = np.zeros(self.shape[0] + 1, dtype=np.int32)
+        np.cumsum(np.bincount(slot_rows, minlength=self.shape[0]), out=indptr[1:])
+        self.indptr = freeze(indptr)
         flat = kept[order]  # position of each sorted entry in the (n_cells, nd, nd) array
         self._entry_cell = flat // (nd * nd)
         self._entry_local = flat % (nd * nd)
-        # Gather matrices (nnz x n_cells) in CSR: row = data slot, column = cell.
-        index_type = np.int32 if key.size < 2**31 else np.int64
-        self._gather_indptr = np.zeros(self.nnz + 1, dtype=index_type)
-        np.cumsum(np.bincount(target, minlength=self.nnz), out=self._gather_indptr[1:])
-        self._gather_indices = self._entry_cell.astype(index_type)
+        self._entries_per_slot = np.bincount(target, minlength=self.nnz)
         self._n_cells = n_cells
 
-    def gather_matrix(self, cell_matrices: np.ndarray) -> sp.csr_matrix:
-        """``G`` with ``data(Σ_e c_e P_eᵀ K_e P_e) = G c``.
+    def gather_matrix(self, components: Sequence[np.ndarray]) -> sp.csr_matrix:
+        """``G`` with ``data(Σ_k Σ_e c_(k,e) P_eᵀ K⁽ᵏ⁾_e P_e) = G c``, ``c = stack_fields(c_k)``.
+
+        ``G`` is ``(nnz, n_components · n_cells)`` CSR: row = data slot, column
+        ``n_components · e + k`` = component ``k`` of cell ``e`` (the values a slot gathers
+        from one cell are adjacent).
 
         Parameters
         ----------
-        cell_matrices : numpy.ndarray
-            ``(n_cells, nd, nd)``, or ``(1, nd, nd)`` when all cells share one matrix.
+        components : sequence of numpy.ndarray
+            Cell matrices ``K⁽ᵏ⁾``, each ``(n_cells, nd, nd)``, or ``(1, nd, nd)`` when all
+            cells share one matrix.
         """
-        flat = cell_matrices.reshape(cell_matrices.shape[0], -1)
-        geom = self._entry_cell if flat.shape[0] > 1 else 0
-        values = flat[geom, self._entry_local]
-        return sp.csr_matrix(
-            (values, self._gather_indices, self._gather_indptr),
-            shape=(self.nnz, self._n_cells),
-        )
+        n_comp = len(components)
+        values = np.empty((self._entry_cell.size, n_comp))
+        for k, cell_matrices in enumerate(components):
+            flat = cell_matrices.reshape(cell_matrices.shape[0], -1)
+            geom = self._entry_cell if flat.shape[0] > 1 else 0
+            values[:, k] = flat[geom, self._entry_local]
+        n_columns = n_comp * self._n_cells
+        index_type = np.int32 if max(values.size, n_columns) < 2**31 else np.int64
+        indptr = np.zeros(self.nnz + 1, dtype=index_type)
+        np.cumsum(self._entries_per_slot * n_comp, out=indptr[1:])
+        indices = (self._entry_cell.astype(index_type)[:, None] * n_comp
+                   + np.arange(n_comp, dtype=index_type))
+        return sp.csr_matrix((values.ravel(), indices.ravel(), indptr),
+                             shape=(self.nnz, n_columns))
 
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
         """A CSR matrix on this pattern with the given ``data`` (shares the index arrays)."""
-        return sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape)
+        matrix = sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape)
+        matrix.has_canonical_format = True  # sorted, no duplicates: by construction
+        return matrix
 
     def rows_cols(self) -> tuple[np.ndarray, np.ndarray]:
         """Row and column of every stored entry, each ``(nnz,)``."""
@@ -130,24 +170,22 @@ class Assembler:
         free_index = np.full(n_dofs, -1, dtype=np.int64)
         free_index[self.free] = np.arange(self.free.size)
         self.ff = BlockPattern(cell_dofs, free_index, free_index)
-        self._gather_ff = [self.ff.gather_matrix(Kk) for Kk in self.components]
+        self._gathers = {"ff": self.ff.gather_matrix(self.components)}
+        self._folded: dict[str, tuple] = {}  # block -> (weights, folded gather matrix)
         self.fc = None
-        self._gather_fc = []
         if self.constrained.size:
             constrained_index = np.full(n_dofs, -1, dtype=np.int64)
             constrained_index[self.constrained] = np.arange(self.constrained.size)
             self.fc = BlockPattern(cell_dofs, free_index, constrained_index)
-            self._gather_fc = [self.fc.gather_matrix(Kk) for Kk in self.components]
+            self._gathers["fc"] = self.fc.gather_matrix(self.components)
 
     @property
     def n_cells(self) -> int:
         return self.cell_dofs.shape[0]
 
-    def _check(self, coefficients: Sequence[np.ndarray]) -> list[np.ndarray]:
-        if len(coefficients) != len(self.components):
-            raise ValueError(
-                f"expected {len(self.components)} coefficient fields, got {len(coefficients)}"
-            )
+    def _check(self, coefficients: Sequence[np.ndarray], expected: int) -> list[np.ndarray]:
+        if len(coefficients) != expected:
+            raise ValueError(f"expected {expected} coefficient fields, got {len(coefficients)}")
         out = []
         for k, c in enumerate(coefficients):
             c = np.broadcast_to(np.asarray(c, dtype=float), (self.n_cells,))
@@ -156,32 +194,51 @@ class Assembler:
             out.append(c)
         return out
 
-    def stiffness_data(self, coefficients: Sequence[np.ndarray]) -> np.ndarray:
-        """CSR ``data`` of the free–free block, ``(ff.nnz,)``: ``Σ_k G_k c_k``."""
-        coefficients = self._check(coefficients)
-        data = self._gather_ff[0] @ coefficients[0]
-        for G, c in zip(self._gather_ff[1:], coefficients[1:], strict=True):
-            data += G @ c
-        return data
+    def _data(self, block: str, coefficients: Sequence[np.ndarray], weights) -> np.ndarray:
+        """A block's CSR ``data``: one gather (see :meth:`stiffness_data`)."""
+        expected = len(self.components) if weights is None else 1
+        return self.gather_matrix(block, weights) @ stack_fields(
+            self._check(coefficients, expected))
 
-    def stiffness(self, coefficients: Sequence[np.ndarray]) -> sp.csr_matrix:
-        """The free–free block ``K_ff``, ``(n_free, n_free)`` CSR."""
-        return self.ff.matrix(self.stiffness_data(coefficients))
+    def stiffness_data(self, coefficients: Sequence[np.ndarray],
+                       weights: Sequence[float] | None = None) -> np.ndarray:
+        """CSR ``data`` of the free–free block, ``(ff.nnz,)``: ``Σ_k G_k c_k``.
 
-    def coupling(self, coefficients: Sequence[np.ndarray]) -> sp.csr_matrix | None:
-        """The free–constrained block ``K_fc``, ``(n_free, n_constrained)``, or None."""
+        With ``weights``, ``coefficients`` is one field ``[s]`` standing for ``c_k = w_k s``:
+        one gather of the folded component ``Σ_k w_k K⁽ᵏ⁾`` (see :func:`fold_gather`).
+        """
+        return self._data("ff", coefficients, weights)
+
+    def stiffness(self, coefficients: Sequence[np.ndarray],
+                  weights: Sequence[float] | None = None) -> sp.csr_matrix:
+        """The free–free block ``K_ff``, ``(n_free, n_free)`` CSR (see :meth:`stiffness_data`)."""
+        return self.ff.matrix(self.stiffness_data(coefficients, weights))
+
+    def coupling(self, coefficients: Sequence[np.ndarray],
+                 weights: Sequence[float] | None = None) -> sp.csr_matrix | None:
+        """The free–constrained block ``K_fc``, ``(n_free, n_constrained)``, or None.
+
+        ``weights``: see :meth:`stiffness_data`.
+        """
         if self.fc is None:
             return None
-        coefficients = self._check(coefficients)
-        data = sum(G @ c for G, c in zip(self._gather_fc, coefficients, strict=True))
-        return self.fc.matrix(data)
+        return self.fc.matrix(self._data("fc", coefficients, weights))
 
-    def gather_matrices(self, block: str = "ff") -> list[sp.csr_matrix]:
-        """The gather matrices ``G_k`` of a block (``"ff"`` or ``"fc"``): ``data = Σ_k G_k c_k``.
+    def gather_matrix(self, block: str = "ff",
+                      weights: Sequence[float] | None = None) -> sp.csr_matrix:
+        """The gather matrix ``G`` of a block (``"ff"`` or ``"fc"``).
 
-        Each is ``(nnz, n_cells)`` CSR.
+        ``data = G stack_fields(c)``; ``(nnz, n_components · n_cells)`` CSR (see
+        :meth:`BlockPattern.gather_matrix`). With ``weights``, the gather matrix of the
+        folded component ``Σ_k w_k K⁽ᵏ⁾``, ``(nnz, n_cells)``: the last one is kept.
         """
-        return self._gather_ff if block == "ff" else self._gather_fc
+        if weights is None:
+            return self._gathers[block]
+        weights = tuple(float(w) for w in weights)
+        folded = self._folded.get(block)
+        if folded is None or folded[0] != weights:
+            folded = self._folded[block] = (weights, fold_gather(self._gathers[block], weights))
+        return folded[1]
 
     def coefficient_cotangent(self, data_bar: np.ndarray, block: str = "ff") -> list[np.ndarray]:
         """Adjoint of assembly: ``c̄_k = G_kᵀ data(K̄)`` for a cotangent on a block's pattern.
@@ -191,9 +248,13 @@ class Assembler:
         data_bar : numpy.ndarray
             ``(nnz,)`` cotangent of the block's CSR data.
         block : {"ff", "fc"}
+
+        Returns
+        -------
+        list of numpy.ndarray
+            ``c̄_k`` for every component, each ``(n_cells,)``.
         """
-        gathers = self._gather_ff if block == "ff" else self._gather_fc
-        return [G.T @ data_bar for G in gathers]
+        return split_fields(self._gathers[block].T @ data_bar, len(self.components))
 
     def cell_energies(self, u: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
         """``u_eᵀ K⁽ᵏ⁾_e v_e`` for every component and cell, ``(n_components, n_cells)``.
@@ -215,7 +276,7 @@ class Assembler:
 
         Used for residuals and reaction forces (which need the constrained rows too).
         """
-        coefficients = self._check(coefficients)
+        coefficients = self._check(coefficients, len(self.components))
         ue = u[self.cell_dofs]
         cell_forces = np.zeros_like(ue)
         for Kk, c in zip(self.components, coefficients, strict=True):

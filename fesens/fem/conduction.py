@@ -57,10 +57,7 @@ class HeatConduction(LinearModel):
             self.conductivity if conductivity is None
             else self._checked_conductivity(conductivity)
         )
-        s = self._thickness() * (
-            1.0 if scale is None else self.cell_field(scale, self.mesh.n_cells, "scale")
-        )
-        return [s * kappa]
+        return [self._scale(scale) * kappa]
 
     def flux(self, where: Where, q: FieldSpec, *, name: str | None = None) -> str:
         """Heat flux into the body per unit area on a facet set."""

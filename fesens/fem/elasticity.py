@@ -12,7 +12,12 @@ import numpy as np
 from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import elasticity_matrices
 from fesens.fem.loads import FieldSpec, surface_load_vector
-from fesens.fem.materials import PLANE_ASSUMPTIONS, check_elastic_constants, lame_parameters
+from fesens.fem.materials import (
+    PLANE_ASSUMPTIONS,
+    check_elastic_constants,
+    lame_parameters,
+    lame_weights,
+)
 from fesens.fem.model import LinearModel, Where
 from fesens.mesh.mesh import Mesh
 
@@ -80,10 +85,25 @@ class Elasticity(LinearModel):
     def coefficients(self, E=None, nu=None, scale=None) -> list[np.ndarray]:
         """``[s t λ, s t μ]`` per cell, each ``(n_cells,)``."""
         lam, mu = self.lame(E, nu)
-        s = self._thickness() * (
-            1.0 if scale is None else self.cell_field(scale, self.mesh.n_cells, "scale")
-        )
+        s = self._scale(scale)
         return [s * lam, s * mu]
+
+    def stiffness_fields(self, E=None, nu=None, scale=None) -> tuple[tuple[float, ...] | None,
+                                                                     list]:
+        """``((w_λ, w_μ), [s t E])`` when the model's ``ν`` (``nu`` not given) is the same in
+        every cell (see :func:`~fesens.fem.materials.lame_weights`), else
+        ``(None, coefficients)``.
+
+        A ``nu`` passed here is a parameter (traced, in :mod:`fesens.adjoint`): it is never
+        folded, so traced and untraced evaluations assemble the very same matrix.
+        """
+        weights = None if nu is not None else lame_weights(self.nu, self.plane)
+        if weights is None:
+            return None, self.coefficients(E, nu, scale)
+        if E is not None:
+            E = self.cell_field(E, self.mesh.n_cells, "E")
+            check_elastic_constants(E, self.nu)
+        return weights, [self._scale(scale) * (self.E if E is None else E)]
 
     # ------------------------------------------------------------ loads (named for the physics)
     def traction(self, where: Where, vector: FieldSpec, *, name: str | None = None) -> str:

@@ -42,3 +42,22 @@ def lame_parameters(E, nu, plane: str | None = None) -> tuple[np.ndarray, np.nda
     else:
         lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
     return lam, mu
+
+
+def lame_weights(nu: np.ndarray, plane: str | None = None) -> tuple[float, float] | None:
+    """``(λ, μ)`` at ``E = 1`` when ``nu`` holds one value (in every cell), else None.
+
+    λ and μ are linear in ``E``: with the same ``ν`` in every cell, ``(λ_e, μ_e) = E_e w``,
+    so the stiffness ``Σ_e s_e (λ_e Kλ_e + μ_e Kμ_e)`` has the single component
+    ``w_λ Kλ + w_μ Kμ`` with coefficients ``s_e E_e`` (assembled with one gather).
+
+    Parameters
+    ----------
+    nu : numpy.ndarray
+        Valid Poisson's ratios (see :func:`check_elastic_constants`), e.g. per cell.
+    plane : {"stress", "strain"} or None
+    """
+    if nu.size == 0 or np.ptp(nu) != 0:
+        return None
+    lam, mu = lame_parameters(1.0, float(nu.flat[0]), plane)
+    return float(lam), float(mu)

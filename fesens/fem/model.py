@@ -173,6 +173,12 @@ class LinearModel(ABC):
     def _thickness(self) -> float:
         return self.thickness if self.mesh.dim == 2 else 1.0
 
+    def _scale(self, scale=None):
+        """``s t``: the density scale (checked; per cell, or 1) times the thickness."""
+        return self._thickness() * (
+            1.0 if scale is None else self.cell_field(scale, self.mesh.n_cells, "scale")
+        )
+
     def load_vector(self, magnitudes: dict[str, float] | None = None) -> np.ndarray:
         """``f = Σ_L m_L f_L`` over the load terms, ``(n_dofs,)`` (magnitudes default to 1)."""
         magnitudes = magnitudes or {}
@@ -194,6 +200,14 @@ class LinearModel(ABC):
     @abstractmethod
     def coefficients(self, **parameters) -> list[np.ndarray]:
         """Per-cell coefficients ``c_k`` of the component matrices, each ``(n_cells,)``."""
+
+    def stiffness_fields(self, **parameters) -> tuple[tuple[float, ...] | None, list]:
+        """What the assembler needs: ``(w, [s])`` when ``c_k = w_k s``, else ``(None, c)``.
+
+        Constant weights ``w`` fold the components into one (one gather per assembly, see
+        :meth:`~fesens.fem.assembler.Assembler.stiffness`); by default there are none.
+        """
+        return None, self.coefficients(**parameters)
 
     @property
     def assembler(self) -> Assembler:
@@ -255,12 +269,12 @@ class LinearModel(ABC):
 
         self.check_parameters(parameters)
         assembler = self.assembler
-        coefficients = self.coefficients(**parameters)
-        K = assembler.stiffness(coefficients)
+        weights, fields = self.stiffness_fields(**parameters)
+        K = assembler.stiffness(fields, weights)
         rhs = self.load_vector(loads)[assembler.free]
         g = self.prescribed_values()
         if assembler.fc is not None and np.any(g):
-            rhs = rhs - assembler.coupling(coefficients) @ g
+            rhs = rhs - assembler.coupling(fields, weights) @ g
         backend = self.solver(solver, **(solver_options or {}))
         try:
             backend.factorize(K)
@@ -273,7 +287,7 @@ class LinearModel(ABC):
         u[assembler.constrained] = g
         if not np.all(np.isfinite(u)):
             raise NonFiniteError("the solution contains NaN or infinity")
-        return Solution(self, u, coefficients, dict(parameters), loads)
+        return Solution(self, u, self.coefficients(**parameters), dict(parameters), loads)
 
     def describe(self) -> str:
         """One line: physics, mesh and dof counts."""

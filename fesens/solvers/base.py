@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import NonFiniteError, SingularMatrixError, SolverError
+from fesens.readonly import snapshot, unchanged
 
 
 class FesensPerformanceWarning(UserWarning):
@@ -201,7 +202,9 @@ class DirectSolver(LinearSolver):
         After each solve, compute the relative residual ``||A x - b|| / ||b||`` (one
         sparse mat-vec) and raise :class:`SingularMatrixError` when it exceeds
         ``residual_rtol``. This catches numerically singular matrices that factor with
-        tiny pivots instead of failing.
+        tiny pivots instead of failing. Once a solution of a factorization has passed,
+        the factorization is verified and transposed (adjoint) solves with it are not
+        checked again (their solutions are still checked for NaN and inf).
     residual_rtol : float, default 1e-6
         Threshold of the residual check. Raise it for extremely ill-conditioned systems.
     """
@@ -212,15 +215,21 @@ class DirectSolver(LinearSolver):
         super().__init__()
         self.check_residual = check_residual
         self.residual_rtol = residual_rtol
+        self._verified = False  # a solution of the current factorization passed the check
+
+    def factorize(self, A: sp.spmatrix | sp.sparray) -> None:
+        self._verified = False
+        super().factorize(A)
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         x = self._substitute(b, transpose)
         require_finite(x, f"the {self.name} solution (the matrix is probably singular)")
-        if self.check_residual:
+        if self.check_residual and not (transpose and self._verified):
             operator = self._matrix.T if transpose else self._matrix
             residual = relative_residual(operator, x, b)
             if not residual <= self.residual_rtol:
                 raise self._residual_error(residual)
+            self._verified = True
         return x
 
     def _residual_error(self, residual: float) -> SolverError:
@@ -250,8 +259,10 @@ class SparsityPattern:
     def __init__(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
         self.format = A.format
         self.shape = A.shape
-        self.indptr = A.indptr.copy()
-        self.indices = A.indices.copy()
+        # Frozen index arrays (fesens' cached patterns) are kept by reference: then
+        # matching a matrix on the same pattern costs O(1) instead of a comparison.
+        self.indptr = snapshot(A.indptr)
+        self.indices = snapshot(A.indices)
 
     def matches(self, A: sp.csr_matrix | sp.csc_matrix) -> bool:
         """Whether ``A`` has this format, shape, index dtype, ``indptr`` and ``indices``."""
@@ -260,8 +271,8 @@ class SparsityPattern:
             and A.shape == self.shape
             and A.indices.dtype == self.indices.dtype
             and A.indptr.dtype == self.indptr.dtype
-            and np.array_equal(A.indptr, self.indptr)
-            and np.array_equal(A.indices, self.indices)
+            and unchanged(self.indptr, A.indptr)
+            and unchanged(self.indices, A.indices)
         )
 
 

@@ -36,6 +36,19 @@ def cholmod_available() -> bool:
     return _cholmod is not None
 
 
+def _as_csc(A: sp.csr_matrix | sp.csc_matrix) -> sp.csc_matrix:
+    """CSC of a symmetric CSR matrix: its transpose, free, no copy.
+
+    The transpose shares the index arrays, so it inherits whether they are sorted (CHOLMOD
+    needs them sorted; telling scipy spares it a pass over them).
+    """
+    if A.format == "csc":
+        return A
+    csc = A.T
+    csc.has_sorted_indices = A.has_sorted_indices
+    return csc
+
+
 @register_solver("cholmod")
 class CholmodSolver(DirectSolver):
     """Supernodal/simplicial sparse Cholesky ``P A P^T = L D L^T`` via CHOLMOD.
@@ -66,8 +79,7 @@ class CholmodSolver(DirectSolver):
         return cholmod_available()
 
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        # CSC of a symmetric CSR matrix is its transpose: free, no copy.
-        csc = A if A.format == "csc" else A.T
+        csc = _as_csc(A)
         if self._pattern is None or not self._pattern.matches(csc):
             with self._timed("symbolic_seconds"):
                 self._factor = _cholmod.analyze(csc)
