@@ -12,14 +12,16 @@ Linear elasticity gives closed forms the study must reproduce: compliance ∝ P�
 deflection ∝ P/E and the stresses do not depend on E, so the normalised sensitivities
 (∂y/∂p)·(p/y) are exactly 2 and −1, 1 and −1, and 0 at every sample.
 
-Run: ``python examples/bracket_study.py [--samples 64] [--workers N] [--dask]`` — with
-``--dask`` the same study also runs on a local Dask cluster and the two tables are compared.
-Writes ``results/bracket-study/`` (tables, ``tornado.png``, ``sweeps.png``, ``scatter.png``).
+Run: ``python examples/bracket_study.py [--samples 64] [--fast] [--workers N] [--dask]
+[--out DIR]`` (``--fast``: 8 samples) — with ``--dask`` the same study also runs on a local
+Dask cluster and the two tables are compared. Writes the tables, ``tornado.png``,
+``sweeps.png`` and ``scatter.png`` to ``--out`` (default ``results/examples/bracket_study``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -45,6 +47,7 @@ PARAMETERS = [
     Parameter("P", range=(0.5, 1.5)),        # MPa on the 8 x 40 mm² end face
     Parameter("angle", range=(-30.0, 30.0)),  # degrees from -z towards +y
 ]
+FAST_SAMPLES = 8
 
 
 def setup() -> Differentiable:
@@ -101,14 +104,19 @@ def on_local_cluster(n_samples: int, workers: int = 2) -> StudyResults:
         return run(n_samples, scheduler=client)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> StudyResults:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--fast", action="store_true",
+                        default=bool(os.environ.get("FESENS_EXAMPLES_FAST")),
+                        help=f"{FAST_SAMPLES} samples (also FESENS_EXAMPLES_FAST=1)")
     parser.add_argument("--workers", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=Path("results/bracket-study"))
+    parser.add_argument("--out", type=Path, default=Path("results/examples/bracket_study"))
     parser.add_argument("--dask", action="store_true",
                         help="also run on a local Dask cluster and compare")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.fast:
+        args.samples = FAST_SAMPLES
     if args.out.exists() and any(args.out.iterdir()):
         parser.error(f"{args.out} exists and is not empty; choose another --out")
     start = time.perf_counter()
@@ -127,6 +135,7 @@ def main() -> None:
         remote = on_local_cluster(args.samples)
         print(f"Dask LocalCluster: {time.perf_counter() - start:.1f} s (cluster start included); "
               f"identical to the local run: {remote.same_values(results)}")
+    return results
 
 
 if __name__ == "__main__":
