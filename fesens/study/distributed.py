@@ -6,6 +6,9 @@ worker process runs the model's setup once, on its first sample. Samples are sub
 tasks; when a worker dies, the scheduler runs its tasks again elsewhere (up to its
 ``distributed.scheduler.allowed-failures``, then the sample is recorded as an error), and
 ``retries`` re-runs a task whose function raised outside the sample's own error handling.
+A task that comes back neither finished nor failed (its result was lost with a worker that
+died after computing it, or it was cancelled by the cluster) is submitted again, up to
+``_MAX_RESUBMITS`` times, so every sample still yields exactly one record.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 
-from distributed import Client, WorkerPlugin, as_completed
+from distributed import Client, Future, WorkerPlugin, as_completed
 
 from fesens.study.results import error_record
 from fesens.study.worker import install, run_sample, uninstall
 
 Sample = tuple[int, dict[str, float]]
+
+# Resubmissions of a sample whose task was lost or cancelled (not failed) by the cluster.
+_MAX_RESUBMITS = 3
 
 
 class StudyModelPlugin(WorkerPlugin):
@@ -49,6 +55,9 @@ def connect(scheduler) -> tuple[Client, bool]:
 
 
 def _failure(future, sample: int, inputs: dict) -> dict:
+    if future.status != "error":
+        return error_record(sample, inputs, f"the cluster lost this sample {_MAX_RESUBMITS + 1} "
+                                            f"times (task status {future.status!r})")
     exc = future.exception()
     name = type(exc).__name__
     if name == "KilledWorker":
@@ -64,15 +73,24 @@ def run_dask(client: Client, token: str, payload: bytes, samples: Sequence[Sampl
     name = f"fesens-study-{token[:12]}-{uuid.uuid4().hex[:8]}"  # this run's model key
     client.register_plugin(StudyModelPlugin(name, payload, blas_threads), name=name)
     futures = {}
+
+    def submit(sample: int, inputs: dict, attempt: int) -> Future:
+        key = f"{name}-{sample}" if attempt == 0 else f"{name}-{sample}-resubmit{attempt}"
+        future = client.submit(run_sample, name, sample, inputs, key=key, retries=retries,
+                               pure=False)
+        futures[future] = (sample, inputs, attempt)
+        return future
+
     try:
         for sample, inputs in samples:
-            future = client.submit(run_sample, name, sample, inputs, key=f"{name}-{sample}",
-                                   retries=retries, pure=False)
-            futures[future] = (sample, inputs)
-        for future in as_completed(futures, loop=client.loop):
-            sample, inputs = futures.pop(future)
+            submit(sample, inputs, 0)
+        finished = as_completed(list(futures), loop=client.loop)
+        for future in finished:
+            sample, inputs, attempt = futures.pop(future)
             if future.status == "finished":
                 yield future.result()
+            elif future.status != "error" and attempt < _MAX_RESUBMITS:
+                finished.add(submit(sample, inputs, attempt + 1))
             else:
                 yield _failure(future, sample, inputs)
             future.release()
