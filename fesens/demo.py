@@ -1,4 +1,4 @@
-"""The main job until the optimizer lands: solve the bundled Gmsh L-bracket, write VTU + PNG.
+"""A forward solve of the bundled Gmsh L-bracket: von Mises stress and reactions, VTU + PNG.
 
 Run with ``fesens demo --out DIR`` (or ``python -m fesens.demo --out DIR``).
 """
