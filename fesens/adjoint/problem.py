@@ -73,7 +73,9 @@ class Differentiable:
         *set* fixes the pattern, their values stay differentiable (``dirichlet=``).
     solver : str, (str, dict) or LinearSolver
         Backend for the forward and the adjoint solves (``"auto"``: CHOLMOD when
-        installed). One instance per pattern: the symbolic analysis is done once.
+        installed). One instance per pattern: the symbolic analysis is done once. A
+        Krylov backend with AMG gets the rigid-body modes of an elasticity model as its
+        near-null space (see :meth:`LinearModel.with_near_nullspace`).
 
     Examples
     --------
@@ -86,7 +88,7 @@ class Differentiable:
         if not isinstance(model, Elasticity | HeatConduction):
             raise TypeError(f"cannot differentiate a {type(model).__name__}")
         self.model = model
-        self.solver = solver
+        self.solver = model.with_near_nullspace(solver)
         self.assembler = model.assembler
         self.ff = BlockOperator(self.assembler, "ff")
         self.fc = None if self.assembler.fc is None else BlockOperator(self.assembler, "fc")

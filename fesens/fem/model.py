@@ -30,9 +30,9 @@ from fesens.fem.loads import (
     surface_load_vector,
     volume_load_vector,
 )
-from fesens.fem.rigid_modes import free_rigid_modes
+from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
 from fesens.mesh.mesh import Mesh, Predicate
-from fesens.solvers import LinearSolver, make_solver
+from fesens.solvers import IterativeSolver, LinearSolver, make_solver
 
 Where = str | Predicate
 
@@ -233,11 +233,70 @@ class LinearModel(ABC):
             )
 
     def solver(self, name: str = "auto", **options) -> LinearSolver:
-        """The model's solver instance for ``name`` (kept, so symbolic analysis is reused)."""
+        """The model's solver instance for ``name`` (kept, so symbolic analysis is reused).
+
+        A Krylov backend with the AMG preconditioner gets :meth:`near_nullspace` as its
+        ``near_nullspace`` (a callable, evaluated at each factorization, so it follows
+        changes of the Dirichlet set) unless ``options`` has one; ``near_nullspace=None``
+        keeps pyamg's constant vectors.
+        """
         key = name + repr(sorted(options.items()))
         if key not in self._solvers:
-            self._solvers[key] = make_solver(name, **options)
+            backend = make_solver(name, **options)
+            if self._needs_near_nullspace(backend, options):
+                backend.near_nullspace = self.near_nullspace
+            self._solvers[key] = backend
         return self._solvers[key]
+
+    def with_near_nullspace(self, solver="auto"):
+        """``solver`` for matrices ``K_ff`` of the current Dirichlet set, given the model's
+        near-null space when it needs one.
+
+        Parameters
+        ----------
+        solver : str, (str, dict) or LinearSolver
+            Backend name, with options, or an instance.
+
+        Returns
+        -------
+        str, (str, dict) or LinearSolver
+            For a Krylov backend with the AMG preconditioner whose options do not give
+            ``near_nullspace``, in an elasticity model: a new instance holding
+            :meth:`near_nullspace` of the current free dofs, ``(n_free, 3 or 6)``.
+            Otherwise ``solver`` itself (instances are used as given).
+        """
+        if isinstance(solver, LinearSolver):
+            return solver
+        name, options = (solver, {}) if isinstance(solver, str) else solver
+        backend = make_solver(name, **options)
+        if not self._needs_near_nullspace(backend, options):
+            return solver
+        backend.near_nullspace = self.near_nullspace()
+        return backend
+
+    def near_nullspace(self) -> np.ndarray | None:
+        """The near-null space of ``K_ff`` for AMG: the rigid-body modes on the free dofs.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            ``(n_free, 3)`` in 2D, ``(n_free, 6)`` in 3D for elasticity (rotations about the
+            centroid of the points); None for a scalar field, whose near-null space (the
+            constants) is pyamg's default.
+        """
+        if self.n_components == 1:
+            return None
+        points = self.mesh.points
+        return rigid_body_modes(points, points.mean(axis=0))[0][self.assembler.free]
+
+    def _needs_near_nullspace(self, backend: LinearSolver, options: dict) -> bool:
+        """Whether ``backend`` builds AMG for this vector field without a given near-null space."""
+        return (
+            self.n_components > 1
+            and isinstance(backend, IterativeSolver)
+            and backend.preconditioner == "amg"
+            and "near_nullspace" not in options
+        )
 
     def solve(
         self,

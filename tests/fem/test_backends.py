@@ -12,8 +12,8 @@ import pytest
 from fesens.errors import ConvergenceError
 from fesens.fem import Elasticity, HeatConduction
 from fesens.mesh import box, rectangle
-from fesens.solvers import available_solvers, make_solver
-from fesens.solvers.preconditioners import default_preconditioner
+from fesens.solvers import IterativeSolver, LinearSolver, available_solvers, make_solver
+from fesens.solvers.preconditioners import amg_available, default_preconditioner
 
 RTOL = 1e-12
 BACKENDS = available_solvers()
@@ -126,3 +126,59 @@ def test_a_non_converged_solve_raises_convergence_error_naming_the_model(name):
         model.solve(solver=name, solver_options=options)
     assert info.value.tolerance == RTOL
     assert info.value.residual > RTOL
+
+
+# ------------------------------------------------------------------ AMG near-null space
+needs_pyamg = pytest.mark.skipif(not amg_available(), reason="pyamg not installed")
+AMG_CG = {"preconditioner": "amg", "rtol": RTOL}
+
+
+def cantilever_3d_fine() -> Elasticity:
+    mesh = box(12, 4, 4, 3.0, 1.0, 1.0, cell_type="hex8")
+    model = Elasticity(mesh, E=210.0, nu=0.3).fix("left")
+    model.traction("right", (0.0, 0.5, -1.0))
+    return model
+
+
+@needs_pyamg
+def test_amg_of_an_elasticity_model_uses_the_rigid_body_modes():
+    reference = cantilever_3d_fine().solve(solver="auto").u  # CHOLMOD when installed
+    iterations = {}
+    without = {**AMG_CG, "near_nullspace": None}
+    for label, options in [("rigid modes", AMG_CG), ("constants", without)]:
+        model = cantilever_3d_fine()
+        u = model.solve(solver="cg", solver_options=options).u
+        assert relative_error(u, reference) < 1e-9
+        iterations[label] = model.solver("cg", **options).stats["last_iterations"]
+    # measured: 15 and 38 iterations
+    assert 2 * iterations["rigid modes"] <= iterations["constants"], iterations
+
+
+@needs_pyamg
+def test_the_rigid_body_modes_follow_a_new_dirichlet_set():
+    model = cantilever_2d()
+    model.solve(solver="minres", solver_options=AMG_CG)
+    assert model.solver("minres", **AMG_CG).near_nullspace == model.near_nullspace
+    model.fix("right", components=1, value=-0.01)
+    u = model.solve(solver="minres", solver_options=AMG_CG).u
+    fresh = cantilever_2d().fix("right", components=1, value=-0.01)
+    assert relative_error(u, fresh.solve(solver="superlu").u) < 1e-9
+    assert model.near_nullspace().shape == (model.assembler.free.size, 3)
+
+
+@needs_pyamg
+def test_with_near_nullspace_gives_krylov_amg_solvers_the_rigid_body_modes():
+    model = cantilever_3d()
+    backend = model.with_near_nullspace(("gmres", AMG_CG))
+    assert isinstance(backend, IterativeSolver) and backend.rtol == RTOL
+    np.testing.assert_array_equal(backend.near_nullspace, model.near_nullspace())
+    assert backend.near_nullspace.shape == (model.assembler.free.size, 6)
+    given = make_solver("cg")
+    unchanged = ["superlu", ("cg", {"preconditioner": "jacobi"}),
+                 ("cg", {"near_nullspace": None}), given]
+    for solver in unchanged:
+        assert model.with_near_nullspace(solver) is solver
+    heat = heat_plate()
+    assert heat.with_near_nullspace("cg") == "cg" and heat.near_nullspace() is None
+    assert heat.solver("cg").near_nullspace is None
+    assert isinstance(model.with_near_nullspace("cg"), LinearSolver)
