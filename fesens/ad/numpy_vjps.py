@@ -29,6 +29,13 @@ def unbroadcast(g, shape):
     return g
 
 
+def _unbroadcast_like(g, x):
+    """``unbroadcast(g, np.shape(x))``, with a shortcut for arrays of the same shape."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+        return g
+    return unbroadcast(g, np.shape(x))
+
+
 def _fresh_times(d, g):
     """``d * g``, computed in place in ``d`` when ``d`` is a temporary array the rule owns.
 
@@ -40,15 +47,17 @@ def _fresh_times(d, g):
     return d * g
 
 
-def _unary(name, derivative, fresh=False):
+def _unary(name, derivative, fresh=False, uses_ans=False):
     """Register ``x̄ = g · f'(x)`` with ``derivative(ans, x)``.
 
-    ``fresh`` says that ``derivative`` returns a new array the rule may overwrite.
+    ``fresh`` says that ``derivative`` returns a new array the rule may overwrite;
+    ``uses_ans`` that it reads ``ans``.
     """
     if fresh:
-        defvjp(w.UNARY[name], lambda ans, x: lambda g: _fresh_times(derivative(ans, x), g))
+        maker = lambda ans, x: lambda g: _fresh_times(derivative(ans, x), g)  # noqa: E731
     else:
-        defvjp(w.UNARY[name], lambda ans, x: lambda g: g * derivative(ans, x))
+        maker = lambda ans, x: lambda g: g * derivative(ans, x)  # noqa: E731
+    defvjp(w.UNARY[name], maker, uses_ans=uses_ans)
 
 
 def _one_minus_square(ans, x):
@@ -56,32 +65,33 @@ def _one_minus_square(ans, x):
     return 1.0 - d if type(d) is Box else np.subtract(1.0, d, out=d)
 
 
-defvjp(w.UNARY["negative"], lambda ans, x: lambda g: -g)
-_unary("exp", lambda ans, x: ans)
+defvjp(w.UNARY["negative"], lambda ans, x: lambda g: -g, uses_ans=False)
+_unary("exp", lambda ans, x: ans, uses_ans=True)
 _unary("log", lambda ans, x: 1.0 / x, fresh=True)
-_unary("sqrt", lambda ans, x: 0.5 / ans, fresh=True)
+_unary("sqrt", lambda ans, x: 0.5 / ans, fresh=True, uses_ans=True)
 _unary("sin", lambda ans, x: np.cos(x), fresh=True)
 _unary("cos", lambda ans, x: -np.sin(x), fresh=True)
-_unary("tan", lambda ans, x: 1.0 + ans**2, fresh=True)
-_unary("tanh", _one_minus_square, fresh=True)
+_unary("tan", lambda ans, x: 1.0 + ans**2, fresh=True, uses_ans=True)
+_unary("tanh", _one_minus_square, fresh=True, uses_ans=True)
 _unary("sinh", lambda ans, x: np.cosh(x), fresh=True)
 _unary("cosh", lambda ans, x: np.sinh(x), fresh=True)
 _unary("log1p", lambda ans, x: 1.0 / (1.0 + x), fresh=True)
-_unary("expm1", lambda ans, x: ans + 1.0, fresh=True)
+_unary("expm1", lambda ans, x: ans + 1.0, fresh=True, uses_ans=True)
 _unary("arctan", lambda ans, x: 1.0 / (1.0 + x**2), fresh=True)
 _unary("absolute", lambda ans, x: np.sign(x), fresh=True)
 _unary("square", lambda ans, x: 2.0 * x, fresh=True)
-_unary("reciprocal", lambda ans, x: -(ans**2), fresh=True)
-defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g))
+_unary("reciprocal", lambda ans, x: -(ans**2), fresh=True, uses_ans=True)
+defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g), uses_ans=False)
 
 
 def _binary(name, d_first, d_second):
-    """Register the two partial derivatives of a broadcasting binary ufunc."""
-    prim = w.BINARY[name]
+    """Register the two partial derivatives (which never read ``ans``) of a broadcasting
+    binary ufunc."""
     defvjp(
-        prim,
-        lambda ans, x, y: lambda g: unbroadcast(g * d_first(ans, x, y), np.shape(x)),
-        lambda ans, x, y: lambda g: unbroadcast(g * d_second(ans, x, y), np.shape(y)),
+        w.BINARY[name],
+        lambda ans, x, y: lambda g: _unbroadcast_like(g * d_first(x, y), x),
+        lambda ans, x, y: lambda g: _unbroadcast_like(g * d_second(x, y), y),
+        uses_ans=False,
     )
 
 
@@ -91,13 +101,17 @@ def _safe_log(x):
     return np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
 
 
-_binary("add", lambda a, x, y: 1.0, lambda a, x, y: 1.0)
-_binary("subtract", lambda a, x, y: 1.0, lambda a, x, y: -1.0)
-_binary("multiply", lambda a, x, y: y, lambda a, x, y: x)
-_binary("true_divide", lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y)
+defvjp(w.add, lambda ans, x, y: lambda g: _unbroadcast_like(g, x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(g, y), uses_ans=False)
+defvjp(w.subtract, lambda ans, x, y: lambda g: _unbroadcast_like(g, x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(-g, y), uses_ans=False)
+_binary("multiply", lambda x, y: y, lambda x, y: x)
+defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g / y, x), uses_ans=False)
+defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g * (-ans / y), y),
+       argnums=(1,))
 
 
-def _power_base(ans, x, y):
+def _power_base(x, y):
     """``∂(x^y)/∂x = y x^(y−1)``; a new array (fast paths for constant 2 and 1)."""
     if type(y) is not Box and np.ndim(y) == 0:
         if y == 2:
@@ -108,17 +122,15 @@ def _power_base(ans, x, y):
     return y * x ** np.where(w.getval(y) == 0, 1.0, y - 1.0)
 
 
-defvjp(
-    w.power,
-    lambda ans, x, y: lambda g: unbroadcast(_fresh_times(_power_base(ans, x, y), g),
-                                            np.shape(x)),
-    lambda ans, x, y: lambda g: unbroadcast(g * (ans * _safe_log(x)), np.shape(y)),
-)
-_binary("maximum", lambda a, x, y: w.getval(x) >= w.getval(y),
-        lambda a, x, y: w.getval(x) < w.getval(y))
-_binary("minimum", lambda a, x, y: w.getval(x) <= w.getval(y),
-        lambda a, x, y: w.getval(x) > w.getval(y))
-_binary("arctan2", lambda a, x, y: y / (x**2 + y**2), lambda a, x, y: -x / (x**2 + y**2))
+defvjp(w.power, lambda ans, x, y: lambda g: _unbroadcast_like(
+    _fresh_times(_power_base(x, y), g), x), uses_ans=False)
+defvjp(w.power, lambda ans, x, y: lambda g: _unbroadcast_like(g * (ans * _safe_log(x)), y),
+       argnums=(1,))
+_binary("maximum", lambda x, y: w.getval(x) >= w.getval(y),
+        lambda x, y: w.getval(x) < w.getval(y))
+_binary("minimum", lambda x, y: w.getval(x) <= w.getval(y),
+        lambda x, y: w.getval(x) > w.getval(y))
+_binary("arctan2", lambda x, y: y / (x**2 + y**2), lambda x, y: -x / (x**2 + y**2))
 
 
 # ------------------------------------------------------------------ reductions
@@ -146,9 +158,10 @@ def _count(shape, axis):
 
 
 defvjp(w.sum, lambda ans, x, axis=None, keepdims=False:
-       lambda g: _expand(g, np.shape(x), axis, keepdims))
+       lambda g: _expand(g, np.shape(x), axis, keepdims), uses_ans=False)
 defvjp(w.mean, lambda ans, x, axis=None, keepdims=False:
-       lambda g: _expand(g, np.shape(x), axis, keepdims) / _count(np.shape(x), axis))
+       lambda g: _expand(g, np.shape(x), axis, keepdims) / _count(np.shape(x), axis),
+       uses_ans=False)
 
 
 def _extremum_vjp(ans, x, axis=None, keepdims=False):
@@ -196,9 +209,9 @@ def _matmul_second(ans, a, b):
     return lambda g: unbroadcast(_swap_last(a) @ g, np.shape(b))
 
 
-defvjp(w.matmul, _matmul_first, _matmul_second)
+defvjp(w.matmul, _matmul_first, _matmul_second, uses_ans=False)
 defvjp(w.outer, lambda ans, a, b: lambda g: np.matmul(g, b),
-       lambda ans, a, b: lambda g: np.matmul(a, g))
+       lambda ans, a, b: lambda g: np.matmul(a, g), uses_ans=False)
 
 
 def _einsum_parts(subscripts, n_operands):
@@ -269,12 +282,15 @@ defvjp(w.norm, _norm_vjp)
 
 
 # ------------------------------------------------------------------ shape and indexing
-defvjp(w.reshape, lambda ans, x, shape: lambda g: np.reshape(g, np.shape(x)))
+defvjp(w.reshape, lambda ans, x, shape: lambda g: np.reshape(g, np.shape(x)), uses_ans=False)
 defvjp(w.transpose, lambda ans, x, axes=None: lambda g: np.transpose(
-    g, None if axes is None else np.argsort(axes)))
-defvjp(w.broadcast_to, lambda ans, x, shape: lambda g: unbroadcast(g, np.shape(x)))
-defvjp(w.getitem, lambda ans, x, index: lambda g: w.untake(g, index, np.shape(x)))
-defvjp(w.untake, lambda ans, g, index, shape, unique=False: lambda h: w.getitem(h, index))
+    g, None if axes is None else np.argsort(axes)), uses_ans=False)
+defvjp(w.broadcast_to, lambda ans, x, shape: lambda g: unbroadcast(g, np.shape(x)),
+       uses_ans=False)
+defvjp(w.getitem, lambda ans, x, index: lambda g: w.untake(g, index, np.shape(x)),
+       uses_ans=False)
+defvjp(w.untake, lambda ans, g, index, shape, unique=False: lambda h: w.getitem(h, index),
+       uses_ans=False)
 
 
 def _split_vjp(kind):
@@ -309,6 +325,7 @@ defvjp(
     None,
     lambda ans, c, x, y: lambda g: unbroadcast(np.where(c, g, 0.0), np.shape(x)),
     lambda ans, c, x, y: lambda g: unbroadcast(np.where(c, 0.0, g), np.shape(y)),
+    uses_ans=False,
 )
 
 
@@ -322,4 +339,4 @@ def _clip_vjp(ans, x, lower, upper):
     return lambda g: g * inside
 
 
-defvjp(w.clip, _clip_vjp)
+defvjp(w.clip, _clip_vjp, uses_ans=False)

@@ -5,6 +5,11 @@ one argument. For primitives whose argument cotangents share work (a sparse solv
 adjoint solve serves the matrix and the right-hand side) a joint maker
 ``maker(argnums, ans, *args, **kwargs) -> (g -> tuple of cotangents)`` is registered
 with :func:`defvjp_joint`.
+
+A maker registered with ``uses_ans=False`` promises not to read ``ans``: a node whose
+traced arguments all have such rules does not keep its output alive (rule 5 of DESIGN.md;
+the output of ``x**2`` is freed once the next operation consumed it), and those makers
+are called with ``ans=None``.
 """
 
 from __future__ import annotations
@@ -18,25 +23,38 @@ class NotDifferentiableError(TypeError):
 
 _PER_ARGUMENT: dict[Callable, dict[int, Callable]] = {}
 _JOINT: dict[Callable, Callable] = {}
+_ANS_FREE: dict[Callable, set[int]] = {}  # argnums whose makers never read ``ans``
 _NO_RULES: dict[int, Callable] = {}
 
 
-def defvjp(fun: Callable, *makers: Callable | None, argnums=None) -> None:
+def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool = True
+           ) -> None:
     """Register one maker per argument of the primitive ``fun``.
 
     ``makers[i]`` is for argument ``argnums[i]`` (default ``0, 1, ...``); ``None`` marks an
-    argument that is not differentiable.
+    argument that is not differentiable. ``uses_ans=False`` declares that none of these
+    makers reads its ``ans`` argument (it then receives ``None``).
     """
     argnums = range(len(makers)) if argnums is None else argnums
     rules = _PER_ARGUMENT.setdefault(fun, {})
     for argnum, maker in zip(argnums, makers, strict=True):
         if maker is not None:
             rules[argnum] = maker
+            if uses_ans:
+                _ANS_FREE.get(fun, set()).discard(argnum)
+            else:
+                _ANS_FREE.setdefault(fun, set()).add(argnum)
 
 
 def defvjp_joint(fun: Callable, maker: Callable) -> None:
     """Register a maker that returns the cotangents of several arguments at once."""
     _JOINT[fun] = maker
+
+
+def needs_ans(fun: Callable, argnums: tuple[int, ...]) -> bool:
+    """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``."""
+    free = _ANS_FREE.get(fun)
+    return free is None or fun in _JOINT or not free.issuperset(argnums)
 
 
 def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
@@ -46,18 +64,18 @@ def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
     )
 
 
-def node_cotangents(node, g) -> tuple:
+def node_cotangents(node, g) -> list:
     """Cotangents of a node's traced arguments (``node.argnums``) for output cotangent ``g``."""
-    fun, argnums = node.fun, node.argnums
+    fun, argnums, ans, args, kwargs = node.fun, node.argnums, node.ans, node.args, node.kwargs
     joint = _JOINT.get(fun)
     if joint is not None:
-        return joint(argnums, node.ans, *node.args, **node.kwargs)(g)
+        return joint(argnums, ans, *args, **kwargs)(g)
     rules = _PER_ARGUMENT.get(fun, _NO_RULES)
     out = []
     for argnum in argnums:
         if argnum not in rules:
             raise _missing(fun, argnum, rules)
-        out.append(rules[argnum](node.ans, *node.args, **node.kwargs)(g))
+        out.append(rules[argnum](ans, *args, **kwargs)(g))
     return out
 
 

@@ -14,7 +14,10 @@ outer one.
 
 The backward sweep visits the nodes latest-created first (creation order is a topological
 order: a node is created after the nodes it consumes) and drops each cotangent and each
-node's saved values as soon as they are consumed (rule 5).
+node's saved values as soon as they are consumed (rule 5). A node whose rules do not read
+its output (``x**2``, ``x * y``, ``sum``: see ``uses_ans`` of
+:func:`~fesens.ad.registry.defvjp`) does not save it at all, so the output is freed as
+soon as the operations consuming it have run their rules.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from fesens.ad.dispatch import dispatch_function, dispatch_ufunc
-from fesens.ad.registry import node_cotangents
+from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_ufunc
+from fesens.ad.registry import needs_ans, node_cotangents
 
 _trace_ids = itertools.count(1)
 _node_ids = itertools.count()
@@ -41,7 +44,7 @@ class Node:
     """One recorded array operation: ``ans = fun(*args, **kwargs)``.
 
     ``parents[i]`` is the node of argument ``argnums[i]``; a leaf has no parents. ``index``
-    counts the nodes in creation order.
+    counts the nodes in creation order. ``ans`` is ``None`` when no rule needs it.
     """
 
     __slots__ = ("fun", "args", "kwargs", "ans", "parents", "argnums", "index")
@@ -106,12 +109,18 @@ class Box:
         opaque[()] = self
         return opaque
 
-    # numpy dispatch: the tables are filled by fesens.ad.numpy_primitives
+    # numpy dispatch: the tables are filled by fesens.ad.numpy_wrapper
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return dispatch_ufunc(ufunc, method, inputs, kwargs)
+        prim = UFUNCS.get(ufunc)
+        if prim is None or kwargs or method != "__call__":
+            return dispatch_ufunc(ufunc, method, inputs, kwargs)
+        return prim(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return dispatch_function(func, args, kwargs)
+        prim = FUNCTIONS.get(func)
+        if prim is None:
+            return dispatch_function(func, args, kwargs)
+        return prim(*args, **kwargs)
 
 
 def primitive(raw: Callable, name: str | None = None) -> Callable:
@@ -128,10 +137,11 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
         nested = False  # some argument belongs to an older trace, or boxes a box
         for i, arg in enumerate(args):
             if type(arg) is Box:
-                if arg.trace > top:
+                trace = arg.trace
+                if trace > top:
                     nested = nested or top > 0
-                    top, boxed = arg.trace, (i,)
-                elif arg.trace == top:
+                    top, boxed = trace, (i,)
+                elif trace == top:
                     boxed += (i,)
                 else:
                     nested = True
@@ -142,10 +152,11 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
         for i in boxed:
             box = args[i]
             parents.append(box.node)
-            values[i] = box.value
-            nested = nested or type(box.value) is Box
+            value = values[i] = box.value
+            nested = nested or type(value) is Box
         ans = wrapped(*values, **kwargs) if nested else raw(*values, **kwargs)
-        return Box(ans, Node(wrapped, values, kwargs, ans, parents, boxed), top)
+        saved = ans if needs_ans(wrapped, boxed) else None
+        return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
 
     wrapped.__name__ = name or raw.__name__
     wrapped.__qualname__ = wrapped.__name__
@@ -178,13 +189,19 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
             results[node] = g
             continue
         parent_gs = node_cotangents(node, g)
-        for parent, parent_g in zip(node.parents, parent_gs):  # noqa: B905 - same length
-            if parent not in cotangents:
-                cotangents[parent] = parent_g
-                heappush(pending, (-parent.index, parent))
-            else:
-                previous = cotangents[parent]
-                cotangents[parent] = parent_g if previous is None else previous + parent_g
+        g = None
         if release:
             node.release()
+        for parent, parent_g in zip(node.parents, parent_gs):  # noqa: B905 - same length
+            previous = cotangents.get(parent, _ABSENT)
+            if previous is _ABSENT:
+                cotangents[parent] = parent_g
+                heappush(pending, (-parent.index, parent))
+            elif parent_g is not None:
+                cotangents[parent] = parent_g if previous is None else previous + parent_g
+        # hold no cotangent past its use: the next rule may reuse the memory
+        parent_gs = parent_g = previous = None
     return [results.get(leaf) for leaf in leaves]
+
+
+_ABSENT = object()
