@@ -20,6 +20,7 @@ from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
 from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id
 
 _PLAIN_LEAVES = (np.ndarray, float, Box)
+_SCALAR_TYPES = (np.ndarray, np.float64)  # outputs with a cheap ``ndim``
 
 
 def _argnums_tuple(argnums) -> tuple[int, ...]:
@@ -34,6 +35,18 @@ def _trace(fun, args, argnums):
     """
     trace = new_trace_id()
     args = list(args)
+    first = args[argnums[0]] if len(argnums) == 1 else None
+    if type(first) is np.ndarray and first.dtype.kind == "f":
+        # the common case, one float array: no tree to flatten or rebuild
+        box = new_leaf(first, trace)
+        args[argnums[0]] = box
+
+        def rebuild_one(cotangents):
+            g = cotangents[0]
+            return (zeros_like_leaf(first) if g is None else match_leaf(g, first),)
+
+        return fun(*args), trace, [box.node], rebuild_one
+
     tree = tuple(args[i] for i in argnums)
     if all(type(t) in _PLAIN_LEAVES for t in tree):
         leaves, unflatten = list(tree), tuple
@@ -41,8 +54,7 @@ def _trace(fun, args, argnums):
         leaves, unflatten = flatten(tree)
     leaves = [leaf if type(leaf) is Box else as_leaf_value(leaf) for leaf in leaves]
     boxes = [new_leaf(leaf, trace) for leaf in leaves]
-    boxed_tree = unflatten(boxes)
-    for i, value in zip(argnums, boxed_tree, strict=True):
+    for i, value in zip(argnums, unflatten(boxes), strict=True):
         args[i] = value
     out = fun(*args)
 
@@ -76,6 +88,31 @@ def _unbox_output(out, trace):
     return unflatten([o.value if type(o) is Box and o.trace == trace else o for o in leaves])
 
 
+def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
+    """``x ↦ (f(x), ∇f(x))``, or ``x ↦ ∇f(x)`` without ``with_value``."""
+    nums = _argnums_tuple(argnums)
+    single = isinstance(argnums, int)
+
+    def value_and_gradient(*args):
+        out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
+        if type(out) is not Box or out.trace != trace:
+            value = out
+            cotangents = [None] * len(leaf_nodes)
+        else:
+            value = out.value
+            if (value.ndim if type(value) in _SCALAR_TYPES else np.ndim(value)) != 0:
+                raise TypeError(
+                    f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
+                    f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
+                )
+            cotangents = backward(out.node, 1.0, leaf_nodes)
+        grads = rebuild(cotangents)
+        gradient = grads[0] if single else grads
+        return (value, gradient) if with_value else gradient
+
+    return value_and_gradient
+
+
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """``f ↦ (x ↦ (f(x), ∇f(x)))`` for a scalar-valued ``f``.
 
@@ -87,38 +124,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         Which positional arguments to differentiate; with a sequence the gradient is a
         tuple with one entry per argument.
     """
-    nums = _argnums_tuple(argnums)
-    single = isinstance(argnums, int)
-
-    @wraps(fun)
-    def wrapped(*args):
-        out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
-        if type(out) is not Box or out.trace != trace:
-            value = out
-            cotangents = [None] * len(leaf_nodes)
-        else:
-            value = out.value
-            if np.ndim(value) != 0:
-                raise TypeError(
-                    f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
-                    f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
-                )
-            cotangents = backward(out.node, 1.0, leaf_nodes)
-        grads = rebuild(cotangents)
-        return value, grads[0] if single else grads
-
-    return wrapped
+    return wraps(fun)(_value_and_grad(fun, argnums, with_value=True))
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """``f ↦ ∇f`` for a scalar-valued ``f`` (see :func:`value_and_grad`)."""
-    vg = value_and_grad(fun, argnums)
-
-    @wraps(fun)
-    def wrapped(*args):
-        return vg(*args)[1]
-
-    return wrapped
+    return wraps(fun)(_value_and_grad(fun, argnums, with_value=False))
 
 
 def vjp(fun: Callable, *args, argnums: int | Sequence[int] = 0):

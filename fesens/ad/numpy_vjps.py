@@ -29,11 +29,27 @@ def unbroadcast(g, shape):
     return g
 
 
+def _shape(v) -> tuple:
+    """``np.shape(v)``, without its Python layer for arrays and numbers."""
+    kind = type(v)
+    if kind is np.ndarray or kind is np.float64:
+        return v.shape
+    if kind is float or kind is int:
+        return ()
+    return np.shape(v)
+
+
+def _ndim(v) -> int:
+    """``np.ndim(v)``, without its Python layer for arrays and numbers."""
+    return len(_shape(v))
+
+
 def _unbroadcast_like(g, x):
-    """``unbroadcast(g, np.shape(x))``, with a shortcut for arrays of the same shape."""
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+    """``unbroadcast(g, np.shape(x))``, with a shortcut for operands of the same shape."""
+    x_shape = _shape(x)
+    if _shape(g) == x_shape:
         return g
-    return unbroadcast(g, np.shape(x))
+    return unbroadcast(g, x_shape)
 
 
 def _fresh_times(d, g):
@@ -42,8 +58,10 @@ def _fresh_times(d, g):
     Saves an allocation (and its page faults) per rule on large arrays. Only used when
     neither operand is traced and ``g`` does not broadcast ``d`` to a larger shape.
     """
-    if type(d) is np.ndarray and type(g) is not Box and np.shape(g) in ((), d.shape):
-        return np.multiply(d, g, out=d)
+    if type(d) is np.ndarray and type(g) is not Box:
+        g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
+        if g_shape == () or g_shape == d.shape:
+            return np.multiply(d, g, out=d)
     return d * g
 
 
@@ -66,7 +84,7 @@ def _one_minus_square(ans, x):
 
 
 defvjp(w.UNARY["negative"], lambda ans, x: lambda g: -g, uses_ans=False)
-_unary("exp", lambda ans, x: ans, uses_ans=True)
+defvjp(w.UNARY["exp"], lambda ans, x: lambda g: g * ans)
 _unary("log", lambda ans, x: 1.0 / x, fresh=True)
 _unary("sqrt", lambda ans, x: 0.5 / ans, fresh=True, uses_ans=True)
 _unary("sin", lambda ans, x: np.cos(x), fresh=True)
@@ -105,7 +123,8 @@ defvjp(w.add, lambda ans, x, y: lambda g: _unbroadcast_like(g, x),
        lambda ans, x, y: lambda g: _unbroadcast_like(g, y), uses_ans=False)
 defvjp(w.subtract, lambda ans, x, y: lambda g: _unbroadcast_like(g, x),
        lambda ans, x, y: lambda g: _unbroadcast_like(-g, y), uses_ans=False)
-_binary("multiply", lambda x, y: y, lambda x, y: x)
+defvjp(w.multiply, lambda ans, x, y: lambda g: _unbroadcast_like(g * y, x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * x, y), uses_ans=False)
 defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g / y, x), uses_ans=False)
 defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g * (-ans / y), y),
        argnums=(1,))
@@ -141,7 +160,13 @@ def _expand(g, shape, axis, keepdims):
     arrays (no allocation) and a small filled array otherwise (cheaper to build).
     """
     if axis is None and type(g) is not Box:
-        return np.full(shape, g) if math.prod(shape) <= 4096 else np.broadcast_to(g, shape)
+        if keepdims:
+            g = np.reshape(g, ())  # (1, ..., 1) → scalar
+        if math.prod(shape) > 4096:
+            return np.broadcast_to(g, shape)
+        filled = np.empty(shape)  # np.full's Python layer costs more than the fill here
+        filled.fill(g)
+        return filled
     if axis is not None and not keepdims:
         axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
         axes = tuple(a % len(shape) for a in axes)
@@ -158,7 +183,8 @@ def _count(shape, axis):
 
 
 defvjp(w.sum, lambda ans, x, axis=None, keepdims=False:
-       lambda g: _expand(g, np.shape(x), axis, keepdims), uses_ans=False)
+       lambda g: _expand(g, x.shape if type(x) is np.ndarray else np.shape(x), axis, keepdims),
+       uses_ans=False)
 defvjp(w.mean, lambda ans, x, axis=None, keepdims=False:
        lambda g: _expand(g, np.shape(x), axis, keepdims) / _count(np.shape(x), axis),
        uses_ans=False)
@@ -186,23 +212,27 @@ def _swap_last(a):
 
 
 def _matmul_first(ans, a, b):
-    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    a_nd, b_nd = _ndim(a), _ndim(b)
     if a_nd == 1 and b_nd == 1:
         return lambda g: g * b
     if b_nd == 1:  # (..., n, m) @ (m,): ā = g[..., None] b
         return lambda g: unbroadcast(np.expand_dims(g, -1) * b, np.shape(a))
+    if a_nd == 1 and b_nd == 2:  # (n,) @ (n, m): ā = b g (a matrix-vector product)
+        return lambda g: b @ g
     if a_nd == 1:  # (n,) @ (..., n, m): ā = Σ_batch b g
         return lambda g: unbroadcast(np.squeeze(b @ np.expand_dims(g, -1), -1), np.shape(a))
     return lambda g: unbroadcast(g @ _swap_last(b), np.shape(a))
 
 
 def _matmul_second(ans, a, b):
-    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    a_nd, b_nd = _ndim(a), _ndim(b)
     if a_nd == 1 and b_nd == 1:
         return lambda g: g * a
     if a_nd == 1:  # (n,) @ (..., n, m): b̄ = a[:, None] g[..., None, :]
         return lambda g: unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2),
                                      np.shape(b))
+    if a_nd == 2 and b_nd == 1:  # (n, m) @ (m,): b̄ = aᵀ g, as g @ a (one gemv, no copy)
+        return lambda g: g @ a
     if b_nd == 1:  # (..., n, m) @ (m,): b̄ = Σ_batch aᵀ g
         return lambda g: unbroadcast(np.squeeze(_swap_last(a) @ np.expand_dims(g, -1), -1),
                                      np.shape(b))

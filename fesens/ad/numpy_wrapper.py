@@ -248,7 +248,14 @@ Box.__mul__ = multiply
 Box.__rmul__ = _reflected(multiply)
 Box.__truediv__ = true_divide
 Box.__rtruediv__ = _reflected(true_divide)
-Box.__pow__ = power
+def _power_operator(self, other):
+    """``box ** other``; ``box ** 2`` is ``square(box)``, whose rule ``2 x ḡ`` is cheaper."""
+    if type(other) in (int, float) and other == 2:
+        return UNARY["square"](self)
+    return power(self, other)
+
+
+Box.__pow__ = _power_operator
 Box.__rpow__ = _reflected(power)
 Box.__neg__ = negative
 Box.__pos__ = lambda self: self

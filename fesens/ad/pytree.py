@@ -64,6 +64,8 @@ def zeros_like_leaf(leaf):
 def match_leaf(g, leaf):
     """Give a cotangent the type of its leaf: float for number leaves, array otherwise."""
     if isinstance(leaf, np.ndarray):
+        if type(g) is np.ndarray and g.shape == leaf.shape and g.flags.writeable:
+            return g
         g = g if np.shape(g) == leaf.shape else np.reshape(g, leaf.shape)
         return g.copy() if type(g) is np.ndarray and not g.flags.writeable else g
     return g if not isinstance(g, np.ndarray) else float(g)

@@ -64,13 +64,20 @@ def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
     )
 
 
-def node_cotangents(node, g) -> list:
+def node_cotangents(node, g) -> list | tuple:
     """Cotangents of a node's traced arguments (``node.argnums``) for output cotangent ``g``."""
     fun, argnums, ans, args, kwargs = node.fun, node.argnums, node.ans, node.args, node.kwargs
-    joint = _JOINT.get(fun)
-    if joint is not None:
-        return joint(argnums, ans, *args, **kwargs)(g)
-    rules = _PER_ARGUMENT.get(fun, _NO_RULES)
+    rules = _PER_ARGUMENT.get(fun)
+    if rules is None or fun in _JOINT:
+        joint = _JOINT.get(fun)
+        if joint is not None:
+            return joint(argnums, ans, *args, **kwargs)(g)
+        rules = _NO_RULES
+    if len(argnums) == 1:  # the common case, without building a list in a loop
+        argnum = argnums[0]
+        if argnum not in rules:
+            raise _missing(fun, argnum, rules)
+        return (rules[argnum](ans, *args, **kwargs)(g),)
     out = []
     for argnum in argnums:
         if argnum not in rules:

@@ -32,6 +32,7 @@ from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_uf
 from fesens.ad.registry import needs_ans, node_cotangents
 
 _trace_ids = itertools.count(1)
+_FIRST = (0,)
 _node_ids = itertools.count()
 
 
@@ -132,6 +133,16 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
+        if len(args) == 1:  # unary fast path: one traced argument, not nested
+            arg = args[0]
+            if type(arg) is not Box:
+                return raw(arg, **kwargs)
+            value = arg.value
+            if type(value) is not Box:
+                ans = raw(value, **kwargs)
+                saved = ans if needs_ans(wrapped, _FIRST) else None
+                node = Node(wrapped, [value], kwargs, saved, [arg.node], _FIRST)
+                return Box(ans, node, arg.trace)
         top = 0
         boxed = ()
         nested = False  # some argument belongs to an older trace, or boxes a box
@@ -178,27 +189,37 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
     cannot be swept again.
     """
     cotangents = {end: g}
-    pending = [(-end.index, end)]  # a heap: the latest-created node comes first
+    pending = []  # a heap of (-index, node): the latest-created node comes first
     results = {}
-    while pending:
-        node = heappop(pending)[1]
+    node = end  # the next node when it is known without the heap
+    while node is not None or pending:
+        if node is None:
+            node = heappop(pending)[1]
         g = cotangents.pop(node)
-        if g is None:
-            continue
-        if not node.parents:
-            results[node] = g
+        parents = node.parents
+        if g is None or not parents:
+            if g is not None:
+                results[node] = g
+            node = None
             continue
         parent_gs = node_cotangents(node, g)
         g = None
         if release:
-            node.release()
-        for parent, parent_g in zip(node.parents, parent_gs):  # noqa: B905 - same length
-            previous = cotangents.get(parent, _ABSENT)
-            if previous is _ABSENT:
-                cotangents[parent] = parent_g
-                heappush(pending, (-parent.index, parent))
-            elif parent_g is not None:
-                cotangents[parent] = parent_g if previous is None else previous + parent_g
+            node.args = node.kwargs = node.ans = None  # node.release(), inlined
+        node = None
+        if not pending and len(parents) == 1 and parents[0] not in cotangents:
+            # a chain: the only node left to visit is this parent (every unvisited node
+            # the output depends on is reached through it), so it comes next
+            node = parents[0]
+            cotangents[node] = parent_gs[0]
+        else:
+            for parent, parent_g in zip(parents, parent_gs):  # noqa: B905 - same length
+                previous = cotangents.get(parent, _ABSENT)
+                if previous is _ABSENT:
+                    cotangents[parent] = parent_g
+                    heappush(pending, (-parent.index, parent))
+                elif parent_g is not None:
+                    cotangents[parent] = parent_g if previous is None else previous + parent_g
         # hold no cotangent past its use: the next rule may reuse the memory
         parent_gs = parent_g = previous = None
     return [results.get(leaf) for leaf in leaves]

@@ -132,6 +132,31 @@ def test_saved_values_are_released_during_the_sweep():
     assert alive_at_first_rule == []
 
 
+def test_a_node_keeps_its_output_only_when_a_rule_reads_it(monkeypatch):
+    """``x**2`` (rule 2x) and ``x * y`` do not keep their outputs; ``exp`` (rule eˣ) does.
+    So the output of ``x**2`` is freed as soon as ``sum`` has run its rule (rule 5)."""
+    nodes, alive_at_square_rule = {}, []
+    original = tracer.node_cotangents
+
+    def spy(node, g):
+        if node is nodes.get("square"):
+            gc.collect()
+            alive_at_square_rule.append(nodes["square value"]() is not None)
+        return original(node, g)
+
+    monkeypatch.setattr(tracer, "node_cotangents", spy)
+
+    def f(x):
+        square, product, exponential = x**2, x * x, np.exp(x)
+        nodes.update({"square": square.node, "square value": weakref.ref(square.value)})
+        assert square.node.ans is None and product.node.ans is None
+        assert exponential.node.ans is exponential.value
+        return np.sum(square) + np.sum(product) + np.sum(exponential)
+
+    assert np.allclose(grad(f)(X), 4 * X + np.exp(X), rtol=1e-14)
+    assert alive_at_square_rule == [False]
+
+
 def test_vjp_keeps_the_tape_for_repeated_pullbacks():
     _, pullback = vjp(lambda x: np.exp(x) * x, X)
     w = normal(N, seed=5)
