@@ -91,6 +91,10 @@ class Box:
     def __repr__(self) -> str:
         return f"Box({self.value!r}, trace={self.trace})"
 
+    def __format__(self, spec: str) -> str:
+        # printing a traced value (progress lines inside an objective) formats its value
+        return format(self.value, spec)
+
     def __bool__(self) -> bool:
         return bool(self.value)
 

@@ -216,3 +216,13 @@ def test_jvp_of_a_tuple_output():
     assert all(type(v) is np.ndarray for v in value), "boxes leaked out of jvp"
     assert np.allclose(tangent[0], 2 * X * t, rtol=1e-14)
     assert np.allclose(tangent[1], A @ t, rtol=1e-14)
+
+
+def test_a_traced_value_can_be_printed_with_a_format_spec(capsys):
+    def f(x):
+        J = np.sum(x**2)
+        print(f"J = {J:.3f}, x0 = {x[0]:+.1e}")
+        return J
+
+    assert np.allclose(grad(f)(np.array([1.5, 2.0])), [3.0, 4.0])
+    assert capsys.readouterr().out == "J = 6.250, x0 = +1.5e+00\n"
