@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 import numpy as np
 
@@ -195,38 +195,45 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
     cotangents = {end: g}
     pending = []  # a heap of (-index, node): the latest-created node comes first
     results = {}
-    node = end  # the next node when it is known without the heap
-    while node is not None or pending:
-        if node is None:
-            node = heappop(pending)[1]
+    node = end
+    while True:
         g = cotangents.pop(node)
         parents = node.parents
-        if g is None or not parents:
+        following = None  # the latest-created parent reached for the first time
+        if not parents:
             if g is not None:
                 results[node] = g
-            node = None
-            continue
-        parent_gs = node_cotangents(node, g)
-        g = None
-        if release:
-            node.args = node.kwargs = node.ans = None  # node.release(), inlined
-        node = None
-        if not pending and len(parents) == 1 and parents[0] not in cotangents:
-            # a chain: the only node left to visit is this parent (every unvisited node
-            # the output depends on is reached through it), so it comes next
-            node = parents[0]
-            cotangents[node] = parent_gs[0]
-        else:
+        elif g is not None:
+            parent_gs = node_cotangents(node, g)
+            g = None
+            if release:
+                node.args = node.kwargs = node.ans = None  # node.release(), inlined
             for parent, parent_g in zip(parents, parent_gs):  # noqa: B905 - same length
                 previous = cotangents.get(parent, _ABSENT)
                 if previous is _ABSENT:
                     cotangents[parent] = parent_g
-                    heappush(pending, (-parent.index, parent))
+                    if following is None:
+                        following = parent
+                    elif parent.index > following.index:
+                        heappush(pending, (-following.index, following))
+                        following = parent
+                    else:
+                        heappush(pending, (-parent.index, parent))
                 elif parent_g is not None:
                     cotangents[parent] = parent_g if previous is None else previous + parent_g
-        # hold no cotangent past its use: the next rule may reuse the memory
-        parent_gs = parent_g = previous = None
-    return [results.get(leaf) for leaf in leaves]
+            # hold no cotangent past its use: the next rule may reuse the memory
+            parent_gs = parent_g = previous = None
+        # Visit the latest-created node left. ``following`` skips the heap when it is that
+        # node (always so along a chain of one-argument operations).
+        if following is not None:
+            if not pending or following.index > -pending[0][0]:
+                node = following
+            else:
+                node = heapreplace(pending, (-following.index, following))[1]
+        elif pending:
+            node = heappop(pending)[1]
+        else:
+            return [results.get(leaf) for leaf in leaves]
 
 
 _ABSENT = object()
