@@ -32,7 +32,7 @@ from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_uf
 from fesens.ad.registry import needs_ans, node_cotangents
 
 _trace_ids = itertools.count(1)
-_FIRST = (0,)
+_FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)
 _node_ids = itertools.count()
 
 
@@ -137,16 +137,32 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
-        if len(args) == 1:  # unary fast path: one traced argument, not nested
-            arg = args[0]
-            if type(arg) is not Box:
-                return raw(arg, **kwargs)
-            value = arg.value
-            if type(value) is not Box:
-                ans = raw(value, **kwargs)
-                saved = ans if needs_ans(wrapped, _FIRST) else None
-                node = Node(wrapped, [value], kwargs, saved, [arg.node], _FIRST)
-                return Box(ans, node, arg.trace)
+        # Fast paths for one and two arguments (most operations): the boxed arguments
+        # belong to one trace and box no boxes (not nested). Anything else, or
+        # ``values = None``, takes the general path below.
+        values = None
+        if len(args) == 1:
+            x = args[0]
+            if type(x) is not Box:
+                return raw(x, **kwargs)
+            values, parents, boxed, top = [x.value], [x.node], _FIRST, x.trace
+        elif len(args) == 2:
+            x, y = args
+            if type(x) is Box:
+                if type(y) is not Box:
+                    values, parents, boxed, top = [x.value, y], [x.node], _FIRST, x.trace
+                elif x.trace == y.trace:
+                    values, parents, boxed = [x.value, y.value], [x.node, y.node], _BOTH
+                    top = x.trace
+            elif type(y) is Box:
+                values, parents, boxed, top = [x, y.value], [y.node], _SECOND, y.trace
+            else:
+                return raw(x, y, **kwargs)
+        # values[0] and values[-1] are all the values there are
+        if values is not None and type(values[0]) is not Box and type(values[-1]) is not Box:
+            ans = raw(*values, **kwargs)
+            saved = ans if needs_ans(wrapped, boxed) else None
+            return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
         top = 0
         boxed = ()
         nested = False  # some argument belongs to an older trace, or boxes a box
