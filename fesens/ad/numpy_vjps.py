@@ -46,10 +46,17 @@ def _ndim(v) -> int:
 
 def _unbroadcast_like(g, x):
     """``unbroadcast(g, np.shape(x))``, with a shortcut for operands of the same shape."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+        return g  # the common case, checked without calls
     x_shape = _shape(x)
     if _shape(g) == x_shape:
         return g
     return unbroadcast(g, x_shape)
+
+
+_IN_PLACE_MIN = 1000
+"""Arrays of fewer entries are not updated in place: allocating a small array (numpy
+caches them) costs less than the ``out=`` keyword of a ufunc call."""
 
 
 def _fresh_times(d, g):
@@ -58,7 +65,7 @@ def _fresh_times(d, g):
     Saves an allocation (and its page faults) per rule on large arrays. Only used when
     neither operand is traced and ``g`` does not broadcast ``d`` to a larger shape.
     """
-    if type(d) is np.ndarray and type(g) is not Box:
+    if type(d) is np.ndarray and d.size >= _IN_PLACE_MIN and type(g) is not Box:
         g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
         if g_shape == () or g_shape == d.shape:
             return np.multiply(d, g, out=d)
@@ -80,7 +87,9 @@ def _unary(name, derivative, fresh=False, uses_ans=False):
 
 def _one_minus_square(ans, x):
     d = ans * ans
-    return 1.0 - d if type(d) is Box else np.subtract(1.0, d, out=d)
+    if type(d) is np.ndarray and d.size >= _IN_PLACE_MIN:
+        return np.subtract(1.0, d, out=d)
+    return 1.0 - d
 
 
 defvjp(w.UNARY["negative"], lambda ans, x: lambda g: -g, uses_ans=False)
@@ -97,7 +106,7 @@ _unary("log1p", lambda ans, x: 1.0 / (1.0 + x), fresh=True)
 _unary("expm1", lambda ans, x: ans + 1.0, fresh=True, uses_ans=True)
 _unary("arctan", lambda ans, x: 1.0 / (1.0 + x**2), fresh=True)
 _unary("absolute", lambda ans, x: np.sign(x), fresh=True)
-_unary("square", lambda ans, x: 2.0 * x, fresh=True)
+_unary("square", lambda ans, x: x + x, fresh=True)  # 2x, exactly, and cheaper than 2.0 * x
 _unary("reciprocal", lambda ans, x: -(ans**2), fresh=True, uses_ans=True)
 defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g), uses_ans=False)
 
