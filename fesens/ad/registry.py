@@ -66,23 +66,18 @@ def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
 
 def node_cotangents(node, g) -> list | tuple:
     """Cotangents of a node's traced arguments (``node.argnums``) for output cotangent ``g``."""
-    fun, argnums, ans, args, kwargs = node.fun, node.argnums, node.ans, node.args, node.kwargs
-    rules = _PER_ARGUMENT.get(fun)
-    if rules is None or fun in _JOINT:
-        joint = _JOINT.get(fun)
-        if joint is not None:
-            return joint(argnums, ans, *args, **kwargs)(g)
-        rules = _NO_RULES
-    if len(argnums) == 1:  # the common case, without building a list in a loop
-        argnum = argnums[0]
-        if argnum not in rules:
-            raise _missing(fun, argnum, rules)
-        return (rules[argnum](ans, *args, **kwargs)(g),)
+    fun, ans, args, kwargs = node.fun, node.ans, node.args, node.kwargs
+    joint = _JOINT.get(fun)
+    if joint is not None:
+        return joint(node.argnums, ans, *args, **kwargs)(g)
+    rules = _PER_ARGUMENT.get(fun, _NO_RULES)
     out = []
-    for argnum in argnums:
+    for argnum in node.argnums:
         if argnum not in rules:
             raise _missing(fun, argnum, rules)
-        out.append(rules[argnum](ans, *args, **kwargs)(g))
+        # most primitives take no keyword arguments: skip the ``**`` of an empty dict
+        vjp = rules[argnum](ans, *args, **kwargs) if kwargs else rules[argnum](ans, *args)
+        out.append(vjp(g))
     return out
 
 
