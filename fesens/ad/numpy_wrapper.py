@@ -43,7 +43,7 @@ for _name, _prim in {**UNARY, **BINARY, "sign": sign}.items():
 
 add, subtract, multiply = BINARY["add"], BINARY["subtract"], BINARY["multiply"]
 true_divide, power = BINARY["true_divide"], BINARY["power"]
-negative = UNARY["negative"]
+negative, square = UNARY["negative"], UNARY["square"]
 
 
 def _constant_ufunc(ufunc):
@@ -62,7 +62,7 @@ for _ufunc in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, n
 @primitive
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - mirrors numpy
     if type(x) is np.ndarray:  # the ufunc method skips np.sum's Python-level dispatch
-        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+        return np.add.reduce(x, axis, None, None, keepdims)  # positional: cheaper to parse
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
@@ -251,7 +251,7 @@ Box.__rtruediv__ = _reflected(true_divide)
 def _power_operator(self, other):
     """``box ** other``; ``box ** 2`` is ``square(box)``, whose rule ``2 x ḡ`` is cheaper."""
     if type(other) in (int, float) and other == 2:
-        return UNARY["square"](self)
+        return square(self)
     return power(self, other)
 
 

@@ -137,16 +137,18 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
-        # Fast paths for one and two arguments (most operations): the boxed arguments
-        # belong to one trace and box no boxes (not nested). Anything else, or
-        # ``values = None``, takes the general path below.
+        if len(args) == 1:  # unary fast path: one traced argument, not nested
+            arg = args[0]
+            if type(arg) is not Box:
+                return raw(arg, **kwargs)
+            value = arg.value
+            if type(value) is not Box:
+                ans = raw(value, **kwargs)
+                saved = ans if needs_ans(wrapped, _FIRST) else None
+                node = Node(wrapped, [value], kwargs, saved, [arg.node], _FIRST)
+                return Box(ans, node, arg.trace)
         values = None
-        if len(args) == 1:
-            x = args[0]
-            if type(x) is not Box:
-                return raw(x, **kwargs)
-            values, parents, boxed, top = [x.value], [x.node], _FIRST, x.trace
-        elif len(args) == 2:
+        if len(args) == 2:  # binary fast path: finds the traced arguments without the loops
             x, y = args
             if type(x) is Box:
                 if type(y) is not Box:
@@ -158,33 +160,31 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
                 values, parents, boxed, top = [x, y.value], [y.node], _SECOND, y.trace
             else:
                 return raw(x, y, **kwargs)
-        # values[0] and values[-1] are all the values there are
-        if values is not None and type(values[0]) is not Box and type(values[-1]) is not Box:
-            ans = raw(*values, **kwargs)
-            saved = ans if needs_ans(wrapped, boxed) else None
-            return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
-        top = 0
-        boxed = ()
-        nested = False  # some argument belongs to an older trace, or boxes a box
-        for i, arg in enumerate(args):
-            if type(arg) is Box:
-                trace = arg.trace
-                if trace > top:
-                    nested = nested or top > 0
-                    top, boxed = trace, (i,)
-                elif trace == top:
-                    boxed += (i,)
-                else:
-                    nested = True
-        if not top:
-            return raw(*args, **kwargs)
-        values = list(args)
-        parents = []
-        for i in boxed:
-            box = args[i]
-            parents.append(box.node)
-            value = values[i] = box.value
-            nested = nested or type(value) is Box
+        if values is not None:
+            nested = type(values[0]) is Box or type(values[1]) is Box  # boxes a box
+        else:
+            top = 0
+            boxed = ()
+            nested = False  # some argument belongs to an older trace, or boxes a box
+            for i, arg in enumerate(args):
+                if type(arg) is Box:
+                    trace = arg.trace
+                    if trace > top:
+                        nested = nested or top > 0
+                        top, boxed = trace, (i,)
+                    elif trace == top:
+                        boxed += (i,)
+                    else:
+                        nested = True
+            if not top:
+                return raw(*args, **kwargs)
+            values = list(args)
+            parents = []
+            for i in boxed:
+                box = args[i]
+                parents.append(box.node)
+                value = values[i] = box.value
+                nested = nested or type(value) is Box
         ans = wrapped(*values, **kwargs) if nested else raw(*values, **kwargs)
         saved = ans if needs_ans(wrapped, boxed) else None
         return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
@@ -249,7 +249,7 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
         elif pending:
             node = heappop(pending)[1]
         else:
-            return [results.get(leaf) for leaf in leaves]
+            return list(map(results.get, leaves))
 
 
 _ABSENT = object()
