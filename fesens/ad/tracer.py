@@ -143,7 +143,8 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
                 return raw(arg, **kwargs)
             value = arg.value
             if type(value) is not Box:
-                ans = raw(value, **kwargs)
+                # a ufunc takes a slower call path when given keywords, even none
+                ans = raw(value, **kwargs) if kwargs else raw(value)
                 saved = ans if needs_ans(wrapped, _FIRST) else None
                 node = Node(wrapped, [value], kwargs, saved, [arg.node], _FIRST)
                 return Box(ans, node, arg.trace)
@@ -185,7 +186,10 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
                 parents.append(box.node)
                 value = values[i] = box.value
                 nested = nested or type(value) is Box
-        ans = wrapped(*values, **kwargs) if nested else raw(*values, **kwargs)
+        if nested:
+            ans = wrapped(*values, **kwargs)
+        else:
+            ans = raw(*values, **kwargs) if kwargs else raw(*values)
         saved = ans if needs_ans(wrapped, boxed) else None
         return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
 
