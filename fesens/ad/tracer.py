@@ -146,19 +146,19 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
                 # a ufunc takes a slower call path when given keywords, even none
                 ans = raw(value, **kwargs) if kwargs else raw(value)
                 saved = ans if needs_ans(wrapped, _FIRST) else None
-                node = Node(wrapped, [value], kwargs, saved, [arg.node], _FIRST)
+                node = Node(wrapped, (value,), kwargs, saved, (arg.node,), _FIRST)
                 return Box(ans, node, arg.trace)
         values = None
         if len(args) == 2:  # binary fast path: finds the traced arguments without the loops
             x, y = args
             if type(x) is Box:
                 if type(y) is not Box:
-                    values, parents, boxed, top = [x.value, y], [x.node], _FIRST, x.trace
+                    values, parents, boxed, top = (x.value, y), (x.node,), _FIRST, x.trace
                 elif x.trace == y.trace:
-                    values, parents, boxed = [x.value, y.value], [x.node, y.node], _BOTH
+                    values, parents, boxed = (x.value, y.value), (x.node, y.node), _BOTH
                     top = x.trace
             elif type(y) is Box:
-                values, parents, boxed, top = [x, y.value], [y.node], _SECOND, y.trace
+                values, parents, boxed, top = (x, y.value), (y.node,), _SECOND, y.trace
             else:
                 return raw(x, y, **kwargs)
         if values is not None:
