@@ -41,7 +41,7 @@ def _shape(v) -> tuple:
 
 def _ndim(v) -> int:
     """``np.ndim(v)``, without its Python layer for arrays and numbers."""
-    return len(_shape(v))
+    return v.ndim if type(v) is np.ndarray else len(_shape(v))
 
 
 def _unbroadcast_like(g, x):

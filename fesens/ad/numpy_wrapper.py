@@ -51,7 +51,6 @@ def _constant_ufunc(ufunc):
     return lambda *args, **kwargs: ufunc(*map(getval, args), **kwargs)
 
 
-register_ufunc(np.matmul, lambda a, b: _matmul(a, b))  # np.matmul is a ufunc in numpy 2
 for _ufunc in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
                np.isfinite, np.isnan, np.isinf, np.floor, np.ceil, np.rint, np.logical_and,
                np.logical_or, np.logical_not, np.signbit):
@@ -234,6 +233,9 @@ MATMUL_BY_TYPE: dict = {}
 
 def _matmul(a, b):
     return MATMUL_BY_TYPE.get(type(getval(a)), matmul)(a, b)
+
+
+register_ufunc(np.matmul, _matmul)  # np.matmul is a ufunc in numpy 2
 
 
 def _rmatmul(self, other):
