@@ -64,7 +64,7 @@ def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
     )
 
 
-def node_cotangents(node, g) -> list | tuple:
+def node_cotangents(node, g) -> list:
     """Cotangents of a node's traced arguments (``node.argnums``) for output cotangent ``g``."""
     fun, ans, args, kwargs = node.fun, node.ans, node.args, node.kwargs
     joint = _JOINT.get(fun)
