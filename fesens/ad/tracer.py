@@ -59,10 +59,6 @@ class Node:
         self.argnums = argnums
         self.index = next(_node_ids)
 
-    def release(self) -> None:
-        """Drop the saved values (after the backward sweep has used them)."""
-        self.args = self.kwargs = self.ans = None
-
 
 class Box:
     """A value being traced. Behaves like the array (or number) it wraps.
@@ -227,7 +223,7 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
             parent_gs = node_cotangents(node, g)
             g = None
             if release:
-                node.args = node.kwargs = node.ans = None  # node.release(), inlined
+                node.args = node.kwargs = node.ans = None  # drop the saved values
             for parent, parent_g in zip(parents, parent_gs):  # noqa: B905 - same length
                 previous = cotangents.get(parent, _ABSENT)
                 if previous is _ABSENT:
