@@ -35,7 +35,10 @@ import numpy as np
 
 RESULT_PREFIX = "BENCH-RESULT "
 #: Thread counts of numpy's, scipy's and CHOLMOD's BLAS and of OpenMP code (pyamg).
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# OMP_THREAD_LIMIT also caps the num_threads(4) loops of SuiteSparse 5's CHOLMOD, which
+# ignore OMP_NUM_THREADS (fesens.openmp).
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "OMP_THREAD_LIMIT")
 
 
 # --------------------------------------------------------------------------- problems
@@ -249,7 +252,8 @@ def machine_lines(packages: Sequence[str]) -> list[str]:
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     versions = ", ".join(f"{name} {package_version(name)}" for name in packages)
-    threads = {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS")}
+    threads = {k: v for k, v in os.environ.items()
+               if k.endswith("_NUM_THREADS") or k == "OMP_THREAD_LIMIT"}
     return [
         f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
         f"machine: {cpu_model()}, {os.cpu_count()} cores ({usable} usable), "

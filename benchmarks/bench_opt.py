@@ -48,7 +48,6 @@ Run ``python benchmarks/bench_opt.py --help`` for the options.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -72,6 +71,7 @@ from _common import (
     run_case,
     seconds,
     serve_case,
+    set_child_threads,
     table,
     timed,
     unit_element_matrix,
@@ -463,8 +463,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="smoke run: "
                              + ", ".join(p.label for p in QUICK_PROBLEMS) + ", < 1 min")
     parser.add_argument("--blas-threads", default="1", metavar="N",
-                        help="OPENBLAS/OMP/MKL_NUM_THREADS of the case processes (default 1: "
-                             "on a shared machine idle-spinning BLAS threads slow everything "
+                        help="OPENBLAS/OMP/MKL_NUM_THREADS and OMP_THREAD_LIMIT of the case "
+                             "processes (default 1: on a shared machine idle-spinning BLAS "
+                             "threads slow everything "
                              "else down; 'default' keeps the libraries' defaults)")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -479,8 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     problems = QUICK_PROBLEMS if args.quick else PROBLEMS
     if args.blas_threads != "default":
-        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[variable] = args.blas_threads  # inherited by the case processes
+        set_child_threads(int(args.blas_threads))
     loads = [load_average()]
     results: dict[str, dict[str, Any]] = {}
     start = time.perf_counter()
