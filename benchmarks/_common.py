@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 RESULT_PREFIX = "BENCH-RESULT "
-#: Thread counts of numpy's, scipy's and CHOLMOD's BLAS and of OpenMP code (pyamg).
-# OMP_THREAD_LIMIT also caps the num_threads(4) loops of SuiteSparse 5's CHOLMOD, which
-# ignore OMP_NUM_THREADS (fesens.openmp).
+#: Thread counts of numpy's, scipy's and CHOLMOD's BLAS and of OpenMP code (pyamg);
+#: OMP_THREAD_LIMIT also caps the num_threads(4) loops of SuiteSparse 5's CHOLMOD, which
+#: ignore OMP_NUM_THREADS (fesens.openmp).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "OMP_THREAD_LIMIT")
 
