@@ -66,7 +66,7 @@ def _fresh_times(d, g):
     neither operand is traced and ``g`` does not broadcast ``d`` to a larger shape.
     """
     if type(d) is np.ndarray and d.size >= _IN_PLACE_MIN and type(g) is not Box:
-        g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
+        g_shape = _shape(g)
         if g_shape == () or g_shape == d.shape:
             return np.multiply(d, g, out=d)
     return d * g
@@ -192,8 +192,7 @@ def _count(shape, axis):
 
 
 defvjp(w.sum, lambda ans, x, axis=None, keepdims=False:
-       lambda g: _expand(g, x.shape if type(x) is np.ndarray else np.shape(x), axis, keepdims),
-       uses_ans=False)
+       lambda g: _expand(g, _shape(x), axis, keepdims), uses_ans=False)
 defvjp(w.mean, lambda ans, x, axis=None, keepdims=False:
        lambda g: _expand(g, np.shape(x), axis, keepdims) / _count(np.shape(x), axis),
        uses_ans=False)

@@ -250,6 +250,8 @@ Box.__mul__ = multiply
 Box.__rmul__ = _reflected(multiply)
 Box.__truediv__ = true_divide
 Box.__rtruediv__ = _reflected(true_divide)
+
+
 def _power_operator(self, other):
     """``box ** other``; ``box ** 2`` is ``square(box)``, whose rule ``2 x ḡ`` is cheaper."""
     if type(other) in (int, float) and other == 2:
