@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from fesens.ad import numpy_wrapper as w
-from fesens.ad.registry import defvjp
+from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.tracer import Box
 
 
@@ -317,6 +317,54 @@ def _norm_vjp(ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 defvjp(w.norm, _norm_vjp)
+
+
+def _det_vjp(ans, a):
+    """Jacobi's formula ``Ā = ḡ det(A) A⁻ᵀ``, per matrix of the stack.
+
+    Goes through the inverse: for an exactly singular ``A`` (a degenerate element) the rule
+    raises numpy's ``LinAlgError`` although the gradient (the adjugate) exists, and near
+    singularity it multiplies a huge inverse by a tiny determinant.
+    """
+    return lambda g: np.expand_dims(g * ans, (-2, -1)) * _swap_last(np.linalg.inv(a))
+
+
+def _inv_vjp(ans, a):
+    """``Ā = −A⁻ᵀ Ḡ A⁻ᵀ``, per matrix of the stack (``ans`` is ``A⁻¹``)."""
+    inv_t = _swap_last(ans)
+    return lambda g: -(inv_t @ g @ inv_t)
+
+
+defvjp(w.det, _det_vjp)
+defvjp(w.inv, _inv_vjp)
+# g·(a × b) = a·(b × g) = b·(g × a)
+defvjp(w.cross, lambda ans, a, b: lambda g: _unbroadcast_like(np.cross(b, g), a),
+       lambda ans, a, b: lambda g: _unbroadcast_like(np.cross(g, a), b), uses_ans=False)
+
+
+def _dense_solve_vjp(argnums, x, a, b):
+    """``b̄ = A⁻ᵀ ḡ`` (one adjoint solve serves both arguments) and ``Ā = −b̄ xᵀ``.
+
+    ``b`` was read as a vector when ``x`` has fewer axes than ``A`` (numpy 2: ``b`` is 1-D;
+    numpy 1: ``b.ndim == A.ndim - 1``); then ``ḡ`` is solved as one column per matrix.
+    """
+    vector = _ndim(x) < _ndim(a)
+
+    def vjp(g):
+        columns = np.expand_dims(g, -1) if vector else g  # (..., n, k)
+        b_bar = np.linalg.solve(_swap_last(a), columns)
+        x_columns = np.expand_dims(x, -1) if vector else x
+        grads = {}
+        if 0 in argnums:
+            grads[0] = unbroadcast(-(b_bar @ _swap_last(x_columns)), np.shape(a))
+        if 1 in argnums:
+            grads[1] = unbroadcast(np.squeeze(b_bar, -1) if vector else b_bar, np.shape(b))
+        return tuple(grads[i] for i in argnums)
+
+    return vjp
+
+
+defvjp_joint(w.dense_solve, _dense_solve_vjp)
 
 
 # ------------------------------------------------------------------ shape and indexing

@@ -106,6 +106,43 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - mirrors numpy
     return np.linalg.norm(x, ord=None, axis=axis, keepdims=keepdims)
 
 
+@primitive
+def det(a):
+    """Determinants of the matrices of ``a``: ``(..., n, n)`` → ``(...)``."""
+    return np.linalg.det(a)
+
+
+@primitive
+def inv(a):
+    """Inverses of the matrices of ``a``: ``(..., n, n)`` → ``(..., n, n)``."""
+    return np.linalg.inv(a)
+
+
+@primitive
+def dense_solve(a, b):
+    """``np.linalg.solve(a, b)``: ``a`` is ``(..., n, n)``, ``b`` a vector or a stack of
+    ``(..., n, k)`` matrices, broadcast over the leading axes. (The sparse solve of FE
+    systems is :func:`fesens.ad.sparse.solve`.)"""
+    return np.linalg.solve(a, b)
+
+
+@primitive
+def cross(a, b):
+    """Cross products of 3-vectors along the last axis: ``(..., 3)``, broadcasting."""
+    return np.cross(a, b)
+
+
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if (axisa, axisb, axisc, axis) != (-1, -1, -1, None):
+        raise NotImplementedError("fesens traces np.cross along the last axis only")
+    if np.shape(getval(a))[-1:] != (3,) or np.shape(getval(b))[-1:] != (3,):
+        raise NotImplementedError(
+            f"fesens traces np.cross of 3-vectors only, not of shapes "
+            f"{np.shape(getval(a))} and {np.shape(getval(b))}"
+        )
+    return cross(a, b)
+
+
 def dot(a, b):
     """``np.dot`` for up to 2-D operands (scalars multiply)."""
     if np.ndim(getval(a)) == 0 or np.ndim(getval(b)) == 0:
@@ -209,7 +246,8 @@ def _einsum(subscripts, *operands, **kwargs):
 for _func, _prim in {
     np.sum: sum, np.mean: mean, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.matmul: matmul, np.dot: dot, np.einsum: _einsum, np.outer: outer,
-    np.linalg.norm: norm, np.reshape: reshape, np.transpose: transpose,
+    np.linalg.norm: norm, np.linalg.det: det, np.linalg.inv: inv,
+    np.linalg.solve: dense_solve, np.cross: _cross, np.reshape: reshape, np.transpose: transpose,
     np.broadcast_to: broadcast_to, np.concatenate: _concatenate, np.stack: _stack,
     np.where: _where, np.clip: _clip, np.ravel: _ravel, np.squeeze: _squeeze,
     np.expand_dims: _expand_dims,
