@@ -87,7 +87,7 @@ def cantilever_model(size: GridSize, load: str = "traction"):
     fesens.fem.Elasticity
         ``E = 1``, ``nu = 0.3``, plane stress in 2D, ``left`` side clamped.
     """
-    from fesens.fem import Elasticity
+    from fesens.physics import Elasticity
     from fesens.mesh import box, rectangle
 
     nx, ny = size.cells[:2]

@@ -120,7 +120,7 @@ def build_model(problem: Problem):
     size = GridSize.parse(problem.size)
     if problem.kind == "cantilever":
         return cantilever_model(size), problem.radius_cells / size.cells[1]
-    from fesens.fem import Elasticity
+    from fesens.physics import Elasticity
     from fesens.mesh import rectangle
 
     nelx, nely = size.cells

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import read_mesh
 from fesens.study import (
     Parameter,

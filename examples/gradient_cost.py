@@ -30,15 +30,14 @@ import os
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import rectangle
-from fesens.plotting import save_figure  # also selects the Agg backend
+from fesens.plotting import new_figure, save_figure
 
 GRIDS = {"normal": (32, 64, 128, 256, 400), "fast": (16, 32, 64, 96)}  # nx; ny = nx / 2
 
@@ -106,7 +105,8 @@ def run(fast: bool = False, out: Path = Path("results/examples/gradient_cost")) 
 
 def plot_costs(rows: list[dict], path: Path) -> Path:
     dofs = np.array([r["dofs"] for r in rows])
-    fig, (times, ratio) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = new_figure(figsize=(11, 4.2))
+    times, ratio = fig.subplots(1, 2)
     times.loglog(dofs, [r["forward"] for r in rows], "o-", label="forward J(x)")
     times.loglog(dofs, [r["gradient"] for r in rows], "s-", label="value_and_grad(J)(x)")
     times.set_xlabel("dofs")

@@ -30,11 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import thermal_compliance
-from fesens.fem import HeatConduction
+from fesens.physics import HeatConduction
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
-from fesens.output.plots import plot_density
-from fesens.plotting import plot_cell_field
+from fesens.plotting import plot_cell_field, plot_density
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "heatsink.msh"
 CONDUCTIVITY = 0.2  # W/(mm K), aluminium

@@ -31,15 +31,14 @@ import os
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import minimize
 
 from fesens.ad import value_and_grad
 from fesens.adjoint import Differentiable, misfit
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import Mesh, rectangle
-from fesens.plotting import save_figure  # also selects the Agg backend
+from fesens.plotting import new_figure, save_figure
 
 LENGTH, HEIGHT = 2.0, 1.0
 INCLUSION = ((1.3, 0.55), 0.2, 3.0)  # centre, radius, modulus
@@ -141,7 +140,8 @@ def run(fast: bool = False, out: Path = Path("results/examples/inverse_identific
 def plot_fields(E_true: np.ndarray, E: np.ndarray, shape: tuple[int, int], path: Path) -> Path:
     """Truth, recovered field and error on the ``(ny, nx)`` grid (cells numbered x fastest)."""
     extent = (0.0, LENGTH, 0.0, HEIGHT)
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
+    fig = new_figure(figsize=(14, 3.4))
+    axes = fig.subplots(1, 3)
     vmin, vmax = E_true.min(), E_true.max()
     limit = float(np.abs(E - E_true).max())
     panels = [("true E", E_true, dict(cmap="viridis", vmin=vmin, vmax=vmax)),

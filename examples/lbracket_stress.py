@@ -1,6 +1,6 @@
 """Stress-constrained topology optimization of the bundled Gmsh L-bracket, through the API.
 
-The L-bracket (``meshes/lbracket.msh``: 1983 tri3 cells refined towards the re-entrant
+The L-bracket (``fesens/data/meshes/lbracket.msh``: 1983 tri3 cells refined towards the re-entrant
 corner at (40, 40), mm) is clamped on its top edge and pulled down by a 10 MPa traction on
 the tip of its arm (1200 N, thickness 10 mm); the loaded tip is kept solid. Two designs
 with 40 % of the material, SIMP (p = 3), a density filter (r = 4 mm) and MMA:
@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import compliance, stress_pnorm, von_mises_squared
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import MMA, SIMP, Constraint, DensityFilter, DesignProblem, optimize
 
-MESH = Path(__file__).resolve().parents[1] / "meshes" / "lbracket.msh"
+MESH = Path(__file__).resolve().parents[1] / "fesens" / "data" / "meshes" / "lbracket.msh"
 CORNER = np.array([40.0, 40.0])  # the re-entrant corner (mm)
 VOLUME_FRACTION = 0.4
 P_NORM = 8.0
@@ -122,14 +122,14 @@ def plot_pair(mesh, designs: dict, field: str, path: Path, *, cmap: str, limits:
               label: str) -> Path:
     """The cell field ``field`` of both designs side by side, one colour scale, with the
     re-entrant corner magnified in the empty quadrant of the L."""
-    import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection, PolyCollection
 
-    from fesens.plotting import save_figure
+    from fesens.plotting import new_figure, save_figure
 
     polygons = mesh.points[mesh.cells]
     outline = mesh.points[mesh.boundary_facets().facets]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.9), layout="constrained")
+    fig = new_figure(figsize=(9, 4.9), layout="constrained")
+    axes = fig.subplots(1, 2)
     for ax, (kind, design) in zip(axes, designs.items(), strict=True):
         zoom = ax.inset_axes([0.62, 0.62, 0.37, 0.37])
         for target in (ax, zoom):

@@ -29,16 +29,15 @@ import os
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import SymLogNorm
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import read_mesh, write_mesh
-from fesens.plotting import save_figure  # also selects the Agg backend
+from fesens.plotting import new_figure, save_figure
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "plate_hole.msh"
 RADIUS, SIGMA = 10.0, 1.0  # mm, MPa
@@ -130,7 +129,8 @@ def plot_fields(mesh, von_mises: np.ndarray, relative: np.ndarray, path: Path,
                 title: str) -> Path:
     """Von Mises stress and the relative sensitivity density near the hole, side by side."""
     polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5.2))
+    fig = new_figure(figsize=(11, 5.2))
+    axes = fig.subplots(1, 2)
     limit = float(np.abs(relative).max())
     panels = [
         (von_mises, "von Mises stress (MPa)", dict(cmap="viridis")),

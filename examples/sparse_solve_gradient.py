@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.ad import SparsePattern, solve, sparse_matrix, value_and_grad
-from fesens.plotting import save_figure
+from fesens.plotting import new_figure, save_figure
 
 SIZES = (200, 1000, 10_000, 100_000)
 FAST_SIZES = (200, 1000, 10_000)
@@ -128,10 +128,9 @@ def write_csv(rows: list[dict], path: Path) -> Path:
 
 
 def plot_timings(rows: list[dict], path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
     n = np.array([row["n"] for row in rows])
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig = new_figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
     ax.loglog(n, [row["forward_seconds"] for row in rows], "o-", label="forward f(x)")
     ax.loglog(n, [row["ad_seconds"] for row in rows], "s-", label="value_and_grad (AD)")
     fd = np.array([row["fd_seconds"] for row in rows])

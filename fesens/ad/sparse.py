@@ -13,7 +13,7 @@ Adjoint rules (DESIGN.md):
 
 from __future__ import annotations
 
-import weakref
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -23,17 +23,44 @@ from fesens.ad.numpy_wrapper import MATMUL_BY_TYPE, getval
 from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
-from fesens.readonly import snapshot, unchanged
-from fesens.solvers import LinearSolver, make_solver
+from fesens.solvers import LinearSolver, make_solver, solver_class
 
 
 class SparsePattern:
-    """The constant structure of a CSR matrix: ``indptr``, ``indices``, ``shape``."""
+    """The constant structure of a CSR matrix: ``indptr``, ``indices``, ``shape``.
+
+    A pattern owns the solver instances used on it (:meth:`solver`): every matrix on the
+    pattern, traced or not, shares their symbolic analysis.
+    """
 
     def __init__(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int]):
         self.indptr = indptr
         self.indices = indices
         self.shape = shape
+        self._solvers: dict[tuple, LinearSolver] = {}
+
+    def solver(self, spec="auto", configure: Callable[[LinearSolver], None] | None = None
+               ) -> LinearSolver:
+        """This pattern's solver instance for ``spec`` (created on first use, then kept).
+
+        Parameters
+        ----------
+        spec : str, (str, dict) or LinearSolver
+            Backend name (see :func:`fesens.solvers.available_solvers`), with options, or an
+            instance (returned as it is).
+        configure : callable, optional
+            Called once with a new instance (e.g. to give AMG a near-null space).
+        """
+        if isinstance(spec, LinearSolver):
+            return spec
+        name, options = (spec, {}) if isinstance(spec, str) else spec
+        key = (name, tuple(sorted(options.items(), key=lambda item: item[0])))
+        backend = self._solvers.get(key)
+        if backend is None:
+            backend = self._solvers[key] = make_solver(name, **options)
+            if configure is not None:
+                configure(backend)
+        return backend
 
     @classmethod
     def of(cls, matrix) -> SparsePattern:
@@ -170,45 +197,6 @@ defvjp(
 
 
 # ------------------------------------------------------------------ solve
-class _Factorizations:
-    """Solver instances per pattern (weakly keyed), remembering which values they hold.
-
-    Re-factorizing a new matrix on the same pattern reuses the symbolic analysis
-    (the solver layer does that); an adjoint solve reuses the numeric factorization when
-    the solver still holds the forward matrix, and re-factorizes that matrix otherwise.
-    """
-
-    def __init__(self):
-        self._solvers = weakref.WeakKeyDictionary()
-
-    def solver(self, pattern: SparsePattern, solver) -> LinearSolver:
-        if isinstance(solver, LinearSolver):
-            return solver
-        name, options = (solver, {}) if isinstance(solver, str) else solver
-        per_pattern = self._solvers.setdefault(pattern, {})
-        key = (name, tuple(sorted(options.items())))
-        if key not in per_pattern:
-            per_pattern[key] = make_solver(name, **options)
-        return per_pattern[key]
-
-    @staticmethod
-    def factorized(backend: LinearSolver, K: PatternMatrix) -> LinearSolver:
-        """``backend`` holding the factorization of ``K`` (factorizing only if needed).
-
-        The backend remembers the pattern and a :func:`~fesens.readonly.snapshot` of the
-        values it factorized: assembled values are frozen and kept by reference, values
-        from users are copied (they may change them in place).
-        """
-        held = getattr(backend, "_fesens_held", None)  # (pattern, snapshot of the values)
-        if held is None or held[0] is not K.pattern or not unchanged(held[1], K.data):
-            backend.factorize(K.tocsr())
-            backend._fesens_held = (K.pattern, snapshot(K.data))
-        return backend
-
-
-_FACTORIZATIONS = _Factorizations()
-
-
 @primitive
 def solve(K: PatternMatrix, f, solver="auto"):
     """``u = K⁻¹ f`` for ``f`` of shape ``(n,)`` or ``(n, k)`` (several load cases).
@@ -220,21 +208,31 @@ def solve(K: PatternMatrix, f, solver="auto"):
     f : array_like
         Right-hand side(s).
     solver : str, (str, dict) or LinearSolver
-        Backend name (with options), or a solver instance. Instances are kept per pattern,
-        so later solves on the same pattern reuse the symbolic analysis.
+        Backend name (with options), or a solver instance. A name gets the pattern's own
+        instance (:meth:`SparsePattern.solver`), so later solves on the same pattern reuse
+        the symbolic analysis.
     """
     f = np.asarray(f, dtype=float)
     if not np.all(np.isfinite(f)):
         raise NonFiniteError("the right-hand side of solve contains NaN or infinity")
-    backend = _FACTORIZATIONS.factorized(_FACTORIZATIONS.solver(K.pattern, solver), K)
-    return backend.solve(f)
+    return _factorized(K, solver).solve(f)
 
 
 @primitive
 def _adjoint_solve(K: PatternMatrix, g, solver="auto"):
     """``λ = K⁻ᵀ g`` with the factorization of ``K`` (linear in ``g``)."""
-    backend = _FACTORIZATIONS.factorized(_FACTORIZATIONS.solver(K.pattern, solver), K)
-    return backend.solve_transpose(np.asarray(g, dtype=float))
+    return _factorized(K, solver).solve_transpose(np.asarray(g, dtype=float))
+
+
+def _factorized(K: PatternMatrix, solver) -> LinearSolver:
+    """The pattern's solver for ``solver``, holding the factorization of ``K``.
+
+    The forward solve factorizes; the adjoint solve of the same values finds the
+    factorization in place (:meth:`~fesens.solvers.LinearSolver.factorize_once`).
+    """
+    backend = K.pattern.solver(solver)
+    backend.factorize_once(K.pattern, K.data, K.tocsr)
+    return backend
 
 
 def _self_adjoint(g, f, solver) -> bool:
@@ -245,9 +243,14 @@ def _self_adjoint(g, f, solver) -> bool:
     if type(g) is not np.ndarray or type(f) is not np.ndarray or g.shape != f.shape:
         return False
     backend = solver if isinstance(solver, LinearSolver) else None
-    symmetric = (backend.symmetric if backend is not None
-                 else solver in ("cholmod", "auto", "cg", "minres"))
+    symmetric = backend.symmetric if backend is not None else _named_symmetric(solver)
     return symmetric and np.array_equal(g, f)
+
+
+def _named_symmetric(solver) -> bool:
+    """Whether the backend a name (or ``(name, options)``) stands for is symmetric."""
+    name = solver if isinstance(solver, str) else solver[0]
+    return solver_class(name).symmetric
 
 
 def _solve_vjp(argnums, u, K, f, solver="auto"):

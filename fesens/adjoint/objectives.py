@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import getval, stop_gradient
+from fesens.ad.numpy_wrapper import stop_gradient
 from fesens.adjoint.problem import State
 from fesens.fem.geometry import cell_geometry
-from fesens.fem.materials import lame_parameters
+from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 
 
@@ -60,11 +60,33 @@ mean_displacement = mean_value
 mean_temperature = mean_value
 
 
-def volume(mesh: Mesh, density, *, fraction: bool = False):
-    """``V(x) = Σ_e x_e |Ω_e|`` (or the fraction ``V / Σ |Ω_e|``)."""
-    volumes = _cell_volumes(mesh)
+def volume(source, density=1.0, *, fraction: bool = False, points=None):
+    """``V(x) = Σ_e x_e |Ω_e|`` (or the fraction ``V / Σ |Ω_e|``).
+
+    Parameters
+    ----------
+    source : LinearModel, Solution or Mesh
+        Where the cell volumes come from: a model keeps them (use it in loops); a
+        solution uses the coordinates of its solve; a mesh computes them.
+    density : float or array_like
+        ``(n_cells,)`` or a scalar (traced allowed).
+    fraction : bool
+        Divide by the total volume.
+    points : array_like, optional
+        Node coordinates ``(n_points, dim)`` (traced allowed): the volume is then
+        differentiable in them (shape optimization).
+    """
+    if isinstance(source, Solution):
+        points = source.points if points is None else points
+        source = source.model
+    if isinstance(source, Mesh):
+        if points is not None:
+            raise TypeError("give a model (not a mesh) to differentiate the volume in points")
+        volumes = np.broadcast_to(cell_geometry(source).volumes, (source.n_cells,))
+    else:
+        volumes = source.cell_volumes(source.checked_points(points))
     total = np.sum(density * volumes)
-    return total / volumes.sum() if fraction else total
+    return total / np.sum(volumes) if fraction else total
 
 
 def misfit(state: State, nodes, measured, component: int | None = None, weights=None):
@@ -77,40 +99,16 @@ def misfit(state: State, nodes, measured, component: int | None = None, weights=
 
 # ------------------------------------------------------------------ stresses
 def von_mises_squared(state: State, stress_scale=None):
-    """``σ_vm²`` per cell from the cell-averaged strain, ``(n_cells,)``.
+    """``σ_vm²`` per cell, ``(n_cells,)``, from the physics' stress recovery.
 
-    ``σ = s (λ tr ε I + 2 μ ε)``; ``s`` is ``stress_scale`` (e.g. a relaxed ``x^q`` in
-    stress-constrained topology optimization) or, by default, the density scale of the
-    solve. Plane stress has ``σ_zz = 0``, plane strain ``σ_zz = s λ tr ε``, and
-    ``σ_vm² = ½[(σxx−σyy)² + (σyy−σzz)² + (σzz−σxx)²] + 3(σxy² + σyz² + σzx²)``.
-    Working with the square keeps aggregates differentiable where the stress vanishes.
+    ``stress_scale`` replaces the density scale of the solve (e.g. a relaxed ``x^q`` in
+    stress-constrained topology optimization). Needs a physics with stresses.
     """
-    model = state.model
-    if np.ndim(getval(state.u)) != 1:
-        raise ValueError("stress objectives take a single load case")
-    mesh = model.mesh
-    dim = mesh.dim
-    params = state.parameters
-    lam, mu = lame_parameters(params.get("E", model.E), params.get("nu", model.nu),
-                              model.plane)
-    scale = params.get("scale", 1.0) if stress_scale is None else stress_scale
-    gbar = _cell_average_gradients(mesh)
-    u_cells = np.reshape(state.u[model.dofmap.cell_dofs], (mesh.n_cells, -1, dim))
-    if gbar.shape[0] == 1:
-        grad_u = np.einsum("ak,eac->eck", gbar[0], u_cells)
-    else:
-        grad_u = np.einsum("eak,eac->eck", gbar, u_cells)
-    eps = [[0.5 * (grad_u[:, i, j] + grad_u[:, j, i]) for j in range(dim)] for i in range(dim)]
-    trace = eps[0][0] + eps[1][1] + (eps[2][2] if dim == 3 else 0.0)
-    lam_s, mu2_s = scale * lam, 2.0 * scale * mu
-    s = [[mu2_s * eps[i][j] + (lam_s * trace if i == j else 0.0) for j in range(dim)]
-         for i in range(dim)]
-    if dim == 2:
-        szz = lam_s * trace if model.plane == "strain" else 0.0
-        normal = (s[0][0] - s[1][1]) ** 2 + (s[1][1] - szz) ** 2 + (szz - s[0][0]) ** 2
-        return 0.5 * normal + 3.0 * s[0][1] ** 2
-    normal = (s[0][0] - s[1][1]) ** 2 + (s[1][1] - s[2][2]) ** 2 + (s[2][2] - s[0][0]) ** 2
-    return 0.5 * normal + 3.0 * (s[0][1] ** 2 + s[1][2] ** 2 + s[0][2] ** 2)
+    recover = getattr(state, "von_mises_squared", None)
+    if recover is None:
+        raise TypeError(f"stress objectives need a physics with stresses; "
+                        f"{type(state.model).__name__} ({state.model.name!r}) has none")
+    return recover(stress_scale)
 
 
 def stress_pnorm(state: State, p: float = 8.0, stress_scale=None, cells=None):
@@ -133,25 +131,3 @@ def stress_ks(state: State, rho: float = 50.0, stress_scale=None, cells=None,
     vm = np.sqrt(vm2 + 1e-300) / reference
     shift = stop_gradient(np.max(vm))
     return reference * (shift + np.log(np.sum(np.exp(rho * (vm - shift)))) / rho)
-
-
-def _averaged_geometry(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
-    """Volume-averaged ``∂N_a/∂x_k`` per cell ``(n_geom, n_nodes, dim)`` and cell volumes
-    ``(n_cells,)``, computed once per mesh (kept in ``mesh.derived``, which
-    ``Mesh.validate`` clears)."""
-    cached = mesh.derived.get("averaged_geometry")
-    if cached is None:
-        geometry = cell_geometry(mesh)
-        weights = geometry.dx / geometry.dx.sum(axis=1, keepdims=True)
-        gbar = np.einsum("eq,eqak->eak", weights, geometry.dNdx)
-        volumes = np.broadcast_to(geometry.volumes, (mesh.n_cells,)).copy()
-        cached = mesh.derived["averaged_geometry"] = (gbar, volumes)
-    return cached
-
-
-def _cell_average_gradients(mesh: Mesh) -> np.ndarray:
-    return _averaged_geometry(mesh)[0]
-
-
-def _cell_volumes(mesh: Mesh) -> np.ndarray:
-    return _averaged_geometry(mesh)[1]

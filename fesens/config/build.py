@@ -20,17 +20,16 @@ from fesens.adjoint import (
 from fesens.config import selections
 from fesens.config.checks import join
 from fesens.config.schema import Config, create_optimizer
-from fesens.fem import Elasticity, HeatConduction, LinearModel
+from fesens.fem import LinearModel
 from fesens.opt import (
-    RAMP,
-    SIMP,
+    INTERPOLATIONS,
+    PROJECTIONS,
     Constraint,
     Continuation,
     DesignProblem,
-    Heaviside,
-    NoProjection,
     make_filter,
 )
+from fesens.physics import Elasticity, HeatConduction
 
 #: A response ``f(state, ρ) -> scalar`` (traced), as :class:`DesignProblem` takes them.
 Response = Callable
@@ -82,7 +81,7 @@ def response(spec: dict, config: Config) -> Response:
     if kind in ("compliance", "thermal_compliance"):
         return lambda state, rho: compliance(state)
     if kind == "volume":
-        return lambda state, rho: volume(mesh, rho, fraction=True)
+        return lambda state, rho: volume(state, rho, fraction=True)
     if kind in ("displacement", "temperature"):
         weight, comp = spec["weight"], spec.get("component")
         if "point" in spec:
@@ -107,6 +106,13 @@ def _continuation(value) -> Continuation | float:
     return value
 
 
+def _from_registry(registry: dict[str, type], spec: dict):
+    """``registry[spec["type"]]`` built with the table's other keys (schedules as
+    :class:`~fesens.opt.Continuation`)."""
+    options = {key: _continuation(value) for key, value in spec.items() if key != "type"}
+    return registry[spec["type"]](**options)
+
+
 def _passive(config: Config, kind: str) -> np.ndarray | None:
     ids = [config.mesh.cell_ids(selections.cells(join("design.passive", i), item, config.mesh,
                                                  config.label))
@@ -118,14 +124,10 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     """The design problem of an optimization config (builds the model if not given)."""
     data, mesh = config.data, config.mesh
     model = build_model(config) if model is None else model
-    penalization = data["penalization"]
-    interpolation = (SIMP if penalization["type"] == "simp" else RAMP)(
-        _continuation(penalization["penalty"]), penalization["minimum"])
+    interpolation = _from_registry(INTERPOLATIONS, data["penalization"])
     filter_spec = data["filter"]
     density_filter = make_filter(filter_spec["type"], mesh, filter_spec.get("radius"))
-    projection_spec = data["projection"]
-    projection = (NoProjection() if projection_spec["type"] == "none"
-                  else Heaviside(_continuation(projection_spec["beta"]), projection_spec["eta"]))
+    projection = _from_registry(PROJECTIONS, data["projection"])
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
     return DesignProblem(

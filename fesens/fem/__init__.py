@@ -1,18 +1,28 @@
-"""Finite-element physics: reference elements, kernels, assembly, boundary conditions."""
+"""Physics-independent finite-element machinery: reference elements, quadrature, geometry,
+kernels, the cached-pattern assembler, loads, the model base class and its solution.
+
+The physics themselves (elasticity, heat conduction, ...) live in :mod:`fesens.physics`.
+"""
 
 from fesens.fem.assembler import Assembler, BlockPattern
-from fesens.fem.conduction import HeatConduction
 from fesens.fem.dofs import DofMap
-from fesens.fem.elasticity import Elasticity
 from fesens.fem.model import LinearModel
+from fesens.fem.parameters import Parameter
 from fesens.fem.solution import Solution
 
 __all__ = [
     "Assembler",
     "BlockPattern",
     "DofMap",
-    "Elasticity",
-    "HeatConduction",
     "LinearModel",
+    "Parameter",
     "Solution",
 ]
+
+_MOVED = {"Elasticity": "fesens.physics", "HeatConduction": "fesens.physics"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        raise AttributeError(f"fesens.fem.{name} moved: use 'from {_MOVED[name]} import {name}'")
+    raise AttributeError(f"module 'fesens.fem' has no attribute {name!r}")

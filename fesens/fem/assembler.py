@@ -91,6 +91,7 @@ class BlockPattern:
         self._entry_local = flat % (nd * nd)
         self._entries_per_slot = np.bincount(target, minlength=self.nnz)
         self._n_cells = n_cells
+        self._entry_local_size = nd * nd
 
     def gather_matrix(self, components: Sequence[np.ndarray]) -> sp.csr_matrix:
         """``G`` with ``data(Σ_k Σ_e c_(k,e) P_eᵀ K⁽ᵏ⁾_e P_e) = G c``, ``c = stack_fields(c_k)``.
@@ -119,6 +120,18 @@ class BlockPattern:
                    + np.arange(n_comp, dtype=index_type))
         return sp.csr_matrix((values.ravel(), indices.ravel(), indptr),
                              shape=(self.nnz, n_columns))
+
+    def entry_matrix(self) -> sp.csr_matrix:
+        """``S`` with ``data = S vec(K_e)`` for cell matrices ``K_e`` ``(n_cells, nd, nd)``.
+
+        ``(nnz, n_cells · nd²)`` CSR of ones: row = data slot, column = position of the
+        entry in the C-ordered cell-matrix array.
+        """
+        columns = self._entry_cell.astype(np.int64) * self._entry_local_size + self._entry_local
+        indptr = np.zeros(self.nnz + 1, dtype=np.int64)
+        np.cumsum(self._entries_per_slot, out=indptr[1:])
+        return sp.csr_matrix((np.ones(columns.size), columns, indptr),
+                             shape=(self.nnz, self._n_cells * self._entry_local_size))
 
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
         """A CSR matrix on this pattern with the given ``data`` (shares the index arrays)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.errors import DegenerateElementError
 from fesens.fem.elements import reference_element
 from fesens.mesh.cell_types import cell_type
@@ -61,7 +62,7 @@ def cells_are_translates(mesh: Mesh) -> bool:
     return bool(np.abs(relative - relative[0]).max() <= 1e-12 * max(size, 1e-300))
 
 
-def cell_geometry(mesh: Mesh, order: int | None = None) -> CellGeometry:
+def cell_geometry(mesh: Mesh, order: int | None = None, points=None) -> CellGeometry:
     """Shape functions, physical gradients and weights at the quadrature points of all cells.
 
     Parameters
@@ -69,6 +70,10 @@ def cell_geometry(mesh: Mesh, order: int | None = None) -> CellGeometry:
     mesh : Mesh
     order : int, optional
         Quadrature order; default: the element's stiffness order.
+    points : array_like, optional
+        Node coordinates ``(n_points, dim)`` replacing ``mesh.points``; may be traced
+        (:mod:`fesens.ad`), and then so is everything returned but ``N``, batched over the
+        cells (every cell its own geometry).
 
     Raises
     ------
@@ -79,12 +84,12 @@ def cell_geometry(mesh: Mesh, order: int | None = None) -> CellGeometry:
     xi, w = element.quadrature(order)
     N = element.shape(xi)
     dN = element.shape_gradients(xi)  # (n_qp, n_nodes, dim)
-    coords = mesh.points[mesh.cells]  # (n_cells, n_nodes, dim)
-    uniform = cells_are_translates(mesh)
+    coords = (mesh.points if points is None else points)[mesh.cells]  # (n_cells, n_nodes, dim)
+    uniform = points is None and cells_are_translates(mesh)
     geom_coords = coords[:1] if uniform else coords
     J = np.einsum("eai,qaj->eqij", geom_coords, dN)
     detJ = np.linalg.det(J)
-    bad = np.flatnonzero((detJ <= 0).any(axis=1))
+    bad = np.flatnonzero((getval(detJ) <= 0).any(axis=1))
     if bad.size:
         ids = np.arange(mesh.n_cells) if uniform else bad
         raise DegenerateElementError(
@@ -120,18 +125,21 @@ class FacetGeometry:
     normal: np.ndarray
 
 
-def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None) -> FacetGeometry:
+def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None,
+                   points=None) -> FacetGeometry:
     """Shape functions, surface weights and outward normals on the facets of ``facet_set``.
 
     The surface element is ``|∂x/∂ξ|`` for edges (2D) and ``|∂x/∂ξ₁ × ∂x/∂ξ₂|`` for faces
     (3D). Normals are oriented away from the owning cell's centroid when the owner is known,
-    otherwise by the facet's node order (counter-clockwise seen from outside).
+    otherwise by the facet's node order (counter-clockwise seen from outside). ``points``
+    (possibly traced) replace ``mesh.points`` as in :func:`cell_geometry`.
     """
     element = reference_element(facet_set.facet_type)
     xi, w = element.quadrature(order if order is not None else element.mass_order)
     N = element.shape(xi)
     dN = element.shape_gradients(xi)  # (n_qp, n_fn, dim - 1)
-    coords = mesh.points[facet_set.facets]  # (n_f, n_fn, dim)
+    coordinates = mesh.points if points is None else points
+    coords = coordinates[facet_set.facets]  # (n_f, n_fn, dim)
     tangents = np.einsum("fai,qaj->fqij", coords, dN)  # (n_f, n_qp, dim, dim - 1)
     if mesh.dim == 2:
         t = tangents[..., 0]
@@ -139,8 +147,8 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None) ->
     else:
         normal = np.cross(tangents[..., 0], tangents[..., 1])
     measure = np.linalg.norm(normal, axis=-1)
-    if (measure <= 0).any():
-        bad = np.flatnonzero((measure <= 0).any(axis=1))
+    if (getval(measure) <= 0).any():
+        bad = np.flatnonzero((getval(measure) <= 0).any(axis=1))
         raise DegenerateElementError(
             f"{bad.size} facets have zero length/area; facet indices: {bad[:20].tolist()}", bad
         )
@@ -148,7 +156,8 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None) ->
     x = np.einsum("qa,fai->fqi", N, coords)
     if facet_set.cells is not None:
         n_corners = cell_type(mesh.cell_type).n_corners
-        centroid = mesh.points[mesh.cells[facet_set.cells, :n_corners]].mean(axis=1)
-        inward = np.einsum("fqi,fqi->fq", normal, x - centroid[:, None, :]) < 0
+        raw = getval(coordinates)
+        centroid = raw[mesh.cells[facet_set.cells, :n_corners]].mean(axis=1)
+        inward = np.einsum("fqi,fqi->fq", getval(normal), getval(x) - centroid[:, None, :]) < 0
         normal = np.where(inward[..., None], -normal, normal)
     return FacetGeometry(N=N, dS=measure * w, x=x, normal=normal)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval, untake
 from fesens.errors import BoundaryConditionError
 from fesens.fem.dofs import DofMap
 from fesens.fem.elements import reference_element
@@ -49,10 +50,11 @@ def evaluate_field(spec: FieldSpec, x: np.ndarray, n_components: int, what: str)
     return np.broadcast_to(values.reshape(-1), (*shape, n_components))
 
 
-def _scatter(dofmap: DofMap, nodes: np.ndarray, nodal: np.ndarray) -> np.ndarray:
-    """Add nodal contributions ``(n, k, n_comp)`` at node ids ``(n, k)`` into a global vector."""
+def _scatter(dofmap: DofMap, nodes: np.ndarray, nodal) -> np.ndarray:
+    """Add nodal contributions ``(n, k, n_comp)`` at node ids ``(n, k)`` into a global vector
+    (traced when ``nodal`` is)."""
     dofs = nodes[..., None] * dofmap.n_components + np.arange(dofmap.n_components)
-    return np.bincount(dofs.ravel(), weights=nodal.ravel(), minlength=dofmap.n_dofs)
+    return untake(np.ravel(nodal), dofs.ravel(), (dofmap.n_dofs,))
 
 
 def point_load_vector(
@@ -74,21 +76,24 @@ def surface_load_vector(
     *,
     pressure: FieldSpec | None = None,
     thickness: float = 1.0,
+    points=None,
 ) -> np.ndarray:
     """``f_a = ∫_Γ N_a t dS`` over a facet set (2D: times the thickness).
 
     Give either a ``density`` (traction vector, or scalar flux for one-component problems)
     or a ``pressure`` ``p``, which acts against the outward normal: ``t = −p n``.
+    ``points`` (possibly traced) replace the mesh's coordinates in the integral; a density
+    given as a function is evaluated at the quadrature points' values.
     """
     if len(facet_set) == 0:
         raise BoundaryConditionError("the surface load's facet set is empty")
     order = reference_element(facet_set.facet_type).mass_order
-    geom = facet_geometry(mesh, facet_set, order=order)
+    geom = facet_geometry(mesh, facet_set, order=order, points=points)
     if pressure is not None:
-        p = evaluate_field(pressure, geom.x, 1, "pressure")
+        p = evaluate_field(pressure, getval(geom.x), 1, "pressure")
         t = -p * geom.normal
     else:
-        t = evaluate_field(density, geom.x, dofmap.n_components, "surface load")
+        t = evaluate_field(density, getval(geom.x), dofmap.n_components, "surface load")
     nodal = np.einsum("fq,qa,fqc->fac", geom.dS * thickness, geom.N, t)
     return _scatter(dofmap, facet_set.facets, nodal)
 
@@ -99,12 +104,16 @@ def volume_load_vector(
     density: FieldSpec,
     cells: np.ndarray | None = None,
     thickness: float = 1.0,
+    points=None,
 ) -> np.ndarray:
-    """``f_a = ∫_Ω N_a b dΩ`` (body force, or heat source for one-component problems)."""
+    """``f_a = ∫_Ω N_a b dΩ`` (body force, or heat source for one-component problems).
+
+    ``points``: as in :func:`surface_load_vector`.
+    """
     order = reference_element(mesh.cell_type).mass_order
-    geom = cell_geometry(mesh, order=order)
-    b = evaluate_field(density, geom.x, dofmap.n_components, "volume load")
-    dx = np.broadcast_to(geom.dx, geom.x.shape[:2]) * thickness
+    geom = cell_geometry(mesh, order=order, points=points)
+    b = evaluate_field(density, getval(geom.x), dofmap.n_components, "volume load")
+    dx = geom.dx * np.ones(np.shape(geom.x)[:2]) * thickness
     nodal = np.einsum("eq,qa,eqc->eac", dx, geom.N, b)
     cell_nodes = mesh.cells
     if cells is not None:

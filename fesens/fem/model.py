@@ -1,28 +1,50 @@
-"""The common part of linear FEM models: Dirichlet conditions, loads, assembly, solve.
+"""The common part of linear FEM models: Dirichlet conditions, loads, assembly, the solve.
 
-A model owns a mesh, a dof map, named load terms and Dirichlet conditions. The assembler
-(pattern + gather matrices) is built lazily and cached until the *set* of constrained dofs
-changes; changing prescribed values, loads or material parameters never rebuilds it.
+A model owns a mesh, a dof map, named load terms and Dirichlet conditions, and everything
+cached for them: the assembler (pattern + gather matrices, rebuilt only when the *set* of
+constrained dofs changes), the cell matrices and geometry of the reference coordinates,
+and, through the pattern, the solver instances (one symbolic analysis per pattern, shared
+by plain and traced solves).
 
-Inhomogeneous Dirichlet values ``g`` enter through the lift (DESIGN.md):
-``K_ff u_f = f_f − K_fc g``.
+A physics (:mod:`fesens.physics`) subclasses :class:`LinearModel` and declares its
+parameters, its cell matrices as functions of the node coordinates, and the per-cell
+coefficients of those matrices.
+
+**One solve path.** :meth:`LinearModel.solve` is the program :func:`fesens.ad.grad`
+traces (DESIGN.md)::
+
+    c_k = coefficients(θ)                    per-cell, elementwise
+    data(K_ff) = Σ_k G_k c_k                 cached gather matrices (rule 1)
+                 or S vec(Σ_k c_k K⁽ᵏ⁾_e(X))  cell matrices of traced coordinates X
+    rhs = f_f(m, X) − K_fc g                 Dirichlet lift
+    u_f = solve(K_ff, rhs)                   factor once; adjoint reuses it (rule 2)
+    u = P_fᵀ u_f + P_cᵀ g
+
+On plain arrays every primitive runs its raw function, so a forward-only solve pays no
+tracing; with traced inputs the backward pass is ``λ = K_ff⁻ᵀ ū_f``,
+``K̄ = −λ u_fᵀ`` kept as outer factors (rule 3), ``c̄_k = a_eᵀ K⁽ᵏ⁾_e b_e`` per cell.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval, untake
+from fesens.ad.sparse import matvec, solve
 from fesens.errors import (
     BoundaryConditionError,
     NonFiniteError,
     SingularMatrixError,
     SolverError,
 )
+from fesens.fem.assemble import BlockOperator, assemble, assemble_cells
 from fesens.fem.assembler import Assembler
 from fesens.fem.dofs import DofMap
+from fesens.fem.geometry import CellGeometry, cell_geometry
 from fesens.fem.loads import (
     FieldSpec,
     evaluate_field,
@@ -30,7 +52,9 @@ from fesens.fem.loads import (
     surface_load_vector,
     volume_load_vector,
 )
+from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
+from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh, Predicate
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver
 
@@ -38,8 +62,7 @@ Where = str | Predicate
 
 
 class LinearModel(ABC):
-    """Base class of :class:`~fesens.fem.elasticity.Elasticity` and
-    :class:`~fesens.fem.conduction.HeatConduction`.
+    """Base class of every physics (:mod:`fesens.physics`).
 
     Parameters
     ----------
@@ -50,10 +73,30 @@ class LinearModel(ABC):
         Out-of-plane thickness (2D only; multiplies every integral).
     quadrature_order : int, optional
         Quadrature order of the stiffness integrals (default: exact for affine cells).
+
+    Notes
+    -----
+    A subclass declares, in one place:
+
+    * :attr:`name` (the registry and config name), :attr:`field_name` and
+      :attr:`field_unit` (output), :attr:`parameters` (what :meth:`solve` accepts besides
+      ``scale``, ``loads``, ``dirichlet`` and ``points``);
+    * :meth:`cell_matrices` (the component matrices ``K⁽ᵏ⁾``, traced functions of the node
+      coordinates) and :meth:`stiffness_fields` (their per-cell coefficients);
+    * :attr:`solution_class`, the physics' post-processing.
     """
 
-    #: Names of the cell-coefficient parameters accepted by :meth:`coefficients`.
-    parameter_names: tuple[str, ...] = ()
+    #: Registry name of the physics (config ``physics.type``).
+    name: ClassVar[str] = ""
+    #: Name and unit hint of the nodal field in output files.
+    field_name: ClassVar[str] = "u"
+    field_unit: ClassVar[str] = ""
+    #: The parameters :meth:`solve` accepts (``scale`` is common to all models).
+    parameters: ClassVar[Mapping[str, Parameter]] = {"scale": SCALE}
+    #: Post-processing of this physics' solutions.
+    solution_class: ClassVar[type[Solution]] = Solution
+    #: Backend used when :meth:`solve` is given no solver.
+    default_solver: ClassVar[str] = "auto"
 
     def __init__(
         self,
@@ -72,11 +115,20 @@ class LinearModel(ABC):
         self.thickness = float(thickness)
         self.quadrature_order = quadrature_order
         self.loads: dict[str, np.ndarray] = {}
+        self._load_builders: dict[str, Callable | None] = {}
+        self._load_matrix: np.ndarray | None = None
         self._dirichlet: dict[int, float] = {}
         self._assembler: Assembler | None = None
         self._assembler_dofs: np.ndarray | None = None
+        self._operators: dict[str, BlockOperator] = {}
         self._cell_matrices: list[np.ndarray] | None = None
-        self._solvers: dict[str, LinearSolver] = {}
+        self._geometry: dict[int | None, CellGeometry] = {}
+        self._averaged: tuple | None = None
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """Names of the parameters :meth:`solve` accepts."""
+        return tuple(cls.parameters)
 
     # ------------------------------------------------------------ boundary conditions
     @property
@@ -94,7 +146,8 @@ class LinearModel(ABC):
             Components to fix (default: all).
         value : float, sequence or callable
             Prescribed value(s): a scalar for every fixed component, one value per fixed
-            component, or ``f(points (n, dim)) -> (n, n_fixed_components)``.
+            component, or ``f(points (n, dim)) -> (n, n_fixed_components)`` (evaluated at
+            the mesh's coordinates).
 
         Returns
         -------
@@ -124,13 +177,17 @@ class LinearModel(ABC):
         return np.array([self._dirichlet[d] for d in sorted(self._dirichlet)], dtype=float)
 
     # ------------------------------------------------------------ loads
-    def _add_load(self, name: str | None, kind: str, vector: np.ndarray) -> str:
+    def _add_load(self, name: str | None, kind: str, vector: np.ndarray,
+                  builder: Callable | None = None) -> str:
+        """Register a load term; ``builder(points)`` recomputes it for moved nodes."""
         name = name or f"{kind}{len(self.loads)}"
         if name in self.loads:
             raise BoundaryConditionError(f"a load named {name!r} exists already")
         if not np.all(np.isfinite(vector)):
             raise NonFiniteError(f"load {name!r} contains NaN or infinity")
         self.loads[name] = vector
+        self._load_builders[name] = builder
+        self._load_matrix = None
         return name
 
     def point_load(self, at, value: FieldSpec, *, name: str | None = None) -> str:
@@ -153,75 +210,160 @@ class LinearModel(ABC):
         vector = point_load_vector(self.mesh, self.dofmap, nodes, value)
         return self._add_load(name, "point", vector)
 
-    def surface_load(self, where: Where, value: FieldSpec, *, name: str | None = None) -> str:
-        """Distributed load per unit area (2D: per unit length, times thickness) on facets."""
+    def surface_load(self, where: Where, value: FieldSpec | None = None, *,
+                     pressure: FieldSpec | None = None, name: str | None = None,
+                     kind: str = "surface") -> str:
+        """Distributed load per unit area (2D: per unit length, times thickness) on facets.
+
+        ``pressure`` instead of ``value`` acts against the outward normal (``t = −p n``).
+        """
         facets = self.mesh.facets(where)
-        vector = surface_load_vector(
-            self.mesh, self.dofmap, facets, value, thickness=self._thickness()
-        )
-        return self._add_load(name, "surface", vector)
+
+        def build(points=None):
+            return surface_load_vector(self.mesh, self.dofmap, facets, value, pressure=pressure,
+                                       thickness=self._thickness(), points=points)
+
+        return self._add_load(name, kind, build(), build)
 
     def volume_load(self, value: FieldSpec, *, cells: Where | None = None,
                     name: str | None = None) -> str:
         """Load per unit volume over all cells or a named/predicate cell subset."""
         cell_ids = None if cells is None else self.mesh.cell_ids(cells)
-        vector = volume_load_vector(
-            self.mesh, self.dofmap, value, cells=cell_ids, thickness=self._thickness()
-        )
-        return self._add_load(name, "volume", vector)
+
+        def build(points=None):
+            return volume_load_vector(self.mesh, self.dofmap, value, cells=cell_ids,
+                                      thickness=self._thickness(), points=points)
+
+        return self._add_load(name, "volume", build(), build)
 
     def _thickness(self) -> float:
         return self.thickness if self.mesh.dim == 2 else 1.0
 
-    def _scale(self, scale=None):
-        """``s t``: the density scale (checked; per cell, or 1) times the thickness."""
-        return self._thickness() * (
-            1.0 if scale is None else self.cell_field(scale, self.mesh.n_cells, "scale")
-        )
+    def load_vector(self, magnitudes: dict | None = None, points=None):
+        """``f = Σ_L m_L f_L`` over the load terms, ``(n_dofs,)`` (magnitudes default to 1).
 
-    def load_vector(self, magnitudes: dict[str, float] | None = None) -> np.ndarray:
-        """``f = Σ_L m_L f_L`` over the load terms, ``(n_dofs,)`` (magnitudes default to 1)."""
+        Traced in the magnitudes and in ``points`` (the load terms that depend on the
+        geometry, surface and volume loads, are rebuilt for them).
+        """
         magnitudes = magnitudes or {}
         unknown = set(magnitudes) - set(self.loads)
         if unknown:
             raise BoundaryConditionError(
                 f"unknown load name(s) {sorted(unknown)}; loads: {sorted(self.loads)}"
             )
-        f = np.zeros(self.dofmap.n_dofs)
-        for name, vector in self.loads.items():
-            f += magnitudes.get(name, 1.0) * vector
-        return f
+        if points is None:
+            matrix = self._stacked_loads()
+        elif self.loads:
+            matrix = np.stack([self.loads[name] if build is None else build(points)
+                               for name, build in self._load_builders.items()], axis=1)
+        else:
+            matrix = self._stacked_loads()
+        if not magnitudes:
+            return np.sum(matrix, axis=1)
+        return matrix @ np.stack([magnitudes.get(name, 1.0) for name in self.loads])
+
+    def _stacked_loads(self) -> np.ndarray:
+        """The load terms as columns, ``(n_dofs, n_loads)`` (kept until a load is added)."""
+        if self._load_matrix is None:
+            self._load_matrix = (np.stack(list(self.loads.values()), axis=1) if self.loads
+                                 else np.zeros((self.dofmap.n_dofs, 0)))
+        return self._load_matrix
+
+    # ------------------------------------------------------------ physics hooks
+    @abstractmethod
+    def cell_matrices(self, points=None) -> list:
+        """Component cell matrices ``K⁽ᵏ⁾``, each ``(n_cells or 1, nd, nd)``.
+
+        ``points`` ``(n_points, dim)``, possibly traced: the node coordinates (default: the
+        mesh's, whose matrices are computed once and kept).
+        """
+
+    @abstractmethod
+    def stiffness_fields(self, **parameters) -> tuple[tuple[float, ...] | None, list]:
+        """What the assembler needs: ``(w, [s])`` when ``c_k = w_k s`` with constant
+        weights ``w`` (one gather per assembly), else ``(None, [c_k])``.
+
+        Each field is ``(n_cells,)`` and traced when a parameter is; parameters are
+        checked (:meth:`checked`) and default to the model's values.
+        """
+
+    def coefficients(self, **parameters) -> list:
+        """Per-cell coefficients ``c_k`` of the component matrices, each ``(n_cells,)``."""
+        weights, fields = self.stiffness_fields(**parameters)
+        return fields if weights is None else [w * fields[0] for w in weights]
+
+    def checked(self, name: str, value):
+        """``value`` of parameter ``name`` broadcast to ``(n_cells,)`` after its checks.
+
+        Traced values stay traced; the checks read the raw values.
+        """
+        self.parameters[name].check(value, self.mesh.n_cells)
+        return value * np.ones(self.mesh.n_cells)
+
+    def scaled_thickness(self, scale=None):
+        """``s t``: the density scale (checked; per cell, or 1) times the thickness."""
+        if scale is None:
+            return self._thickness()
+        return self._thickness() * self.checked("scale", scale)
+
+    # ------------------------------------------------------------ geometry
+    def geometry(self, points=None, order: int | None = None) -> CellGeometry:
+        """Quadrature data of all cells for ``points`` (default: the mesh's, kept)."""
+        order = self.quadrature_order if order is None else order
+        if points is not None:
+            return cell_geometry(self.mesh, order, points=points)
+        if order not in self._geometry:
+            self._geometry[order] = cell_geometry(self.mesh, order)
+        return self._geometry[order]
+
+    def averaged_geometry(self, points=None) -> tuple:
+        """Volume-averaged ``∂N_a/∂x_k`` per cell ``(n_geom, n_nodes, dim)`` and the cell
+        volumes ``(n_cells,)`` (2D: areas, without the thickness), kept for the mesh's
+        coordinates; traced for traced ``points``."""
+        if points is None and self._averaged is not None:
+            return self._averaged
+        geometry = self.geometry(points)
+        weights = geometry.dx / np.sum(geometry.dx, axis=1, keepdims=True)
+        gbar = np.einsum("eq,eqak->eak", weights, geometry.dNdx)
+        volumes = np.sum(geometry.dx, axis=1) * np.ones(self.mesh.n_cells)
+        if points is None:
+            self._averaged = (gbar, volumes)
+        return gbar, volumes
+
+    def cell_volumes(self, points=None):
+        """Cell volumes (2D: areas), ``(n_cells,)``; traced for traced ``points``."""
+        return self.averaged_geometry(points)[1]
+
+    def _reference_cell_matrices(self) -> list[np.ndarray]:
+        if self._cell_matrices is None:
+            self._cell_matrices = self.cell_matrices()
+        return self._cell_matrices
 
     # ------------------------------------------------------------ assembly
-    @abstractmethod
-    def cell_matrices(self) -> list[np.ndarray]:
-        """Component cell matrices ``K⁽ᵏ⁾``, each ``(n_cells or 1, nd, nd)``."""
-
-    @abstractmethod
-    def coefficients(self, **parameters) -> list[np.ndarray]:
-        """Per-cell coefficients ``c_k`` of the component matrices, each ``(n_cells,)``."""
-
-    def stiffness_fields(self, **parameters) -> tuple[tuple[float, ...] | None, list]:
-        """What the assembler needs: ``(w, [s])`` when ``c_k = w_k s``, else ``(None, c)``.
-
-        Constant weights ``w`` fold the components into one (one gather per assembly, see
-        :meth:`~fesens.fem.assembler.Assembler.stiffness`); by default there are none.
-        """
-        return None, self.coefficients(**parameters)
-
     @property
     def assembler(self) -> Assembler:
         """The cached-pattern assembler for the current set of Dirichlet dofs."""
         dofs = self.constrained_dofs
         if self._assembler is None or not np.array_equal(dofs, self._assembler_dofs):
-            if self._cell_matrices is None:
-                self._cell_matrices = self.cell_matrices()
+            self._check_free_modes(dofs)
             self._assembler = Assembler(
-                self.dofmap.cell_dofs, self.dofmap.n_dofs, dofs, self._cell_matrices
+                self.dofmap.cell_dofs, self.dofmap.n_dofs, dofs, self._reference_cell_matrices()
             )
             self._assembler_dofs = dofs
-            self._check_free_modes(dofs)
+            self._operators = {}
         return self._assembler
+
+    def operator(self, block: str = "ff", weights=None) -> BlockOperator:
+        """The traceable operator of a block (``"ff"`` or ``"fc"``) of the current assembler,
+        folded for ``weights`` (see :meth:`BlockOperator.folded`)."""
+        assembler = self.assembler
+        key = block if weights is None else (block, tuple(float(w) for w in weights))
+        if key not in self._operators:
+            base = self._operators.get(block)
+            if base is None:
+                base = self._operators[block] = BlockOperator(assembler, block)
+            self._operators[key] = base if weights is None else base.folded(weights)
+        return self._operators[key]
 
     def _check_free_modes(self, dofs: np.ndarray) -> None:
         free = free_rigid_modes(self.mesh.points, dofs, self.n_components)
@@ -232,21 +374,50 @@ class LinearModel(ABC):
                 "with model.fix(...)."
             )
 
-    def solver(self, name: str = "auto", **options) -> LinearSolver:
-        """The model's solver instance for ``name`` (kept, so symbolic analysis is reused).
+    def stiffness(self, block: str = "ff", points=None, **parameters):
+        """Traced block of ``K`` (``"ff"``: ``K_ff``, ``"fc"``: ``K_fc``) as a
+        :class:`~fesens.ad.sparse.PatternMatrix`, for the parameters and coordinates."""
+        weights, fields = self.stiffness_fields(**parameters)
+        return self._block_matrix(block, weights, fields, points)
+
+    def _block_matrix(self, block, weights, fields, points):
+        if points is None:
+            return assemble(self.operator(block, weights), *fields)
+        components = self.cell_matrices(points)
+        coefficients = fields if weights is None else [w * fields[0] for w in weights]
+        cell_matrices = sum(c[:, None, None] * Kk for c, Kk in
+                            zip(coefficients, components, strict=True))
+        return assemble_cells(self.operator(block), cell_matrices)
+
+    # ------------------------------------------------------------ solvers
+    def solver(self, spec=None, **options) -> LinearSolver:
+        """The model's solver instance for ``spec`` on the current pattern (kept, so the
+        symbolic analysis is done once and shared by plain and traced solves).
+
+        Parameters
+        ----------
+        spec : str, (str, dict) or LinearSolver, optional
+            Backend name (default :attr:`default_solver`), with options, or an instance
+            (returned as it is).
+        **options
+            Backend options (with a name).
 
         A Krylov backend with the AMG preconditioner gets :meth:`near_nullspace` as its
-        ``near_nullspace`` (a callable, evaluated at each factorization, so it follows
-        changes of the Dirichlet set) unless ``options`` has one; ``near_nullspace=None``
-        keeps pyamg's constant vectors.
+        ``near_nullspace`` unless the options give one (``near_nullspace=None`` keeps
+        pyamg's constant vectors).
         """
-        key = name + repr(sorted(options.items()))
-        if key not in self._solvers:
-            backend = make_solver(name, **options)
-            if self._needs_near_nullspace(backend, options):
-                backend.near_nullspace = self.near_nullspace
-            self._solvers[key] = backend
-        return self._solvers[key]
+        if isinstance(spec, LinearSolver):
+            return spec
+        if isinstance(spec, tuple):
+            spec, options = spec[0], {**spec[1], **options}
+        spec = spec or self.default_solver
+        key = (spec, options) if options else spec
+        return self.operator("ff").pattern.solver(
+            key, lambda backend: self._give_near_nullspace(backend, options))
+
+    def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
+        if self._needs_near_nullspace(backend, options):
+            backend.near_nullspace = self.near_nullspace()
 
     def with_near_nullspace(self, solver="auto"):
         """``solver`` for matrices ``K_ff`` of the current Dirichlet set, given the model's
@@ -261,9 +432,8 @@ class LinearModel(ABC):
         -------
         str, (str, dict) or LinearSolver
             For a Krylov backend with the AMG preconditioner whose options do not give
-            ``near_nullspace``, in an elasticity model: a new instance holding
-            :meth:`near_nullspace` of the current free dofs, ``(n_free, 3 or 6)``.
-            Otherwise ``solver`` itself (instances are used as given).
+            ``near_nullspace``, in a vector-field model: a new instance holding
+            :meth:`near_nullspace`. Otherwise ``solver`` itself.
         """
         if isinstance(solver, LinearSolver):
             return solver
@@ -280,11 +450,11 @@ class LinearModel(ABC):
         Returns
         -------
         numpy.ndarray or None
-            ``(n_free, 3)`` in 2D, ``(n_free, 6)`` in 3D for elasticity (rotations about the
-            centroid of the points); None for a scalar field, whose near-null space (the
-            constants) is pyamg's default.
+            ``(n_free, 3)`` in 2D, ``(n_free, 6)`` in 3D for a vector field with one
+            component per dimension (rotations about the centroid of the points); None for
+            a scalar field, whose near-null space (the constants) is pyamg's default.
         """
-        if self.n_components == 1:
+        if self.n_components != self.mesh.dim:
             return None
         points = self.mesh.points
         return rigid_body_modes(points, points.mean(axis=0))[0][self.assembler.free]
@@ -292,61 +462,125 @@ class LinearModel(ABC):
     def _needs_near_nullspace(self, backend: LinearSolver, options: dict) -> bool:
         """Whether ``backend`` builds AMG for this vector field without a given near-null space."""
         return (
-            self.n_components > 1
+            self.n_components == self.mesh.dim
             and isinstance(backend, IterativeSolver)
             and backend.preconditioner == "amg"
             and "near_nullspace" not in options
         )
 
+    # ------------------------------------------------------------ the solve
     def solve(
         self,
         *,
-        solver: str = "auto",
+        solver=None,
         solver_options: dict | None = None,
-        loads: dict[str, float] | None = None,
+        loads: dict | None = None,
+        load_cases: list[dict] | None = None,
+        dirichlet=None,
+        points=None,
         **parameters,
-    ):
-        """Assemble and solve ``K_ff u_f = f_f − K_fc g``.
+    ) -> Solution:
+        """Assemble and solve ``K_ff u_f = f_f − K_fc g`` (traced when an input is).
 
         Parameters
         ----------
-        solver : str
-            Solver backend name (see :func:`fesens.solvers.available_solvers`).
+        solver : str, (str, dict) or LinearSolver, optional
+            Backend (default :attr:`default_solver`; see :meth:`solver`).
         solver_options : dict, optional
             Backend options (tolerances, preconditioner, ...).
         loads : dict, optional
             Magnitude of each named load term (default 1).
+        load_cases : list of dict, optional
+            Several load cases (each a ``loads`` dict) solved with one factorization;
+            ``solution.u`` is then ``(n_dofs, n_cases)``.
+        dirichlet : array_like, optional
+            Prescribed values ``g`` ordered like :attr:`constrained_dofs` (default: the
+            values given to :meth:`fix`).
+        points : array_like, optional
+            Node coordinates ``(n_points, dim)`` replacing the mesh's (shape
+            sensitivities: differentiate with respect to them). Load densities and
+            prescribed values given as functions are evaluated at the mesh's coordinates.
         **parameters
-            Material / density parameters overriding the model's defaults
-            (see :attr:`parameter_names`).
+            The physics' parameters (:attr:`parameters`), overriding the model's values.
 
         Returns
         -------
         Solution
-        """
-        from fesens.fem.solution import Solution
+            Of the physics' :attr:`solution_class`; traced when an input is.
 
+        Raises
+        ------
+        TypeError
+            Unknown parameter names.
+        ValueError, NonFiniteError
+            Parameters, Dirichlet values or coordinates of the wrong shape, NaN.
+        DegenerateElementError
+            Coordinates that invert or collapse a cell (the cell ids are listed).
+        SolverError
+            From the backend (singular, not positive definite, not converged).
+        """
+        if loads is not None and load_cases is not None:
+            raise TypeError("give either loads or load_cases, not both")
         self.check_parameters(parameters)
-        assembler = self.assembler
+        points = self.checked_points(points)
         weights, fields = self.stiffness_fields(**parameters)
-        K = assembler.stiffness(fields, weights)
-        rhs = self.load_vector(loads)[assembler.free]
-        g = self.prescribed_values()
-        if assembler.fc is not None and np.any(g):
-            rhs = rhs - assembler.coupling(fields, weights) @ g
+        K = self._block_matrix("ff", weights, fields, points)
+        if load_cases is None:
+            f = self.load_vector(loads, points)
+        else:
+            f = np.stack([self.load_vector(case, points) for case in load_cases], axis=1)
+        assembler = self.assembler
+        g = self.prescribed_values() if dirichlet is None else dirichlet
+        if np.shape(getval(g)) != assembler.constrained.shape:
+            raise ValueError(f"dirichlet values must have shape {assembler.constrained.shape}, "
+                             f"got {np.shape(getval(g))}")
+        if not np.all(np.isfinite(getval(g))):
+            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        rhs = f[assembler.free]
+        # Given (possibly traced) or non-zero Dirichlet values only: for the usual
+        # homogeneous supports K_fc is not even assembled, and u is zero there already.
+        prescribed = assembler.fc is not None and (dirichlet is not None or np.any(g))
+        if prescribed:
+            lift = matvec(self._block_matrix("fc", weights, fields, points), g)
+            rhs = rhs - (lift if load_cases is None else lift[:, None])
         backend = self.solver(solver, **(solver_options or {}))
         try:
-            backend.factorize(K)
-            u_free = backend.solve(rhs)
+            u_free = solve(K, rhs, solver=backend)
         except SolverError as exc:
             exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
             raise
-        u = np.empty(self.dofmap.n_dofs)
-        u[assembler.free] = u_free
-        u[assembler.constrained] = g
-        if not np.all(np.isfinite(u)):
+        u = self._full_vector(u_free, g, prescribed, load_cases is not None)
+        if not np.all(np.isfinite(getval(u))):
             raise NonFiniteError("the solution contains NaN or infinity")
-        return Solution(self, u, self.coefficients(**parameters), dict(parameters), loads)
+        coefficients = fields if weights is None else [w * fields[0] for w in weights]
+        return self.solution_class(self, u, f, coefficients, dict(parameters),
+                                   loads if load_cases is None else load_cases, points)
+
+    def _full_vector(self, u_free, g, prescribed: bool, several: bool):
+        """``u = P_fᵀ u_f + P_cᵀ g``: ``(n_dofs,)``, or ``(n_dofs, n_cases)``."""
+        assembler = self.assembler
+        n = self.dofmap.n_dofs
+        shape = (n, np.shape(u_free)[1]) if several else (n,)
+        u = untake(u_free, assembler.free, shape, unique=True)
+        if prescribed:
+            lifted = untake(g, assembler.constrained, (n,), unique=True)
+            u = u + (lifted[:, None] if several else lifted)
+        return u
+
+    def checked_points(self, points):
+        """``points`` (possibly traced) after checking shape and finiteness; None stays."""
+        if points is None:
+            return None
+        raw = np.asarray(getval(points), dtype=float)
+        expected = self.mesh.points.shape
+        if raw.shape != expected:
+            raise ValueError(f"points must have shape {expected} (n_points, dim) like "
+                             f"mesh.points, got {raw.shape}")
+        if not np.all(np.isfinite(raw)):
+            bad = np.flatnonzero(~np.isfinite(raw).all(axis=1))
+            raise NonFiniteError(f"points contain NaN or infinity at node(s) "
+                                 f"{bad[:20].tolist()}{' ...' if bad.size > 20 else ''}")
+        return points
 
     def describe(self) -> str:
         """One line: physics, mesh and dof counts."""
@@ -355,23 +589,12 @@ class LinearModel(ABC):
             f"{self.dofmap.n_dofs} dofs, {len(self._dirichlet)} constrained"
         )
 
-    @staticmethod
-    def cell_field(value, n_cells: int, name: str) -> np.ndarray:
-        """Broadcast a scalar or per-cell parameter to ``(n_cells,)``, checking it."""
-        array = np.asarray(value, dtype=float)
-        if array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_cells):
-            raise ValueError(
-                f"parameter {name!r} must be a scalar or have one value per cell "
-                f"({n_cells}), got shape {array.shape}"
-            )
-        if not np.all(np.isfinite(array)):
-            raise NonFiniteError(f"parameter {name!r} contains NaN or infinity")
-        return np.broadcast_to(array, (n_cells,))
-
-    def check_parameters(self, parameters: Sequence[str]) -> None:
-        unknown = set(parameters) - set(self.parameter_names)
+    @classmethod
+    def check_parameters(cls, parameters) -> None:
+        """Raise TypeError naming the unknown parameter names and the accepted ones."""
+        unknown = set(parameters) - set(cls.parameters)
         if unknown:
             raise TypeError(
-                f"unknown parameter(s) {sorted(unknown)}; {type(self).__name__} accepts "
-                f"{', '.join(self.parameter_names)}"
+                f"unknown parameter(s) {sorted(unknown)}; {cls.__name__} accepts "
+                f"{', '.join(cls.parameters)} (and loads, load_cases, dirichlet, points)"
             )

@@ -1,4 +1,4 @@
-"""Field recovery from a solution: gradients, strains, stresses, von Mises, nodal averages.
+"""Field recovery from a solution: gradients at quadrature points, cell and nodal averages.
 
 All functions are vectorised over cells. Cell values are volume-weighted averages over the
 quadrature points: ``ā_e = Σ_q a_(e,q) dΩ_q / Σ_q dΩ_q``.
@@ -26,36 +26,6 @@ def cell_average(geometry: CellGeometry, values_at_qp: np.ndarray) -> np.ndarray
     weights = geometry.dx / geometry.dx.sum(axis=1, keepdims=True)
     weights = np.broadcast_to(weights, values_at_qp.shape[:2])
     return np.einsum("eq,eq...->e...", weights, values_at_qp)
-
-
-def small_strain(displacement_gradient: np.ndarray) -> np.ndarray:
-    """``ε = (∇u + ∇uᵀ)/2`` for any leading shape ``(..., dim, dim)``."""
-    return 0.5 * (displacement_gradient + np.swapaxes(displacement_gradient, -1, -2))
-
-
-def isotropic_stress(strain: np.ndarray, lam: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """``σ = λ tr(ε) I + 2 μ ε``; ``strain (n_cells, ..., dim, dim)``, ``lam, mu (n_cells,)``."""
-    dim = strain.shape[-1]
-    extra = (1,) * (strain.ndim - 1)
-    trace = np.trace(strain, axis1=-2, axis2=-1)[..., None, None]
-    return (lam.reshape(-1, *extra) * trace * np.eye(dim)
-            + 2.0 * mu.reshape(-1, *extra) * strain)
-
-
-def to_3d(stress: np.ndarray, out_of_plane: np.ndarray | float = 0.0) -> np.ndarray:
-    """Embed a 2D stress tensor ``(..., 2, 2)`` in 3D with ``σ_zz = out_of_plane``."""
-    if stress.shape[-1] == 3:
-        return stress
-    full = np.zeros((*stress.shape[:-2], 3, 3))
-    full[..., :2, :2] = stress
-    full[..., 2, 2] = out_of_plane
-    return full
-
-
-def von_mises(stress3d: np.ndarray) -> np.ndarray:
-    """``σ_vm = sqrt(3/2 s:s)`` with the deviator ``s = σ − tr(σ)/3 I``; ``(..., 3, 3) → (...)``."""
-    deviator = stress3d - np.trace(stress3d, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3
-    return np.sqrt(1.5 * np.einsum("...ij,...ij->...", deviator, deviator))
 
 
 def nodal_average(cells: np.ndarray, cell_values: np.ndarray, weights: np.ndarray,

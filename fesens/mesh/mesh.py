@@ -87,9 +87,9 @@ class Mesh:
         """Check and normalise the mesh; runs on construction.
 
         Call it again after modifying points, cells or sets in place: it also drops
-        cached topology and :attr:`derived` (data other layers compute from the mesh and
-        keep on it, such as cell volumes). Arrays become contiguous (float points, int64
-        ids), flat 3D points of 2D cells lose their z column.
+        cached topology (models built on the mesh keep their own caches: build a new
+        model after such a change). Arrays become contiguous (float points, int64 ids),
+        flat 3D points of 2D cells lose their z column.
 
         Raises
         ------
@@ -97,7 +97,6 @@ class Mesh:
             As documented for the class.
         """
         self._boundary = None
-        self.derived: dict = {}
         ctype = cell_type(self.cell_type)
         if ctype.name not in VOLUME_CELL_TYPES:
             raise MeshError(

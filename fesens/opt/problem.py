@@ -142,6 +142,12 @@ class DesignProblem:
         self.interpolation.update(iteration)
         self.projection.update(iteration)
 
+    def schedules_done(self, iteration: int) -> bool:
+        """True once the penalty and projection continuations have reached their final
+        values at 1-based ``iteration`` (the loop may then stop on a small change)."""
+        schedules = [self.interpolation.schedule, getattr(self.projection, "schedule", None)]
+        return all(s is None or s.done(iteration) for s in schedules)
+
     # ------------------------------------------------------------ density chain
     def density(self, x):
         """Physical densities ``ρ`` ``(n_cells,)`` from design variables (traced)."""
@@ -160,7 +166,7 @@ class DesignProblem:
 
     def volume_fraction_of(self, x) -> float:
         """``V(ρ(x)) / V_Ω`` (untraced)."""
-        return float(volume(self.mesh, self.density(x), fraction=True))
+        return float(volume(self.model, self.density(x), fraction=True))
 
     def volume_excess(self, x: np.ndarray, evaluation: Evaluation) -> Callable:
         """``x' ↦ V(ρ(x'))/V_Ω − f`` for an optimizer's bisection around ``x``.
@@ -184,7 +190,7 @@ class DesignProblem:
         """
         x = np.asarray(x, dtype=float)
         volume_value, volume_gradient = value_and_grad(
-            lambda x: volume(self.mesh, self.density(x), fraction=True))(x)
+            lambda x: volume(self.model, self.density(x), fraction=True))(x)
         captured = {}
 
         def responses(x):
@@ -202,9 +208,7 @@ class DesignProblem:
         constraints = np.concatenate([[volume_value - self.volume_fraction], values[1:]])
         constraint_gradients = np.vstack([volume_gradient[None, :], *gradients[1:]])
         state = captured["state"]
-        plain = State(state.problem, getval(state.u), getval(state.f),
-                      [getval(c) for c in state.coefficients],
-                      {k: getval(v) for k, v in state.parameters.items()})
+        plain = state.detached()
         extras = {c.name: float((values[1 + i] + 1.0) * c.limit)
                   for i, c in enumerate(self.constraints)}
         return Evaluation(float(values[0]), objective_gradient, constraints,

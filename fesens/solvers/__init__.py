@@ -3,8 +3,9 @@
 Backends (see :func:`available_solvers`): ``"cholmod"`` (sparse Cholesky, scikit-sparse),
 ``"superlu"`` and ``"umfpack"`` (sparse LU), ``"cg"``, ``"minres"``, ``"gmres"`` (Krylov
 methods with AMG or Jacobi preconditioning). :func:`make_solver` also accepts the aliases
-``"auto"`` (CHOLMOD if installed, else SuperLU) and ``"lu"`` (UMFPACK if installed, else
-SuperLU).
+of :data:`SOLVER_ALIASES`: ``"auto"`` (CHOLMOD if installed, else SuperLU) and ``"lu"``
+(UMFPACK if installed, else SuperLU). :func:`solver_class` answers what a name stands for
+(``solver_class("auto").symmetric``, ``.is_direct``) without creating a solver.
 
 Examples
 --------
@@ -15,12 +16,14 @@ Examples
 """
 
 from fesens.solvers.base import (
+    SOLVER_ALIASES,
     DirectSolver,
     FesensPerformanceWarning,
     LinearSolver,
     available_solvers,
     make_solver,
     register_solver,
+    solver_class,
 )
 from fesens.solvers.cholmod import CholmodSolver, cholmod_available
 from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
@@ -28,6 +31,7 @@ from fesens.solvers.lu import SuperLUSolver, UmfpackSolver
 from fesens.solvers.preconditioners import amg_available
 
 __all__ = [
+    "SOLVER_ALIASES",
     "CGSolver",
     "CholmodSolver",
     "DirectSolver",
@@ -43,4 +47,5 @@ __all__ = [
     "cholmod_available",
     "make_solver",
     "register_solver",
+    "solver_class",
 ]

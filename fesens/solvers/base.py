@@ -35,7 +35,12 @@ CHOLMOD_FALLBACK_MESSAGE = (
 )
 
 _REGISTRY: dict[str, type[LinearSolver]] = {}
-_ALIASES = ("auto", "lu")
+#: Aliases accepted wherever a backend name is: each stands for the first installed backend
+#: of its tuple (``"auto"`` warns once when it falls back from CHOLMOD).
+SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
+    "auto": ("cholmod", "superlu"),
+    "lu": ("umfpack", "superlu"),
+}
 
 # The CHOLMOD fallback warning is issued once per process (tests reset this flag).
 _fallback_warned = False
@@ -54,24 +59,31 @@ class LinearSolver(ABC):
     The solver keeps a reference to the last factorized matrix (for residual checks and
     matrix-vector products): do not modify it in place while its solves are needed.
 
+    Every backend declares the class attributes ``symmetric`` and ``is_direct``
+    (:func:`register_solver` refuses a class that does not), so a caller holding only a
+    name can ask :func:`solver_class` about them without creating a solver.
+
     Attributes
     ----------
     name : str
         Registry name, set by :func:`register_solver`.
+    symmetric : bool
+        True when the backend assumes ``A = Aᵀ`` (CHOLMOD, CG, MINRES): then
+        ``solve_transpose`` is ``solve`` and the adjoint of ``u = A⁻¹ f`` is ``λ = u``;
+        False for backends that handle general matrices (LU, GMRES).
     is_direct : bool
         True for factorization-based backends, False for Krylov methods.
     """
 
-    #: True when the backend assumes ``A = Aᵀ`` (then ``solve_transpose`` is ``solve``).
-    symmetric: bool = False
-
     name: str = ""
+    symmetric: bool
     is_direct: bool
     install_hint: str = ""
     """Shown when the backend is requested but its optional dependency is missing."""
 
     def __init__(self) -> None:
         self._matrix: sp.csr_matrix | sp.csc_matrix | None = None
+        self._held: tuple | None = None  # (pattern key, values) of factorize_once
         self._stats: dict[str, Any] = {
             "n_symbolic": 0,
             "n_numeric": 0,
@@ -119,8 +131,30 @@ class LinearSolver(ABC):
         """
         A = _checked_matrix(A)
         self._matrix = None  # a failed factorization leaves the solver unusable
+        self._held = None
         self._factorize(A)
         self._matrix = A
+
+    def factorize_once(self, key: object, values: np.ndarray, build: Callable[[], Any]) -> None:
+        """Factorize ``build()`` unless the current factorization is of ``(key, values)``.
+
+        What an adjoint solve calls: the forward solve of the same matrix left its
+        factorization here, so the transpose solve costs a substitution only.
+
+        Parameters
+        ----------
+        key : object
+            Identifies the sparsity pattern (compared by identity).
+        values : numpy.ndarray
+            The matrix values ``(nnz,)``; a :func:`~fesens.readonly.snapshot` is kept
+            (frozen values by reference, others copied, since callers may change them).
+        build : callable
+            Returns the scipy sparse matrix to factorize (called only when needed).
+        """
+        held = self._held
+        if held is None or held[0] is not key or not unchanged(held[1], values):
+            self.factorize(build())
+            self._held = (key, snapshot(values))
 
     def solve(self, b: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
         """Solve ``A x = b`` with the current factorization.
@@ -287,12 +321,18 @@ def register_solver(name: str) -> Callable[[type[SolverT]], type[SolverT]]:
     Raises
     ------
     ValueError
-        If ``name`` is already registered or is an alias (``"auto"``, ``"lu"``).
+        If ``name`` is already registered or is an alias (a key of :data:`SOLVER_ALIASES`).
+    TypeError
+        If the class does not declare the booleans ``symmetric`` and ``is_direct``.
     """
 
     def decorator(cls: type[SolverT]) -> type[SolverT]:
-        if name in _REGISTRY or name in _ALIASES:
+        if name in _REGISTRY or name in SOLVER_ALIASES:
             raise ValueError(f"solver name {name!r} is already taken")
+        for attribute in ("symmetric", "is_direct"):
+            if not isinstance(getattr(cls, attribute, None), bool):
+                raise TypeError(f"solver {name!r}: {cls.__name__} must declare the class "
+                                f"attribute {attribute} (True or False)")
         cls.name = name
         _REGISTRY[name] = cls
         return cls
@@ -303,8 +343,8 @@ def register_solver(name: str) -> Callable[[type[SolverT]], type[SolverT]]:
 def available_solvers() -> list[str]:
     """Names of the registered backends whose dependencies are installed.
 
-    :func:`make_solver` also accepts the aliases ``"auto"`` and ``"lu"``, which resolve
-    to one of these names.
+    :func:`make_solver` also accepts the aliases of :data:`SOLVER_ALIASES`, which
+    resolve to one of these names.
 
     Returns
     -------
@@ -343,33 +383,51 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
     SolverError
         If the backend's optional dependency is not installed.
     """
-    cls = _REGISTRY[_resolve(name)]
+    cls = solver_class(name)
+    if name == "auto" and cls.name != "cholmod":
+        _warn_cholmod_fallback()
     if not cls.available():
         raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
     return cls(**options)
 
 
-def _resolve(name: str) -> str:
-    """Registry name for ``name``, resolving the aliases."""
-    if name == "auto":
-        if _REGISTRY["cholmod"].available():
-            return "cholmod"
-        _warn_cholmod_fallback()
-        return "superlu"
-    if name == "lu":
-        return "umfpack" if _REGISTRY["umfpack"].available() else "superlu"
-    if name not in _REGISTRY:
-        known = ", ".join([*_REGISTRY, *_ALIASES])
+def solver_class(name: str) -> type[LinearSolver]:
+    """The backend class a name (or alias) stands for, without instantiating it.
+
+    Lets a caller holding only a name ask about the backend's properties:
+    ``solver_class("auto").symmetric``, ``solver_class("lu").is_direct``, and
+    ``solver_class(name).name`` for the backend an alias resolves to. An alias resolves
+    to the first of its backends that is installed (:data:`SOLVER_ALIASES`); an explicit
+    name is returned whether or not its dependency is installed. Issues no warning.
+
+    Parameters
+    ----------
+    name : str
+        A registered backend or a key of :data:`SOLVER_ALIASES`.
+
+    Returns
+    -------
+    type[LinearSolver]
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown (the message lists the backends and aliases).
+    """
+    if name in SOLVER_ALIASES:
+        name = next(n for n in SOLVER_ALIASES[name] if _REGISTRY[n].available())
+    elif name not in _REGISTRY:
+        known = ", ".join([*_REGISTRY, *SOLVER_ALIASES])
         raise ValueError(f"unknown solver {name!r}; known solvers: {known}")
-    return name
+    return _REGISTRY[name]
 
 
 def _warn_cholmod_fallback() -> None:
     global _fallback_warned
     if not _fallback_warned:
         _fallback_warned = True
-        # stacklevel 4: the warning points at the caller of make_solver
-        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=4)
+        # stacklevel 3: the warning points at the caller of make_solver
+        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=3)
 
 
 def relative_residual(A: sp.spmatrix | sp.sparray, x: np.ndarray, b: np.ndarray) -> float:

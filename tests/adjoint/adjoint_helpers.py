@@ -10,7 +10,7 @@ are round-off); there the remainders themselves must vanish: ``J(x + εh) = J(x)
 import numpy as np
 
 from fesens.ad import check_grad, taylor_test
-from fesens.fem import Elasticity, HeatConduction
+from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import Mesh, box, rectangle
 
 RATE_TOLERANCE = 0.1

@@ -7,7 +7,6 @@ import pytest
 from adjoint_helpers import assert_gradient, cantilever, densities, relative_difference
 
 from fesens.ad import grad, value_and_grad
-from fesens.ad.sparse import _FACTORIZATIONS
 from fesens.adjoint import Differentiable, compliance, displacement_norm
 from fesens.solvers import available_solvers, make_solver
 
@@ -56,10 +55,10 @@ def test_the_two_direct_backends_agree_to_round_off():
 
 # ------------------------------------------------------------------ factorization reuse
 def backend_stats(problem: Differentiable) -> dict:
-    """Counters of the solver instance the problem's solves use: the one the solve
-    primitive keeps for the pattern, or the instance the problem holds (AMG with the
-    rigid-body modes)."""
-    return _FACTORIZATIONS.solver(problem.ff.pattern, problem.solver).stats
+    """Counters of the solver instance the problem's solves use: the model's instance
+    for the pattern, shared by plain and traced solves."""
+    assert problem.model.solver(problem.solver) is problem.solver
+    return problem.solver.stats
 
 
 @pytest.mark.skipif("cholmod" not in BACKENDS, reason="CHOLMOD (scikit-sparse) missing")

@@ -9,7 +9,7 @@ import pytest
 
 from fesens.adjoint import compliance
 from fesens.config import build_model, build_optimizer, build_problem, load_preset, resolve
-from fesens.fem import Elasticity, HeatConduction
+from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import rectangle
 from fesens.opt import OC, SIMP, Continuation, DesignProblem, Heaviside, make_filter, optimize
 

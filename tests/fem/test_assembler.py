@@ -5,9 +5,10 @@ import pytest
 import scipy.sparse as sp
 from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 
-from fesens.fem import Assembler, Elasticity
+from fesens.fem import Assembler
+from fesens.physics import Elasticity
 from fesens.fem.geometry import cell_geometry
-from fesens.fem.kernels import elasticity_matrices
+from fesens.physics.elasticity import elasticity_matrices
 
 
 def reference_matrix(cell_dofs, n_dofs, cell_matrices):

@@ -19,7 +19,7 @@ its value at the centroid.
 import numpy as np
 import pytest
 
-from fesens.fem import Elasticity, HeatConduction
+from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import Mesh, box, rectangle
 
 E, RHO_G, L, WIDTH = 50.0, 3.0, 4.0, 0.5

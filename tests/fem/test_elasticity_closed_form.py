@@ -14,7 +14,7 @@ The formulas were checked symbolically (equilibrium, boundary tractions) when wr
 import numpy as np
 import pytest
 
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import plate_with_hole, quarter_annulus, rectangle
 
 E, NU = 1000.0, 0.3

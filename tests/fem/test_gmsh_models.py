@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import read_mesh
 
 ROOT = Path(__file__).resolve().parents[2]
-LBRACKET = ROOT / "meshes" / "lbracket.msh"
+LBRACKET = ROOT / "fesens" / "data" / "meshes" / "lbracket.msh"
 DATA = ROOT / "tests" / "data"
 CORNER_CELL_SIZE = 1.0  # mm, lbracket.py: SIZE_AT_CORNER
 

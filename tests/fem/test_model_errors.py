@@ -10,7 +10,7 @@ from fesens.errors import (
     SingularMatrixError,
     UnknownGroupError,
 )
-from fesens.fem import Elasticity, HeatConduction
+from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import rectangle
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 
-from fesens.fem import Elasticity, HeatConduction
-from fesens.fem.materials import lame_parameters
+from fesens.physics import Elasticity, HeatConduction
+from fesens.physics.elasticity import lame_parameters
 
 E, NU = 200.0, 0.25
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from fem_helpers import CELL_TYPES_2D, distorted, unit_mesh
 
-from fesens.fem import Elasticity, HeatConduction
-from fesens.fem.postprocess import nodal_average, von_mises
+from fesens.physics import Elasticity, HeatConduction
+from fesens.fem.postprocess import nodal_average
+from fesens.physics.elasticity import von_mises
 from fesens.mesh import box, rectangle
 
 E, NU = 200.0, 0.3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.adjoint import compliance
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import rectangle
 from fesens.opt import SIMP, DesignProblem, make_filter
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from fesens.ad import getval
 from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
-from fesens.fem import Elasticity
+from fesens.physics import Elasticity
 from fesens.mesh import rectangle
 from fesens.study import Parameter, ParametricModel, from_table
 

@@ -1,27 +1,35 @@
-"""The assembler as a differentiable primitive: ``coefficients ↦ K`` on a cached pattern.
+"""The assembler as differentiable primitives on a cached pattern.
 
-Forward: ``data(K) = Σ_k G_k c_k``, one mat-vec with the stacked gather matrix
-(:class:`~fesens.fem.assembler.Assembler`); the values are frozen
-(:mod:`fesens.readonly`), so the solver layer recognises them without copies.
+* :func:`assemble`: ``coefficients ↦ K`` with the precomputed cell matrices (the fast path
+  of DESIGN.md rule 1): ``data(K) = Σ_k G_k c_k``, one mat-vec with the stacked gather
+  matrix (:class:`~fesens.fem.assembler.Assembler`).
+* :func:`assemble_cells`: ``K_e ↦ K`` for cell matrices computed in the traced program
+  (e.g. from traced node coordinates): ``data(K) = S vec(K_e)`` with the 0/1 entry matrix
+  ``S`` of the same pattern.
+
+The values are frozen (:mod:`fesens.readonly`), so the solver layer recognises them
+without copies.
 
 Backward, for a cotangent kept as outer products ``K̄ = Σ_p a_p b_pᵀ``
 (:class:`~fesens.ad.sparse.OuterCotangent`, what a solve or a mat-vec produces):
 
     c̄_(k,e) = Σ_p a_(p,e)ᵀ K⁽ᵏ⁾_e b_(p,e)          (DESIGN.md rule 3)
 
-batched over cells (einsum), where ``a_(p,e)`` gathers ``a_p`` at the cell's dofs. That is
+batched over cells (einsum), where ``a_(p,e)`` gathers ``a_p`` at the cell's dofs, and
+``K̄_e = Σ_p a_(p,e) b_(p,e)ᵀ`` for :func:`assemble_cells`. That is
 O(n_cells · n_cell_dofs²) and never touches the pattern; any other cotangent (values on
-the pattern) takes ``c̄_k = G_kᵀ data(K̄)``.
+the pattern) takes ``c̄_k = G_kᵀ data(K̄)`` (``vec(K̄_e) = Sᵀ data(K̄)``).
 """
 
 from __future__ import annotations
 
 import copy
+from functools import cached_property
 
 import numpy as np
 
 from fesens.ad.numpy_wrapper import untake
-from fesens.ad.registry import defvjp_joint
+from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.sparse import OuterCotangent, PatternMatrix, SparsePattern
 from fesens.ad.tracer import primitive
 from fesens.fem.assembler import Assembler, split_fields, stack_fields
@@ -42,7 +50,7 @@ class BlockOperator:
 
     def __init__(self, assembler: Assembler, block: str):
         pattern = assembler.ff if block == "ff" else assembler.fc
-        self._assembler, self._block = assembler, block
+        self._assembler, self._block, self._block_pattern = assembler, block, pattern
         self.pattern = SparsePattern(pattern.indptr, pattern.indices, pattern.shape)
         self.gather = assembler.gather_matrix(block)
         self.components = assembler.components
@@ -80,6 +88,29 @@ class BlockOperator:
     def matrix(self, coefficients) -> PatternMatrix:
         """``K`` for raw coefficient arrays (each ``(n_cells,)``); its values are frozen."""
         return PatternMatrix(self.pattern, freeze(self.gather @ stack_fields(coefficients)))
+
+    def cell_matrix(self, cell_matrices) -> PatternMatrix:
+        """``K`` for raw cell matrices ``(n_cells, nd, nd)``; its values are frozen."""
+        return PatternMatrix(self.pattern,
+                             freeze(self.entry_matrix @ np.ravel(cell_matrices)))
+
+    @cached_property
+    def entry_matrix(self):
+        """``S``, ``(nnz, n_cells · nd²)``: ``data = S vec(K_e)`` (built on first use)."""
+        return self._block_pattern.entry_matrix()
+
+    def cell_matrix_cotangent(self, g):
+        """``K̄_e`` ``(n_cells, nd, nd)`` for a matrix cotangent ``g``."""
+        n_cells, nd = self.cell_dofs.shape
+        if not isinstance(g, OuterCotangent):
+            return np.reshape(self.entry_matrix.T @ g, (n_cells, nd, nd))
+        total = 0.0
+        for a, b in g.pairs:
+            a_cells = self._on_cells(a, self.row_dofs)
+            b_cells = self._on_cells(b, self.col_dofs)
+            spec = "eic,ejc->eij" if np.ndim(a_cells) == 3 else "ei,ej->eij"
+            total = total + np.einsum(spec, a_cells, b_cells)
+        return total
 
     def _on_cells(self, vector, block_dofs):
         """A block-dof vector ``(n_block,)`` or ``(n_block, k)`` at each cell's dofs."""
@@ -132,3 +163,13 @@ def _assemble_vjp(argnums, ans, operator, *coefficients):
 
 
 defvjp_joint(assemble, _assemble_vjp)
+
+
+@primitive
+def assemble_cells(operator: BlockOperator, cell_matrices) -> PatternMatrix:
+    """The block matrix of cell matrices ``K_e`` ``(n_cells, nd, nd)`` (traced allowed)."""
+    return operator.cell_matrix(cell_matrices)
+
+
+defvjp(assemble_cells, None,
+       lambda ans, operator, cell_matrices: lambda g: operator.cell_matrix_cotangent(g))

@@ -1,0 +1,91 @@
+"""Steady heat conduction ``−∇·(κ ∇T) = Q`` with per-cell conductivity ``κ_e``.
+
+Conductance per cell: ``K_e = s_e t κ_e Kκ_e`` (density scale ``s_e``, thickness ``t`` in 2D)
+with ``Kκ_ab = ∫ ∇N_a · ∇N_b dΩ`` (:func:`~fesens.fem.kernels.gradient_matrices`, traced in
+the node coordinates). Fluxes ``q`` on facets are heat *into* the body per unit area.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fesens.fem.kernels import gradient_matrices
+from fesens.fem.loads import FieldSpec
+from fesens.fem.model import LinearModel, Where
+from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.solution import Solution
+from fesens.mesh.mesh import Mesh
+
+
+class HeatSolution(Solution):
+    """A solved :class:`HeatConduction` model: temperatures and heat fluxes."""
+
+    @property
+    def temperature(self):
+        """Nodal temperatures, ``(n_points,)``."""
+        return self.field[:, 0]
+
+    def heat_flux(self):
+        """Cell-averaged heat flux ``q = −s κ ∇T`` (density scale ``s``), ``(n_cells, dim)``."""
+        kappa = self.coefficients[0] / self.model.scaled_thickness()  # s κ
+        return -kappa[:, None] * self.cell_gradient()[:, 0, :]
+
+    def point_data(self) -> dict[str, np.ndarray]:
+        """Nodal output: ``temperature`` ``(n_points,)``."""
+        return {"temperature": np.asarray(self.temperature)}
+
+    def cell_data(self) -> dict[str, np.ndarray]:
+        """Cell output: ``heat_flux`` ``(n_cells, dim)``."""
+        return {"heat_flux": self.heat_flux()}
+
+
+class HeatConduction(LinearModel):
+    """Steady linear heat conduction.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    conductivity : float or array_like
+        Thermal conductivity ``κ > 0``, scalar or per cell ``(n_cells,)``.
+    thickness : float
+        Out-of-plane thickness (2D).
+    quadrature_order : int, optional
+    """
+
+    name = "heat"
+    field_name = "temperature"
+    parameters = {
+        "conductivity": Parameter("conductivity", "thermal conductivity", lower=0.0),
+        "scale": SCALE,
+    }
+    solution_class = HeatSolution
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        conductivity=1.0,
+        *,
+        thickness: float = 1.0,
+        quadrature_order: int | None = None,
+    ):
+        super().__init__(mesh, 1, thickness=thickness, quadrature_order=quadrature_order)
+        self.conductivity = np.asarray(self.checked("conductivity", conductivity), dtype=float)
+
+    def cell_matrices(self, points=None) -> list:
+        """``[Kκ]`` for ``points`` (default: the mesh's)."""
+        return [gradient_matrices(self.geometry(points))]
+
+    def stiffness_fields(self, conductivity=None, scale=None) -> tuple:
+        """``(None, [s t κ])``, ``(n_cells,)``."""
+        kappa = (self.conductivity if conductivity is None
+                 else self.checked("conductivity", conductivity))
+        return None, [self.scaled_thickness(scale) * kappa]
+
+    def flux(self, where: Where, q: FieldSpec, *, name: str | None = None) -> str:
+        """Heat flux into the body per unit area on a facet set."""
+        return self.surface_load(where, q, name=name)
+
+    def heat_source(self, Q: FieldSpec, *, cells: Where | None = None,
+                    name: str | None = None) -> str:
+        """Heat generated per unit volume."""
+        return self.volume_load(Q, cells=cells, name=name)

@@ -1,0 +1,286 @@
+"""Linear elasticity: plane stress, plane strain (2D, with thickness) and 3D.
+
+Everything elasticity is here: the material law, the element kernels, the model, the stress
+recovery and the output names.
+
+Stiffness per cell: ``K_e = s_e t (λ_e Kλ_e + μ_e Kμ_e)`` with the density scale ``s_e``,
+thickness ``t`` (2D) and Lamé parameters from ``(E_e, ν_e)`` (:func:`lame_parameters`;
+plane stress uses ``λ* = Eν/(1−ν²)``), where (Hughes, *The Finite Element Method*, 2000,
+§2.7 with ``D = λ m mᵀ + μ diag(2,2,2,1,1,1)``; index ``(a, i)`` = node ``a``, component ``i``)
+
+* ``Kλ_(ai)(bj) = ∫ ∂_i N_a ∂_j N_b dΩ``                      (``div u div v``)
+* ``Kμ_(ai)(bj) = ∫ (δ_ij ∇N_a·∇N_b + ∂_j N_a ∂_i N_b) dΩ``   (``2 ε(u):ε(v)``)
+
+Both are traced functions of the node coordinates (shape sensitivities), and so is the
+stress ``σ = s (λ tr ε I + 2 μ ε)`` from the cell-averaged strain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fesens.fem.geometry import CellGeometry
+from fesens.fem.kernels import gradient_matrices
+from fesens.fem.loads import FieldSpec
+from fesens.fem.model import LinearModel, Where
+from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.solution import Solution
+from fesens.mesh.mesh import Mesh
+
+#: Allowed values of the 2D kinematic assumption (None: full 3D).
+PLANE_ASSUMPTIONS = ("stress", "strain")
+
+
+# ------------------------------------------------------------------ material law
+def lame_parameters(E, nu, plane: str | None = None) -> tuple:
+    """Lamé parameters ``(λ, μ)`` such that ``σ = λ tr(ε) I + 2μ ε``.
+
+    ``μ = E / (2(1+ν))``; 3D and plane strain: ``λ = Eν / ((1+ν)(1−2ν))``;
+    plane stress (σ_zz = 0 eliminated): ``λ* = Eν / (1−ν²)``.
+
+    Parameters
+    ----------
+    E, nu : float or numpy.ndarray
+        Young's modulus and Poisson's ratio (scalars or per-cell arrays ``(n_cells,)``).
+        Only arithmetic is applied, so traced values (:mod:`fesens.ad`) work too.
+    plane : {"stress", "strain"} or None
+    """
+    mu = E / (2.0 * (1.0 + nu))
+    if plane == "stress":
+        lam = E * nu / (1.0 - nu**2)
+    else:
+        lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
+    return lam, mu
+
+
+def lame_weights(nu: np.ndarray, plane: str | None = None) -> tuple[float, float] | None:
+    """``(λ, μ)`` at ``E = 1`` when ``nu`` holds one value (in every cell), else None.
+
+    λ and μ are linear in ``E``: with the same ``ν`` in every cell, ``(λ_e, μ_e) = E_e w``,
+    so the stiffness ``Σ_e s_e (λ_e Kλ_e + μ_e Kμ_e)`` has the single component
+    ``w_λ Kλ + w_μ Kμ`` with coefficients ``s_e E_e`` (assembled with one gather).
+    """
+    if nu.size == 0 or np.ptp(nu) != 0:
+        return None
+    lam, mu = lame_parameters(1.0, float(nu.flat[0]), plane)
+    return float(lam), float(mu)
+
+
+# ------------------------------------------------------------------ element kernels
+def _interleave(K):
+    """``(e, a, i, b, j)`` → ``(e, a*dim + i, b*dim + j)``."""
+    n, a, i, b, j = np.shape(K)
+    return np.reshape(K, (n, a * i, b * j))
+
+
+def elasticity_matrices(geometry: CellGeometry) -> tuple:
+    """``(Kλ, Kμ)``, each ``(n_geom, n_nodes*dim, n_nodes*dim)`` (traced with the geometry)."""
+    G, dx = geometry.dNdx, geometry.dx
+    dim = np.shape(G)[-1]
+    K_lambda = np.einsum("eq,eqai,eqbj->eaibj", dx, G, G, optimize=True)
+    K_grad = gradient_matrices(geometry)
+    K_mu = (np.einsum("eab,ij->eaibj", K_grad, np.eye(dim))
+            + np.transpose(K_lambda, (0, 1, 4, 3, 2)))
+    return _interleave(K_lambda), _interleave(K_mu)
+
+
+# ------------------------------------------------------------------ post-processing
+def von_mises_squared(stress, out_of_plane=None):
+    """``σ_vm² = 3/2 s:s = 3/2 σ:σ − 1/2 (tr σ)²`` for stress tensors ``(..., dim, dim)``.
+
+    ``out_of_plane``: ``σ_zz`` ``(...)`` of 2D tensors (None: the tensors are complete).
+    Traced values work.
+    """
+    dim = np.shape(stress)[-1]
+    squares = np.sum(np.sum(stress * stress, axis=-1), axis=-1)
+    trace = sum(stress[..., i, i] for i in range(dim))
+    if out_of_plane is not None:
+        squares = squares + out_of_plane * out_of_plane
+        trace = trace + out_of_plane
+    return 1.5 * squares - 0.5 * trace * trace
+
+
+def von_mises(stress, out_of_plane=None):
+    """``σ_vm`` of stress tensors ``(..., dim, dim)`` → ``(...)`` (see :func:`von_mises_squared`)."""
+    return np.sqrt(np.maximum(von_mises_squared(stress, out_of_plane), 0.0))
+
+
+class ElasticSolution(Solution):
+    """A solved :class:`Elasticity` model: displacements, strains, stresses.
+
+    Every method is written in the traced numpy subset: on a traced solution (inside
+    :func:`fesens.ad.grad`) the results are traced too, e.g. for stress objectives.
+    """
+
+    @property
+    def displacement(self):
+        """Nodal displacements, ``(n_points, dim)``."""
+        return self.field
+
+    def strain(self):
+        """Cell-averaged small strain ``ε = (∇u + ∇uᵀ)/2``, ``(n_cells, dim, dim)``."""
+        grad_u = self.cell_gradient()
+        return 0.5 * (grad_u + np.transpose(grad_u, (0, 2, 1)))
+
+    def _lame(self):
+        """Per-cell ``(λ, μ)`` of the solve's ``E`` and ``nu``."""
+        model = self.model
+        return lame_parameters(self.parameters.get("E", model.E),
+                               self.parameters.get("nu", model.nu), model.plane)
+
+    def _stress_scale(self, stress_scale=None):
+        return self.parameters.get("scale", 1.0) if stress_scale is None else stress_scale
+
+    def stress(self, stress_scale=None):
+        """Cell-averaged Cauchy stress ``σ = s (λ tr ε I + 2 μ ε)``, ``(n_cells, dim, dim)``
+        (in-plane part in 2D).
+
+        ``s`` is the density scale of the solve, or ``stress_scale`` (e.g. a relaxed
+        ``x^q`` in stress-constrained topology optimization).
+        """
+        eps = self.strain()
+        lam, mu = self._lame()
+        s = self._stress_scale(stress_scale)
+        dim, ones = self.model.mesh.dim, np.ones(self.model.mesh.n_cells)
+        trace = sum(eps[:, i, i] for i in range(dim))
+        return ((2.0 * s * mu * ones)[:, None, None] * eps
+                + (s * lam * trace)[:, None, None] * np.eye(dim))
+
+    def out_of_plane_stress(self, stress_scale=None):
+        """``σ_zz`` per cell: 0 in plane stress, ``s λ tr ε`` in plane strain (2D only)."""
+        if self.model.plane != "strain":
+            return np.zeros(self.model.mesh.n_cells)
+        eps = self.strain()
+        lam, _ = self._lame()
+        return self._stress_scale(stress_scale) * lam * (eps[:, 0, 0] + eps[:, 1, 1])
+
+    def stress_3d(self) -> np.ndarray:
+        """Full 3x3 stress per cell, ``(n_cells, 3, 3)``; in 2D ``σ_zz`` from
+        :meth:`out_of_plane_stress`. (Plain arrays only.)"""
+        stress = np.asarray(self.stress())
+        if self.model.mesh.dim == 3:
+            return stress
+        full = np.zeros((stress.shape[0], 3, 3))
+        full[:, :2, :2] = stress
+        full[:, 2, 2] = self.out_of_plane_stress()
+        return full
+
+    def von_mises_squared(self, stress_scale=None):
+        """``σ_vm²`` per cell, ``(n_cells,)`` (:func:`von_mises_squared`; in 2D with the
+        out-of-plane stress). Working with the square keeps aggregates differentiable where
+        the stress vanishes. Single load case only."""
+        if np.ndim(self.u) != 1:
+            raise ValueError("stress objectives take a single load case")
+        out_of_plane = (self.out_of_plane_stress(stress_scale) if self.model.mesh.dim == 2
+                        else None)
+        return von_mises_squared(self.stress(stress_scale), out_of_plane)
+
+    def von_mises(self):
+        """Cell von Mises stress, ``(n_cells,)``."""
+        return np.sqrt(np.maximum(self.von_mises_squared(), 0.0))
+
+    def nodal_stress(self) -> np.ndarray:
+        """Volume-weighted nodal average of the cell stress, ``(n_points, dim, dim)``."""
+        return self.nodal(self.stress())
+
+    def cell_data(self) -> dict[str, np.ndarray]:
+        """Cell output: ``von_mises`` ``(n_cells,)`` and ``stress`` ``(n_cells, dim²)``."""
+        return {"von_mises": self.von_mises(),
+                "stress": np.reshape(self.stress(), (self.model.mesh.n_cells, -1))}
+
+
+# ------------------------------------------------------------------ the model
+class Elasticity(LinearModel):
+    """Small-strain isotropic linear elasticity.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    E : float or array_like
+        Young's modulus, scalar or per cell ``(n_cells,)``.
+    nu : float or array_like
+        Poisson's ratio, scalar or per cell.
+    plane : {"stress", "strain"}, optional
+        2D assumption (required for 2D meshes, not allowed in 3D).
+    thickness : float
+        Out-of-plane thickness (2D).
+    quadrature_order : int, optional
+
+    Examples
+    --------
+    >>> from fesens.mesh import rectangle
+    >>> model = Elasticity(rectangle(40, 10, 4.0, 1.0), E=210e9, nu=0.3, plane="stress")
+    >>> model.fix("left").traction("right", (0.0, -1e6))
+    'surface0'
+    >>> u = model.solve().displacement   # (n_points, 2)
+    """
+
+    name = "elasticity"
+    field_name = "displacement"
+    parameters = {
+        "E": Parameter("E", "Young's modulus", lower=0.0),
+        "nu": Parameter("nu", "Poisson's ratio", lower=-1.0, upper=0.5),
+        "scale": SCALE,
+    }
+    solution_class = ElasticSolution
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        E=1.0,
+        nu=0.3,
+        *,
+        plane: str | None = None,
+        thickness: float = 1.0,
+        quadrature_order: int | None = None,
+    ):
+        if mesh.dim == 2 and plane not in PLANE_ASSUMPTIONS:
+            raise ValueError(
+                f"2D elasticity needs plane='stress' or plane='strain', got {plane!r}"
+            )
+        if mesh.dim == 3 and plane is not None:
+            raise ValueError(f"plane={plane!r} applies to 2D meshes only; this mesh is 3D")
+        super().__init__(mesh, mesh.dim, thickness=thickness, quadrature_order=quadrature_order)
+        self.plane = plane
+        self.E = np.asarray(self.checked("E", E), dtype=float)
+        self.nu = np.asarray(self.checked("nu", nu), dtype=float)
+
+    def cell_matrices(self, points=None) -> list:
+        """``[Kλ, Kμ]`` (see the module docstring), for ``points`` (default: the mesh's)."""
+        return list(elasticity_matrices(self.geometry(points)))
+
+    def lame(self, E=None, nu=None) -> tuple:
+        """Per-cell ``(λ, μ)`` for the given (or the model's) ``E`` and ``nu``."""
+        E = self.E if E is None else self.checked("E", E)
+        nu = self.nu if nu is None else self.checked("nu", nu)
+        return lame_parameters(E, nu, self.plane)
+
+    def stiffness_fields(self, E=None, nu=None, scale=None) -> tuple:
+        """``((w_λ, w_μ), [s t E])`` when the model's ``ν`` (``nu`` not given) is the same in
+        every cell (see :func:`lame_weights`), else ``(None, [s t λ, s t μ])``.
+
+        A ``nu`` passed here is a parameter (traced, in :func:`fesens.ad.grad`): it is
+        never folded, so traced and untraced evaluations assemble the very same matrix.
+        """
+        factor = self.scaled_thickness(scale)
+        E = self.E if E is None else self.checked("E", E)
+        weights = None if nu is not None else lame_weights(self.nu, self.plane)
+        if weights is not None:
+            return weights, [factor * E]
+        lam, mu = lame_parameters(E, self.nu if nu is None else self.checked("nu", nu),
+                                  self.plane)
+        return None, [factor * lam, factor * mu]
+
+    # ------------------------------------------------------------ loads (named for the physics)
+    def traction(self, where: Where, vector: FieldSpec, *, name: str | None = None) -> str:
+        """Traction vector per unit area (2D: per unit length) on a facet set."""
+        return self.surface_load(where, vector, name=name)
+
+    def pressure(self, where: Where, p: FieldSpec, *, name: str | None = None) -> str:
+        """Normal pressure on a facet set; positive pushes into the body (``t = −p n``)."""
+        return self.surface_load(where, pressure=p, name=name, kind="pressure")
+
+    def body_force(self, vector: FieldSpec, *, cells: Where | None = None,
+                   name: str | None = None) -> str:
+        """Body force per unit volume (e.g. ``(0, -ρ g)``)."""
+        return self.volume_load(vector, cells=cells, name=name)
