@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import getval, untake
+from fesens.ad.numpy_wrapper import untake
 from fesens.errors import BoundaryConditionError
 from fesens.fem.dofs import DofMap
 from fesens.fem.elements import reference_element
@@ -57,6 +57,14 @@ def _scatter(dofmap: DofMap, nodes: np.ndarray, nodal) -> np.ndarray:
     return untake(np.ravel(nodal), dofs.ravel(), (dofmap.n_dofs,))
 
 
+def _reference_points(N: np.ndarray, mesh: Mesh, nodes: np.ndarray) -> np.ndarray:
+    """Quadrature points ``(n, n_qp, dim)`` of the facets or cells ``nodes`` ``(n, k)`` at the
+    mesh's own coordinates, where load densities given as functions are evaluated (they
+    follow the material when ``points`` move the nodes: no derivative of the function is
+    needed)."""
+    return np.einsum("qa,fai->fqi", N, mesh.points[nodes])
+
+
 def point_load_vector(
     mesh: Mesh, dofmap: DofMap, nodes: np.ndarray, value: FieldSpec
 ) -> np.ndarray:
@@ -83,17 +91,18 @@ def surface_load_vector(
     Give either a ``density`` (traction vector, or scalar flux for one-component problems)
     or a ``pressure`` ``p``, which acts against the outward normal: ``t = −p n``.
     ``points`` (possibly traced) replace the mesh's coordinates in the integral; a density
-    given as a function is evaluated at the quadrature points' values.
+    given as a function is evaluated at the mesh's coordinates (:func:`_reference_points`).
     """
     if len(facet_set) == 0:
         raise BoundaryConditionError("the surface load's facet set is empty")
     order = reference_element(facet_set.facet_type).mass_order
     geom = facet_geometry(mesh, facet_set, order=order, points=points)
+    x = _reference_points(geom.N, mesh, facet_set.facets)
     if pressure is not None:
-        p = evaluate_field(pressure, getval(geom.x), 1, "pressure")
+        p = evaluate_field(pressure, x, 1, "pressure")
         t = -p * geom.normal
     else:
-        t = evaluate_field(density, getval(geom.x), dofmap.n_components, "surface load")
+        t = evaluate_field(density, x, dofmap.n_components, "surface load")
     nodal = np.einsum("fq,qa,fqc->fac", geom.dS * thickness, geom.N, t)
     return _scatter(dofmap, facet_set.facets, nodal)
 
@@ -112,7 +121,8 @@ def volume_load_vector(
     """
     order = reference_element(mesh.cell_type).mass_order
     geom = cell_geometry(mesh, order=order, points=points)
-    b = evaluate_field(density, getval(geom.x), dofmap.n_components, "volume load")
+    b = evaluate_field(density, _reference_points(geom.N, mesh, mesh.cells),
+                       dofmap.n_components, "volume load")
     dx = geom.dx * np.ones(np.shape(geom.x)[:2]) * thickness
     nodal = np.einsum("eq,qa,eqc->eac", dx, geom.N, b)
     cell_nodes = mesh.cells
