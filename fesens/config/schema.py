@@ -51,6 +51,14 @@ from fesens.config.checks import (
 from fesens.errors import FesensError, MeshError
 from fesens.mesh import Mesh, box, read_mesh, rectangle
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+from fesens.opt import (
+    FILTERS,
+    INTERPOLATIONS,
+    OPTIMIZERS,
+    PROJECTIONS,
+    make_optimizer,
+    optimizer_options,
+)
 
 # ------------------------------------------------------------------ helpers
 POSITIVE = number(0.0, low_open=True)
@@ -191,25 +199,34 @@ def response_variants(physics: str) -> dict[str, dict[str, Key]]:
             "volume": {}}
 
 
-PENALIZATION = {
-    "simp": {"penalty": Key(SCHEDULE, 3.0, "exponent p, or a continuation table"),
-             "minimum": Key(number(0.0, 1.0, high_open=True), 1e-9,
-                            "stiffness (conductivity) of void, relative")},
-    "ramp": {"penalty": Key(SCHEDULE, 8.0, "RAMP q, or a continuation table"),
-             "minimum": Key(number(0.0, 1.0, high_open=True), 1e-9,
-                            "stiffness (conductivity) of void, relative")},
+#: How a config value of each constructor parameter the config exposes is checked, and its
+#: doc. The choices and the defaults come from the registries in :mod:`fesens.opt`.
+PARAMETER_CHECKS = {
+    "penalty": (SCHEDULE, "penalty exponent (SIMP p, RAMP q), or a continuation table"),
+    "minimum": (number(0.0, 1.0, high_open=True), "stiffness (conductivity) of void, relative"),
+    "radius": (POSITIVE, "filter radius in mesh units"),
+    "beta": (SCHEDULE, "sharpness β, or a continuation table"),
+    "eta": (number(0.0, 1.0, low_open=True, high_open=True), "threshold η"),
 }
 
-RADIUS = Key(POSITIVE, REQUIRED, "filter radius in mesh units")
-FILTER = {"density": {"radius": RADIUS}, "sensitivity": {"radius": RADIUS},
-          "helmholtz": {"radius": RADIUS}, "none": {}}
 
-PROJECTION = {
-    "none": {},
-    "heaviside": {"beta": Key(SCHEDULE, 1.0, "sharpness β, or a continuation table"),
-                  "eta": Key(number(0.0, 1.0, low_open=True, high_open=True), 0.5,
-                             "threshold η")},
-}
+def _registry_variants(registry: Mapping[str, type]) -> dict[str, dict[str, Key]]:
+    """The keys of each entry of a registry: its constructor's parameters that
+    :data:`PARAMETER_CHECKS` lists, with the constructor's defaults (required if none)."""
+    variants = {}
+    for name, cls in registry.items():
+        parameters = inspect.signature(cls).parameters
+        variants[name] = {
+            key: Key(check, REQUIRED if parameters[key].default is inspect.Parameter.empty
+                     else parameters[key].default, doc)
+            for key, (check, doc) in PARAMETER_CHECKS.items() if key in parameters
+        }
+    return variants
+
+
+PENALIZATION = _registry_variants(INTERPOLATIONS)
+FILTER = _registry_variants(FILTERS)
+PROJECTION = _registry_variants(PROJECTIONS)
 
 STOP = {
     "max_iter": Key(integer(1), 200, "iteration limit"),
@@ -227,21 +244,7 @@ TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "
 
 
 # ------------------------------------------------------------------ optimizers
-def optimizer_classes() -> dict[str, type]:
-    """``{"oc": OC, "mma": MMA}`` (MMA when this build has it)."""
-    from fesens.opt.oc import OC
-
-    classes: dict[str, type] = {"oc": OC}
-    try:
-        from fesens.opt.mma import MMA
-    except ImportError:
-        return classes
-    classes["mma"] = MMA
-    return classes
-
-
-def _option_key(parameter: inspect.Parameter) -> Key:
-    default = parameter.default
+def _option_key(default: Any) -> Key:
     if isinstance(default, bool):
         return Key(boolean(), default)
     if isinstance(default, int):
@@ -254,26 +257,15 @@ def _option_key(parameter: inspect.Parameter) -> Key:
 
 
 def optimizer_variants() -> dict[str, dict[str, Key]]:
-    """Each optimizer's options, read from its constructor's keyword arguments."""
-    variants = {}
-    for name, cls in optimizer_classes().items():
-        parameters = inspect.signature(cls.__init__).parameters.values()
-        variants[name] = {
-            p.name: _option_key(p) for p in parameters
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
-    return variants
+    """Each registered optimizer's options (:func:`fesens.opt.optimizer_options`)."""
+    return {name: {option: _option_key(default)
+                   for option, default in optimizer_options(name).items()}
+            for name in OPTIMIZERS}
 
 
 def create_optimizer(spec: dict):
     """The optimizer of a resolved ``[optimizer]`` table."""
-    import fesens.opt
-
-    options = {k: v for k, v in spec.items() if k != "type"}
-    factory = getattr(fesens.opt, "make_optimizer", None)
-    if factory is not None:
-        return factory(spec["type"], **options)
-    return optimizer_classes()[spec["type"]](**options)
+    return make_optimizer(spec["type"], **{k: v for k, v in spec.items() if k != "type"})
 
 
 # ------------------------------------------------------------------ the resolved config
@@ -478,7 +470,7 @@ def _check_optimizer(raw: Any) -> dict:
 
 def _optimizer_error(item: dict, err: Exception) -> ConfigError:
     """Name the option the optimizer's constructor rejected (tried one at a time)."""
-    cls = optimizer_classes()[item["type"]]
+    cls = OPTIMIZERS[item["type"]]
     for key, value in item.items():
         if key == "type":
             continue
@@ -490,9 +482,9 @@ def _optimizer_error(item: dict, err: Exception) -> ConfigError:
 
 
 def _check_solver(raw: Any) -> dict:
-    from fesens.solvers import available_solvers, make_solver
+    from fesens.solvers import SOLVER_ALIASES, available_solvers, make_solver
 
-    spec = {"backend": Key(choice("auto", "lu", *available_solvers()), "auto",
+    spec = {"backend": Key(choice(*SOLVER_ALIASES, *available_solvers()), "auto",
                            "linear solver backend"),
             "options": Key(table_of_scalars(), {}, "backend options (rtol, preconditioner, "
                                                    "maxiter, ...)")}
@@ -510,12 +502,16 @@ def _check_consistency(data: dict) -> None:
     objective = data.get("objective")
     if optimizer is None or constraints is None or objective is None:
         return
-    if optimizer["type"] == "oc" and constraints["extra"]:
-        raise ConfigError("optimizer.type = \"oc\" handles the volume constraint only; use "
-                          "optimizer.type = \"mma\" for constraints.extra")
+    general = OPTIMIZERS[optimizer["type"]].general_constraints
+    capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
+                          if cls.general_constraints)
+    if not general and constraints["extra"]:
+        raise ConfigError(f"optimizer.type = \"{optimizer['type']}\" handles the volume "
+                          f"constraint only; use optimizer.type = {capable} for "
+                          "constraints.extra")
     if objective["type"] == "volume":
-        if optimizer["type"] == "oc":
-            raise ConfigError("objective.type = \"volume\" needs optimizer.type = \"mma\"")
+        if not general:
+            raise ConfigError(f"objective.type = \"volume\" needs optimizer.type = {capable}")
         if not constraints["extra"]:
             raise ConfigError("objective.type = \"volume\" needs at least one "
                               "[[constraints.extra]] (e.g. a stress limit)")

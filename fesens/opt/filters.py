@@ -51,6 +51,8 @@ class NoFilter:
     name = "none"
     #: The map from design variables to filtered densities is linear (all filters here).
     linear = True
+    #: The constructor takes ``(mesh, radius)``; False: no arguments.
+    takes_radius = False
 
     def __call__(self, x):
         return x
@@ -70,6 +72,7 @@ class DensityFilter(NoFilter):
     """
 
     name = "density"
+    takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float):
         self.radius = float(radius)
@@ -86,6 +89,7 @@ class SensitivityFilter(NoFilter):
     """Sigmund's sensitivity filter (see the module docstring); densities unfiltered."""
 
     name = "sensitivity"
+    takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float, gamma: float = 1e-3):
         self.radius = float(radius)
@@ -107,6 +111,7 @@ class HelmholtzFilter(NoFilter):
     """
 
     name = "helmholtz"
+    takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float, solver="auto"):
         if not radius > 0:
@@ -137,16 +142,25 @@ class HelmholtzFilter(NoFilter):
         return matmul(self._to_nodes, nodal) / self._volumes
 
 
-FILTERS = {"none": NoFilter, "density": DensityFilter, "sensitivity": SensitivityFilter,
-           "helmholtz": HelmholtzFilter}
+#: Filters by name (:func:`make_filter`, the config's ``[filter] type``).
+FILTERS: dict[str, type[NoFilter]] = {
+    cls.name: cls for cls in (DensityFilter, SensitivityFilter, HelmholtzFilter, NoFilter)}
 
 
 def make_filter(kind: str, mesh: Mesh, radius: float | None = None) -> NoFilter:
-    """A filter by name (``none``, ``density``, ``sensitivity``, ``helmholtz``)."""
+    """A filter by name (a key of :data:`FILTERS`).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown (the message lists :data:`FILTERS`), or the filter takes a
+        radius and none is given.
+    """
     if kind not in FILTERS:
         raise ValueError(f"unknown filter {kind!r}; choose one of {', '.join(FILTERS)}")
-    if kind == "none":
-        return NoFilter()
+    cls = FILTERS[kind]
+    if not cls.takes_radius:
+        return cls()
     if radius is None:
         raise ValueError(f"the {kind} filter needs a radius")
-    return FILTERS[kind](mesh, radius)
+    return cls(mesh, radius)

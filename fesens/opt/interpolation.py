@@ -74,6 +74,7 @@ class RAMP(SIMP):
 class Heaviside:
     """Smoothed Heaviside projection with threshold ``eta`` and sharpness ``beta``."""
 
+    name = "heaviside"
     linear = False
 
     def __init__(self, beta: float | Continuation = 1.0, eta: float = 0.5):
@@ -93,6 +94,7 @@ class Heaviside:
 class NoProjection:
     """Identity projection."""
 
+    name = "none"
     beta = None
     linear = True
 
@@ -101,3 +103,12 @@ class NoProjection:
 
     def __call__(self, rho):
         return rho
+
+
+#: Material interpolations by name (the config's ``[penalization] type``); each takes
+#: ``(penalty, minimum)``.
+INTERPOLATIONS: dict[str, type[SIMP]] = {cls.name: cls for cls in (SIMP, RAMP)}
+#: Density projections by name (the config's ``[projection] type``); each takes its
+#: parameters as keyword arguments (none for ``"none"``).
+PROJECTIONS: dict[str, type[Heaviside] | type[NoProjection]] = {
+    cls.name: cls for cls in (NoProjection, Heaviside)}

@@ -129,14 +129,8 @@ def optimize(
             _save_checkpoint(checkpoint, x, iteration, history, optimizer.state())
         if callback is not None:
             callback(record, evaluation, x)
-        if change < tol_change and _schedules_done(problem, iteration):
+        if change < tol_change and problem.schedules_done(iteration):
             converged = True
             break
     return Result(x, problem.evaluate(x) if evaluation is None else evaluation, history,
                   converged)
-
-
-def _schedules_done(problem: DesignProblem, iteration: int) -> bool:
-    """True once the penalty and projection continuations have reached their final values."""
-    schedules = [problem.interpolation.schedule, getattr(problem.projection, "schedule", None)]
-    return all(s is None or s.done(iteration) for s in schedules)

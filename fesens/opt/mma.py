@@ -82,6 +82,8 @@ class MMA:
     """
 
     name = "mma"
+    #: Handles constraints besides the volume (``[[constraints.extra]]``): yes.
+    general_constraints = True
 
     def __init__(
         self,

@@ -29,6 +29,8 @@ class OC:
     """
 
     name = "oc"
+    #: Handles constraints besides the volume (``[[constraints.extra]]``): no.
+    general_constraints = False
 
     def __init__(self, move: float = 0.2, tolerance: float = 1e-3):
         if not 0 < move <= 1:

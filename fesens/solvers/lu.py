@@ -41,6 +41,8 @@ class SuperLUSolver(DirectSolver):
         See :class:`~fesens.solvers.base.DirectSolver`.
     """
 
+    symmetric = False
+
     def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
         super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
         self._lu = None
@@ -73,6 +75,7 @@ class UmfpackSolver(DirectSolver):
         See :class:`~fesens.solvers.base.DirectSolver`.
     """
 
+    symmetric = False
     install_hint = (
         "scikit-umfpack is not installed. Install libsuitesparse-dev and scikit-umfpack, "
         "or use 'superlu'."

@@ -21,7 +21,7 @@ from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
 from fesens.output import ResultsFolder
 from fesens.plotting import plot_cell_field
-from fesens.workflow.common import solver_name
+from fesens.solvers import solver_class
 
 #: ``--wrt`` choices and the solve parameter each one differentiates.
 WRT = {"density": "scale", "E": "E", "nu": "nu", "conductivity": "conductivity",
@@ -67,7 +67,7 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
         reactions[_support_label(support, i)] = solution.reaction_force(where).tolist()
     summary = {"name": config.name, "physics": config.physics,
                "dofs": model.dofmap.n_dofs, "compliance": solution.compliance(),
-               "reactions": reactions, "solver": solver_name(backend),
+               "reactions": reactions, "solver": solver_class(backend).name,
                "fesens_version": __version__}
     if config.physics == "elasticity":
         summary["max_displacement"] = float(np.linalg.norm(solution.displacement, axis=1).max())
@@ -163,7 +163,7 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
                         [np.asarray(getval(c)) for c in state.coefficients], {}, None)
     folder.prepare(clear=force)
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
-               "solver": solver_name(config.data["solver"]["backend"]),
+               "solver": solver_class(config.data["solver"]["backend"]).name,
                "fesens_version": __version__}
     field_name = f"d_{spec['type']}_d_{wrt}"
     cell_data = dict(solution.cell_data())

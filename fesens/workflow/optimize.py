@@ -23,7 +23,8 @@ from fesens.mesh import write_mesh
 from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder
 from fesens.output.plots import plot_convergence, plot_density
-from fesens.workflow.common import Interrupted, solver_name
+from fesens.solvers import solver_class
+from fesens.workflow.common import Interrupted
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
 RESUMABLE_CHANGES = ("stop", "output", "name", "description")
@@ -62,11 +63,6 @@ def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
         raise ConfigError(f"cannot resume: the config differs from the one of the run in "
                           f"{folder.path} (changed: {', '.join(changed)}); only [stop] and "
                           "[output] may change on --resume")
-
-
-def _schedules_done(problem: DesignProblem, iteration: int) -> bool:
-    schedules = [problem.interpolation.schedule, getattr(problem.projection, "schedule", None)]
-    return all(s is None or s.done(iteration) for s in schedules)
 
 
 def design_fields(model, evaluation: Evaluation) -> tuple[dict, dict]:
@@ -170,7 +166,7 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
     if resume and last is not None and (
             run.start_iteration >= stop["max_iter"]
             or (last["change"] < stop["tol_change"]
-                and _schedules_done(problem, run.start_iteration))):
+                and problem.schedules_done(run.start_iteration))):
         x = load_checkpoint(folder.checkpoint)[0]
         problem.update_schedules(run.start_iteration)
         converged = last["change"] < stop["tol_change"]
@@ -247,7 +243,7 @@ def _summary(config, problem, model, run, status, *, evaluation=None, converged=
         "constraints": _constraint_report(config, problem, evaluation) if evaluation else [],
         "wall_time_seconds": time.perf_counter() - run.tic,
         "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
-        "solver": solver_name(config.data["solver"]["backend"]),
+        "solver": solver_class(config.data["solver"]["backend"]).name,
         "optimizer": config.data["optimizer"]["type"],
         "mesh": {"cells": config.mesh.n_cells, "points": config.mesh.n_points,
                  "cell_type": config.mesh.cell_type, "dofs": model.dofmap.n_dofs},

@@ -9,8 +9,7 @@ import time
 import pytest
 from cli_helpers import ROOT, SMALL_MBB, edit, history, run, write_config
 
-from fesens.config.schema import optimizer_classes
-from fesens.opt import load_checkpoint
+from fesens.opt import OPTIMIZERS, load_checkpoint
 from fesens.opt.problem import DesignProblem
 
 #: A run with a penalty continuation, so that resuming must restore the schedule too.
@@ -32,10 +31,8 @@ def interrupt_at(monkeypatch, evaluation: int) -> None:
     monkeypatch.setattr(DesignProblem, "evaluate", evaluate)
 
 
-@pytest.mark.parametrize("optimizer", ["oc", "mma"])
+@pytest.mark.parametrize("optimizer", list(OPTIMIZERS))
 def test_interrupted_run_resumes_to_the_same_history(optimizer, tmp_path, monkeypatch):
-    if optimizer not in optimizer_classes():
-        pytest.skip("MMA is not available")
     config = write_config(tmp_path, edit(CONTINUATION, 'type = "oc"', f'type = "{optimizer}"'))
     full = run("optimize", config, "--out", tmp_path / "full", "-q")
     assert full.exit_code == 0, full.output

@@ -18,7 +18,7 @@ from fesens.config import (
     preset_names,
     resolve,
 )
-from fesens.config.schema import documented_keys, optimizer_classes
+from fesens.config.schema import documented_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
@@ -206,8 +206,6 @@ def test_missing_config_file(tmp_path):
 
 @pytest.mark.parametrize("name", preset_names())
 def test_presets_resolve_and_their_resolved_config_round_trips(name):
-    if name == "lbracket_stress" and "mma" not in optimizer_classes():
-        pytest.skip("MMA is not available")
     data = load_preset(name).data
     text = dumps(data)
     assert check(tomllib.loads(text)).data == data

@@ -11,6 +11,7 @@ import fesens.solvers.base as base
 import fesens.solvers.cholmod as cholmod_module
 from fesens.errors import NonFiniteError, SingularMatrixError, SolverError
 from fesens.solvers import (
+    SOLVER_ALIASES,
     CholmodSolver,
     FesensPerformanceWarning,
     LinearSolver,
@@ -20,6 +21,7 @@ from fesens.solvers import (
     cholmod_available,
     make_solver,
     register_solver,
+    solver_class,
 )
 from fesens.solvers.base import relative_residual
 
@@ -152,6 +154,8 @@ def test_register_solver_plugs_in_a_backend(monkeypatch):
 
     @register_solver("dense")
     class DenseSolver(base.DirectSolver):
+        symmetric = False
+
         def _factorize(self, A):
             self._dense = A.toarray()
 
@@ -162,9 +166,54 @@ def test_register_solver_plugs_in_a_backend(monkeypatch):
     solver = make_solver("dense")
     solver.factorize(laplacian_1d(5))
     np.testing.assert_allclose(laplacian_1d(5) @ solver.solve(np.ones(5)), np.ones(5))
-    for taken in ("dense", "auto", "lu"):
+    for taken in ("dense", *SOLVER_ALIASES):
         with pytest.raises(ValueError, match="already taken"):
             register_solver(taken)(DenseSolver)
+
+
+def test_register_solver_refuses_a_backend_that_does_not_declare_symmetry(monkeypatch):
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+
+    class Undeclared(base.DirectSolver):
+        def _factorize(self, A):
+            pass
+
+        def _substitute(self, b, transpose):
+            return b
+
+    with pytest.raises(TypeError, match="must declare the class attribute symmetric"):
+        register_solver("undeclared")(Undeclared)
+    assert "undeclared" not in available_solvers()
+
+
+#: What each backend declares: (symmetric, is_direct).
+PROPERTIES = {"cholmod": (True, True), "superlu": (False, True), "umfpack": (False, True),
+              "cg": (True, False), "minres": (True, False), "gmres": (False, False)}
+
+
+def test_every_backend_declares_symmetry_and_directness():
+    assert set(base._REGISTRY) == set(PROPERTIES)
+    for name, (symmetric, direct) in PROPERTIES.items():
+        cls = solver_class(name)
+        assert (cls.name, cls.symmetric, cls.is_direct) == (name, symmetric, direct)
+
+
+@pytest.mark.parametrize("name", [*SOLVER_ALIASES, *BACKENDS])
+def test_solver_class_is_the_class_make_solver_makes(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FesensPerformanceWarning)  # auto without CHOLMOD
+        assert type(make_solver(name)) is solver_class(name)
+
+
+def test_solver_class_resolves_auto_without_warning(monkeypatch):
+    monkeypatch.setattr(cholmod_module, "_cholmod", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert solver_class("auto") is SuperLUSolver
+        assert not solver_class("auto").symmetric
+    with pytest.raises(ValueError, match="unknown solver 'spooles'; known solvers: .*"
+                                         + ", ".join(SOLVER_ALIASES)):
+        solver_class("spooles")
 
 
 @pytest.mark.parametrize("name", BACKENDS)

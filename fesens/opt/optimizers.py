@@ -1,0 +1,64 @@
+"""The optimizer registry: every design optimizer by name, and the options each accepts.
+
+Config validation reads :data:`OPTIMIZERS` and :func:`optimizer_options`, so an optimizer
+added here is accepted by ``[optimizer] type = ...`` with its keyword options.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from fesens.opt.mma import MMA
+from fesens.opt.oc import OC
+
+#: Optimizers by name; each has ``step``, ``state``, ``load_state`` and the class attribute
+#: ``general_constraints`` (whether it handles constraints besides the volume).
+OPTIMIZERS: dict[str, type[OC] | type[MMA]] = {cls.name: cls for cls in (OC, MMA)}
+
+
+def optimizer_options(name: str) -> dict[str, Any]:
+    """The keyword options of an optimizer and their defaults.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`OPTIMIZERS`.
+
+    Returns
+    -------
+    dict
+        ``{option: default}`` in constructor order.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registered optimizer (the message lists the registered ones).
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    parameters = inspect.signature(OPTIMIZERS[name]).parameters.values()
+    return {p.name: p.default for p in parameters
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+def make_optimizer(name: str, **options: Any) -> OC | MMA:
+    """An optimizer by name (a key of :data:`OPTIMIZERS`) with its keyword options.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, an option is not one of :func:`optimizer_options`, or the
+        constructor rejects a value.
+
+    Examples
+    --------
+    >>> make_optimizer("mma", move=0.2).move
+    0.2
+    """
+    accepted = optimizer_options(name)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} for the {name} optimizer; "
+                         f"accepted: {', '.join(sorted(accepted))}")
+    return OPTIMIZERS[name](**options)
