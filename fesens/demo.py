@@ -17,7 +17,7 @@ from fesens.mesh import read_mesh
 from fesens.plotting import plot_cell_field
 
 #: The bundled L-bracket (Gmsh 4.1; groups top, load, corner, domain). Units: mm, N, MPa.
-LBRACKET = Path(__file__).resolve().parent.parent / "meshes" / "lbracket.msh"
+LBRACKET = Path(__file__).resolve().parent / "data" / "meshes" / "lbracket.msh"
 
 
 def run_demo(out_dir: Path, mesh_path: Path = LBRACKET) -> Iterator[str]:

@@ -1,4 +1,5 @@
-"""Generate ``lbracket.msh`` (MSH 4.1): the classic L-bracket, about 2000 linear triangles.
+"""Generate ``fesens/data/meshes/lbracket.msh`` (MSH 4.1): the classic L-bracket, about 2000
+linear triangles; package data, as ``fesens demo`` and the ``lbracket`` presets read it.
 
 Run ``python meshes/lbracket.py`` (needs the gmsh Python API). Geometry, in mm: the
 square ``[0, 100]^2`` without ``x > 40 and y > 40``. Cells are refined towards the
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import gmsh
 
-OUTPUT = Path(__file__).resolve().parent / "lbracket.msh"
+OUTPUT = Path(__file__).resolve().parents[1] / "fesens" / "data" / "meshes" / "lbracket.msh"
 
 # Boundary vertices, counter-clockwise so that the triangles are too.
 CORNERS = [(0, 0), (100, 0), (100, 28), (100, 40), (40, 40), (40, 100), (0, 100)]

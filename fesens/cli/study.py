@@ -2,7 +2,8 @@
 
 Exit codes as for every fesens command: 0 success, 1 every sample failed, 2 bad input
 (study file, base config, options, results folder), 130 interrupted (the samples finished
-so far are saved; ``--resume`` continues).
+so far are saved; ``--resume`` continues). The results folder (what ``--force`` replaces,
+what ``--resume`` checks) is the command's business; :mod:`fesens.study` runs the samples.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import click
 
 from fesens import __version__
-from fesens.cli_errors import FesensCliError
+from fesens.cli.errors import FesensCliError
 
 #: Files a study writes in its folder (``--force`` removes these and nothing else).
 STUDY_FILES = ("results.jsonl", "results.csv", "results.json", "results.parquet",
@@ -92,7 +93,7 @@ def _sensitivity_lines(results) -> list[str]:
 def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
                   scheduler: str | None, resume: bool, force: bool, quiet: bool) -> None:
     """Run the parameter study of STUDY.toml: its base config (the format of `fesens solve`)
-    evaluated with exact gradients at every sample of its design (see docs/study.md).
+    evaluated with exact gradients at every sample of its design (see `fesens docs study`).
 
     Writes to DIR: results.jsonl (one line per sample as it finishes; --resume continues
     from it), results.csv / .json / .parquet (sample, inputs, outputs, d(output)/d(param),

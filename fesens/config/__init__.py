@@ -5,7 +5,7 @@
 
 Parsing is safe (:mod:`tomllib`, nothing is executed) and every check runs before any
 work: a bad file raises :class:`ConfigError` naming the key path, the value and what is
-allowed. The format is documented in ``docs/config.md``.
+allowed. The format is documented in ``fesens/docs/config.md`` (``fesens docs config``).
 """
 
 from fesens.config.build import build_model, build_optimizer, build_problem, response

@@ -1,7 +1,7 @@
 """The config file format: one spec per section, and :func:`resolve` that checks a parsed
 TOML document against them and against its mesh, before any work is done.
 
-Sections (every key is documented in ``docs/config.md``)::
+Sections (every key is documented in ``fesens/docs/config.md``)::
 
     name, description                 top-level strings
     [mesh]                            rectangle | box | file (+ groups)

@@ -1,4 +1,4 @@
-"""Results folders: atomic files, history tables, pictures of designs and convergence."""
+"""Results folders: atomic files and history tables (pictures: :mod:`fesens.plotting`)."""
 
 from fesens.output.folder import (
     ResultsFolder,

@@ -1,5 +1,5 @@
-"""Pictures of a design run: the final density (2D image or 3D rendering) and the
-convergence history. Headless matplotlib; files are written atomically.
+"""Pictures of a design run: the density (2D image or 3D rendering) and the convergence
+history. Files are written atomically.
 """
 
 from __future__ import annotations
@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib.pyplot as plt  # noqa: E402, I001 - after the backend is chosen
 import numpy as np
-from matplotlib.collections import LineCollection, PolyCollection  # noqa: E402
-from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
+from matplotlib.collections import LineCollection, PolyCollection
+from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
-from fesens.plotting import save_figure  # also selects the Agg backend
+from fesens.plotting.figure import new_figure, save_figure
 
 #: Cells with a density above this are drawn as solid in 3D.
 SOLID_THRESHOLD = 0.5
@@ -33,7 +32,8 @@ def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
     extent = np.ptp(mesh.points, axis=0)
     width = 8.0
     height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
-    fig, ax = plt.subplots(figsize=(width, height + 1.0))
+    fig = new_figure(figsize=(width, height + 1.0))
+    ax = fig.subplots()
     cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
                            linewidths=0.1)
     cells.set_clim(0.0, 1.0)
@@ -75,7 +75,7 @@ def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
     light = np.array([0.3, -0.6, 0.75]) / np.linalg.norm([0.3, -0.6, 0.75])
     shade = 0.3 + 0.7 * np.abs(normals @ light)
     colors = np.column_stack([0.50 * shade, 0.60 * shade, 0.78 * shade, np.ones_like(shade)])
-    fig = plt.figure(figsize=(9, 6))
+    fig = new_figure(figsize=(9, 6))
     ax = fig.add_subplot(projection="3d")
     ax.add_collection3d(Poly3DCollection(faces, facecolors=colors, edgecolors=(0, 0, 0, 0.15),
                                          linewidths=0.2))
@@ -103,7 +103,8 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
     """Objective, volume fraction (and extra constraints) and design change per iteration."""
     iterations = [r["iteration"] for r in history]
     panels = 3 + bool(constraints)
-    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(7, 2.2 * panels + 0.5))
+    fig = new_figure(figsize=(7, 2.2 * panels + 0.5))
+    axes = fig.subplots(panels, 1, sharex=True)
     axes[0].plot(iterations, [r["objective"] for r in history], color="tab:blue")
     axes[0].set_ylabel(objective)
     axes[1].plot(iterations, [r["volume"] for r in history], color="tab:green")

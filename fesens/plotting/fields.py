@@ -1,17 +1,14 @@
-"""PNG pictures of 2D fields (matplotlib, headless Agg backend)."""
+"""A PNG picture of a per-cell field on a 2D mesh, optionally on the deformed shape."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.collections import PolyCollection
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-
-from fesens.mesh.mesh import Mesh  # noqa: E402
+from fesens.mesh.mesh import Mesh
+from fesens.plotting.figure import new_figure, save_figure
 
 
 def plot_cell_field(
@@ -57,7 +54,8 @@ def plot_cell_field(
     corners = mesh.cells[:, : mesh.type_info.n_corners]
     polygons = points[corners]
     aspect = np.ptp(points[:, 1]) / max(np.ptp(points[:, 0]), 1e-12)
-    fig, ax = plt.subplots(figsize=(8, float(np.clip(8 * aspect, 2.0, 10.0)) + 1.2))
+    fig = new_figure(figsize=(8, float(np.clip(8 * aspect, 2.0, 10.0)) + 1.2))
+    ax = fig.subplots()
     values = np.asarray(values)
     vmax = float(np.percentile(values, clip_percentile))
     collection = PolyCollection(polygons, array=values, cmap=cmap, edgecolors="face",
@@ -73,13 +71,3 @@ def plot_cell_field(
                  extend="max" if vmax < values.max() else "neither")
     return save_figure(fig, path)
 
-
-def save_figure(fig, path: str | Path) -> Path:
-    """Save ``fig`` to ``path`` atomically (temporary file, then rename) and close it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    tmp.replace(path)
-    return path

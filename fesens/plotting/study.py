@@ -1,4 +1,4 @@
-"""Pictures of a study (headless matplotlib, PNG files written atomically).
+"""Pictures of a parameter study (PNG files written atomically).
 
 * :func:`plot_tornado`: the normalised sensitivity of each output to each parameter, bars
   sorted by size (sample mean; whiskers from the smallest to the largest sample value);
@@ -6,8 +6,6 @@
   other parameters' values (the lines of a grid design), with the local gradient drawn as a
   short tangent through every sample;
 * :func:`plot_scatter`: each output against each parameter, one dot per sample.
-
-Figures are made without pyplot (no global figure state; safe in threads).
 """
 
 from __future__ import annotations
@@ -16,13 +14,15 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from fesens.plotting import save_figure
-from fesens.study.results import StudyResults
-from fesens.study.sensitivity import Sensitivities
+from fesens.plotting.figure import new_figure, save_figure
+
+if TYPE_CHECKING:  # the study package draws with these functions, not the other way round
+    from fesens.study.results import StudyResults
+    from fesens.study.sensitivity import Sensitivities
 
 #: Half-length of a tangent as a fraction of the parameter's range in the design.
 TANGENT = 0.06
@@ -36,7 +36,7 @@ def plot_tornado(sensitivities: Sensitivities, path: str | os.PathLike, *,
     if not outputs:
         raise ValueError("no outputs to plot")
     n_params = max(len(sensitivities.for_output(o)) for o in outputs)
-    fig = Figure(figsize=(7.0, 0.9 + len(outputs) * (0.6 + 0.35 * n_params)))
+    fig = new_figure(figsize=(7.0, 0.9 + len(outputs) * (0.6 + 0.35 * n_params)))
     axes = fig.subplots(len(outputs), 1, squeeze=False)
     for ax, output in zip(axes[:, 0], outputs, strict=True):
         rows = sensitivities.for_output(output)[::-1]  # largest on top
@@ -65,7 +65,7 @@ def _panels(results: StudyResults, outputs, parameters):
                   if np.ptp(results.value(p)) > 0]  # fixed parameters have nothing to show
     if not outputs or not parameters:
         raise ValueError("nothing to plot: the study needs outputs and a varied parameter")
-    fig = Figure(figsize=(2.8 * len(parameters) + 0.6, 2.3 * len(outputs) + 0.6))
+    fig = new_figure(figsize=(2.8 * len(parameters) + 0.6, 2.3 * len(outputs) + 0.6))
     axes = fig.subplots(len(outputs), len(parameters), squeeze=False)
     for i, output in enumerate(outputs):
         axes[i, 0].set_ylabel(output)

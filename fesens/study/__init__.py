@@ -14,9 +14,11 @@ Modules: :mod:`~fesens.study.parametric` (the model), :mod:`~fesens.study.design
 :mod:`~fesens.study.distributed` (where samples run), :mod:`~fesens.study.worker` (what a
 worker process does), :mod:`~fesens.study.journal` (results on disk as they come),
 :mod:`~fesens.study.results` and :mod:`~fesens.study.tablefiles` (the table),
-:mod:`~fesens.study.sensitivity`, :mod:`~fesens.study.plots`, :mod:`~fesens.study.report`,
-and for the command line :mod:`~fesens.study.config`, :mod:`~fesens.study.config_model`,
-:mod:`~fesens.study.cli`.
+:mod:`~fesens.study.sensitivity`, :mod:`~fesens.study.report`, and for study files
+:mod:`~fesens.study.config`, :mod:`~fesens.study.config_model`. The pictures are drawn by
+:mod:`fesens.plotting.study` (``plot_tornado`` and the others are re-exported here), the
+``fesens study`` command lives in :mod:`fesens.cli.study`; this package needs neither click
+nor, until a picture is drawn, matplotlib.
 """
 
 from fesens.study.designs import (
@@ -34,8 +36,8 @@ from fesens.study.results import StudyResults, gradient_column, read_results
 from fesens.study.runner import run_study
 from fesens.study.sensitivity import Sensitivities, normalized_sensitivities
 
-#: Plot functions, imported on first use: worker processes import this package and need
-#: no matplotlib.
+#: Plot functions of :mod:`fesens.plotting.study`, imported on first use: worker processes
+#: import this package and need no matplotlib.
 _PLOTS = ("plot_scatter", "plot_sweeps", "plot_tornado")
 
 __all__ = [
@@ -64,7 +66,7 @@ __all__ = [
 
 def __getattr__(name: str):
     if name in _PLOTS:
-        from fesens.study import plots
+        from fesens.plotting import study as plots
 
         return getattr(plots, name)
     raise AttributeError(f"module 'fesens.study' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Study files (``fesens study STUDY.toml``): a base config, parameters, a design, outputs.
 
-The format (documented with an example in ``docs/study.md``)::
+The format (documented with an example in ``fesens/docs/study.md``)::
 
     name = "bracket-study"            # default: the file name without .toml
     base = "bracket.toml"             # a config of `fesens solve` (relative to this file)

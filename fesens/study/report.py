@@ -18,7 +18,7 @@ def write_report(results: StudyResults, out: str | os.PathLike, *, title: str = 
     The pictures need at least one successful sample and one varied parameter; without
     them only the tables are written. Returns the paths written.
     """
-    from fesens.study.plots import plot_scatter, plot_sweeps, plot_tornado
+    from fesens.plotting.study import plot_scatter, plot_sweeps, plot_tornado
 
     out = Path(out)
     written = [results.write(out / "results.csv"), results.write(out / "results.json")]

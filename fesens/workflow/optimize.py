@@ -22,7 +22,7 @@ from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
 from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder
-from fesens.output.plots import plot_convergence, plot_density
+from fesens.plotting import plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted
 

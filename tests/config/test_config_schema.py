@@ -22,7 +22,7 @@ from fesens.config.schema import documented_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
-LBRACKET = ROOT / "meshes" / "lbracket.msh"
+LBRACKET = ROOT / "fesens" / "data" / "meshes" / "lbracket.msh"
 
 
 def check(raw: dict, *, optimize: bool = True, base_dir: Path = ROOT):
@@ -176,7 +176,7 @@ def test_mesh_files_are_relative_to_the_config_and_their_groups_are_checked(tmp_
     shutil.copy(LBRACKET, tmp_path / "meshes" / "bracket.msh")
     text = (Path(__file__).resolve().parents[2] / "fesens" / "config" / "presets" /
             "lbracket.toml").read_text()
-    text = text.replace('"../../../meshes/lbracket.msh"', '"meshes/bracket.msh"')
+    text = text.replace('"../../data/meshes/lbracket.msh"', '"meshes/bracket.msh"')
     path = tmp_path / "bracket.toml"
     path.write_text(text)
     config = load_config(path)
@@ -224,13 +224,13 @@ def test_toml_writer_round_trips_awkward_values():
 
 
 def test_docs_example_is_valid_and_documents_every_key():
-    text = (ROOT / "docs" / "config.md").read_text()
+    text = (ROOT / "fesens" / "docs" / "config.md").read_text()
     block = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
     check(tomllib.loads(block))
     for section, keys in documented_keys().items():
         for key in keys:
             assert re.search(rf"(^|[\s\[{{.#`]){re.escape(key)}( =|\]|`)", text, re.M), \
-                f"docs/config.md does not document {section}.{key}"
+                f"fesens/docs/config.md does not document {section}.{key}"
 
 
 def test_readme_config_example_is_valid():

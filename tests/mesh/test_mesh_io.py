@@ -22,7 +22,7 @@ from fesens.mesh.cell_types import MIDSIDE_EDGES
 from fesens.mesh.validation import corner_jacobian_ratios
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-LBRACKET = Path(__file__).resolve().parents[2] / "meshes" / "lbracket.msh"
+LBRACKET = Path(__file__).resolve().parents[2] / "fesens" / "data" / "meshes" / "lbracket.msh"
 GMSH_MESHES = {"square_tri3": "tri3", "box_tet4": "tet4", "box_tet10": "tet10"}
 
 

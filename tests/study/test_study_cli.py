@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from study_helpers import BASE, STUDY
 from study_helpers import write_study as write
 
-from fesens.study.cli import study_command
+from fesens.cli.study import study_command
 
 
 def invoke(*args):

@@ -59,8 +59,8 @@ def test_killed_dask_worker_samples_run_exactly_once(dask_client, tmp_path):
 def test_cli_runs_on_the_cluster(dask_cluster, tmp_path):
     from click.testing import CliRunner
 
+    from fesens.cli.study import study_command
     from fesens.study import read_results
-    from fesens.study.cli import study_command
 
     out = tmp_path / "out"
     result = CliRunner().invoke(study_command, [str(write_study(tmp_path)), "--out", str(out),

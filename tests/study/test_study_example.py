@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
+from fesens.cli.study import study_command
 from fesens.study import read_results
-from fesens.study.cli import study_command
 from fesens.study.report import write_report
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -1,0 +1,61 @@
+"""``fesens solve`` and ``fesens sensitivity``: one model of a config file or a preset,
+without optimization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fesens.cli.options import (
+    command_line,
+    echo_unless,
+    load_source,
+    output_options,
+    source_options,
+)
+
+
+@click.command()
+@source_options
+@output_options
+def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, force: bool,
+          quiet: bool) -> None:
+    """Solve the model of CONFIG (or a preset) with full material; no optimization.
+
+    Writes to DIR: solution.vtu (displacement or temperature, von Mises, stress or heat
+    flux), solution.json (compliance, extrema, reactions) and, in 2D, solution.png.
+    """
+    from fesens.workflow import run_solve
+
+    config = load_source(config_path, preset, optimize=False)
+    out_dir = out_dir or Path("results") / f"{config.name}-solve"
+    run_solve(config, out_dir, force=force, echo=echo_unless(quiet),
+              command=command_line("solve", config_path, preset))
+
+
+@click.command()
+@source_options
+@click.option("--wrt", required=True,
+              type=click.Choice(["density", "E", "nu", "conductivity", "loads"]),
+              help="Differentiate with respect to the density scale, E or nu (elasticity), "
+                   "the conductivity (heat) per cell, or the load magnitudes.")
+@click.option("--objective", "objective", metavar="NAME",
+              help="compliance, thermal_compliance, displacement, temperature, stress_pnorm "
+                   "or stress_ks [default: the config's objective, else compliance].")
+@output_options
+def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objective: str | None,
+                out_dir: Path | None, force: bool, quiet: bool) -> None:
+    """Exact gradient of an objective of CONFIG's model (one adjoint solve).
+
+    Writes to DIR: sensitivity.vtu (the gradient field as cell data, with the solution),
+    sensitivity.json and, for --wrt loads, sensitivity.csv (one row per named load);
+    sensitivity.png for a 2D field.
+    """
+    from fesens.workflow import run_sensitivity
+
+    config = load_source(config_path, preset, optimize=False)
+    out_dir = out_dir or Path("results") / f"{config.name}-sensitivity"
+    run_sensitivity(config, out_dir, wrt=wrt, objective=objective, force=force,
+                    echo=echo_unless(quiet),
+                    command=command_line("sensitivity", config_path, preset))

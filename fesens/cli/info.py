@@ -1,0 +1,44 @@
+"""Commands that print what fesens has: ``info``, ``presets`` and ``docs``."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import click
+
+from fesens import __version__
+
+#: The references shipped inside the package (``fesens/docs/*.md``).
+DOCS = resources.files("fesens") / "docs"
+DOC_TOPICS = sorted(entry.name.removesuffix(".md") for entry in DOCS.iterdir()
+                    if entry.name.endswith(".md"))
+
+
+@click.command()
+def info() -> None:
+    """Print the version, the available solver backends and the BLAS in use."""
+    from fesens.solvers import available_solvers
+    from fesens.sysinfo import blas_description
+
+    click.echo(f"fesens {__version__}")
+    click.echo(f"solvers: {', '.join(available_solvers())}")
+    click.echo(f"BLAS (SuiteSparse): {blas_description()}")
+
+
+@click.command()
+def presets() -> None:
+    """List the built-in problems (run one with `fesens optimize --preset NAME`)."""
+    from fesens.config import preset_descriptions
+
+    descriptions = preset_descriptions()
+    width = max(map(len, descriptions))
+    for name, description in descriptions.items():
+        click.echo(f"{name:<{width}}  {description}")
+
+
+@click.command()
+@click.argument("topic", type=click.Choice(DOC_TOPICS))
+def docs(topic: str) -> None:
+    """Print a reference shipped with fesens (Markdown): `config`, every key of a config
+    file; `study`, study files and the Python study API."""
+    click.echo((DOCS / f"{topic}.md").read_text(encoding="utf-8"), nl=False)

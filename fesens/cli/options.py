@@ -1,0 +1,53 @@
+"""What ``optimize``, ``solve`` and ``sensitivity`` share: the CONFIG argument or --preset,
+the results-folder options, and loading the config they name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+
+def source_options(function):
+    """CONFIG argument and --preset option."""
+    function = click.option("--preset", metavar="NAME",
+                            help="A built-in problem instead of CONFIG (see `fesens presets`).")(
+        function)
+    return click.argument("config_path", metavar="[CONFIG]", required=False,
+                          type=click.Path(dir_okay=False, path_type=Path))(function)
+
+
+def output_options(function):
+    """--out DIR, --force and --quiet."""
+    function = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")(
+        function)
+    function = click.option("--force", is_flag=True,
+                            help="Overwrite the results of a previous run in DIR.")(function)
+    return click.option("--out", "out_dir", metavar="DIR",
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="Results folder [default: results/NAME].")(function)
+
+
+def load_source(config_path: Path | None, preset: str | None, *, optimize: bool):
+    """The resolved config of CONFIG or of --preset NAME (exactly one of them)."""
+    from fesens.config import load_config, load_preset
+
+    if config_path is not None and preset is not None:
+        raise click.UsageError("give either CONFIG or --preset NAME, not both")
+    if config_path is None and preset is None:
+        raise click.UsageError("give a CONFIG file or --preset NAME (see `fesens presets`)")
+    if preset is not None:
+        return load_preset(preset, optimize=optimize)
+    return load_config(config_path, optimize=optimize)
+
+
+def command_line(name: str, config_path: Path | None, preset: str | None, *extra: str) -> str:
+    """The command that reruns this job, for the results folder's records."""
+    source = f"--preset {preset}" if preset else str(config_path)
+    return " ".join(["fesens", name, source, *extra])
+
+
+def echo_unless(quiet: bool) -> Callable[[str], None]:
+    """``click.echo``, or nothing with --quiet."""
+    return (lambda line: None) if quiet else click.echo

@@ -1,0 +1,27 @@
+"""Every picture fesens draws: PNG files of fields, designs, convergence and studies.
+
+Figures are :class:`matplotlib.figure.Figure` objects on the Agg canvas, never pyplot
+(see :mod:`fesens.plotting.figure`): importing fesens leaves your matplotlib backend alone.
+
+Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`),
+:mod:`~fesens.plotting.fields` (a per-cell field on a 2D mesh),
+:mod:`~fesens.plotting.design` (a density field in 2D or 3D, an optimization's history),
+:mod:`~fesens.plotting.study` (tornado, sweep and scatter charts of a parameter study).
+"""
+
+from fesens.plotting.design import plot_convergence, plot_density, solid_surface
+from fesens.plotting.fields import plot_cell_field
+from fesens.plotting.figure import new_figure, save_figure
+from fesens.plotting.study import plot_scatter, plot_sweeps, plot_tornado
+
+__all__ = [
+    "new_figure",
+    "plot_cell_field",
+    "plot_convergence",
+    "plot_density",
+    "plot_scatter",
+    "plot_sweeps",
+    "plot_tornado",
+    "save_figure",
+    "solid_surface",
+]
