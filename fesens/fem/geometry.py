@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import getval
+from fesens.ad.numpy_wrapper import det, getval, inv
 from fesens.errors import DegenerateElementError
 from fesens.fem.elements import reference_element
 from fesens.mesh.cell_types import cell_type
@@ -87,8 +87,8 @@ def cell_geometry(mesh: Mesh, order: int | None = None, points=None) -> CellGeom
     coords = (mesh.points if points is None else points)[mesh.cells]  # (n_cells, n_nodes, dim)
     uniform = points is None and cells_are_translates(mesh)
     geom_coords = coords[:1] if uniform else coords
-    J = np.einsum("eai,qaj->eqij", geom_coords, dN)
-    detJ = np.linalg.det(J)
+    J = np.einsum("eai,qaj->eqij", geom_coords, dN, optimize=True)
+    detJ = det(J)
     bad = np.flatnonzero((getval(detJ) <= 0).any(axis=1))
     if bad.size:
         ids = np.arange(mesh.n_cells) if uniform else bad
@@ -97,9 +97,9 @@ def cell_geometry(mesh: Mesh, order: int | None = None, points=None) -> CellGeom
             f"degenerate); cell ids: {ids[:20].tolist()}{' ...' if ids.size > 20 else ''}",
             ids,
         )
-    invJ = np.linalg.inv(J)
-    dNdx = np.einsum("qaj,eqji->eqai", dN, invJ)
-    x = np.einsum("qa,eai->eqi", N, coords)
+    invJ = inv(J)
+    dNdx = np.einsum("qaj,eqji->eqai", dN, invJ, optimize=True)
+    x = np.einsum("qa,eai->eqi", N, coords, optimize=True)
     return CellGeometry(N=N, dNdx=dNdx, dx=detJ * w, x=x, uniform=uniform)
 
 
@@ -140,7 +140,7 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None,
     dN = element.shape_gradients(xi)  # (n_qp, n_fn, dim - 1)
     coordinates = mesh.points if points is None else points
     coords = coordinates[facet_set.facets]  # (n_f, n_fn, dim)
-    tangents = np.einsum("fai,qaj->fqij", coords, dN)  # (n_f, n_qp, dim, dim - 1)
+    tangents = np.einsum("fai,qaj->fqij", coords, dN, optimize=True)  # (n_f, n_qp, dim, dim - 1)
     if mesh.dim == 2:
         t = tangents[..., 0]
         normal = np.stack([t[..., 1], -t[..., 0]], axis=-1)
@@ -153,7 +153,7 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None,
             f"{bad.size} facets have zero length/area; facet indices: {bad[:20].tolist()}", bad
         )
     normal = normal / measure[..., None]
-    x = np.einsum("qa,fai->fqi", N, coords)
+    x = np.einsum("qa,fai->fqi", N, coords, optimize=True)
     if facet_set.cells is not None:
         n_corners = cell_type(mesh.cell_type).n_corners
         raw = getval(coordinates)

@@ -21,7 +21,12 @@ from fesens.fem.geometry import CellGeometry
 def gradient_matrices(geometry: CellGeometry) -> np.ndarray:
     """``∫ ∇N_a · ∇N_b dΩ``, ``(n_geom, n_nodes, n_nodes)`` (traced with the geometry)."""
     G, dx = geometry.dNdx, geometry.dx
-    return np.einsum("eq,eqak,eqbk->eab", dx, G, G, optimize=True)
+    n_geom, n_qp, n_nodes, dim = np.shape(G)
+    # one batched product: (n_geom, n_nodes, n_qp·dim) @ (n_geom, n_qp·dim, n_nodes)
+    rows = np.reshape(np.transpose(G * dx[:, :, None, None], (0, 2, 1, 3)),
+                      (n_geom, n_nodes, n_qp * dim))
+    columns = np.reshape(np.transpose(G, (0, 1, 3, 2)), (n_geom, n_qp * dim, n_nodes))
+    return np.matmul(rows, columns)
 
 
 def mass_matrices(geometry: CellGeometry) -> np.ndarray:

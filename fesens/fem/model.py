@@ -41,7 +41,7 @@ from fesens.errors import (
     SingularMatrixError,
     SolverError,
 )
-from fesens.fem.assemble import BlockOperator, assemble, assemble_cells
+from fesens.fem.assemble import BlockOperator, assemble, assemble_at_points, unfolded
 from fesens.fem.assembler import Assembler
 from fesens.fem.dofs import DofMap
 from fesens.fem.geometry import CellGeometry, cell_geometry
@@ -289,8 +289,18 @@ class LinearModel(ABC):
 
     def coefficients(self, **parameters) -> list:
         """Per-cell coefficients ``c_k`` of the component matrices, each ``(n_cells,)``."""
-        weights, fields = self.stiffness_fields(**parameters)
-        return fields if weights is None else [w * fields[0] for w in weights]
+        return unfolded(*self.stiffness_fields(**parameters))
+
+    def cell_bilinear(self, points, a_cells, b_cells) -> list:
+        """``a_eᵀ K⁽ᵏ⁾_e(X) b_e`` per component and cell, each ``(n_cells,)`` (traced in X).
+
+        ``a_cells``, ``b_cells``: ``(n_cells, nd)`` or ``(n_cells, nd, n_cases)`` (summed
+        over the cases). What shape sensitivities differentiate (see
+        :func:`~fesens.fem.assemble.assemble_at_points`); this default forms the cell
+        matrices, a physics overrides it with the field gradients at the quadrature points.
+        """
+        spec = "eic,eij,ejc->e" if np.ndim(a_cells) == 3 else "ei,eij,ej->e"
+        return [np.einsum(spec, a_cells, Kk, b_cells) for Kk in self.cell_matrices(points)]
 
     def checked(self, name: str, value):
         """``value`` of parameter ``name`` broadcast to ``(n_cells,)`` after its checks.
@@ -383,11 +393,7 @@ class LinearModel(ABC):
     def _block_matrix(self, block, weights, fields, points):
         if points is None:
             return assemble(self.operator(block, weights), *fields)
-        components = self.cell_matrices(points)
-        coefficients = fields if weights is None else [w * fields[0] for w in weights]
-        cell_matrices = sum(c[:, None, None] * Kk for c, Kk in
-                            zip(coefficients, components, strict=True))
-        return assemble_cells(self.operator(block), cell_matrices)
+        return assemble_at_points(self.operator(block), self, weights, points, *fields)
 
     # ------------------------------------------------------------ solvers
     def solver(self, spec=None, **options) -> LinearSolver:
@@ -552,7 +558,7 @@ class LinearModel(ABC):
         u = self._full_vector(u_free, g, prescribed, load_cases is not None)
         if not np.all(np.isfinite(getval(u))):
             raise NonFiniteError("the solution contains NaN or infinity")
-        coefficients = fields if weights is None else [w * fields[0] for w in weights]
+        coefficients = unfolded(weights, fields)
         return self.solution_class(self, u, f, coefficients, dict(parameters),
                                    loads if load_cases is None else load_cases, points)
 
@@ -580,7 +586,7 @@ class LinearModel(ABC):
             bad = np.flatnonzero(~np.isfinite(raw).all(axis=1))
             raise NonFiniteError(f"points contain NaN or infinity at node(s) "
                                  f"{bad[:20].tolist()}{' ...' if bad.size > 20 else ''}")
-        return points
+        return raw if getval(points) is points else points  # lists and ints as float arrays
 
     def describe(self) -> str:
         """One line: physics, mesh and dof counts."""

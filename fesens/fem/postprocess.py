@@ -21,6 +21,22 @@ def gradients_at_quadrature(geometry: CellGeometry, cell_values: np.ndarray) -> 
     return np.einsum("eqak,eac->eqck", geometry.dNdx, cell_values)
 
 
+def dof_gradients(geometry: CellGeometry, cell_dof_values, n_components: int):
+    """Gradients of cell dof vectors at the quadrature points, ``(n_cells, n_qp, n_comp,
+    dim, n_cases)``, traced with the geometry.
+
+    ``cell_dof_values`` is ``(n_cells, n_nodes · n_comp)`` (interleaved dofs) or
+    ``(n_cells, n_nodes · n_comp, n_cases)``; a single vector gets ``n_cases = 1``.
+    """
+    n_cells, n_cell_dofs = np.shape(cell_dof_values)[:2]
+    values = np.reshape(cell_dof_values,
+                        (n_cells, n_cell_dofs // n_components, n_components, -1))
+    G = geometry.dNdx
+    if np.shape(G)[0] == 1 and n_cells > 1:
+        return np.einsum("qak,eacz->eqckz", G[0], values)
+    return np.einsum("eqak,eacz->eqckz", G, values)
+
+
 def cell_average(geometry: CellGeometry, values_at_qp: np.ndarray) -> np.ndarray:
     """Volume-weighted average over each cell's quadrature points: ``(n_cells, ...)``."""
     weights = geometry.dx / geometry.dx.sum(axis=1, keepdims=True)

@@ -27,7 +27,7 @@ from fesens.ad.sparse import PatternMatrix, SparsePattern, solve
 from fesens.fem.assembler import Assembler
 from fesens.fem.elements import reference_element
 from fesens.fem.geometry import cell_geometry
-from fesens.fem.kernels import conduction_matrices, mass_matrices
+from fesens.fem.kernels import gradient_matrices, mass_matrices
 from fesens.mesh.mesh import Mesh
 
 
@@ -123,7 +123,7 @@ class HelmholtzFilter(NoFilter):
         stiffness_geometry = cell_geometry(mesh)
         mass_geometry = cell_geometry(mesh, order=element.mass_order)
         assembler = Assembler(mesh.cells, mesh.n_points, np.array([], dtype=np.int64),
-                              [conduction_matrices(stiffness_geometry),
+                              [gradient_matrices(stiffness_geometry),
                                mass_matrices(mass_geometry)])
         ones = np.ones(mesh.n_cells)
         matrix = assembler.stiffness([r_h**2 * ones, ones])

@@ -13,8 +13,10 @@ from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.postprocess import dof_gradients
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
+from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 
 class HeatSolution(Solution):
@@ -59,6 +61,21 @@ class HeatConduction(LinearModel):
         "scale": SCALE,
     }
     solution_class = HeatSolution
+    config = PhysicsConfig(
+        options=(Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),),
+        material=("conductivity",),
+        loads=(
+            LoadKind("point", "point_load", "nodes", False, "heat per node"),
+            LoadKind("flux", "flux", "facets", False, "heat per unit area"),
+            LoadKind("heat_source", "heat_source", "cells", False, "heat per unit volume"),
+        ),
+        responses={"compliance": "compliance", "thermal_compliance": "compliance",
+                   "temperature": "value"},
+        compliance_name="thermal compliance",
+        plot=Plot("temperature", "temperature", "temperature"),
+        reported=(Reported("min_temperature", "temperature", "min", "min temperature"),
+                  Reported("max_temperature", "temperature", "max", "max temperature")),
+    )
 
     def __init__(
         self,
@@ -74,6 +91,14 @@ class HeatConduction(LinearModel):
     def cell_matrices(self, points=None) -> list:
         """``[Kκ]`` for ``points`` (default: the mesh's)."""
         return [gradient_matrices(self.geometry(points))]
+
+    def cell_bilinear(self, points, a_cells, b_cells) -> list:
+        """``[aᵀKκb]`` per cell: ``∫ ∇a · ∇b dΩ`` at the quadrature points (traced in
+        ``points``)."""
+        geometry = self.geometry(points)
+        grad_a = dof_gradients(geometry, a_cells, 1)
+        grad_b = dof_gradients(geometry, b_cells, 1)
+        return [np.einsum("eq,eqckz,eqckz->e", geometry.dx, grad_a, grad_b)]
 
     def stiffness_fields(self, conductivity=None, scale=None) -> tuple:
         """``(None, [s t κ])``, ``(n_cells,)``."""

@@ -24,8 +24,10 @@ from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.postprocess import dof_gradients
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
+from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 #: Allowed values of the 2D kinematic assumption (None: full 3D).
 PLANE_ASSUMPTIONS = ("stress", "strain")
@@ -67,21 +69,24 @@ def lame_weights(nu: np.ndarray, plane: str | None = None) -> tuple[float, float
 
 
 # ------------------------------------------------------------------ element kernels
-def _interleave(K):
-    """``(e, a, i, b, j)`` → ``(e, a*dim + i, b*dim + j)``."""
-    n, a, i, b, j = np.shape(K)
-    return np.reshape(K, (n, a * i, b * j))
-
-
 def elasticity_matrices(geometry: CellGeometry) -> tuple:
-    """``(Kλ, Kμ)``, each ``(n_geom, n_nodes*dim, n_nodes*dim)`` (traced with the geometry)."""
+    """``(Kλ, Kμ)``, each ``(n_geom, n_nodes*dim, n_nodes*dim)`` (traced with the geometry).
+
+    With ``G`` ``(n_geom, n_qp, n_nodes*dim)`` holding ``∂_i N_a`` at column ``a*dim + i``:
+    ``Kλ = Gᵀ diag(dΩ) G`` (one batched product, already in the interleaved dof order) and
+    ``Kμ = δ_ij (∇N_a·∇N_b) + Kλ`` with ``i`` and ``j`` swapped in each node block.
+    """
     G, dx = geometry.dNdx, geometry.dx
-    dim = np.shape(G)[-1]
-    K_lambda = np.einsum("eq,eqai,eqbj->eaibj", dx, G, G, optimize=True)
+    n_geom, n_qp, n_nodes, dim = np.shape(G)
+    nd = n_nodes * dim
+    flat = np.reshape(G, (n_geom, n_qp, nd))
+    K_lambda = np.matmul(np.transpose(flat * dx[:, :, None], (0, 2, 1)), flat)
+    swapped = np.reshape(np.transpose(np.reshape(K_lambda, (n_geom, n_nodes, dim, n_nodes, dim)),
+                                      (0, 1, 4, 3, 2)), (n_geom, nd, nd))
     K_grad = gradient_matrices(geometry)
-    K_mu = (np.einsum("eab,ij->eaibj", K_grad, np.eye(dim))
-            + np.transpose(K_lambda, (0, 1, 4, 3, 2)))
-    return _interleave(K_lambda), _interleave(K_mu)
+    identity = np.reshape(np.eye(dim), (1, 1, dim, 1, dim))
+    K_mu = np.reshape(K_grad[:, :, None, :, None] * identity, (n_geom, nd, nd)) + swapped
+    return K_lambda, K_mu
 
 
 # ------------------------------------------------------------------ post-processing
@@ -223,6 +228,27 @@ class Elasticity(LinearModel):
         "scale": SCALE,
     }
     solution_class = ElasticSolution
+    config = PhysicsConfig(
+        options=(
+            Option("plane", "2D only: plane stress or strain", "stress",
+                   choices=PLANE_ASSUMPTIONS, dims=(2,)),
+            Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),
+        ),
+        material=("E", "nu"),
+        vector_field=True,
+        loads=(
+            LoadKind("point", "point_load", "nodes", True, "force vector"),
+            LoadKind("traction", "traction", "facets", True, "force vector"),
+            LoadKind("pressure", "pressure", "facets", False, "normal pressure"),
+            LoadKind("body_force", "body_force", "cells", True, "force vector"),
+        ),
+        responses={"compliance": "compliance", "displacement": "value",
+                   "stress_pnorm": "stress_pnorm", "stress_ks": "stress_ks"},
+        plot=Plot("von_mises", "von Mises", "von Mises stress", deformed=True,
+                  clip_percentile=99.0),
+        reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),
+                  Reported("max_von_mises", "von_mises", "max", "max von Mises")),
+    )
 
     def __init__(
         self,
@@ -248,6 +274,19 @@ class Elasticity(LinearModel):
     def cell_matrices(self, points=None) -> list:
         """``[Kλ, Kμ]`` (see the module docstring), for ``points`` (default: the mesh's)."""
         return list(elasticity_matrices(self.geometry(points)))
+
+    def cell_bilinear(self, points, a_cells, b_cells) -> list:
+        """``[aᵀKλb, aᵀKμb]`` per cell from the gradients at the quadrature points:
+        ``∫ div a div b dΩ`` and ``∫ (∇a:∇b + ∇a:∇bᵀ) dΩ`` (traced in ``points``)."""
+        geometry = self.geometry(points)
+        dim, dx = self.mesh.dim, geometry.dx
+        grad_a = dof_gradients(geometry, a_cells, dim)
+        grad_b = dof_gradients(geometry, b_cells, dim)
+        div_a = sum(grad_a[:, :, i, i] for i in range(dim))
+        div_b = sum(grad_b[:, :, i, i] for i in range(dim))
+        return [np.einsum("eq,eqz,eqz->e", dx, div_a, div_b),
+                np.einsum("eq,eqckz,eqckz->e", dx, grad_a, grad_b)
+                + np.einsum("eq,eqckz,eqkcz->e", dx, grad_a, grad_b)]
 
     def lame(self, E=None, nu=None) -> tuple:
         """Per-cell ``(λ, μ)`` for the given (or the model's) ``E`` and ``nu``."""

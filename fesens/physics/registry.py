@@ -12,13 +12,57 @@ its parameters, kernels, post-processing and config fragment) and add one line t
 from __future__ import annotations
 
 from fesens.fem.model import LinearModel
+from fesens.fem.parameters import Parameter
+from fesens.fem.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
+from fesens.physics.spec import PhysicsConfig
 
 _BUILT_IN: tuple[type[LinearModel], ...] = (
     Elasticity,
     HeatConduction,
 )
+
+
+def check_declarations(cls: type[LinearModel]) -> None:
+    """Check that a physics declares what the rest of fesens reads.
+
+    ``name``, ``field_name``, ``parameters`` (each a :class:`~fesens.fem.parameters.Parameter`
+    under its own name), a :class:`~fesens.fem.solution.Solution` subclass as
+    ``solution_class``, and a :class:`~fesens.physics.spec.PhysicsConfig` as ``config`` whose
+    material keys are parameters and whose load methods exist.
+
+    Raises
+    ------
+    TypeError
+        ``cls`` is no model, or ``config``/``solution_class`` is missing or of the wrong type.
+    ValueError
+        A name, material key or load method that does not match the class.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, LinearModel)):
+        raise TypeError(f"a physics is a LinearModel subclass, got {cls!r}")
+    where = cls.__name__
+    for attribute in ("name", "field_name"):
+        if not getattr(cls, attribute):
+            raise ValueError(f"{where} has no {attribute}: set the class attribute "
+                             f"{attribute!r}")
+    for key, parameter in cls.parameters.items():
+        if not isinstance(parameter, Parameter) or parameter.name != key:
+            raise ValueError(f"{where}.parameters[{key!r}] must be a Parameter named {key!r}")
+    if not (isinstance(cls.solution_class, type) and issubclass(cls.solution_class, Solution)):
+        raise TypeError(f"{where}.solution_class must be a Solution subclass")
+    config = getattr(cls, "config", None)
+    if not isinstance(config, PhysicsConfig):
+        raise TypeError(f"{where} has no configuration fragment: set the class attribute "
+                        "'config' to a fesens.physics.spec.PhysicsConfig")
+    unknown = [key for key in config.material if key not in cls.parameters]
+    if unknown:
+        raise ValueError(f"{where}.config.material {unknown} are not parameters of "
+                         f"{where} ({', '.join(cls.parameters)})")
+    missing = [load.method for load in config.loads if not callable(getattr(cls, load.method,
+                                                                            None))]
+    if missing:
+        raise ValueError(f"{where}.config.loads call {missing}, which {where} does not have")
 
 
 class PhysicsRegistry:
@@ -30,9 +74,15 @@ class PhysicsRegistry:
             self.register(cls)
 
     def register(self, cls: type[LinearModel]) -> type[LinearModel]:
-        """Add ``cls`` under ``cls.name`` (usable as a class decorator)."""
-        if not cls.name:
-            raise ValueError(f"{cls.__name__} has no name: set the class attribute 'name'")
+        """Add ``cls`` under ``cls.name`` (usable as a class decorator).
+
+        Raises
+        ------
+        ValueError, TypeError
+            A name taken already, or a declaration missing or inconsistent (see
+            :func:`check_declarations`).
+        """
+        check_declarations(cls)
         if cls.name in self._classes and self._classes[cls.name] is not cls:
             raise ValueError(f"a physics named {cls.name!r} is registered already "
                              f"({self._classes[cls.name].__name__})")
@@ -56,6 +106,11 @@ class PhysicsRegistry:
         except KeyError:
             raise KeyError(f"unknown physics {name!r}; known: {', '.join(self._classes)}"
                            ) from None
+
+    @property
+    def default(self) -> type[LinearModel]:
+        """The physics of a config without ``physics.type``: the first registered."""
+        return next(iter(self._classes.values()))
 
     def names(self) -> tuple[str, ...]:
         """Registered names, in registration order."""

@@ -1,0 +1,212 @@
+"""A physics' configuration fragment: what a config file may say about it, as plain data.
+
+Each physics declares one :class:`PhysicsConfig` as its class attribute ``config``. Config
+validation (:mod:`fesens.config.schema`), model building (:mod:`fesens.config.build`), the
+``solve``/``sensitivity`` workflow, studies and the command line read the fragments through
+the registry (:mod:`fesens.physics.registry`); none of them names a physics.
+
+How the config maps to the model (``cls`` the physics class)::
+
+    [physics] type = cls.name; other keys      cls(mesh, **options, **material)
+    [material] keys = config.material          parameter names and constructor keywords;
+                                               range and doc from cls.parameters[key],
+                                               default from the constructor's signature
+    [[supports]]                               model.fix(where, components, value)
+    [[loads]] type = LoadKind.type             model.<LoadKind.method>(...) (see LoadKind)
+    [objective] type = a key of responses      a generic objective (RESPONSE_KINDS)
+
+``fesens sensitivity --wrt`` offers ``density``, the per-cell parameters of
+``cls.parameters`` (besides ``scale``) and ``loads``; the model keeps each parameter's value
+under the attribute of its name (``model.E``, ``model.conductivity``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+#: Where the selection of a load kind lives, which decides how its model method is called:
+#: ``nodes``: ``method(at, value, name=)`` with ``at`` a point's coordinates or node ids;
+#: ``facets``: ``method(facets, value, name=)``; ``cells``: ``method(value, cells=, name=)``.
+LOAD_SUPPORTS = ("nodes", "facets", "cells")
+
+#: The generic objectives (:mod:`fesens.adjoint.objectives`) a physics can offer:
+#: ``compliance`` (``fᵀu``), ``value`` (the field at a point, or its mean over a node group;
+#: with a ``component`` for a vector field), ``stress_pnorm`` and ``stress_ks`` (aggregates of
+#: the solution's ``von_mises_squared``). ``volume`` is offered for every physics.
+RESPONSE_KINDS = ("compliance", "value", "stress_pnorm", "stress_ks")
+
+#: How a reported number is taken from an output field: ``max``, ``min``, or ``max_norm``
+#: (the largest Euclidean norm of the rows of a vector field).
+REDUCTIONS = ("max", "min", "max_norm")
+
+
+@dataclass(frozen=True)
+class Option:
+    """A key of the ``[physics]`` table: a keyword argument of the physics' constructor.
+
+    Attributes
+    ----------
+    name : str
+        The key and the constructor keyword.
+    doc : str
+        One line for messages and documentation.
+    default : float or str
+        Filled in when the key is absent.
+    choices : tuple of str
+        The value is one of these strings; empty: a number.
+    lower : float or None
+        A number's exclusive lower bound (None: any number).
+    dims : tuple of int
+        Mesh dimensions where the key applies (elsewhere it is rejected with a hint).
+    """
+
+    name: str
+    doc: str
+    default: float | str
+    choices: tuple[str, ...] = ()
+    lower: float | None = 0.0
+    dims: tuple[int, ...] = (2, 3)
+
+
+@dataclass(frozen=True)
+class LoadKind:
+    """A ``[[loads]]`` type: the model method it calls and the shape of its value.
+
+    Attributes
+    ----------
+    type : str
+        The config's ``type`` name.
+    method : str
+        Name of the model method that adds the load (called as :data:`LOAD_SUPPORTS` says).
+    on : {"nodes", "facets", "cells"}
+        What the load's selection (``group``, ``region``, ``point``) selects.
+    vector : bool
+        True: the value is a vector of ``dim`` numbers; False: one number.
+    doc : str
+        What the value is (for messages).
+    """
+
+    type: str
+    method: str
+    on: str
+    vector: bool
+    doc: str
+
+    def __post_init__(self):
+        if self.on not in LOAD_SUPPORTS:
+            raise ValueError(f"load kind {self.type!r}: on={self.on!r}; expected one of "
+                             f"{', '.join(LOAD_SUPPORTS)}")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """The picture ``fesens solve`` draws of a 2D solution.
+
+    Attributes
+    ----------
+    field : str
+        A scalar field of the solution's ``cell_data()``, or of its ``point_data()``
+        (averaged over each cell's nodes).
+    title, label : str
+        Title (after the config name) and colour-bar label.
+    deformed : bool
+        Draw the mesh moved by the nodal field (a displacement).
+    clip_percentile : float
+        Upper end of the colour scale as a percentile of the values (100: the maximum).
+    """
+
+    field: str
+    title: str
+    label: str
+    deformed: bool = False
+    clip_percentile: float = 100.0
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A number ``fesens solve`` reports in ``solution.json`` and on its summary line.
+
+    Attributes
+    ----------
+    key : str
+        Its key in ``solution.json`` (e.g. ``max_von_mises``).
+    field : str
+        A field of the solution's ``cell_data()`` or ``point_data()``.
+    reduce : {"max", "min", "max_norm"}
+    label : str
+        Its name on the summary line.
+    """
+
+    key: str
+    field: str
+    reduce: str
+    label: str
+
+    def __post_init__(self):
+        if self.reduce not in REDUCTIONS:
+            raise ValueError(f"reported {self.key!r}: reduce={self.reduce!r}; expected one "
+                             f"of {', '.join(REDUCTIONS)}")
+
+
+@dataclass(frozen=True)
+class PhysicsConfig:
+    """Everything the config sections offer for one physics.
+
+    Attributes
+    ----------
+    options : tuple of Option
+        ``[physics]`` keys besides ``type``.
+    material : tuple of str
+        ``[material]`` keys: names of the physics' parameters, which are also constructor
+        keywords (checked against the parameter's range, defaulting to the constructor's
+        default).
+    vector_field : bool
+        The nodal field has one component per space dimension (supports then take
+        ``components``, value objectives a ``component``); False: one scalar per node.
+    loads : tuple of LoadKind
+        The ``[[loads]]`` types.
+    responses : mapping of str to str
+        Objective (and study output) type names, each mapped to a generic objective of
+        :data:`RESPONSE_KINDS`, in the order messages list them.
+    compliance_name : str
+        What ``fesens solve`` calls ``fᵀu`` (e.g. "thermal compliance").
+    plot : Plot or None
+        The picture of a 2D solution (None: no picture).
+    reported : tuple of Reported
+        Numbers reported after a solve.
+    """
+
+    options: tuple[Option, ...] = ()
+    material: tuple[str, ...] = ()
+    vector_field: bool = False
+    loads: tuple[LoadKind, ...] = ()
+    responses: Mapping[str, str] = field(default_factory=dict)
+    compliance_name: str = "compliance"
+    plot: Plot | None = None
+    reported: tuple[Reported, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))
+        for name, kind in self.responses.items():
+            if kind not in RESPONSE_KINDS:
+                raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
+                                 f"expected one of {', '.join(RESPONSE_KINDS)}")
+        types = [load.type for load in self.loads]
+        if len(set(types)) != len(types):
+            raise ValueError(f"load types must be unique, got {types}")
+
+    def load_kind(self, type_name: str) -> LoadKind:
+        """The load kind of a config ``type``.
+
+        Raises
+        ------
+        KeyError
+            Naming the load types of this fragment.
+        """
+        for load in self.loads:
+            if load.type == type_name:
+                return load
+        raise KeyError(f"no load type {type_name!r}; this physics has "
+                       f"{', '.join(load.type for load in self.loads)}")
