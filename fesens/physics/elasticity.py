@@ -106,7 +106,7 @@ def von_mises_squared(stress, out_of_plane=None):
 
 
 def von_mises(stress, out_of_plane=None):
-    """``σ_vm`` of stress tensors ``(..., dim, dim)`` → ``(...)`` (see :func:`von_mises_squared`)."""
+    """``σ_vm`` of stress tensors ``(..., dim, dim)`` → ``(...)`` (:func:`von_mises_squared`)."""
     return np.sqrt(np.maximum(von_mises_squared(stress, out_of_plane), 0.0))
 
 
