@@ -11,8 +11,8 @@ Measured on 2 cores, re-factorizing the 161 202-dof 400x200 plane-stress problem
     limit 1                301 ms                         the BLAS threads compute)
 
 ``OMP_THREAD_LIMIT`` caps every parallel region, ``num_threads`` clauses included; libgomp
-reads it once, when it is loaded, so :mod:`fesens` sets it on import, before anything
-loads scikit-sparse. The limit is 1 unless CHOLMOD's BLAS is itself an OpenMP build
+reads it once, when it is loaded, so :mod:`fesens.solvers.cholmod` sets it right before it
+imports scikit-sparse (the one call of :func:`cap_openmp_threads`). The limit is 1 unless CHOLMOD's BLAS is itself an OpenMP build
 (Debian's ``openblas-openmp`` alternative), whose threads it would serialise; then it is
 the number of usable cores. A value the user has set is kept.
 """

@@ -17,7 +17,7 @@ from fesens.solvers import cholmod_available
 
 def run_python(code: str, **environment: str) -> str:
     """stdout of ``code`` in a fresh interpreter whose environment lacks the thread limit
-    (this process has set it on importing fesens), plus ``environment``."""
+    (this process has set it on loading the CHOLMOD backend), plus ``environment``."""
     env = {k: v for k, v in os.environ.items() if k != THREAD_LIMIT_VARIABLE}
     env.update(environment)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -25,8 +25,9 @@ def run_python(code: str, **environment: str) -> str:
     return result.stdout.strip()
 
 
-def test_importing_fesens_sets_the_default_limit():
-    shown = run_python(f"import os, fesens; print(os.environ['{THREAD_LIMIT_VARIABLE}'])")
+def test_loading_the_cholmod_backend_sets_the_default_limit():
+    shown = run_python("import os, fesens.solvers.cholmod; "
+                       f"print(os.environ['{THREAD_LIMIT_VARIABLE}'])")
     assert shown == str(default_thread_limit(system_blas_uses_openmp()))
 
 
@@ -37,7 +38,8 @@ def test_the_limit_is_one_unless_the_blas_may_use_openmp():
 
 
 def test_a_limit_set_by_the_user_is_kept():
-    shown = run_python(f"import os, fesens; print(os.environ['{THREAD_LIMIT_VARIABLE}'])",
+    shown = run_python("import os, fesens.solvers.cholmod; "
+                       f"print(os.environ['{THREAD_LIMIT_VARIABLE}'])",
                        **{THREAD_LIMIT_VARIABLE: "1"})
     assert shown == "1"
 

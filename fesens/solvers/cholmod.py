@@ -11,8 +11,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import NotPositiveDefiniteError, SingularMatrixError, SolverError
+from fesens.openmp import cap_openmp_threads
 from fesens.solvers.base import DirectSolver, SparsityPattern, register_solver
 
+# The one place fesens limits OpenMP: libgomp reads OMP_THREAD_LIMIT once, when it is
+# loaded, and scikit-sparse loads it here (why and which limit: fesens.openmp).
+cap_openmp_threads()
 try:
     from sksparse import cholmod as _cholmod
 except ImportError:  # optional dependency
