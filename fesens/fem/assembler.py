@@ -284,15 +284,17 @@ class Assembler:
             return np.einsum("ei,ei->e", ue @ Kk[0].T, ve)
         return np.einsum("ei,eij,ej->e", ue, Kk, ve)
 
-    def apply(self, coefficients: Sequence[np.ndarray], u: np.ndarray) -> np.ndarray:
+    def apply(self, coefficients: Sequence[np.ndarray], u: np.ndarray,
+              components: Sequence[np.ndarray] | None = None) -> np.ndarray:
         """Matrix-free product of the *full* matrix with a global vector: ``K u``, ``(n_dofs,)``.
 
         Used for residuals and reaction forces (which need the constrained rows too).
+        ``components`` replaces the assembler's cell matrices (e.g. of moved nodes).
         """
         coefficients = self._check(coefficients, len(self.components))
         ue = u[self.cell_dofs]
         cell_forces = np.zeros_like(ue)
-        for Kk, c in zip(self.components, coefficients, strict=True):
+        for Kk, c in zip(components or self.components, coefficients, strict=True):
             local = ue @ Kk[0].T if Kk.shape[0] == 1 else np.einsum("eij,ej->ei", Kk, ue)
             cell_forces += c[:, None] * local
         return np.bincount(

@@ -103,7 +103,8 @@ class Solution:
         model = self.model
         u = np.asarray(getval(self.u))
         coefficients = [np.asarray(getval(c)) for c in self.coefficients]
-        residual = model.assembler.apply(coefficients, u)
+        components = None if self.points is None else model.cell_matrices(getval(self.points))
+        residual = model.assembler.apply(coefficients, u, components)
         residual -= np.asarray(getval(self.f))
         out = np.zeros_like(residual)
         out[model.assembler.constrained] = residual[model.assembler.constrained]
