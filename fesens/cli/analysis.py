@@ -3,6 +3,7 @@ without optimization."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -16,6 +17,25 @@ from fesens.cli.options import (
 )
 
 
+class RegistryChoice(click.Choice):
+    """A choice whose options are read when the command line is parsed or its help shown, so
+    that a physics registered after import (a plug-in, a test) is offered too."""
+
+    def __init__(self, options: Callable[[], Sequence[str]]):
+        self._options = options
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._options())
+
+
+def _wrt_choices() -> tuple[str, ...]:
+    from fesens.workflow.analysis import wrt_choices
+
+    return wrt_choices()
+
+
 @click.command()
 @source_options
 @output_options
@@ -23,8 +43,9 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
           quiet: bool) -> None:
     """Solve the model of CONFIG (or a preset) with full material; no optimization.
 
-    Writes to DIR: solution.vtu (displacement or temperature, von Mises, stress or heat
-    flux), solution.json (compliance, extrema, reactions) and, in 2D, solution.png.
+    Writes to DIR: solution.vtu (the physics' field, e.g. displacement or temperature, and
+    its post-processing, e.g. von Mises stress or heat flux), solution.json (compliance,
+    extrema, reactions) and, in 2D, solution.png.
     """
     from fesens.workflow import run_solve
 
@@ -37,12 +58,13 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
 @click.command()
 @source_options
 @click.option("--wrt", required=True,
-              type=click.Choice(["density", "E", "nu", "conductivity", "loads"]),
-              help="Differentiate with respect to the density scale, E or nu (elasticity), "
-                   "the conductivity (heat) per cell, or the load magnitudes.")
+              type=RegistryChoice(_wrt_choices),
+              help="Differentiate with respect to the density scale, a per-cell material "
+                   "parameter of the config's physics, or the load magnitudes.")
 @click.option("--objective", "objective", metavar="NAME",
-              help="compliance, thermal_compliance, displacement, temperature, stress_pnorm "
-                   "or stress_ks [default: the config's objective, else compliance].")
+              help="An objective type of the config's physics (e.g. compliance, "
+                   "displacement, stress_pnorm) [default: the config's objective, else "
+                   "compliance].")
 @output_options
 def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objective: str | None,
                 out_dir: Path | None, force: bool, quiet: bool) -> None:

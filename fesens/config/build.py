@@ -19,7 +19,7 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
-from fesens.config.schema import Config, create_optimizer
+from fesens.config.schema import LOAD_SELECTIONS, Config, create_optimizer, response_kind
 from fesens.fem import LinearModel
 from fesens.opt import (
     INTERPOLATIONS,
@@ -29,7 +29,6 @@ from fesens.opt import (
     DesignProblem,
     make_filter,
 )
-from fesens.physics import Elasticity, HeatConduction
 
 #: A response ``f(state, ρ) -> scalar`` (traced), as :class:`DesignProblem` takes them.
 Response = Callable
@@ -43,16 +42,14 @@ def solver_argument(config: Config):
 
 
 def build_model(config: Config) -> LinearModel:
-    """The model with its material, supports and named loads."""
+    """The model with its material, supports and named loads.
+
+    The physics' constructor gets the ``[physics]`` options and the ``[material]`` values
+    as keywords (:mod:`fesens.physics.spec`).
+    """
     data, mesh = config.data, config.mesh
-    physics, material = data["physics"], data["material"]
-    thickness = physics.get("thickness", 1.0)
-    if config.physics == "elasticity":
-        model = Elasticity(mesh, E=material["E"], nu=material["nu"],
-                           plane=physics.get("plane"), thickness=thickness)
-    else:
-        model = HeatConduction(mesh, conductivity=material["conductivity"],
-                               thickness=thickness)
+    options = {key: value for key, value in data["physics"].items() if key != "type"}
+    model = config.physics_class(mesh, **options, **data["material"])
     for i, support in enumerate(data["supports"]):
         where = selections.nodes(join("supports", i), support, mesh, config.label)
         model.fix(where, components=support.get("components"), value=support["value"])
@@ -62,27 +59,27 @@ def build_model(config: Config) -> LinearModel:
 
 
 def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None:
-    kind, value, name, mesh = load["type"], load["value"], load["name"], config.mesh
-    if kind == "point":
-        at = (load["point"] if "point" in load
-              else selections.nodes(path, load, mesh, config.label))
-        model.point_load(at, value, name=name)
-    elif kind in ("traction", "pressure", "flux"):  # the model's method of that name
-        getattr(model, kind)(selections.facets(path, load, mesh, config.label), value,
-                             name=name)
-    else:  # body_force, heat_source
-        getattr(model, kind)(value, cells=selections.cells(path, load, mesh, config.label),
-                             name=name)
+    """Call the model method of the load's kind (:class:`fesens.physics.spec.LoadKind`)."""
+    kind = config.physics_class.config.load_kind(load["type"])
+    value, name = load["value"], load["name"]
+    add = getattr(model, kind.method)
+    _, select = LOAD_SELECTIONS[kind.on]
+    if kind.on == "nodes" and "point" in load:
+        add(load["point"], value, name=name)
+    elif kind.on == "cells":
+        add(value, cells=select(path, load, config.mesh, config.label), name=name)
+    else:
+        add(select(path, load, config.mesh, config.label), value, name=name)
 
 
 def response(spec: dict, config: Config) -> Response:
     """``f(state, ρ)`` for an ``[objective]`` or ``[[constraints.extra]]`` table."""
-    kind, mesh = spec["type"], config.mesh
-    if kind in ("compliance", "thermal_compliance"):
+    kind, mesh = response_kind(config.physics, spec["type"]), config.mesh
+    if kind == "compliance":
         return lambda state, rho: compliance(state)
     if kind == "volume":
         return lambda state, rho: volume(state, rho, fraction=True)
-    if kind in ("displacement", "temperature"):
+    if kind == "value":
         weight, comp = spec["weight"], spec.get("component")
         if "point" in spec:
             point = mesh.points[mesh.nearest_node(spec["point"])]

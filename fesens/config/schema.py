@@ -5,11 +5,15 @@ Sections (every key is documented in ``fesens/docs/config.md``)::
 
     name, description                 top-level strings
     [mesh]                            rectangle | box | file (+ groups)
-    [physics], [material]             elasticity (plane stress/strain, 3D) | heat
+    [physics], [material]             a registered physics (fesens.physics) and its keys
     [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
     [design]                          passive solid/void regions
     [objective], [constraints]        what to minimise; volume fraction, extra constraints
     [penalization], [filter], [projection], [optimizer], [stop], [output], [solver]
+
+What a physics offers (its ``[physics]`` and ``[material]`` keys, load types, supports and
+objectives) is read from its configuration fragment through the physics registry
+(:mod:`fesens.physics.spec`); nothing here names a physics.
 
 The resolved config is a plain dict (TOML-writable, defaults filled in, mesh file paths
 absolute); resolving it again gives the same dict.
@@ -49,6 +53,8 @@ from fesens.config.checks import (
     variants_hint,
 )
 from fesens.errors import FesensError, MeshError
+from fesens.fem.model import LinearModel
+from fesens.fem.parameters import Parameter
 from fesens.mesh import Mesh, box, read_mesh, rectangle
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
 from fesens.opt import (
@@ -59,6 +65,8 @@ from fesens.opt import (
     make_optimizer,
     optimizer_options,
 )
+from fesens.physics import PHYSICS
+from fesens.physics.spec import Option
 
 # ------------------------------------------------------------------ helpers
 POSITIVE = number(0.0, low_open=True)
@@ -114,63 +122,77 @@ MESH = {
     },
 }
 
-PHYSICS = {
-    "elasticity": {
-        "plane": Key(choice("stress", "strain"), "stress", "2D only: plane stress or strain"),
-        "thickness": Key(POSITIVE, 1.0, "2D only: out-of-plane thickness"),
-    },
-    "heat": {
-        "thickness": Key(POSITIVE, 1.0, "2D only: out-of-plane thickness"),
-    },
-}
-
-MATERIAL = {
-    "elasticity": {
-        "E": Key(POSITIVE, 1.0, "Young's modulus"),
-        "nu": Key(number(-1.0, 0.5, low_open=True, high_open=True), 0.3, "Poisson's ratio"),
-    },
-    "heat": {
-        "conductivity": Key(POSITIVE, 1.0, "thermal conductivity"),
-    },
-}
-
 NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
 
+#: What the selection of a load selects (:data:`fesens.physics.spec.LOAD_SUPPORTS`): the
+#: selection keys it takes and the function that checks them against the mesh.
+LOAD_SELECTIONS = {
+    "nodes": (("group", "region", "point"), selections.nodes),
+    "facets": (("group", "region"), selections.facets),
+    "cells": (("group", "region"), selections.cells),
+}
 
-def _vector(dim: int) -> Callable:
-    return numbers(dim)
+
+def _dims_text(dims: tuple[int, ...]) -> str:
+    return " or ".join(f"{d}D" for d in dims)
+
+
+def _option_check(option: Option) -> Callable:
+    return choice(*option.choices) if option.choices else number(option.lower, low_open=True)
+
+
+def physics_variants(dim: int) -> dict[str, dict[str, Key]]:
+    """Each registered physics' ``[physics]`` keys (besides ``type``) for a ``dim``-D mesh."""
+    return {cls.name: {option.name: Key(_option_check(option), option.default, option.doc)
+                       for option in cls.config.options if dim in option.dims}
+            for cls in PHYSICS}
+
+
+def _parameter_check(parameter: Parameter) -> Callable:
+    return number(parameter.lower, parameter.upper, low_open=parameter.lower_open,
+                  high_open=parameter.upper_open)
+
+
+def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
+    """The ``[material]`` keys of a physics: its parameters' ranges and descriptions, the
+    defaults of its constructor (required if none)."""
+    signature = inspect.signature(cls).parameters
+    spec = {}
+    for key in cls.config.material:
+        default = signature[key].default
+        parameter = cls.parameters[key]
+        spec[key] = Key(_parameter_check(parameter),
+                        REQUIRED if default is inspect.Parameter.empty else default,
+                        parameter.description)
+    return spec
+
+
+def material_variants() -> dict[str, dict[str, Key]]:
+    """Each registered physics' ``[material]`` keys (:func:`material_spec`)."""
+    return {cls.name: material_spec(cls) for cls in PHYSICS}
 
 
 def load_variants(physics: str, dim: int) -> dict[str, dict[str, Key]]:
     """Load types of a physics and their keys (selection keys included)."""
-    at_nodes = selections.selection_spec("group", "region", "point")
-    on_facets = selections.selection_spec("group", "region")
-    on_cells = selections.selection_spec("group", "region")
-    if physics == "elasticity":
-        vector = Key(_vector(dim), REQUIRED, f"force vector ({dim} components)")
-        return {
-            "point": {"name": NAME, "value": vector, **at_nodes},
-            "traction": {"name": NAME, "value": vector, **on_facets},
-            "pressure": {"name": NAME, "value": Key(number(), REQUIRED, "normal pressure"),
-                         **on_facets},
-            "body_force": {"name": NAME, "value": vector, **on_cells},
-        }
-    scalar = Key(number(), REQUIRED, "heat per node / per area / per volume")
-    return {
-        "point": {"name": NAME, "value": scalar, **at_nodes},
-        "flux": {"name": NAME, "value": scalar, **on_facets},
-        "heat_source": {"name": NAME, "value": scalar, **on_cells},
-    }
+    variants = {}
+    for load in PHYSICS.get(physics).config.loads:
+        value = (Key(numbers(dim), REQUIRED, f"{load.doc} ({dim} components)") if load.vector
+                 else Key(number(), REQUIRED, load.doc))
+        keys, _ = LOAD_SELECTIONS[load.on]
+        variants[load.type] = {"name": NAME, "value": value,
+                               **selections.selection_spec(*keys)}
+    return variants
 
 
 def support_spec(physics: str) -> dict[str, Key]:
     """Keys of one ``[[supports]]`` table."""
+    cls = PHYSICS.get(physics)
     spec = dict(selections.selection_spec("group", "region", "point"))
-    if physics == "elasticity":
+    if cls.config.vector_field:
         spec["components"] = Key(components(), None, "fixed components (default: all)")
         spec["value"] = Key(number_or_numbers(), 0.0, "prescribed value(s)")
     else:
-        spec["value"] = Key(number(), 0.0, "prescribed temperature")
+        spec["value"] = Key(number(), 0.0, f"prescribed {cls.field_name}")
     return spec
 
 
@@ -180,23 +202,34 @@ POINT_VALUE = {
 }
 STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
                                       "the stiffness interpolation)")
+#: The keys of each generic objective (:data:`fesens.physics.spec.RESPONSE_KINDS`), and of
+#: ``volume``, which every physics offers.
+RESPONSE_KEYS = {
+    "compliance": {},
+    "value": POINT_VALUE,
+    "stress_pnorm": {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
+                     "stress_exponent": STRESS_EXPONENT},
+    "stress_ks": {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                  "stress_exponent": STRESS_EXPONENT},
+    "volume": {},
+}
+
+
+def response_kind(physics: str, type_name: str) -> str:
+    """The generic objective of a response type of a physics (``volume`` for volume)."""
+    return PHYSICS.get(physics).config.responses.get(type_name, "volume")
 
 
 def response_variants(physics: str) -> dict[str, dict[str, Key]]:
     """Objective (and extra-constraint) types of a physics and their keys."""
-    if physics == "elasticity":
-        return {
-            "compliance": {},
-            "displacement": {**POINT_VALUE,
-                             "component": Key(component(), REQUIRED, "0, 1, 2 or x, y, z")},
-            "stress_pnorm": {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
-                             "stress_exponent": STRESS_EXPONENT},
-            "stress_ks": {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
-                          "stress_exponent": STRESS_EXPONENT},
-            "volume": {},
-        }
-    return {"compliance": {}, "thermal_compliance": {}, "temperature": dict(POINT_VALUE),
-            "volume": {}}
+    cls = PHYSICS.get(physics)
+    variants = {}
+    for name, kind in cls.config.responses.items():
+        variants[name] = dict(RESPONSE_KEYS[kind])
+        if kind == "value" and cls.config.vector_field:
+            variants[name]["component"] = Key(component(), REQUIRED, "0, 1, 2 or x, y, z")
+    variants["volume"] = RESPONSE_KEYS["volume"]
+    return variants
 
 
 #: How a config value of each constructor parameter the config exposes is checked, and its
@@ -298,13 +331,20 @@ class Config:
         return self.data["physics"]["type"]
 
     @property
+    def physics_class(self) -> type[LinearModel]:
+        """The registered physics of ``physics.type``."""
+        return PHYSICS.get(self.physics)
+
+    @property
     def dim(self) -> int:
         return self.mesh.dim
 
 
 def check_typed(path: str, raw: Any, variants: Mapping[str, Mapping[str, Key]],
-                default: Any = REQUIRED, label: str | None = None) -> dict:
-    """A table whose ``type`` key selects its spec among ``variants``."""
+                default: Any = REQUIRED, label: str | None = None,
+                elsewhere: Mapping[str, str] | None = None) -> dict:
+    """A table whose ``type`` key selects its spec among ``variants`` (``elsewhere``: hints
+    for keys that no variant takes here)."""
     raw = require_table(path, raw)
     type_check = choice(*variants)
     if "type" in raw:
@@ -314,7 +354,8 @@ def check_typed(path: str, raw: Any, variants: Mapping[str, Mapping[str, Key]],
     else:
         kind = default
     spec = {"type": Key(type_check, kind), **variants[kind]}
-    hint = variants_hint(variants, label or f"{join(path, 'type')}", kind)
+    hint = {**(elsewhere or {}),
+            **variants_hint(variants, label or f"{join(path, 'type')}", kind)}
     return check_table(path, raw, spec, elsewhere=hint)
 
 
@@ -343,12 +384,13 @@ def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
 
 
 def _check_physics(raw: dict, dim: int) -> dict:
-    if dim == 3:
-        hint = {"plane": "it applies to 2D meshes only (this mesh is 3D)",
-                "thickness": "it applies to 2D meshes only (this mesh is 3D)"}
-        return check_table("physics", raw, {"type": Key(choice(*PHYSICS), "elasticity")},
-                           elsewhere=hint)
-    return check_typed("physics", raw, PHYSICS, default="elasticity")
+    """``[physics]``: ``type`` among the registered physics (default: the first), and the
+    options of that physics for this mesh dimension."""
+    hint = {option.name: f"it applies to {_dims_text(option.dims)} meshes only (this mesh "
+                         f"is {dim}D)"
+            for cls in PHYSICS for option in cls.config.options if dim not in option.dims}
+    return check_typed("physics", raw, physics_variants(dim), default=PHYSICS.default.name,
+                       elsewhere=hint)
 
 
 def _check_supports(raw: Any, config: Config) -> list[dict]:
@@ -361,7 +403,7 @@ def _check_supports(raw: Any, config: Config) -> list[dict]:
         path = join("supports", i)
         item = check_table(path, table, spec)
         selections.nodes(path, item, config.mesh, config.label)
-        if config.physics == "elasticity":
+        if config.physics_class.config.vector_field:
             comps = item.setdefault("components", list(range(dim)))
             if max(comps) >= dim:
                 raise ConfigError(f"{path}.components = {show(comps)} is not allowed: this "
@@ -377,6 +419,7 @@ def _check_supports(raw: Any, config: Config) -> list[dict]:
 def _check_loads(raw: Any, config: Config) -> list[dict]:
     loads = require_list_of_tables("loads", raw)
     variants = load_variants(config.physics, config.dim)
+    fragment = config.physics_class.config
     out, names = [], set()
     for i, table in enumerate(loads):
         path = join("loads", i)
@@ -385,12 +428,8 @@ def _check_loads(raw: Any, config: Config) -> list[dict]:
         if item["name"] in names:
             raise ConfigError(f"{path}.name = {show(item['name'])}: another load has this name")
         names.add(item["name"])
-        if item["type"] == "point":
-            selections.nodes(path, item, config.mesh, config.label)
-        elif item["type"] in ("traction", "pressure", "flux"):
-            selections.facets(path, item, config.mesh, config.label)
-        else:
-            selections.cells(path, item, config.mesh, config.label)
+        _, select = LOAD_SELECTIONS[fragment.load_kind(item["type"]).on]
+        select(path, item, config.mesh, config.label)
         out.append(item)
     return out
 
@@ -416,7 +455,7 @@ def _check_response(path: str, raw: Any, config: Config, variants: dict,
         variants = {name: {**spec, **extra} for name, spec in variants.items()}
     item = check_typed(path, raw, variants, default=default,
                        label=f"{config.physics} {path.split('[')[0]} type")
-    if item["type"] in ("displacement", "temperature"):
+    if response_kind(config.physics, item["type"]) == "value":
         key = selections.check_one_of(path, item, ("point", "group"), required=True)
         if key == "point":
             selections.nearest_node(path, item["point"], config.mesh)
@@ -561,8 +600,9 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     mesh, label = _make_mesh(data["mesh"], base_dir)
     data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
     kind = data["physics"]["type"]
-    data["material"] = check_table("material", raw.get("material", {}), MATERIAL[kind],
-                                   elsewhere=variants_hint(MATERIAL, "physics.type", kind))
+    materials = material_variants()
+    data["material"] = check_table("material", raw.get("material", {}), materials[kind],
+                                   elsewhere=variants_hint(materials, "physics.type", kind))
     config = Config(data, mesh, source, label)
     data["supports"] = _check_supports(raw["supports"], config)
     data["loads"] = _check_loads(raw["loads"], config)
@@ -591,14 +631,15 @@ def documented_keys() -> dict[str, set[str]]:
     def keys(*specs: Mapping[str, Key]) -> set[str]:
         return {key for spec in specs for key in spec}
 
-    loads = [*load_variants("elasticity", 2).values(), *load_variants("heat", 2).values()]
-    responses = [*response_variants("elasticity").values(), *response_variants("heat").values()]
+    names = PHYSICS.names()
+    loads = [spec for name in names for spec in load_variants(name, 2).values()]
+    responses = [spec for name in names for spec in response_variants(name).values()]
     return {
         "": set(TOP_LEVEL),
         "mesh": keys(*MESH.values()) | {"type"},
-        "physics": keys(*PHYSICS.values()) | {"type"},
-        "material": keys(*MATERIAL.values()),
-        "supports": keys(support_spec("elasticity"), support_spec("heat")),
+        "physics": keys(*physics_variants(2).values()) | {"type"},
+        "material": keys(*material_variants().values()),
+        "supports": keys(*(support_spec(name) for name in names)),
         "loads": keys(*loads) | {"type"},
         "design": {"passive", "type", "group", "region"},
         "objective": keys(*responses) | {"type"},

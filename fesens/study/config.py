@@ -56,7 +56,7 @@ from fesens.config.checks import (
     string,
     unknown_key,
 )
-from fesens.config.schema import check_typed, response_variants
+from fesens.config.schema import check_typed, response_kind, response_variants
 from fesens.config.selections import nearest_node, nodes
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
@@ -109,11 +109,6 @@ PARAMETER = {
     "axes": Key(_axis_pair(), None, "angle: rotation plane"),
 }
 
-#: Output types a study can evaluate (functions of the solution; volume is constant here).
-OUTPUT_TYPES = ("compliance", "thermal_compliance", "displacement", "temperature",
-                "stress_pnorm", "stress_ks")
-
-
 @dataclass
 class StudySpec:
     """A checked study file.
@@ -153,7 +148,7 @@ def _base(raw: dict, folder: Path) -> Config:
 
 def _target(path: str, text: str, config: Config, axes: list[int] | None) -> Target:
     parts = text.split(".")
-    materials = ("E", "nu") if config.physics == "elasticity" else ("conductivity",)
+    materials = config.physics_class.config.material
     loads = {load["name"]: load for load in config.data["loads"]}
     allowed = ([f"material.{m}" for m in materials]
                + [f"loads.{n}.{k}" for n in loads for k in ("magnitude", "angle")])
@@ -180,8 +175,10 @@ def _target(path: str, text: str, config: Config, axes: list[int] | None) -> Tar
 def _angle(path: str, target: Target, load: dict, config: Config,
            axes: list[int] | None) -> Target:
     if not is_vector_load(config, load):
+        vectors = ", ".join(kind.type for kind in config.physics_class.config.loads
+                            if kind.vector) or "none here"
         raise ConfigError(f"{path}: load {target.key!r} ({load['type']}) has no direction "
-                          "to rotate; angles apply to point, traction and body_force loads")
+                          f"to rotate; angles apply to vector loads ({vectors})")
     if axes is None:
         if config.dim == 3:
             raise ConfigError(f"{join(path.rsplit('.', 1)[0], 'axes')}: a 3D angle needs the "
@@ -228,9 +225,10 @@ def _parameter(path: str, raw: Any, config: Config,
 
 def _output(path: str, raw: Any, config: Config) -> dict:
     raw = require_table(path, raw)
+    # the physics' objectives (functions of the solution; volume is constant here)
+    offered = config.physics_class.config.responses
     variants = {kind: {k: v for k, v in spec.items() if k != "stress_exponent"}
-                for kind, spec in response_variants(config.physics).items()
-                if kind in OUTPUT_TYPES}
+                for kind, spec in response_variants(config.physics).items() if kind in offered}
     variants = {kind: {**spec, "name": Key(string(), None, "column name")}
                 for kind, spec in variants.items()}
     item = check_typed(path, raw, variants, label=f"{config.physics} output type")
@@ -239,7 +237,7 @@ def _output(path: str, raw: Any, config: Config) -> dict:
         nearest_node(path, item["point"], config.mesh)
     elif "group" in item:
         nodes(path, {"group": item["group"]}, config.mesh, config.label)
-    elif item["type"] in ("displacement", "temperature"):
+    elif response_kind(config.physics, item["type"]) == "value":
         raise ConfigError(f"{path}: missing the selection: give point = [...] or group = "
                           "\"...\"")
     if item.get("component", 0) >= config.dim:

@@ -4,8 +4,7 @@ parameter targets and outputs; what ``fesens study`` runs.
 Targets (what a study parameter sets):
 
 ===========================  ==============================================================
-``material.E``, ``.nu``      Young's modulus, Poisson's ratio (elasticity, all cells)
-``material.conductivity``    conductivity (heat)
+``material.KEY``             a ``[material]`` key of the physics (E, nu; conductivity)
 ``loads.NAME.magnitude``     factor on the load named NAME (its config value times this)
 ``loads.NAME.angle``         rotation in degrees of NAME's vector in the plane of two
                              ``axes`` (from the first towards the second; 2D: x towards y)
@@ -33,9 +32,6 @@ from fesens.config import Config, build_model, resolve, response
 from fesens.config.build import solver_argument
 from fesens.config.checks import AXES
 
-#: Load types whose value is a vector (one unit load per component).
-VECTOR_LOADS = ("point", "traction", "body_force")
-
 
 def component_name(load: str, axis: int) -> str:
     """``"tip[x]"``: the unit load of one component of a vector load."""
@@ -43,7 +39,9 @@ def component_name(load: str, axis: int) -> str:
 
 
 def is_vector_load(config: Config, load: dict) -> bool:
-    return config.physics == "elasticity" and load["type"] in VECTOR_LOADS
+    """Whether a load's value is a vector (one unit load per component; the physics' load
+    kind says, :class:`fesens.physics.spec.LoadKind`)."""
+    return config.physics_class.config.load_kind(load["type"]).vector
 
 
 @dataclass(frozen=True)

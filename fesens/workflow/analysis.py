@@ -1,6 +1,10 @@
 """``fesens solve`` and ``fesens sensitivity``: one forward solve (and one adjoint) of the
 model a config describes, with the full material everywhere; the optimization sections of
 the config are ignored.
+
+What is plotted and reported, which objectives can be differentiated and with respect to
+what, is read from the physics' configuration fragment (:mod:`fesens.physics.spec`) and its
+parameters, through the registry.
 """
 
 from __future__ import annotations
@@ -17,36 +21,58 @@ from fesens.config import Config, ConfigError, build_model, response, selections
 from fesens.config.build import solver_argument
 from fesens.config.checks import join
 from fesens.config.schema import check_typed, response_variants
+from fesens.fem.model import LinearModel
+from fesens.fem.parameters import SCALE
 from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
 from fesens.output import ResultsFolder
+from fesens.physics import PHYSICS
 from fesens.plotting import plot_cell_field
 from fesens.solvers import solver_class
 
-#: ``--wrt`` choices and the solve parameter each one differentiates.
-WRT = {"density": "scale", "E": "E", "nu": "nu", "conductivity": "conductivity",
-       "loads": "loads"}
-#: Objectives ``fesens sensitivity`` can differentiate (functions of the solution).
-OBJECTIVES = ("compliance", "thermal_compliance", "displacement", "temperature",
-              "stress_pnorm", "stress_ks")
+
+def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
+    """``--wrt`` choices: ``density`` (the solve's ``scale``), the per-cell parameters of
+    ``physics`` (of every registered physics when None), ``loads`` (the load magnitudes)."""
+    classes = PHYSICS if physics is None else (physics,)
+    names = dict.fromkeys(name for cls in classes for name, parameter in cls.parameters.items()
+                          if parameter.per_cell and name != SCALE.name)
+    return ("density", *names, "loads")
 
 
 def _support_label(support: dict, index: int) -> str:
     return support.get("group") or f"supports[{index}]"
 
 
-def _solution_png(config: Config, solution: Solution, path: Path) -> Path | None:
-    mesh = config.mesh
-    if mesh.dim != 2:
+def _output_fields(solution: Solution) -> tuple[dict, dict]:
+    """``(point_data, cell_data)`` of a solution as plain arrays."""
+    return ({k: np.asarray(getval(v)) for k, v in solution.point_data().items()},
+            {k: np.asarray(getval(v)) for k, v in solution.cell_data().items()})
+
+
+def _reduce(values: np.ndarray, how: str) -> float:
+    """A reported number (:class:`~fesens.physics.spec.Reported`) of a field."""
+    if how == "max_norm":
+        return float(np.linalg.norm(np.reshape(values, (len(values), -1)), axis=1).max())
+    return float(np.max(values) if how == "max" else np.min(values))
+
+
+def _solution_png(config: Config, solution: Solution, fields: tuple[dict, dict],
+                  path: Path) -> Path | None:
+    """The physics' picture (:class:`~fesens.physics.spec.Plot`) of a 2D solution."""
+    plot, mesh = config.physics_class.config.plot, config.mesh
+    if mesh.dim != 2 or plot is None:
         return None
-    if config.physics == "elasticity":
-        return plot_cell_field(mesh, solution.von_mises(), path,
-                               displacement=solution.displacement,
-                               title=f"{config.name}: von Mises", label="von Mises stress",
-                               cmap="inferno", clip_percentile=99.0)
-    cell_temperature = solution.temperature[mesh.cells].mean(axis=1)
-    return plot_cell_field(mesh, cell_temperature, path, title=f"{config.name}: temperature",
-                           label="temperature", cmap="inferno")
+    point_data, cell_data = fields
+    if plot.field in cell_data:
+        values = cell_data[plot.field]
+    else:  # a nodal scalar, averaged over each cell's nodes
+        values = np.reshape(point_data[plot.field], (mesh.n_points, -1))[mesh.cells, 0]
+        values = values.mean(axis=1)
+    displacement = np.asarray(getval(solution.field)) if plot.deformed else None
+    return plot_cell_field(mesh, values, path, displacement=displacement,
+                           title=f"{config.name}: {plot.title}", label=plot.label,
+                           cmap="inferno", clip_percentile=plot.clip_percentile)
 
 
 def run_solve(config: Config, out: str | Path, *, force: bool = False,
@@ -60,7 +86,8 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
     solution = model.solve(solver=backend, solver_options=options)
     folder.prepare(clear=force)
     solution.write(folder.file("solution.vtu"))
-    _solution_png(config, solution, folder.file("solution.png"))
+    fields = _output_fields(solution)
+    png = _solution_png(config, solution, fields, folder.file("solution.png"))
     reactions = {}
     for i, support in enumerate(config.data["supports"]):
         where = selections.nodes(join("supports", i), support, config.mesh, config.label)
@@ -69,23 +96,19 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
                "dofs": model.dofmap.n_dofs, "compliance": solution.compliance(),
                "reactions": reactions, "solver": solver_class(backend).name,
                "fesens_version": __version__}
-    if config.physics == "elasticity":
-        summary["max_displacement"] = float(np.linalg.norm(solution.displacement, axis=1).max())
-        summary["max_von_mises"] = float(solution.von_mises().max())
-        echo(f"{config.name}: {model.describe()}; compliance {summary['compliance']:.6g}, "
-             f"max |u| {summary['max_displacement']:.4g}, "
-             f"max von Mises {summary['max_von_mises']:.4g}")
-    else:
-        summary["max_temperature"] = float(solution.temperature.max())
-        summary["min_temperature"] = float(solution.temperature.min())
-        echo(f"{config.name}: {model.describe()}; thermal compliance "
-             f"{summary['compliance']:.6g}, temperature {summary['min_temperature']:.4g} .. "
-             f"{summary['max_temperature']:.4g}")
+    fragment = config.physics_class.config
+    point_data, cell_data = fields
+    for item in fragment.reported:
+        values = cell_data[item.field] if item.field in cell_data else point_data[item.field]
+        summary[item.key] = _reduce(values, item.reduce)
+    echo(f"{config.name}: {model.describe()}; {fragment.compliance_name} "
+         f"{summary['compliance']:.6g}"
+         + "".join(f", {item.label} {summary[item.key]:.4g}" for item in fragment.reported))
     for label, force_vector in reactions.items():
         echo(f"reaction on {label}: {', '.join(f'{v:.6g}' for v in force_vector)}")
     folder.write_json("solution.json", summary)
     echo(f"results in {folder.path}: solution.vtu, solution.json"
-         + (", solution.png" if config.dim == 2 else ""))
+         + (", solution.png" if png is not None else ""))
     return summary
 
 
@@ -100,9 +123,11 @@ def objective_spec(config: Config, name: str | None) -> dict:
     given = config.data.get("objective")
     if name is None:
         name = given["type"] if given else "compliance"
-    if name not in OBJECTIVES:
+    offered = tuple(config.physics_class.config.responses)
+    if name not in offered:
         raise ConfigError(f"--objective {name!r} cannot be differentiated by `fesens "
-                          f"sensitivity`; choose one of {', '.join(OBJECTIVES)}")
+                          f"sensitivity` for {config.physics}; choose one of "
+                          f"{', '.join(offered)}")
     if given and given["type"] == name:
         return given
     try:
@@ -113,8 +138,7 @@ def objective_spec(config: Config, name: str | None) -> dict:
 
 
 def _wrt_check(config: Config, model, wrt: str) -> None:
-    allowed = (("density", "E", "nu", "loads") if config.physics == "elasticity"
-               else ("density", "conductivity", "loads"))
+    allowed = wrt_choices(config.physics_class)
     if wrt not in allowed:
         raise ConfigError(f"--wrt {wrt} does not apply to {config.physics} (choose one of "
                           f"{', '.join(allowed)})")
@@ -125,8 +149,9 @@ def _wrt_check(config: Config, model, wrt: str) -> None:
 def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str | None = None,
                     force: bool = False, echo: Callable[[str], None] = print,
                     command: str = "fesens sensitivity") -> dict:
-    """Gradient of an objective with respect to a cell field (density scale, E, ν,
-    conductivity) or to the load magnitudes, by one adjoint solve.
+    """Gradient of an objective with respect to a cell field (the density scale or a per-cell
+    parameter of the physics, :func:`wrt_choices`) or to the load magnitudes, by one adjoint
+    solve.
 
     Writes ``sensitivity.vtu`` (the gradient as cell data, with the solution),
     ``sensitivity.json``, and ``sensitivity.csv`` for loads or ``sensitivity.png`` for a
@@ -141,12 +166,10 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     J = response(spec, config)
     rho = np.ones(config.mesh.n_cells)
     captured = {}
+    keyword = "loads" if wrt == "loads" else SCALE.name if wrt == "density" else wrt
 
     def objective_of(parameter):
-        if wrt == "loads":
-            state = problem.solve(loads=parameter)
-        else:
-            state = problem.solve(**{WRT[wrt]: parameter})
+        state = problem.solve(**{keyword: parameter})
         captured["state"] = state
         return J(state, rho)
 
@@ -154,13 +177,12 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
         at = {name: 1.0 for name in model.loads}
     elif wrt == "density":
         at = np.ones(config.mesh.n_cells)
-    else:
-        at = np.array(getattr(model, WRT[wrt]), dtype=float)
+    else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
+        at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
+                             (config.mesh.n_cells,)).copy()
     value, gradient = value_and_grad(objective_of)(at)
     value = float(value)
-    state = captured["state"]
-    solution = Solution(model, np.asarray(getval(state.u)),
-                        [np.asarray(getval(c)) for c in state.coefficients], {}, None)
+    solution = captured["state"].detached()
     folder.prepare(clear=force)
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
                "solver": solver_class(config.data["solver"]["backend"]).name,

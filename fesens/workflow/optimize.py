@@ -18,7 +18,6 @@ import numpy as np
 
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
-from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
 from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder
@@ -66,11 +65,10 @@ def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
 
 
 def design_fields(model, evaluation: Evaluation) -> tuple[dict, dict]:
-    """Point and cell data of an evaluated design: displacement (temperature), density,
-    von Mises and stress (heat flux) at the interpolated stiffness."""
-    state = evaluation.state
-    solution = Solution(model, np.asarray(state.u), state.coefficients,
-                        dict(state.parameters), None)
+    """Point and cell data of an evaluated design: the physics' output (e.g. displacement,
+    von Mises and stress; temperature, heat flux) at the interpolated stiffness, and the
+    density. ``evaluation.state`` is a plain solution of the physics' ``solution_class``."""
+    solution = evaluation.state
     return solution.point_data(), {"density": evaluation.density, **solution.cell_data()}
 
 
