@@ -29,6 +29,7 @@ from fesens.output import ResultsFolder
 from fesens.physics import PHYSICS
 from fesens.plotting import plot_cell_field
 from fesens.solvers import solver_class
+from fesens.workflow.common import reported_values
 
 
 def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
@@ -48,13 +49,6 @@ def _output_fields(solution: Solution) -> tuple[dict, dict]:
     """``(point_data, cell_data)`` of a solution as plain arrays."""
     return ({k: np.asarray(getval(v)) for k, v in solution.point_data().items()},
             {k: np.asarray(getval(v)) for k, v in solution.cell_data().items()})
-
-
-def _reduce(values: np.ndarray, how: str) -> float:
-    """A reported number (:class:`~fesens.physics.spec.Reported`) of a field."""
-    if how == "max_norm":
-        return float(np.linalg.norm(np.reshape(values, (len(values), -1)), axis=1).max())
-    return float(np.max(values) if how == "max" else np.min(values))
 
 
 def _solution_png(config: Config, solution: Solution, fields: tuple[dict, dict],
@@ -97,10 +91,7 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
                "reactions": reactions, "solver": solver_class(backend).name,
                "fesens_version": __version__}
     fragment = config.physics_class.config
-    point_data, cell_data = fields
-    for item in fragment.reported:
-        values = cell_data[item.field] if item.field in cell_data else point_data[item.field]
-        summary[item.key] = _reduce(values, item.reduce)
+    summary.update(reported_values(fragment, *fields))
     echo(f"{config.name}: {model.describe()}; {fragment.compliance_name} "
          f"{summary['compliance']:.6g}"
          + "".join(f", {item.label} {summary[item.key]:.4g}" for item in fragment.reported))

@@ -23,7 +23,7 @@ from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder
 from fesens.plotting import plot_convergence, plot_density
 from fesens.solvers import solver_class
-from fesens.workflow.common import Interrupted
+from fesens.workflow.common import Interrupted, reported_values
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
 RESUMABLE_CHANGES = ("stop", "output", "name", "description")
@@ -218,8 +218,7 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
     folder.write_history(run.history)
     summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
                        evaluation=evaluation, converged=converged)
-    if "von_mises" in cell_data:
-        summary["max_von_mises"] = float(np.max(cell_data["von_mises"]))
+    summary.update(reported_values(config.physics_class.config, point_data, cell_data))
     summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
     folder.write_json("summary.json", summary)
     return summary
