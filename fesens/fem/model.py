@@ -83,7 +83,9 @@ class LinearModel(ABC):
       ``scale``, ``loads``, ``dirichlet`` and ``points``);
     * :meth:`cell_matrices` (the component matrices ``K⁽ᵏ⁾``, traced functions of the node
       coordinates) and :meth:`stiffness_fields` (their per-cell coefficients);
-    * :attr:`solution_class`, the physics' post-processing.
+    * :attr:`solution_class`, the physics' post-processing;
+    * ``config``, its configuration fragment (a ``fesens.physics.spec.PhysicsConfig``,
+      required by the physics registry): what a config file may say about it.
     """
 
     #: Registry name of the physics (config ``physics.type``).
