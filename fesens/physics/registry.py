@@ -11,6 +11,8 @@ its parameters, kernels, post-processing and config fragment) and add one line t
 
 from __future__ import annotations
 
+import inspect
+
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
 from fesens.fem.solution import Solution
@@ -30,7 +32,8 @@ def check_declarations(cls: type[LinearModel]) -> None:
     ``name``, ``field_name``, ``parameters`` (each a :class:`~fesens.fem.parameters.Parameter`
     under its own name), a :class:`~fesens.fem.solution.Solution` subclass as
     ``solution_class``, and a :class:`~fesens.physics.spec.PhysicsConfig` as ``config`` whose
-    material keys are parameters and whose load methods exist.
+    material keys are parameters, whose material and option keys are constructor keywords and
+    whose load methods exist.
 
     Raises
     ------
@@ -51,7 +54,12 @@ def check_declarations(cls: type[LinearModel]) -> None:
             raise ValueError(f"{where}.parameters[{key!r}] must be a Parameter named {key!r}")
     if not (isinstance(cls.solution_class, type) and issubclass(cls.solution_class, Solution)):
         raise TypeError(f"{where}.solution_class must be a Solution subclass")
-    config = getattr(cls, "config", None)
+    _check_fragment(cls)
+
+
+def _check_fragment(cls: type[LinearModel]) -> None:
+    """The configuration fragment of :func:`check_declarations`."""
+    where, config = cls.__name__, getattr(cls, "config", None)
     if not isinstance(config, PhysicsConfig):
         raise TypeError(f"{where} has no configuration fragment: set the class attribute "
                         "'config' to a fesens.physics.spec.PhysicsConfig")
@@ -59,6 +67,11 @@ def check_declarations(cls: type[LinearModel]) -> None:
     if unknown:
         raise ValueError(f"{where}.config.material {unknown} are not parameters of "
                          f"{where} ({', '.join(cls.parameters)})")
+    keywords = inspect.signature(cls).parameters
+    unknown = [key for key in (*config.material, *(o.name for o in config.options))
+               if key not in keywords]
+    if unknown:
+        raise ValueError(f"{where}.config: {unknown} are not keywords of {where}'s constructor")
     missing = [load.method for load in config.loads if not callable(getattr(cls, load.method,
                                                                             None))]
     if missing:

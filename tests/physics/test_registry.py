@@ -15,7 +15,7 @@ from fesens.config import ConfigError, build_model, resolve
 from fesens.fem.parameters import Parameter
 from fesens.fem.solution import Solution
 from fesens.physics import PHYSICS, register_physics
-from fesens.physics.spec import PhysicsConfig
+from fesens.physics.spec import Option, PhysicsConfig
 from fesens.workflow.analysis import wrt_choices
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,3 +162,13 @@ def test_no_module_outside_fesens_physics_names_a_physics():
 def test_the_name_check_finds_a_physics_name():
     """The check above would see ``physics == "elasticity"``."""
     assert physics_names_in(ROOT / "fesens" / "physics" / "elasticity.py", {"elasticity"})
+
+
+def test_fragment_keys_must_be_constructor_keywords():
+    class Hidden(ReactionDiffusion):
+        name = "hidden"
+        config = PhysicsConfig(material=("k",), options=(Option("plane", "", "stress"),))
+
+    with pytest.raises(ValueError, match=r"Hidden.config: \['plane'\] are not keywords of "
+                                         "Hidden's constructor"):
+        register_physics(Hidden)
