@@ -40,7 +40,7 @@ def check_declarations(cls: type[LinearModel]) -> None:
     TypeError
         ``cls`` is no model, or ``config``/``solution_class`` is missing or of the wrong type.
     ValueError
-        A name, material key or load method that does not match the class.
+        A name, material key, load method or stress objective that does not match the class.
     """
     if not (isinstance(cls, type) and issubclass(cls, LinearModel)):
         raise TypeError(f"a physics is a LinearModel subclass, got {cls!r}")
@@ -76,6 +76,10 @@ def _check_fragment(cls: type[LinearModel]) -> None:
                                                                             None))]
     if missing:
         raise ValueError(f"{where}.config.loads call {missing}, which {where} does not have")
+    stresses = [name for name, kind in config.responses.items() if kind.startswith("stress")]
+    if stresses and not hasattr(cls.solution_class, "von_mises_squared"):
+        raise ValueError(f"{where}.config.responses {stresses} aggregate stresses, which "
+                         f"{cls.solution_class.__name__} does not recover (von_mises_squared)")
 
 
 class PhysicsRegistry:

@@ -172,3 +172,13 @@ def test_fragment_keys_must_be_constructor_keywords():
     with pytest.raises(ValueError, match=r"Hidden.config: \['plane'\] are not keywords of "
                                          "Hidden's constructor"):
         register_physics(Hidden)
+
+
+def test_stress_objectives_need_a_stress_recovery():
+    class Stressless(ReactionDiffusion):
+        name = "stressless"
+        config = PhysicsConfig(material=("k",), responses={"peak": "stress_pnorm"})
+
+    with pytest.raises(ValueError, match=r"\['peak'\] aggregate stresses, which Solution does "
+                                         r"not recover"):
+        register_physics(Stressless)
