@@ -87,8 +87,8 @@ def cantilever_model(size: GridSize, load: str = "traction"):
     fesens.fem.Elasticity
         ``E = 1``, ``nu = 0.3``, plane stress in 2D, ``left`` side clamped.
     """
-    from fesens.physics import Elasticity
     from fesens.mesh import box, rectangle
+    from fesens.physics import Elasticity
 
     nx, ny = size.cells[:2]
     lengths = (nx / ny, 1.0, *(n / ny for n in size.cells[2:]))

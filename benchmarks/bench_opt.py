@@ -120,8 +120,8 @@ def build_model(problem: Problem):
     size = GridSize.parse(problem.size)
     if problem.kind == "cantilever":
         return cantilever_model(size), problem.radius_cells / size.cells[1]
-    from fesens.physics import Elasticity
     from fesens.mesh import rectangle
+    from fesens.physics import Elasticity
 
     nelx, nely = size.cells
     model = Elasticity(rectangle(nelx, nely, float(nelx), float(nely)), E=1.0, nu=0.3,
@@ -199,10 +199,11 @@ class Buckets:
 
 def instrument(problem, solver_class) -> Buckets:
     """Wrap the functions of one fesens iteration with bucket timers (see module doc)."""
+    from fesens.adjoint.assembly import BlockOperator, assemble
+
     import fesens.ad.api
     import fesens.ad.tracer
     from fesens.ad.numpy_wrapper import matmul
-    from fesens.adjoint.assembly import BlockOperator, assemble
     from fesens.opt import OC, DensityFilter
 
     buckets = Buckets()

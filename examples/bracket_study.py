@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
-from fesens.physics import Elasticity
 from fesens.mesh import read_mesh
+from fesens.physics import Elasticity
 from fesens.study import (
     Parameter,
     ParametricModel,

@@ -32,9 +32,9 @@ import numpy as np
 
 from fesens.ad import check_grad, taylor_test, value_and_grad
 from fesens.adjoint import compliance
-from fesens.physics import Elasticity
 from fesens.mesh import rectangle
 from fesens.opt import SIMP, DensityFilter, DesignProblem, make_optimizer, optimize
+from fesens.physics import Elasticity
 from fesens.plotting import plot_convergence, plot_density
 
 LENGTH, HEIGHT = 2.0, 1.0

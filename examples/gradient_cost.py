@@ -35,8 +35,8 @@ from threadpoolctl import threadpool_limits
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
-from fesens.physics import Elasticity
 from fesens.mesh import rectangle
+from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 
 GRIDS = {"normal": (32, 64, 128, 256, 400), "fast": (16, 32, 64, 96)}  # nx; ny = nx / 2

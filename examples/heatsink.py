@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import thermal_compliance
-from fesens.physics import HeatConduction
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
+from fesens.physics import HeatConduction
 from fesens.plotting import plot_cell_field, plot_density
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "heatsink.msh"

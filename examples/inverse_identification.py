@@ -36,8 +36,8 @@ from scipy.optimize import minimize
 
 from fesens.ad import value_and_grad
 from fesens.adjoint import Differentiable, misfit
-from fesens.physics import Elasticity
 from fesens.mesh import Mesh, rectangle
+from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 
 LENGTH, HEIGHT = 2.0, 1.0

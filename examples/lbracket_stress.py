@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from fesens.adjoint import compliance, stress_pnorm, von_mises_squared
-from fesens.physics import Elasticity
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import MMA, SIMP, Constraint, DensityFilter, DesignProblem, optimize
+from fesens.physics import Elasticity
 
 MESH = Path(__file__).resolve().parents[1] / "fesens" / "data" / "meshes" / "lbracket.msh"
 CORNER = np.array([40.0, 40.0])  # the re-entrant corner (mm)

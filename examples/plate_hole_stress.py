@@ -35,8 +35,8 @@ from matplotlib.colors import SymLogNorm
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
-from fesens.physics import Elasticity
 from fesens.mesh import read_mesh, write_mesh
+from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "plate_hole.msh"

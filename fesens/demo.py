@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.fem import Elasticity
 from fesens.mesh import read_mesh
+from fesens.physics import Elasticity
 from fesens.plotting import plot_cell_field
 
 #: The bundled L-bracket (Gmsh 4.1; groups top, load, corner, domain). Units: mm, N, MPa.

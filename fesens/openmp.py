@@ -12,9 +12,10 @@ Measured on 2 cores, re-factorizing the 161 202-dof 400x200 plane-stress problem
 
 ``OMP_THREAD_LIMIT`` caps every parallel region, ``num_threads`` clauses included; libgomp
 reads it once, when it is loaded, so :mod:`fesens.solvers.cholmod` sets it right before it
-imports scikit-sparse (the one call of :func:`cap_openmp_threads`). The limit is 1 unless CHOLMOD's BLAS is itself an OpenMP build
-(Debian's ``openblas-openmp`` alternative), whose threads it would serialise; then it is
-the number of usable cores. A value the user has set is kept.
+imports scikit-sparse (the one call of :func:`cap_openmp_threads`). The limit is 1 unless
+CHOLMOD's BLAS is itself an OpenMP build (Debian's ``openblas-openmp`` alternative), whose
+threads it would serialise; then it is the number of usable cores. A value the user has set
+is kept.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ are round-off); there the remainders themselves must vanish: ``J(x + εh) = J(x)
 import numpy as np
 
 from fesens.ad import check_grad, taylor_test
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import Mesh, box, rectangle
+from fesens.physics import Elasticity, HeatConduction
 
 RATE_TOLERANCE = 0.1
 #: Remainders of an affine function, relative to ``|J(x)|``: round-off only.

@@ -17,8 +17,7 @@ from fesens.ad import grad
 from fesens.adjoint import Differentiable, compliance, thermal_compliance, von_mises_squared
 from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import gradient_matrices
-from fesens.physics.elasticity import elasticity_matrices
-from fesens.physics.elasticity import lame_parameters
+from fesens.physics.elasticity import elasticity_matrices, lame_parameters
 
 SIMP_PENALTY = 3.0
 

@@ -9,9 +9,9 @@ import pytest
 
 from fesens.adjoint import compliance
 from fesens.config import build_model, build_optimizer, build_problem, load_preset, resolve
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import rectangle
 from fesens.opt import OC, SIMP, Continuation, DesignProblem, Heaviside, make_filter, optimize
+from fesens.physics import Elasticity, HeatConduction
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())

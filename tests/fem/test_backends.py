@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fesens.errors import ConvergenceError
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import box, rectangle
+from fesens.physics import Elasticity, HeatConduction
 from fesens.solvers import IterativeSolver, LinearSolver, available_solvers, make_solver
 from fesens.solvers.preconditioners import amg_available, default_preconditioner
 

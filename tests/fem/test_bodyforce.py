@@ -19,8 +19,8 @@ its value at the centroid.
 import numpy as np
 import pytest
 
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import Mesh, box, rectangle
+from fesens.physics import Elasticity, HeatConduction
 
 E, RHO_G, L, WIDTH = 50.0, 3.0, 4.0, 0.5
 KAPPA, Q = 2.0, 5.0

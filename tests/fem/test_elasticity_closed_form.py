@@ -14,8 +14,8 @@ The formulas were checked symbolically (equilibrium, boundary tractions) when wr
 import numpy as np
 import pytest
 
-from fesens.physics import Elasticity
 from fesens.mesh import plate_with_hole, quarter_annulus, rectangle
+from fesens.physics import Elasticity
 
 E, NU = 1000.0, 0.3
 

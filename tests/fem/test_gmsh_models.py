@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fesens.physics import Elasticity
 from fesens.mesh import read_mesh
+from fesens.physics import Elasticity
 
 ROOT = Path(__file__).resolve().parents[2]
 LBRACKET = ROOT / "fesens" / "data" / "meshes" / "lbracket.msh"

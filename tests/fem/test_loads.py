@@ -13,8 +13,8 @@ import pytest
 from fem_helpers import ALL_CELL_TYPES, CELL_TYPES_2D, distorted, unit_mesh
 
 from fesens.errors import BoundaryConditionError
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
+from fesens.physics import Elasticity, HeatConduction
 
 LENGTHS = np.array([2.0, 1.5, 0.5])
 THICKNESS = 0.3

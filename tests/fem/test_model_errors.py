@@ -10,8 +10,8 @@ from fesens.errors import (
     SingularMatrixError,
     UnknownGroupError,
 )
-from fesens.physics import Elasticity, HeatConduction
 from fesens.mesh import rectangle
+from fesens.physics import Elasticity, HeatConduction
 
 
 def test_missing_dirichlet_names_free_rigid_motions():

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from fem_helpers import CELL_TYPES_2D, distorted, unit_mesh
 
-from fesens.physics import Elasticity, HeatConduction
 from fesens.fem.postprocess import nodal_average
-from fesens.physics.elasticity import von_mises
 from fesens.mesh import box, rectangle
+from fesens.physics import Elasticity, HeatConduction
+from fesens.physics.elasticity import von_mises
 
 E, NU = 200.0, 0.3
 

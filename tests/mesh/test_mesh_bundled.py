@@ -27,9 +27,9 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from fesens.physics import Elasticity, HeatConduction
 from fesens.fem.geometry import cell_geometry, facet_geometry
 from fesens.mesh import Mesh, read_mesh
+from fesens.physics import Elasticity, HeatConduction
 
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.adjoint import compliance
-from fesens.physics import Elasticity
 from fesens.mesh import rectangle
 from fesens.opt import SIMP, DesignProblem, make_filter
+from fesens.physics import Elasticity
 
 
 def mbb_model(nelx: int, nely: int, cell_type: str = "quad4") -> Elasticity:

@@ -4,9 +4,9 @@ elasticity stiffness matrices (plain and SIMP) made with fesens' model API."""
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.physics import Elasticity
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.mesh import box, rectangle
+from fesens.physics import Elasticity
 
 #: Young's modulus of void cells in :func:`simp_cantilever` (relative to solid).
 E_MIN = 1e-9

@@ -18,8 +18,8 @@ import numpy as np
 
 from fesens.ad import getval
 from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
-from fesens.physics import Elasticity
 from fesens.mesh import rectangle
+from fesens.physics import Elasticity
 from fesens.study import Parameter, ParametricModel, from_table
 
 #: ``y = C a² / b`` (S_a = 2, S_b = −1 everywhere) and ``z = sin a + b``.
