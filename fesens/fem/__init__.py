@@ -23,6 +23,7 @@ _MOVED = {"Elasticity": "fesens.physics", "HeatConduction": "fesens.physics"}
 
 
 def __getattr__(name: str):
-    if name in _MOVED:
-        raise AttributeError(f"fesens.fem.{name} moved: use 'from {_MOVED[name]} import {name}'")
+    if name in _MOVED:  # an ImportError, so that `from fesens.fem import ...` shows it
+        raise ImportError(f"fesens.fem.{name} moved to {_MOVED[name]}: use "
+                          f"'from {_MOVED[name]} import {name}'")
     raise AttributeError(f"module 'fesens.fem' has no attribute {name!r}")
