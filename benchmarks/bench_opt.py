@@ -199,11 +199,10 @@ class Buckets:
 
 def instrument(problem, solver_class) -> Buckets:
     """Wrap the functions of one fesens iteration with bucket timers (see module doc)."""
-    from fesens.adjoint.assembly import BlockOperator, assemble
-
     import fesens.ad.api
     import fesens.ad.tracer
     from fesens.ad.numpy_wrapper import matmul
+    from fesens.fem.assemble import BlockOperator, assemble
     from fesens.opt import OC, DensityFilter
 
     buckets = Buckets()
@@ -236,12 +235,11 @@ def case_problem(kind: str, size: str, radius_cells: float, warmup: int,
     """fesens iterations (instrumented), each followed by one top88-style iteration and one
     forward solve, so that the three see the same machine load; then MMA updates."""
     from fesens.opt import MMA, OC, optimize
-    from fesens.solvers import make_solver
 
     model, radius = build_model(Problem(kind, size, radius_cells, warmup, iterations))
     problem = design_problem(model, radius)
     top88 = Top88Iteration(model, radius)
-    buckets = instrument(problem, type(make_solver(problem.differentiable.solver)))
+    buckets = instrument(problem, type(problem.differentiable.solver))
     snapshots, top88_runs, forward = [], [], []
     designs = [problem.initial_design()]  # designs[k] is the design evaluated at iteration k+1
 
