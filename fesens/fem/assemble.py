@@ -31,8 +31,10 @@ import numpy as np
 from fesens.ad.numpy_wrapper import untake
 from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.sparse import OuterCotangent, PatternMatrix, SparsePattern
-from fesens.ad.tracer import primitive
+from fesens.ad.tracer import Box, primitive
 from fesens.fem.assembler import Assembler, split_fields, stack_fields
+from fesens.fem.postprocess import dof_gradients
+from fesens.fem.shape import form_shape_cotangent
 from fesens.readonly import freeze
 
 
@@ -127,6 +129,30 @@ class BlockOperator:
         for c, Kk in zip(coefficients, model.cell_matrices(points), strict=True):
             total = total + np.sum(c * np.einsum("eij,eij->e", K_bar, Kk))
         return total
+
+    def shape_cotangents(self, g, model, weights, points, fields) -> list:
+        """``[X̄, c̄...]`` of :func:`assemble_at_points` for ``K̄ = Σ_p a_p b_pᵀ``, by the
+        hand-derived rule of :mod:`fesens.fem.shape` (plain arrays).
+
+        ``X̄`` is ``(n_points, dim)``; one ``c̄`` per coefficient field ``(n_cells,)``.
+        """
+        coefficients = unfolded(weights, fields)
+        geometry = model.geometry(points)
+        n_comp, mesh = model.n_components, model.mesh
+        points_bar, totals = 0.0, [0.0] * len(coefficients)
+        for a, b in g.pairs:
+            grad_a = dof_gradients(geometry, self._on_cells(a, self.row_dofs), n_comp)
+            grad_b = dof_gradients(geometry, self._on_cells(b, self.col_dofs), n_comp)
+            values = model.integrand_values(grad_a, grad_b)
+            flux_a, flux_b = model.integrand_fluxes(grad_a, grad_b, coefficients)
+            density = sum(c[:, None] * v for c, v in zip(coefficients, values, strict=True))
+            points_bar = points_bar + form_shape_cotangent(
+                geometry, mesh.cells, mesh.n_points, density, flux_a, flux_b, grad_a, grad_b)
+            totals = [t + np.sum(geometry.dx * v, axis=1)
+                      for t, v in zip(totals, values, strict=True)]
+        if weights is not None:
+            totals = [sum(w * t for w, t in zip(weights, totals, strict=True))]
+        return [points_bar, *totals]
 
     def _on_cells(self, vector, block_dofs):
         """A block-dof vector ``(n_block,)`` or ``(n_block, k)`` at each cell's dofs."""
@@ -231,6 +257,10 @@ def _assemble_at_points_vjp(argnums, ans, operator, model, weights, points, *fie
     from fesens.ad.api import vjp as pullback_of  # the AD entry points sit above the rules
 
     def vjp(g):
+        if _hand_derived(g, model, points, fields):
+            cotangents = operator.shape_cotangents(g, model, weights, points, fields)
+            return tuple(cotangents[i - 3] for i in argnums)
+
         def contracted(X, *c):
             return operator.contract(g, model, unfolded(weights, c), X)
 
@@ -242,3 +272,12 @@ def _assemble_at_points_vjp(argnums, ans, operator, model, weights, points, *fie
 
 
 defvjp_joint(assemble_at_points, _assemble_at_points_vjp)
+
+
+def _hand_derived(g, model, points, fields) -> bool:
+    """Whether :meth:`BlockOperator.shape_cotangents` applies: a cotangent of outer
+    factors, a physics that declares its integrand, and nothing traced (first order)."""
+    if not isinstance(g, OuterCotangent) or not model.has_integrand():
+        return False
+    values = [points, *fields, *(v for pair in g.pairs for v in pair)]
+    return not any(type(v) is Box for v in values)

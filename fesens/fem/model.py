@@ -53,6 +53,7 @@ from fesens.fem.loads import (
     volume_load_vector,
 )
 from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.postprocess import dof_gradients
 from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh, Predicate
@@ -298,11 +299,44 @@ class LinearModel(ABC):
 
         ``a_cells``, ``b_cells``: ``(n_cells, nd)`` or ``(n_cells, nd, n_cases)`` (summed
         over the cases). What shape sensitivities differentiate (see
-        :func:`~fesens.fem.assemble.assemble_at_points`); this default forms the cell
-        matrices, a physics overrides it with the field gradients at the quadrature points.
+        :func:`~fesens.fem.assemble.assemble_at_points`): ``Σ_q dΩ F_k`` with the physics'
+        :meth:`integrand_values`, or, for a physics without one, from the cell matrices.
         """
-        spec = "eic,eij,ejc->e" if np.ndim(a_cells) == 3 else "ei,eij,ej->e"
-        return [np.einsum(spec, a_cells, Kk, b_cells) for Kk in self.cell_matrices(points)]
+        if not self.has_integrand():
+            spec = "eic,eij,ejc->e" if np.ndim(a_cells) == 3 else "ei,eij,ej->e"
+            return [np.einsum(spec, a_cells, Kk, b_cells) for Kk in self.cell_matrices(points)]
+        geometry = self.geometry(points)
+        values = self.integrand_values(dof_gradients(geometry, a_cells, self.n_components),
+                                       dof_gradients(geometry, b_cells, self.n_components))
+        return [np.sum(geometry.dx * v, axis=1) for v in values]
+
+    def has_integrand(self) -> bool:
+        """Whether the physics declares :meth:`integrand_values` and :meth:`integrand_fluxes`
+        (then shape gradients use the hand-derived rule of :mod:`fesens.fem.shape`)."""
+        return type(self).integrand_values is not LinearModel.integrand_values
+
+    def integrand_values(self, grad_a, grad_b) -> list:
+        """Optional: the integrands ``F_k`` of ``a_eᵀ K⁽ᵏ⁾_e b_e = Σ_q dΩ_q F_k``.
+
+        Parameters
+        ----------
+        grad_a, grad_b : array
+            Field gradients at the quadrature points, ``(n_cells, n_qp, n_comp, dim,
+            n_cases)`` (:func:`~fesens.fem.postprocess.dof_gradients`).
+
+        Returns
+        -------
+        list
+            One ``(n_cells, n_qp)`` array per component (summed over the cases); written in
+            the traced numpy subset.
+        """
+        raise NotImplementedError
+
+    def integrand_fluxes(self, grad_a, grad_b, coefficients) -> tuple:
+        """Optional, with :meth:`integrand_values`: ``∂F/∂∇a`` and ``∂F/∂∇b`` of
+        ``F = Σ_k c_k F_k``, each shaped like ``grad_a``; ``coefficients``: ``c_k``
+        ``(n_cells,)``."""
+        raise NotImplementedError
 
     def checked(self, name: str, value):
         """``value`` of parameter ``name`` broadcast to ``(n_cells,)`` after its checks.

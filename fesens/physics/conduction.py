@@ -13,7 +13,6 @@ from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
-from fesens.fem.postprocess import dof_gradients
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
@@ -92,13 +91,16 @@ class HeatConduction(LinearModel):
         """``[Kκ]`` for ``points`` (default: the mesh's)."""
         return [gradient_matrices(self.geometry(points))]
 
-    def cell_bilinear(self, points, a_cells, b_cells) -> list:
-        """``[aᵀKκb]`` per cell: ``∫ ∇a · ∇b dΩ`` at the quadrature points (traced in
-        ``points``)."""
-        geometry = self.geometry(points)
-        grad_a = dof_gradients(geometry, a_cells, 1)
-        grad_b = dof_gradients(geometry, b_cells, 1)
-        return [np.einsum("eq,eqckz,eqckz->e", geometry.dx, grad_a, grad_b)]
+    def integrand_values(self, grad_a, grad_b) -> list:
+        """``[∇a · ∇b]`` at the quadrature points, ``(n_cells, n_qp)``: the integrand of
+        ``aᵀKκb``."""
+        n_cells, n_qp = np.shape(grad_a)[:2]
+        return [np.sum(np.reshape(grad_a * grad_b, (n_cells, n_qp, -1)), axis=2)]
+
+    def integrand_fluxes(self, grad_a, grad_b, coefficients) -> tuple:
+        """``∂F/∂∇a = c ∇b`` and ``∂F/∂∇b = c ∇a`` for ``F = c ∇a · ∇b``."""
+        c = coefficients[0][:, None, None, None, None]
+        return c * grad_b, c * grad_a
 
     def stiffness_fields(self, conductivity=None, scale=None) -> tuple:
         """``(None, [s t κ])``, ``(n_cells,)``."""

@@ -24,7 +24,6 @@ from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
-from fesens.fem.postprocess import dof_gradients
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
@@ -87,6 +86,11 @@ def elasticity_matrices(geometry: CellGeometry) -> tuple:
     identity = np.reshape(np.eye(dim), (1, 1, dim, 1, dim))
     K_mu = np.reshape(K_grad[:, :, None, :, None] * identity, (n_geom, nd, nd)) + swapped
     return K_lambda, K_mu
+
+
+def _divergence(gradients):
+    """``div a`` ``(n_cells, n_qp, n_cases)`` from ``(n_cells, n_qp, dim, dim, n_cases)``"""
+    return sum(gradients[:, :, i, i] for i in range(np.shape(gradients)[2]))
 
 
 # ------------------------------------------------------------------ post-processing
@@ -275,18 +279,26 @@ class Elasticity(LinearModel):
         """``[Kλ, Kμ]`` (see the module docstring), for ``points`` (default: the mesh's)."""
         return list(elasticity_matrices(self.geometry(points)))
 
-    def cell_bilinear(self, points, a_cells, b_cells) -> list:
-        """``[aᵀKλb, aᵀKμb]`` per cell from the gradients at the quadrature points:
-        ``∫ div a div b dΩ`` and ``∫ (∇a:∇b + ∇a:∇bᵀ) dΩ`` (traced in ``points``)."""
-        geometry = self.geometry(points)
-        dim, dx = self.mesh.dim, geometry.dx
-        grad_a = dof_gradients(geometry, a_cells, dim)
-        grad_b = dof_gradients(geometry, b_cells, dim)
-        div_a = sum(grad_a[:, :, i, i] for i in range(dim))
-        div_b = sum(grad_b[:, :, i, i] for i in range(dim))
-        return [np.einsum("eq,eqz,eqz->e", dx, div_a, div_b),
-                np.einsum("eq,eqckz,eqckz->e", dx, grad_a, grad_b)
-                + np.einsum("eq,eqckz,eqkcz->e", dx, grad_a, grad_b)]
+    def integrand_values(self, grad_a, grad_b) -> list:
+        """``[div a div b, ∇a:(∇b + ∇bᵀ)]`` at the quadrature points: the integrands of
+        ``aᵀKλb`` and ``aᵀKμb``, each ``(n_cells, n_qp)``."""
+        n_cells, n_qp = np.shape(grad_a)[:2]
+        products = grad_a * (grad_b + np.transpose(grad_b, (0, 1, 3, 2, 4)))
+        return [np.sum(_divergence(grad_a) * _divergence(grad_b), axis=-1),
+                np.sum(np.reshape(products, (n_cells, n_qp, -1)), axis=2)]
+
+    def integrand_fluxes(self, grad_a, grad_b, coefficients) -> tuple:
+        """``∂F/∂∇a = c_λ div b I + c_μ (∇b + ∇bᵀ)`` and the same with ``a`` and ``b``
+        swapped, for ``F = c_λ div a div b + c_μ ∇a:(∇b + ∇bᵀ)``."""
+        c_lambda, c_mu = (c[:, None, None, None, None] for c in coefficients)
+        identity = np.eye(self.mesh.dim)[None, None, :, :, None]
+
+        def flux(other):
+            divergence = _divergence(other)[:, :, None, None, :]
+            return (c_lambda * divergence * identity
+                    + c_mu * (other + np.transpose(other, (0, 1, 3, 2, 4))))
+
+        return flux(grad_b), flux(grad_a)
 
     def lame(self, E=None, nu=None) -> tuple:
         """Per-cell ``(λ, μ)`` for the given (or the model's) ``E`` and ``nu``."""
