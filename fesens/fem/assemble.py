@@ -231,7 +231,8 @@ def assemble_at_points(operator: BlockOperator, model, weights, points, *fields
     ----------
     operator : BlockOperator
     model : LinearModel
-        Provides ``cell_matrices(points)`` and ``cell_bilinear(points, a, b)``.
+        Provides ``cell_matrices(points)``, ``cell_bilinear(points, a, b)`` and, optionally,
+        ``integrand_values``/``integrand_fluxes``.
     weights : tuple of float or None
         Folded weights (``c_k = w_k s``, ``fields = [s]``) or None.
     points : array
@@ -240,10 +241,11 @@ def assemble_at_points(operator: BlockOperator, model, weights, points, *fields
         Coefficient fields ``(n_cells,)``, differentiable.
 
     The VJP never forms ``∂K_e/∂X``: for a cotangent ``K̄ = Σ_p a_p b_pᵀ`` (a solve's) it
-    differentiates the scalar ``Σ_p Σ_e Σ_k c_(k,e) a_(p,e)ᵀ K⁽ᵏ⁾_e(X) b_(p,e)``, which the
-    physics evaluates from the field gradients at the quadrature points
-    (``model.cell_bilinear``), with the traced geometry: O(n_cells · n_qp · dim²) work
-    instead of O(n_cells · n_cell_dofs²) per traced operation.
+    differentiates the scalar ``Σ_p Σ_e Σ_k c_(k,e) a_(p,e)ᵀ K⁽ᵏ⁾_e(X) b_(p,e)``. When the
+    physics declares its integrand (``model.has_integrand()``) and nothing is traced twice,
+    by the hand-derived rule of :mod:`fesens.fem.shape` (:meth:`BlockOperator.
+    shape_cotangents`); otherwise by tracing ``model.cell_bilinear`` (the field gradients
+    at the quadrature points, or the cell matrices) with the traced geometry.
     """
     coefficients = unfolded(weights, fields)
     components = model.cell_matrices(points)
