@@ -57,6 +57,7 @@ from fesens.fem.postprocess import dof_gradients
 from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh, Predicate
+from fesens.readonly import snapshot, unchanged
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver
 
 Where = str | Predicate
@@ -126,6 +127,7 @@ class LinearModel(ABC):
         self._operators: dict[str, BlockOperator] = {}
         self._cell_matrices: list[np.ndarray] | None = None
         self._geometry: dict[int | None, CellGeometry] = {}
+        self._moved_geometry: dict[int | None, tuple] = {}
         self._averaged: tuple | None = None
 
     @classmethod
@@ -354,10 +356,20 @@ class LinearModel(ABC):
 
     # ------------------------------------------------------------ geometry
     def geometry(self, points=None, order: int | None = None) -> CellGeometry:
-        """Quadrature data of all cells for ``points`` (default: the mesh's, kept)."""
+        """Quadrature data of all cells for ``points`` (default: the mesh's, kept).
+
+        The geometry of the last plain ``points`` array is kept too (a solve at moved nodes
+        and its shape gradient share it); traced points are always recomputed.
+        """
         order = self.quadrature_order if order is None else order
         if points is not None:
-            return cell_geometry(self.mesh, order, points=points)
+            if type(points) is not np.ndarray:
+                return cell_geometry(self.mesh, order, points=points)
+            kept = self._moved_geometry.get(order)
+            if kept is None or not unchanged(kept[0], points):
+                kept = self._moved_geometry[order] = (snapshot(points),
+                                                      cell_geometry(self.mesh, order, points))
+            return kept[1]
         if order not in self._geometry:
             self._geometry[order] = cell_geometry(self.mesh, order)
         return self._geometry[order]

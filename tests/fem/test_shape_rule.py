@@ -49,3 +49,13 @@ def test_the_hand_derived_rule_matches_the_traced_kernel(name, objective, monkey
     traced = gradients(model, objective, monkeypatch, hand=False)
     for h, t in zip(hand, traced, strict=True):
         np.testing.assert_allclose(h, t, rtol=1e-9, atol=1e-12 * np.abs(t).max())
+
+
+def test_the_kept_geometry_of_moved_points_follows_changes_made_in_place():
+    model = models()["plane strain"]
+    X = perturbed(model.mesh, 3)
+    first = model.solve(points=X).u
+    X *= 1.5  # the same array, new values: a kept geometry must not be reused
+    np.testing.assert_allclose(model.solve(points=X).u,
+                               model.solve(points=X.copy()).u, rtol=1e-12)
+    assert not np.allclose(model.solve(points=X).u, first)
