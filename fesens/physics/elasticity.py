@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.geometry import CellGeometry
-from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
@@ -73,19 +72,25 @@ def elasticity_matrices(geometry: CellGeometry) -> tuple:
 
     With ``G`` ``(n_geom, n_qp, n_nodes*dim)`` holding ``∂_i N_a`` at column ``a*dim + i``:
     ``Kλ = Gᵀ diag(dΩ) G`` (one batched product, already in the interleaved dof order) and
-    ``Kμ = δ_ij (∇N_a·∇N_b) + Kλ`` with ``i`` and ``j`` swapped in each node block.
+    ``Kμ = δ_ij (∇N_a·∇N_b) + Kλ`` with ``i`` and ``j`` swapped in each node block, where
+    ``∇N_a·∇N_b = Σ_i Kλ_(ai)(bi)``.
     """
     G, dx = geometry.dNdx, geometry.dx
     n_geom, n_qp, n_nodes, dim = np.shape(G)
     nd = n_nodes * dim
     flat = np.reshape(G, (n_geom, n_qp, nd))
     K_lambda = np.matmul(np.transpose(flat * dx[:, :, None], (0, 2, 1)), flat)
-    swapped = np.reshape(np.transpose(np.reshape(K_lambda, (n_geom, n_nodes, dim, n_nodes, dim)),
-                                      (0, 1, 4, 3, 2)), (n_geom, nd, nd))
-    K_grad = gradient_matrices(geometry)
-    identity = np.reshape(np.eye(dim), (1, 1, dim, 1, dim))
-    K_mu = np.reshape(K_grad[:, :, None, :, None] * identity, (n_geom, nd, nd)) + swapped
-    return K_lambda, K_mu
+    blocks = np.reshape(K_lambda, (n_geom, n_nodes, dim, n_nodes, dim))
+    K_grad = sum(blocks[:, :, i, :, i] for i in range(dim))
+    swapped = np.transpose(blocks, (0, 1, 4, 3, 2))
+    if type(swapped) is np.ndarray:  # plain arrays: add the diagonal blocks in place
+        K_mu = np.ascontiguousarray(swapped)
+        for i in range(dim):
+            K_mu[:, :, i, :, i] += K_grad
+    else:
+        K_mu = swapped + K_grad[:, :, None, :, None] * np.reshape(np.eye(dim),
+                                                                    (1, 1, dim, 1, dim))
+    return K_lambda, np.reshape(K_mu, (n_geom, nd, nd))
 
 
 def _divergence(gradients):
