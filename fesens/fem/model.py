@@ -55,6 +55,7 @@ from fesens.fem.loads import (
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.postprocess import dof_gradients
 from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
+from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh, Predicate
 from fesens.readonly import snapshot, unchanged
@@ -378,15 +379,12 @@ class LinearModel(ABC):
         """Volume-averaged ``∂N_a/∂x_k`` per cell ``(n_geom, n_nodes, dim)`` and the cell
         volumes ``(n_cells,)`` (2D: areas, without the thickness), kept for the mesh's
         coordinates; traced for traced ``points``."""
-        if points is None and self._averaged is not None:
-            return self._averaged
-        geometry = self.geometry(points)
-        weights = geometry.dx / np.sum(geometry.dx, axis=1, keepdims=True)
-        gbar = np.einsum("eq,eqak->eak", weights, geometry.dNdx)
-        volumes = np.sum(geometry.dx, axis=1) * np.ones(self.mesh.n_cells)
-        if points is None:
-            self._averaged = (gbar, volumes)
-        return gbar, volumes
+        if points is not None:  # differentiable in the points (fesens.fem.shape's rules)
+            return averaged_gradients(self, points), cell_volumes(self, points)
+        if self._averaged is None:
+            gbar, volumes = averaged_gradients(self, None), cell_volumes(self, None)
+            self._averaged = (gbar, np.broadcast_to(volumes, (self.mesh.n_cells,)).copy())
+        return self._averaged
 
     def cell_volumes(self, points=None):
         """Cell volumes (2D: areas), ``(n_cells,)``; traced for traced ``points``."""

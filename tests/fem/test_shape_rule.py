@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad
-from fesens.adjoint import compliance, displacement_norm
+from fesens.adjoint import compliance, displacement_norm, volume
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity, HeatConduction
 
@@ -59,3 +59,20 @@ def test_the_kept_geometry_of_moved_points_follows_changes_made_in_place():
     np.testing.assert_allclose(model.solve(points=X).u,
                                model.solve(points=X.copy()).u, rtol=1e-12)
     assert not np.allclose(model.solve(points=X).u, first)
+
+
+def test_second_derivatives_in_the_points_trace_the_geometry():
+    # The rules of fesens/fem/shape.py are first order; nested differentiation falls back
+    # to the traced geometry: d/dt ∇J(X + t v) against central differences of ∇J.
+    model = models()["plane strain"]
+    X, v = perturbed(model.mesh, 4), perturbed(model.mesh, 5) - model.mesh.points
+    x = np.full(model.mesh.n_cells, 0.7)
+
+    def J(X):
+        return volume(model, x, points=X) + np.sum(model.cell_volumes(X) ** 2)
+
+    gradient = grad(J)
+    directional = grad(lambda X: np.sum(gradient(X) * v))(X)
+    step = 1e-6
+    fd = (np.sum(gradient(X + step * v) * v, axis=None) - np.sum(gradient(X - step * v) * v))
+    assert np.sum(directional * v) == pytest.approx(fd / (2 * step), rel=1e-6)
