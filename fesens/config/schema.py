@@ -434,6 +434,21 @@ def _check_loads(raw: Any, config: Config) -> list[dict]:
     return out
 
 
+def _is_zero(value: float | list[float]) -> bool:
+    return not any(value) if isinstance(value, list) else value == 0
+
+
+def _check_loaded(supports: list[dict], loads: list[dict]) -> None:
+    """Refuse a model that nothing loads: every load and every prescribed value zero."""
+    if any(not _is_zero(item["value"]) for item in supports + loads):
+        return
+    what = (f"every load is zero (loads[0].value = {show(loads[0]['value'])})" if loads
+            else "there are no loads")
+    raise ConfigError(f"{what} and every support value is 0: the solution is zero, so there is "
+                      "nothing to solve or optimize; give at least one [[loads]] a nonzero "
+                      "value")
+
+
 def _check_design(raw: Any, config: Config) -> dict:
     spec = {"passive": Key(require_list_of_tables, [], "passive regions")}
     design = check_table("design", raw, spec)
@@ -542,6 +557,10 @@ def _check_consistency(data: dict) -> None:
     if optimizer is None or constraints is None or objective is None:
         return
     general = OPTIMIZERS[optimizer["type"]].general_constraints
+    if not general and constraints["volume_fraction"] >= 1.0:
+        raise ConfigError(f"constraints.volume_fraction = {show(constraints['volume_fraction'])} "
+                          f"leaves the {optimizer['type'].upper()} optimizer no design freedom "
+                          "(every cell full meets it): give a value below 1, e.g. 0.5")
     capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
                           if cls.general_constraints)
     if not general and constraints["extra"]:
@@ -606,6 +625,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     config = Config(data, mesh, source, label)
     data["supports"] = _check_supports(raw["supports"], config)
     data["loads"] = _check_loads(raw["loads"], config)
+    _check_loaded(data["supports"], data["loads"])
     checks = {
         "design": lambda r: _check_design(r, config),
         "objective": lambda r: _check_response("objective", r, config,

@@ -16,6 +16,9 @@ import numpy as np
 
 from fesens.opt.problem import Evaluation
 
+#: Bisection stops before ``λ`` underflows (the bound is then met at any ``λ`` > 0).
+_SMALLEST_LAMBDA = np.finfo(float).tiny
+
 
 class OC:
     """Optimality-criteria optimizer (volume constraint only).
@@ -63,10 +66,18 @@ class OC:
         dv = evaluation.constraint_gradients[0]
         dv = np.maximum(dv / np.mean(dv), 1e-30)
         lower, upper = np.maximum(0.0, x - self.move), np.minimum(1.0, x + self.move)
+        scale = x * np.sqrt(-dc / dv)
+        # λ → 0 gives the fullest design the move limit allows (cells without a decrease of
+        # the objective stay at their lower bound); if it meets the bound, no λ > 0 is active.
+        fullest = np.where(scale > 0, upper, lower)
+        if volume_excess(fullest) <= 0:
+            return fullest
         low, high = 0.0, 1e9
-        while (high - low) / (high + low) > self.tolerance:
+        candidate = fullest
+        while high - low > self.tolerance * (high + low) and high > _SMALLEST_LAMBDA:
             mid = 0.5 * (low + high)
-            candidate = np.clip(x * np.sqrt(-dc / dv / mid), lower, upper)
+            with np.errstate(over="ignore"):
+                candidate = np.clip(scale / np.sqrt(mid), lower, upper)
             if volume_excess(candidate) > 0:
                 low = mid
             else:

@@ -78,6 +78,9 @@ def test_config_source_usage_errors(args, message, config):
     ('type = "rectangle"\nsize = [24.0, 8.0]\ncells = [24, 8]',
      'type = "file"\nfile = "missing.msh"', 'mesh.file = "missing.msh": no such file'),
     ("cells = [24, 8]", "cells = [24, 8", "not valid TOML"),
+    ("volume_fraction = 0.5", "volume_fraction = 1.0",
+     "constraints.volume_fraction = 1.0 leaves the OC optimizer no design freedom"),
+    ("value = [0.0, -1.0]", "value = [0.0, 0.0]", "every load is zero"),
 ])
 def test_config_errors_exit_2_before_anything_is_written(old, new, message, tmp_path):
     config = write_config(tmp_path, edit(SMALL_MBB, old, new))

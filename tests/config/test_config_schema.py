@@ -129,6 +129,12 @@ ERRORS = [
      'optimizer.type = "oc" handles the volume constraint only'),
     (set_key("objective", {"type": "volume"}), 'objective.type = "volume" needs optimizer.type '
                                                '= "mma"'),
+    (set_key("constraints.volume_fraction", 1.0),
+     "constraints.volume_fraction = 1.0 leaves the OC optimizer no design freedom"),
+    # nothing loaded (issue 14, item 1)
+    (set_key("loads.0.value", [0.0, 0.0]), "every load is zero (loads[0].value = [0.0, 0.0]) "
+                                           "and every support value is 0: the solution is zero"),
+    (set_key("loads", []), "there are no loads and every support value is 0: the solution is zero"),
 ]
 
 

@@ -1,5 +1,7 @@
 """DesignProblem: gradients of every response, passive cells, input validation."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from opt_helpers import mbb_model, mbb_problem
@@ -72,6 +74,19 @@ def test_bad_passive_sets_raise():
 def test_oc_move_limit_out_of_range_raises(move):
     with pytest.raises(ValueError, match=r"OC move limit must be in \(0, 1\]"):
         OC(move=move)
+
+
+@pytest.mark.parametrize("gradient", [-np.ones(8), np.zeros(8)])
+def test_oc_bisection_ends_when_the_volume_bound_never_binds(gradient):
+    """A volume bound that every reachable design meets (volume fraction 1, or no load: a
+    zero gradient) sends λ to 0; the step returns the fullest design allowed instead of
+    dividing by zero (issue 14, item 1)."""
+    x = np.full(8, 0.5)
+    evaluation = SimpleNamespace(gradient=gradient, constraints=np.zeros(1),
+                                 constraint_gradients=np.full((1, 8), 1 / 8))
+    step = OC(move=0.2).step(x, evaluation, lambda design: np.mean(design) - 1.0, 1)
+    expected = 0.7 if gradient.any() else 0.3
+    np.testing.assert_allclose(step, np.full(8, expected))
 
 
 @pytest.mark.parametrize(("kind", "projection", "affine"), [
