@@ -38,7 +38,7 @@ def _wrt_choices() -> tuple[str, ...]:
 
 @click.command()
 @source_options
-@output_options
+@output_options(default_out="results/NAME-solve")
 def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, force: bool,
           quiet: bool) -> None:
     """Solve the model of CONFIG (or a preset) with full material; no optimization.
@@ -65,7 +65,7 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
               help="An objective type of the config's physics (e.g. compliance, "
                    "displacement, stress_pnorm) [default: the config's objective, else "
                    "compliance].")
-@output_options
+@output_options(default_out="results/NAME-sensitivity")
 def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objective: str | None,
                 out_dir: Path | None, force: bool, quiet: bool) -> None:
     """Exact gradient of an objective of CONFIG's model (one adjoint solve).

@@ -17,7 +17,7 @@ from fesens.cli.options import (
 
 @click.command()
 @source_options
-@output_options
+@output_options(default_out="results/NAME")
 @click.option("--resume", is_flag=True, help="Continue the run saved in DIR (checkpoint).")
 @click.option("--max-iter", type=click.IntRange(min=1), metavar="N",
               help="Iteration limit (overrides stop.max_iter).")

@@ -18,15 +18,18 @@ def source_options(function):
                           type=click.Path(dir_okay=False, path_type=Path))(function)
 
 
-def output_options(function):
-    """--out DIR, --force and --quiet."""
-    function = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")(
-        function)
-    function = click.option("--force", is_flag=True,
-                            help="Overwrite the results of a previous run in DIR.")(function)
-    return click.option("--out", "out_dir", metavar="DIR",
-                        type=click.Path(file_okay=False, path_type=Path),
-                        help="Results folder [default: results/NAME].")(function)
+def output_options(default_out: str):
+    """--out DIR (whose help names ``default_out``, the folder the command writes without
+    it), --force and --quiet."""
+    def decorate(function):
+        function = click.option("--quiet", "-q", is_flag=True,
+                                help="Print nothing but errors.")(function)
+        function = click.option("--force", is_flag=True,
+                                help="Overwrite the results of a previous run in DIR.")(function)
+        return click.option("--out", "out_dir", metavar="DIR",
+                            type=click.Path(file_okay=False, path_type=Path),
+                            help=f"Results folder [default: {default_out}].")(function)
+    return decorate
 
 
 def load_source(config_path: Path | None, preset: str | None, *, optimize: bool):

@@ -96,3 +96,16 @@ def test_sensitivity_input_errors(args, message, tmp_path):
     assert result.exit_code == 2
     assert message in result.output
     assert not (tmp_path / "out").exists()
+
+
+
+@pytest.mark.parametrize("command, extra", [("solve", []),
+                                            ("sensitivity", ["--wrt", "loads"])])
+def test_help_names_the_default_results_folder(command, extra, tmp_path, monkeypatch):
+    """The folder ``--help`` gives as the default of --out is the one written without it."""
+    compact_help = "".join(run(command, "--help").output.split())
+    default = compact_help.split("Resultsfolder[default:", 1)[1].split("]", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    assert run(command, write_config(tmp_path), *extra, "-q").exit_code == 0
+    written = [p.relative_to(tmp_path).as_posix() for p in (tmp_path / "results").iterdir()]
+    assert written == [default.replace("NAME", "small")]       # small_mbb.toml: name = "small"
