@@ -17,7 +17,7 @@ from fesens.opt.interpolation import (
     Heaviside,
     NoProjection,
 )
-from fesens.opt.loop import Result, load_checkpoint, optimize
+from fesens.opt.loop import CheckpointError, Result, load_checkpoint, optimize
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
@@ -32,6 +32,7 @@ __all__ = [
     "PROJECTIONS",
     "RAMP",
     "SIMP",
+    "CheckpointError",
     "Constraint",
     "Continuation",
     "DensityFilter",

@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import os
 import time
+import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from fesens.errors import NonFiniteError
+from fesens.errors import FesensError, NonFiniteError
 from fesens.opt.problem import DesignProblem, Evaluation
 
 HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
+#: What numpy raises on a checkpoint that is truncated, empty, random or lacks an entry.
+_DAMAGED = (ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+class CheckpointError(FesensError, ValueError):
+    """A checkpoint file exists but cannot be read (truncated, empty, not a checkpoint)."""
 
 
 @dataclass
@@ -54,8 +62,27 @@ def _save_checkpoint(path: Path, x, iteration, history, optimizer_state) -> None
 
 
 def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
-    """``(x, iteration, history, optimizer_state)`` from a checkpoint file."""
-    with np.load(path, allow_pickle=False) as data:
+    """``(x, iteration, history, optimizer_state)`` from a checkpoint file.
+
+    Raises
+    ------
+    CheckpointError
+        The file is truncated, empty or not a checkpoint; the message names it.
+    OSError
+        The file cannot be opened.
+    """
+    try:
+        return _read_checkpoint(path)
+    except _DAMAGED as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "pickle" in reason:
+            reason = "not a checkpoint written by fesens"
+        raise CheckpointError(f"checkpoint {path} is damaged ({reason})") from exc
+
+
+def _read_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
+    # numpy leaves the file open when the zip is damaged: we own the handle
+    with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
         columns = [str(c) for c in data["columns"]]
         history = [
             {k: (int(v) if k == "iteration" else float(v)) for k, v in zip(columns, row,

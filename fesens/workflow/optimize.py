@@ -19,7 +19,7 @@ import numpy as np
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
 from fesens.mesh import write_mesh
-from fesens.opt import DesignProblem, Evaluation, load_checkpoint, optimize
+from fesens.opt import CheckpointError, DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder
 from fesens.plotting import plot_convergence, plot_density
 from fesens.solvers import solver_class
@@ -62,6 +62,17 @@ def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
         raise ConfigError(f"cannot resume: the config differs from the one of the run in "
                           f"{folder.path} (changed: {', '.join(changed)}); only [stop] and "
                           "[output] may change on --resume")
+
+
+def _resume_point(folder: ResultsFolder, command: str) -> tuple[int, list[dict]]:
+    """Iteration and history of the checkpoint in ``folder``; a damaged one is refused with
+    the way out (``--force``)."""
+    try:
+        _, iteration, history, _ = load_checkpoint(folder.checkpoint)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{exc}; it cannot be resumed. Start the run again with: "
+                              f"{command} --out {folder.path} --force") from None
+    return iteration, history
 
 
 def design_fields(model, evaluation: Evaluation) -> tuple[dict, dict]:
@@ -117,7 +128,7 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
 
     Raises
     ------
-    ConfigError, ResultsFolderError
+    ConfigError, ResultsFolderError, CheckpointError
         Before anything is written.
     SolverError, NonFiniteError
         Numerical failure during the run (the checkpoint holds the last good iteration).
@@ -126,8 +137,10 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
     """
     folder = ResultsFolder(out)
     folder.check(force=force, resume=resume, command=command)
+    run = RunState()
     if resume:
         _check_same_problem(folder, config)
+        run.start_iteration, run.history = _resume_point(folder, command)
     model = build_model(config)
     problem = build_problem(config, model)
     optimizer = build_optimizer(config)
@@ -135,9 +148,7 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
     folder.write_text("config.toml", dumps(config.data, header=(
         f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
         f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
-    run = RunState()
     if resume:
-        _, run.start_iteration, run.history, _ = load_checkpoint(folder.checkpoint)
         echo(f"resuming {config.name} from iteration {run.start_iteration} "
              f"({folder.checkpoint})")
     echo(_describe(config, problem, model))

@@ -1,10 +1,12 @@
 """A run resumed from its checkpoint reproduces the uninterrupted run."""
 
+import re
+
 import numpy as np
 import pytest
 from opt_helpers import mbb_problem
 
-from fesens.opt import MMA, OC, load_checkpoint, optimize
+from fesens.opt import MMA, OC, CheckpointError, load_checkpoint, optimize
 
 COLUMNS = ("iteration", "objective", "volume", "change")
 
@@ -35,3 +37,11 @@ def test_resume_without_checkpoint_raises(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         optimize(mbb_problem(6, 2, 1.5, "density"), OC(), checkpoint=tmp_path / "none.npz",
                  resume=True)
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 cut", b"\x93NUMPY random"])
+def test_a_damaged_checkpoint_raises_checkpoint_error_naming_the_file(content, tmp_path):
+    checkpoint = tmp_path / "run.npz"
+    checkpoint.write_bytes(content)
+    with pytest.raises(CheckpointError, match=re.escape(f"checkpoint {checkpoint} is damaged")):
+        load_checkpoint(checkpoint)
