@@ -18,12 +18,11 @@ from typing import Any
 
 from fesens.config.toml_writer import inline
 from fesens.errors import FesensError
+from fesens.fem.dofs import AXES
 
 #: Marks a key without a default: it must be given.
 REQUIRED = object()
 
-#: Axis names accepted for components and coordinates.
-AXES = ("x", "y", "z")
 
 
 class ConfigError(FesensError, ValueError):

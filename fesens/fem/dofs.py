@@ -7,6 +7,9 @@ import numpy as np
 from fesens.errors import BoundaryConditionError
 from fesens.mesh.mesh import Mesh
 
+#: Axis names of vector components: ``"x"`` is component 0 (as in config files).
+AXES = ("x", "y", "z")
+
 
 class DofMap:
     """Interleaved numbering of ``n_components`` unknowns per node.
@@ -33,18 +36,42 @@ class DofMap:
             mesh.cells[:, :, None] * n_components + np.arange(n_components)
         ).reshape(mesh.n_cells, -1)
 
-    def components(self, components: int | list[int] | None) -> np.ndarray:
-        """Validated component indices (``None`` means all)."""
+    def components(self, components: int | str | list[int | str] | None) -> np.ndarray:
+        """Validated component indices, ``(n_comps,)``.
+
+        Parameters
+        ----------
+        components : int, str, list of int or str, or None
+            Indices ``0..n_components-1`` or axis names (:data:`AXES`: ``"x"`` is 0);
+            ``None`` means all.
+
+        Raises
+        ------
+        BoundaryConditionError
+            An entry that is neither an index nor an axis name, or one this problem lacks.
+        """
         if components is None:
             return np.arange(self.n_components)
-        comps = np.atleast_1d(np.asarray(components, dtype=np.int64))
-        bad = comps[(comps < 0) | (comps >= self.n_components)]
-        if bad.size:
+        entries = [components] if isinstance(components, str) else np.ravel(
+            np.asarray(components, dtype=object)).tolist()
+        return np.array([self._component(entry) for entry in entries], dtype=np.int64)
+
+    def _component(self, entry) -> int:
+        names = ", ".join(repr(axis) for axis in AXES[:self.n_components])
+        if isinstance(entry, str) and entry in AXES:
+            index = AXES.index(entry)
+        elif isinstance(entry, int | np.integer) and not isinstance(entry, bool | np.bool_):
+            index = int(entry)
+        else:
             raise BoundaryConditionError(
-                f"component {int(bad[0])} does not exist: this problem has "
-                f"{self.n_components} component(s) per node (0..{self.n_components - 1})"
-            )
-        return comps
+                f"component {entry!r} is not a component: give 0..{self.n_components - 1} "
+                f"or {names}")
+        if not 0 <= index < self.n_components:
+            raise BoundaryConditionError(
+                f"component {entry!r} does not exist: this problem has "
+                f"{self.n_components} component(s) per node (0..{self.n_components - 1}"
+                f"{' or ' + names if self.n_components > 1 else ''})")
+        return index
 
     def node_dofs(self, nodes: np.ndarray, components: int | list[int] | None = None) -> np.ndarray:
         """Dofs of ``nodes`` for the given components, shape ``(n_nodes, n_comps)``."""

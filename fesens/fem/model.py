@@ -148,8 +148,9 @@ class LinearModel(ABC):
         ----------
         where : str or callable
             Node-set / facet-set name, or predicate ``f(points) -> bool mask``.
-        components : int or list of int, optional
-            Components to fix (default: all).
+        components : int, str or list of int or str, optional
+            Components to fix, as indices or axis names (``"x"``, ``"y"``, ``"z"``, as in
+            config files); default: all.
         value : float, sequence or callable
             Prescribed value(s): a scalar for every fixed component, one value per fixed
             component, or ``f(points (n, dim)) -> (n, n_fixed_components)`` (evaluated at

@@ -60,6 +60,30 @@ def test_bad_component_is_named():
         model.fix("left", components=2)
 
 
+@pytest.mark.parametrize(("components", "fixed"), [
+    ("x", [0]), (["y"], [1]), (["x", "y"], [0, 1]), ([1, "x"], [1, 0]), (np.array([0]), [0])])
+def test_components_by_name_as_in_config_files(components, fixed):
+    """``"x"``, ``"y"``, ``"z"`` name components as they do in config files (issue 14,
+    item 9)."""
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
+    model.fix("left", components=components)
+    left = model.mesh.nodes("left")
+    expected = np.sort((left[:, None] * 2 + np.array(fixed)).ravel())
+    np.testing.assert_array_equal(model.constrained_dofs, expected)
+
+
+@pytest.mark.parametrize(("components", "message"), [
+    ("z", "component 'z' does not exist: this problem has 2 component"),
+    (["x", "w"], "component 'w' is not a component: give 0..1 or 'x', 'y'"),
+    ([0.5], "component 0.5 is not a component: give 0..1 or 'x', 'y'"),
+    ([True], "component True is not a component"),
+])
+def test_bad_component_names_are_named(components, message):
+    model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
+    with pytest.raises(BoundaryConditionError, match=message):
+        model.fix("left", components=components)
+
+
 def test_wrong_traction_length_is_named():
     model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
     with pytest.raises(BoundaryConditionError, match="2 component"):
