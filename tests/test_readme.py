@@ -1,0 +1,112 @@
+"""The README and the references of ``fesens docs``, followed literally: every ```bash,
+```shell and ```python block of README.md and fesens/docs/*.md runs, line by line and block
+by block in the order printed, in one temporary copy of the project (scikit-fem's
+examples-are-tests, applied to the documentation).
+
+Shell lines run with this interpreter's ``bin`` first on PATH (so ``fesens`` is the one
+under test); Python blocks run as a script in the copy. Only the lines of ``SKIPPED`` are
+left out, each for the reason given there."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "fesens" / "docs").glob("*.md"))]
+BLOCK = re.compile(r"^```(bash|shell|python)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+STEP_TIMEOUT = 120.0                    # seconds; the whole file takes about a minute
+
+SKIPPED = {                             # a pattern found in a shell line: why it is not run
+    r"^make demo\b": "machine set-up (apt packages, .venv); the job it then runs is the "
+                     "`fesens optimize --preset mbb --out results/mbb --force` line, run here",
+    r"^make test\b": "machine set-up (apt packages, .venv), then the suite this test is in",
+    r"--scheduler\s": "needs a running Dask scheduler at the address printed",
+}
+
+
+def _shell_lines(code: str) -> list[str]:
+    """The commands of a shell block: one per line, ``\\`` continuations joined, blank and
+    comment-only lines dropped."""
+    commands, pending = [], ""
+    for line in code.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        command = (pending + line).strip()
+        pending = ""
+        if command and not command.startswith("#"):
+            commands.append(command)
+    return commands
+
+
+def _steps() -> list:
+    """One pytest param per shell line or Python block, in document order."""
+    steps = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        name = document.relative_to(ROOT).as_posix()
+        for match in BLOCK.finditer(text):
+            language, code = match.groups()
+            line_number = text.count("\n", 0, match.start()) + 2
+            if language == "python":
+                steps.append(pytest.param("python", code, id=f"{name}:{line_number}:python"))
+                continue
+            for command in _shell_lines(code):
+                marks = [pytest.mark.skip(reason=f"{command!r}: {reason}")
+                         for pattern, reason in SKIPPED.items() if re.search(pattern, command)]
+                steps.append(pytest.param("shell", command, marks=marks[:1],
+                                          id=f"{name}:{command.split('#')[0].strip()}"))
+    return steps
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory) -> Path:
+    """The files git tracks, copied as they are in the working tree."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                                check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError) as error:
+        pytest.skip(f"the project is not a git checkout (git ls-files: {error})")
+    copy = tmp_path_factory.mktemp("project")
+    for relative in filter(None, listed):
+        source = ROOT / relative
+        if source.is_file():
+            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy / relative)
+    return copy
+
+
+def _environment() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
+                                           environment.get("PATH", "")])
+    return environment
+
+
+@pytest.mark.parametrize("kind, code", _steps())
+def test_documented_step_runs(kind, code, project_copy):
+    if kind == "python":
+        script = project_copy / "_readme_block.py"
+        script.write_text(code, encoding="utf-8")
+        argv = [sys.executable, str(script)]
+    else:
+        argv = ["bash", "-c", code]
+    result = subprocess.run(argv, cwd=project_copy, env=_environment(), capture_output=True,
+                            text=True, timeout=STEP_TIMEOUT)
+    assert result.returncode == 0, (
+        f"exit code {result.returncode}\n{code}\n--- stdout\n{result.stdout[-3000:]}"
+        f"\n--- stderr\n{result.stderr[-3000:]}")
+
+
+def test_every_skip_is_used():
+    """A skip pattern that no longer matches a documented line is stale."""
+    commands = [command for document in DOCUMENTS
+                for language, code in BLOCK.findall(document.read_text(encoding="utf-8"))
+                if language != "python" for command in _shell_lines(code)]
+    for pattern in SKIPPED:
+        assert any(re.search(pattern, command) for command in commands), pattern
