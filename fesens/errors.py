@@ -6,6 +6,11 @@ All derive from :class:`FesensError` so callers can catch the whole family.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 
 class FesensError(Exception):
     """Base class of every fesens error."""
@@ -72,3 +77,24 @@ class ConvergenceError(SolverError):
 
 class NonFiniteError(FesensError, FloatingPointError):
     """NaN or infinity in parameters, matrices or results."""
+
+
+class WriteError(FesensError, OSError):
+    """A file could not be written (disk full, permissions, ...); the message names it."""
+
+
+@contextmanager
+def writing(path: str | os.PathLike, temporary: str | os.PathLike | None = None
+            ) -> Iterator[None]:
+    """Around an atomic write of ``path`` through ``temporary``: an ``OSError`` inside
+    becomes a :class:`WriteError` naming ``path`` (``cannot write PATH: No space left on
+    device``), and ``temporary`` is removed whatever happens."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)

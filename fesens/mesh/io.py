@@ -31,7 +31,7 @@ import numpy as np
 # it dispatches to are only reachable through this (private) registry.
 from meshio._helpers import reader_map
 
-from fesens.errors import DegenerateElementError, MeshError
+from fesens.errors import DegenerateElementError, MeshError, writing
 from fesens.mesh.cell_types import MESHIO_TO_FESENS, VOLUME_CELL_TYPES, cell_type
 from fesens.mesh.mesh import FacetSet, Mesh
 
@@ -383,12 +383,12 @@ def write_mesh(
     file_format = _formats(path)[0]
     temporary = _sibling_temporary(path)
     try:
-        meshio.write(temporary, raw, file_format=file_format, **_WRITE_OPTIONS.get(file_format, {}))
-        os.replace(temporary, path)
+        with writing(path, temporary):
+            meshio.write(temporary, raw, file_format=file_format,
+                         **_WRITE_OPTIONS.get(file_format, {}))
+            os.replace(temporary, path)
     except (meshio.WriteError, ImportError) as err:  # ImportError: XDMF/HDF5 without h5py
         raise MeshError(f"cannot write {path} as {file_format}: {err}") from err
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 class XdmfSeriesWriter:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.errors import FesensError, NonFiniteError
+from fesens.errors import FesensError, NonFiniteError, writing
 from fesens.opt.problem import DesignProblem, Evaluation
 
 HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
@@ -56,9 +56,10 @@ def _save_checkpoint(path: Path, x, iteration, history, optimizer_state) -> None
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
-    np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
-             **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
-    os.replace(tmp, path)
+    with writing(path, tmp):
+        np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
+                 **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
+        os.replace(tmp, path)
 
 
 def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:

@@ -15,7 +15,7 @@ import re
 import uuid
 from pathlib import Path
 
-from fesens.errors import FesensError
+from fesens.errors import FesensError, writing
 
 #: Files a run may write (``--force`` removes these and nothing else).
 ARTIFACTS = (
@@ -44,11 +44,9 @@ def atomic_write_text(path: Path, text: str) -> Path:
     """Write ``text`` to a hidden sibling of ``path``, then rename it over ``path``."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+    with writing(path, temporary):
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
     return path
 
 
@@ -109,8 +107,10 @@ class ResultsFolder:
                 + (f" ({command} --out OTHER)" if command else ""))
 
     def prepare(self, *, clear: bool) -> None:
-        """Create the folder; with ``clear``, remove the files of a previous run (only those)."""
+        """Create the folder and remove the temporary files a killed run left; with
+        ``clear``, remove the files of a previous run too (only those)."""
         self.path.mkdir(parents=True, exist_ok=True)
+        self.remove_temporaries()
         if not clear:
             return
         for entry in self.path.iterdir():

@@ -16,6 +16,8 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from fesens.errors import writing
+
 
 def new_figure(**kwargs) -> Figure:
     """A :class:`~matplotlib.figure.Figure` drawn by the Agg canvas; ``kwargs`` as for
@@ -34,6 +36,7 @@ def save_figure(figure: Figure, path: str | os.PathLike, *, dpi: int = 120) -> P
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    figure.savefig(tmp, dpi=dpi, bbox_inches="tight")
-    tmp.replace(path)
+    with writing(path, tmp):
+        figure.savefig(tmp, dpi=dpi, bbox_inches="tight")
+        tmp.replace(path)
     return path

@@ -158,6 +158,9 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
     except KeyboardInterrupt:
         raise _interrupted(config, folder, run, command) from None
+    except BaseException:
+        folder.remove_temporaries()
+        raise
     status = "converged" if converged else "stopped at the iteration limit"
     echo(f"{status} after {summary['iterations']} iterations: objective "
          f"{summary['objective']['value']:.6g}, volume {summary['volume_fraction']:.4f} "
