@@ -3,6 +3,7 @@ the results-folder options, and loading the config they name."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,15 +35,30 @@ def output_options(default_out: str):
 
 def load_source(config_path: Path | None, preset: str | None, *, optimize: bool):
     """The resolved config of CONFIG or of --preset NAME (exactly one of them)."""
-    from fesens.config import load_config, load_preset
+    from fesens.config import ConfigWarning, load_config, load_preset
 
     if config_path is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset NAME, not both")
     if config_path is None and preset is None:
         raise click.UsageError("give a CONFIG file or --preset NAME (see `fesens presets`)")
-    if preset is not None:
-        return load_preset(preset, optimize=optimize)
-    return load_config(config_path, optimize=optimize)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        config = (load_preset(preset, optimize=optimize) if preset is not None
+                  else load_config(config_path, optimize=optimize))
+    echo_warnings(caught)
+    return config
+
+
+def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each config warning as one ``warning: ...`` line on stderr (also with --quiet);
+    other warnings go on to Python's handler."""
+    from fesens.config import ConfigWarning
+
+    for item in caught:
+        if issubclass(item.category, ConfigWarning):
+            click.echo(f"warning: {item.message}", err=True)
+        else:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
 
 
 def command_line(name: str, config_path: Path | None, preset: str | None, *extra: str) -> str:

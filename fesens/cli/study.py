@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import re
 import time
+import warnings
 from pathlib import Path
 
 import click
 
 from fesens import __version__
 from fesens.cli.errors import FesensCliError
+from fesens.cli.options import echo_warnings
 
 #: Files a study writes in its folder (``--force`` removes these and nothing else).
 STUDY_FILES = ("results.jsonl", "results.csv", "results.json", "results.parquet",
@@ -100,7 +102,7 @@ def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
     wall_time, status, error, worker), sensitivities.csv (normalised sensitivities),
     tornado.png, sweeps.png, scatter.png, study.json and summary.json.
     """
-    from fesens.config import ConfigError
+    from fesens.config import ConfigError, ConfigWarning
     from fesens.study.config import load_study
     from fesens.study.journal import JournalError
 
@@ -114,7 +116,10 @@ def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
                                  "tcp://10.0.0.5:8786", param_hint="--scheduler")
     echo = (lambda line: None) if quiet else click.echo
     try:
-        spec = load_study(study_path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConfigWarning)
+            spec = load_study(study_path)
+        echo_warnings(caught)
         out = out_dir or Path("results") / spec.name
         _prepare_folder(out, spec.data, resume=resume, force=force,
                         command=f"fesens study {study_path}")

@@ -9,7 +9,7 @@ allowed. The format is documented in ``fesens/docs/config.md`` (``fesens docs co
 """
 
 from fesens.config.build import build_model, build_optimizer, build_problem, response
-from fesens.config.checks import ConfigError
+from fesens.config.checks import ConfigError, ConfigWarning
 from fesens.config.loading import load_config, parse_config
 from fesens.config.presets import load_preset, preset_descriptions, preset_names, preset_text
 from fesens.config.schema import OPTIMIZATION_SECTIONS, Config, resolve
@@ -19,6 +19,7 @@ __all__ = [
     "OPTIMIZATION_SECTIONS",
     "Config",
     "ConfigError",
+    "ConfigWarning",
     "build_model",
     "build_optimizer",
     "build_problem",

@@ -29,6 +29,11 @@ class ConfigError(FesensError, ValueError):
     """An invalid configuration; the message names the key, the value and what is allowed."""
 
 
+class ConfigWarning(UserWarning):
+    """A valid but doubtful configuration; the message names the file, the key and the value
+    (the command line prints it as one ``warning: ...`` line)."""
+
+
 @dataclass(frozen=True)
 class Key:
     """One key of a table spec.

@@ -22,15 +22,19 @@ absolute); resolving it again gives the same dict.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fesens.config import selections
 from fesens.config.checks import (
     REQUIRED,
     ConfigError,
+    ConfigWarning,
     Key,
     boolean,
     check_table,
@@ -512,6 +516,33 @@ def _check_constraints(raw: Any, config: Config) -> dict:
     return constraints
 
 
+def _check_penalization(raw: Any) -> dict:
+    """``[penalization]``; a penalty below the interpolation's ``least_penalty`` is refused."""
+    item = check_typed("penalization", raw, PENALIZATION, default="simp")
+    cls = INTERPOLATIONS[item["type"]]
+    penalty = item["penalty"]
+    values = ({join("penalization.penalty", key): penalty[key] for key in ("start", "final")
+               if key in penalty} if isinstance(penalty, dict)
+              else {"penalization.penalty": penalty})
+    for path, value in values.items():
+        if value < cls.least_penalty:
+            raise ConfigError(f"{path} = {show(value)} is not allowed: {cls.name.upper()} needs "
+                              f"a penalty ≥ {cls.least_penalty:g} (a smaller one rewards "
+                              "intermediate densities); use e.g. 3")
+    return item
+
+
+def _warn_about_filter(data: dict, mesh: Mesh, source: str) -> None:
+    """Warn when ``filter.radius`` exceeds the domain's largest extent (everything is
+    averaged with everything: the design stays gray)."""
+    radius = data.get("filter", {}).get("radius")
+    extent = float(np.max(np.ptp(mesh.points, axis=0)))
+    if radius is not None and radius > extent:
+        warnings.warn(f"{source}: filter.radius = {show(radius)} is larger than the domain's "
+                      f"largest extent ({extent:g}): the filter averages over the whole design; "
+                      "give a radius of 1.5 to 3 cell sizes", ConfigWarning, stacklevel=2)
+
+
 def _check_optimizer(raw: Any) -> dict:
     variants = optimizer_variants()
     item = check_typed("optimizer", raw, variants, default="oc")
@@ -631,7 +662,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         "objective": lambda r: _check_response("objective", r, config,
                                                response_variants(kind), default="compliance"),
         "constraints": lambda r: _check_constraints(r, config),
-        "penalization": lambda r: check_typed("penalization", r, PENALIZATION, default="simp"),
+        "penalization": _check_penalization,
         "filter": lambda r: check_typed("filter", r, FILTER, default="density"),
         "projection": lambda r: check_typed("projection", r, PROJECTION, default="none"),
         "optimizer": _check_optimizer,
@@ -643,6 +674,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
             data[section] = check(raw.get(section, {}))
     data["solver"] = _check_solver(raw.get("solver", {}))
     _check_consistency(data)
+    _warn_about_filter(data, mesh, source)
     return config
 
 

@@ -46,9 +46,16 @@ class SIMP:
     """SIMP interpolation ``s_min + ρ^p (1 − s_min)`` (``p`` may follow a continuation)."""
 
     name = "simp"
+    #: Smallest sensible penalty: ``p < 1`` makes ``ρ^p`` concave, which rewards intermediate
+    #: densities instead of penalizing them (``p = 1`` is the variable-thickness sheet).
+    least_penalty = 1.0
 
     def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9):
         self.schedule = penalty if isinstance(penalty, Continuation) else Continuation(penalty)
+        for value in (self.schedule.start, self.schedule.final):
+            if value is not None and value < self.least_penalty:
+                raise ValueError(f"{self.name.upper()} needs a penalty ≥ "
+                                 f"{self.least_penalty:g}, got {value!r}")
         self.minimum = minimum
         self.parameter = self.schedule.value(1)
 
@@ -63,6 +70,8 @@ class RAMP(SIMP):
     """RAMP interpolation ``s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``."""
 
     name = "ramp"
+    #: RAMP penalizes intermediate densities for every ``q > 0``.
+    least_penalty = 0.0
 
     def __init__(self, penalty: float | Continuation = 8.0, minimum: float = 1e-9):
         super().__init__(penalty, minimum)

@@ -91,6 +91,16 @@ def test_config_errors_exit_2_before_anything_is_written(old, new, message, tmp_
         assert not (ROOT / "results" / "small").exists()
 
 
+def test_a_config_warning_is_one_line_and_the_run_goes_on(tmp_path):
+    config = write_config(tmp_path, edit(SMALL_MBB, "radius = 1.5", "radius = 30.0"))
+    result = run("optimize", config, "--out", tmp_path / "out", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert len(result.output.splitlines()) == 1
+    assert f"warning: {config}: filter.radius = 30.0 is larger than" in result.output
+
+
 def test_unknown_preset_and_missing_config_file(tmp_path):
     assert_one_line_error(run("optimize", "--preset", "cantilver"), 2,
                           "unknown preset 'cantilver'; did you mean 'cantilever'?")

@@ -11,6 +11,7 @@ import pytest
 
 from fesens.config import (
     ConfigError,
+    ConfigWarning,
     dumps,
     load_config,
     load_preset,
@@ -134,6 +135,11 @@ ERRORS = [
     # nothing loaded (issue 14, item 1)
     (set_key("loads.0.value", [0.0, 0.0]), "every load is zero (loads[0].value = [0.0, 0.0]) "
                                            "and every support value is 0: the solution is zero"),
+    # a penalty that favours intermediate densities (issue 14, item 10)
+    (set_key("penalization.penalty", 0.5), "penalization.penalty = 0.5 is not allowed: SIMP "
+                                           "needs a penalty ≥ 1"),
+    (set_key("penalization.penalty", {"start": 0.5, "final": 3.0}),
+     "penalization.penalty.start = 0.5 is not allowed: SIMP needs a penalty ≥ 1"),
     (set_key("loads", []), "there are no loads and every support value is 0: the solution is zero"),
 ]
 
@@ -144,6 +150,22 @@ def test_invalid_configs_are_reported_with_the_key_path(edit, message):
         check(changed(edit))
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_weak_ramp_penalty_and_a_simp_penalty_of_one_are_accepted():
+    """RAMP penalizes for every q > 0; SIMP with p = 1 is the variable-thickness sheet."""
+    check(changed(set_key("penalization", {"type": "ramp", "penalty": 0.5})))
+    check(changed(set_key("penalization.penalty", 1.0)))
+
+
+def test_a_filter_radius_larger_than_the_domain_warns_naming_the_key():
+    with pytest.warns(ConfigWarning) as record:
+        check(changed(set_key("filter.radius", 30.0)))
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert message.startswith("test.toml: filter.radius = 30.0 is larger than the domain's "
+                              "largest extent (24)")
+    assert "\n" not in message
 
 
 def test_the_small_config_resolves_with_defaults_filled_in():

@@ -18,6 +18,15 @@ def test_simp_values_and_derivative():
                                3.0 * RHO**2 * (1 - 1e-3), rtol=1e-12)
 
 
+@pytest.mark.parametrize("penalty", [0.5, Continuation(0.5, final=3.0, step=0.5)])
+def test_a_simp_penalty_below_one_is_refused(penalty):
+    """p < 1 rewards intermediate densities (issue 14, item 10); RAMP's q = 0.5 still
+    penalizes them."""
+    with pytest.raises(ValueError, match="SIMP needs a penalty ≥ 1, got 0.5"):
+        SIMP(penalty)
+    assert RAMP(0.5)(np.array([0.5]))[0] < 0.5
+
+
 def test_ramp_values_and_derivative():
     """RAMP ``s = s_min + ρ/(1 + q(1 − ρ)) (1 − s_min)``: ``s' = (1 + q)/(1 + q(1 − ρ))²``."""
     q, smin = 8.0, 1e-9
