@@ -28,6 +28,13 @@ SKIPPED = {                             # a pattern found in a shell line: why i
     r"--scheduler\s": "needs a running Dask scheduler at the address printed",
 }
 
+CHECKED = [                             # (a fragment of a step, what its output must contain)
+    ("fesens optimize --preset mbb --out results/mbb",       # the run the README prints
+     "converged after 144 iterations: objective 233.715, volume 0.5000"),
+    ("peak deflection", "peak deflection 0.572 mm (at half density 4.574 mm)"),
+    ("taylor_test(J, x)", "convergence rate: 2.000"),
+]
+
 
 def _shell_lines(code: str) -> list[str]:
     """The commands of a shell block: one per line, ``\\`` continuations joined, blank and
@@ -101,6 +108,17 @@ def test_documented_step_runs(kind, code, project_copy):
     assert result.returncode == 0, (
         f"exit code {result.returncode}\n{code}\n--- stdout\n{result.stdout[-3000:]}"
         f"\n--- stderr\n{result.stderr[-3000:]}")
+    for fragment, expected in CHECKED:
+        if fragment in code:
+            assert expected in result.stdout, f"{expected!r} not printed by\n{code}"
+
+
+def test_every_check_is_used():
+    """A check whose step is no longer documented is stale."""
+    texts = [document.read_text(encoding="utf-8") for document in DOCUMENTS]
+    for fragment, _ in CHECKED:
+        assert any(fragment in code for text in texts for _, code in BLOCK.findall(text)), \
+            fragment
 
 
 def test_every_skip_is_used():
