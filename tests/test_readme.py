@@ -5,7 +5,8 @@ examples-are-tests, applied to the documentation).
 
 Shell lines run with this interpreter's ``bin`` first on PATH (so ``fesens`` is the one
 under test); Python blocks run as a script in the copy. Only the lines of ``SKIPPED`` are
-left out, each for the reason given there."""
+left out, each for the reason given there. Every ```toml block, saved as a file, must pass
+the config (or study) checks."""
 
 import os
 import re
@@ -128,3 +129,30 @@ def test_every_skip_is_used():
                 if language != "python" for command in _shell_lines(code)]
     for pattern in SKIPPED:
         assert any(re.search(pattern, command) for command in commands), pattern
+
+
+TOML_BLOCK = re.compile(r"^```toml[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+TOML_PLACES = {"README.md": ".",                    # saved where its relative paths lead
+               "fesens/docs/config.md": ".",
+               "fesens/docs/study.md": "examples"}   # next to its base = "bracket.toml"
+
+
+@pytest.mark.parametrize("document", sorted(TOML_PLACES))
+def test_documented_config_files_are_valid(document, project_copy):
+    """Every ```toml block, saved as a file, passes the checks `fesens` runs before any work."""
+    from fesens.config import load_config
+    from fesens.study.config import load_study
+
+    load = load_study if document.endswith("study.md") else load_config
+    blocks = TOML_BLOCK.findall((ROOT / document).read_text(encoding="utf-8"))
+    assert blocks, f"no toml block in {document}"
+    for number, text in enumerate(blocks):
+        path = project_copy / TOML_PLACES[document] / f"_documented_{number}.toml"
+        path.write_text(text, encoding="utf-8")
+        load(path)
+
+
+def test_every_document_with_toml_is_placed():
+    documents = {d.relative_to(ROOT).as_posix() for d in DOCUMENTS
+                 if TOML_BLOCK.search(d.read_text(encoding="utf-8"))}
+    assert documents == set(TOML_PLACES)
