@@ -61,12 +61,33 @@ def join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
+#: Longest value a message shows; longer ones are cut (``[[[[...``).
+SHOWN_LENGTH = 80
+
+
+def _nesting(value: Any, limit: int) -> int:
+    """How deep lists and tables nest in ``value`` (counted up to ``limit``), iteratively."""
+    depth, level = 0, [value]
+    while depth < limit:
+        containers = [node for node in level if isinstance(node, list | dict)]
+        if not containers:
+            break
+        depth += 1
+        level = [child for node in containers
+                 for child in (node.values() if isinstance(node, dict) else node)]
+    return depth
+
+
 def show(value: Any) -> str:
-    """A value as it is written in TOML (strings quoted, lists in brackets)."""
+    """A value as it is written in TOML (strings quoted, lists in brackets), cut after
+    :data:`SHOWN_LENGTH` characters."""
+    if _nesting(value, SHOWN_LENGTH) >= SHOWN_LENGTH:
+        return "[" * SHOWN_LENGTH + "..."
     try:
-        return inline(value)
+        text = inline(value)
     except TypeError:
-        return repr(value)
+        text = repr(value)
+    return text if len(text) <= SHOWN_LENGTH else text[:SHOWN_LENGTH] + "..."
 
 
 def nearest(word: str, candidates: Iterable[str]) -> str | None:
@@ -131,15 +152,16 @@ def number(low: float | None = None, high: float | None = None, *, low_open: boo
     return check
 
 
-def integer(low: int | None = None) -> Callable:
-    """A TOML integer ``≥ low``."""
-    expected = "an integer" + ("" if low is None else f" ≥ {low}")
+def integer(low: int | None = None, high: int | None = None) -> Callable:
+    """A TOML integer ``≥ low`` (and ``≤ high``)."""
+    expected = ("an integer" + ("" if low is None else f" ≥ {low}") if high is None
+                else f"an integer in [{low}, {high}]")
 
     @_checker(expected)
     def check(path: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
             raise invalid(path, value, expected)
-        if low is not None and value < low:
+        if not _in_bounds(value, low, high, False, False):
             raise invalid(path, value, expected)
         return value
 

@@ -9,6 +9,25 @@ from fesens.config.checks import ConfigError
 from fesens.config.schema import Config, resolve
 
 
+def read_toml(text: str, *, source: str) -> dict:
+    """Parse TOML text (config or study file).
+
+    Raises
+    ------
+    ConfigError
+        ``"<source>: not valid TOML: ..."``, with line and column, or for nesting too deep
+        for the parser.
+    """
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid TOML: arrays or tables are nested too deeply "
+                          "to read; a config or study file needs only a few levels: "
+                          "remove the extra brackets") from None
+
+
 def parse_config(text: str, *, source: str, base_dir: Path, default_name: str = "fesens",
                  optimize: bool = True) -> Config:
     """Parse TOML text and resolve it (see :func:`~fesens.config.schema.resolve`).
@@ -18,10 +37,7 @@ def parse_config(text: str, *, source: str, base_dir: Path, default_name: str = 
     ConfigError
         ``"<source>: <problem>"``: invalid TOML (with line and column) or any check.
     """
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    raw = read_toml(text, source=source)
     try:
         return resolve(raw, base_dir=base_dir, source=source, default_name=default_name,
                        optimize=optimize)

@@ -33,7 +33,6 @@ Parsing is :mod:`tomllib` (nothing executes) and every problem raises
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,7 @@ from fesens.config.checks import (
     string,
     unknown_key,
 )
+from fesens.config.loading import read_toml
 from fesens.config.schema import check_typed, response_kind, response_variants
 from fesens.config.selections import nearest_node, nodes
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
@@ -73,11 +73,15 @@ from fesens.study.tablefiles import read_table
 
 TOP_LEVEL = ("name", "description", "base", "preset", "design", "parameters", "outputs")
 
+#: Most samples a study may have (one solve each; split a larger study into several).
+MAX_SAMPLES = 1_000_000
+
 DESIGNS = {
     "grid": {},
-    "lhs": {"samples": Key(integer(1), REQUIRED, "number of samples"),
+    "lhs": {"samples": Key(integer(1, MAX_SAMPLES), REQUIRED, "number of samples"),
             "seed": Key(integer(0), 0, "random seed")},
-    "sobol": {"samples": Key(integer(1), REQUIRED, "number of samples (a power of two)"),
+    "sobol": {"samples": Key(integer(1, MAX_SAMPLES), REQUIRED,
+                             "number of samples (a power of two)"),
               "seed": Key(integer(0), 0, "random seed")},
     "table": {"file": Key(string(), REQUIRED, "CSV file, one column per parameter")},
 }
@@ -253,11 +257,23 @@ def _unique(path: str, names: list[str], what: str) -> None:
                               "its own name")
 
 
+def _check_grid_size(parameters: list[Parameter]) -> None:
+    """Refuse a grid of more than :data:`MAX_SAMPLES` samples before it is built."""
+    levels = [1 if p is None or p.fixed else len(p.values) if p.values is not None
+              else p.levels or 1 for p in parameters]
+    size = math.prod(levels)
+    if size > MAX_SAMPLES:
+        raise ConfigError(f"design: a grid of {size} samples ({' x '.join(map(str, levels))}) "
+                          f"is more than the limit of {MAX_SAMPLES}: use fewer levels, or a "
+                          "lhs or sobol design with samples ≤ the limit")
+
+
 def _design(spec: dict, names: list[str], parameters: list[Parameter | None],
             folder: Path) -> Design:
     kind = spec["type"]
     try:
         if kind == "grid":
+            _check_grid_size(parameters)
             return full_factorial(parameters)
         if kind == "lhs":
             return latin_hypercube(parameters, spec["samples"], spec["seed"])
@@ -375,11 +391,10 @@ def load_study(path: str | Path) -> StudySpec:
     if not path.is_file():
         raise ConfigError(f"study file not found: {path}")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read study file {path}: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    raw = read_toml(text, source=str(path))
     try:
         return resolve_study(raw, folder=path.resolve().parent, default_name=path.stem)
     except ConfigError as err:

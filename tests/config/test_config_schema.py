@@ -168,6 +168,22 @@ def test_a_filter_radius_larger_than_the_domain_warns_naming_the_key():
     assert "\n" not in message
 
 
+def test_deeply_nested_arrays_are_a_clear_error_naming_the_file():
+    """Issue 14, item 3: 1000 levels end in the parser's recursion, 900 in the message."""
+    text = "x = " + "[" * 1000 + "]" * 1000 + "\n"
+    with pytest.raises(ConfigError, match="^deep.toml: not valid TOML: arrays or tables are "
+                                          "nested too deeply"):
+        parse_config(text, source="deep.toml", base_dir=ROOT)
+    deep: list = []
+    for _ in range(900):
+        deep = [deep]
+    with pytest.raises(ConfigError) as info:
+        check(changed(set_key("loads.0.value", deep)))
+    assert str(info.value).startswith("loads[0].value = [[[[")
+    assert "expected a list of 2 numbers" in str(info.value)
+    assert len(str(info.value)) < 200
+
+
 def test_the_small_config_resolves_with_defaults_filled_in():
     data = check(copy.deepcopy(SMALL)).data
     assert data["supports"][0] == {"group": "left", "components": [0], "value": 0.0}

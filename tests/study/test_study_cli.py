@@ -94,6 +94,15 @@ def test_every_sample_failing_exits_1(tmp_path):
                             "[[outputs]]"),
      "another parameter sets this already"),
     (edited("samples = 4", "samples = 0"), "design.samples = 0 is not allowed"),
+    # sizes that cannot run (issue 14, item 3): refused before anything is allocated
+    (edited("samples = 4", "samples = 1000000000"), "design.samples = 1000000000 is not "
+                                                    "allowed: expected an integer in [1, "
+                                                    "1000000]"),
+    (edited('type = "lhs"\nsamples = 4\nseed = 3', 'type = "grid"').replace(
+        "range = [", "levels = 1000\nrange = ["),
+     "design: a grid of 1000000000 samples (1000 x 1000 x 1000 x 1) is more than the limit "
+     "of 1000000"),
+    ("x = " + "[" * 1000 + "]" * 1000 + "\n" + STUDY, "arrays or tables are nested too deeply"),
     ("[design\n", "not valid TOML"),
 ])
 def test_bad_study_files_name_the_key(tmp_path, study, message):
