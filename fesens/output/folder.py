@@ -4,15 +4,19 @@ A folder holds the files of one run (``config.toml``, ``summary.json``, ``histor
 ``checkpoint.npz``, VTU and PNG files). :meth:`ResultsFolder.check` refuses an existing,
 non-empty folder unless ``--force`` (start over) or ``--resume`` (continue its run) is
 given, and does so before anything is written. Each file is written to a hidden
-temporary sibling and renamed, so readers never see half a file.
+temporary sibling and renamed, so readers never see half a file. A run holds the folder's
+lock (:meth:`ResultsFolder.locked`), so a second run on the same folder is refused.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from fesens.errors import FesensError, writing
@@ -31,6 +35,8 @@ SNAPSHOT = re.compile(r"^design_(\d+)\.vtu$")
 TEMPORARY = re.compile(r"^\..*\.tmp")
 
 CHECKPOINT = "checkpoint.npz"
+#: The lock file of a run in progress (``flock``; released when the process ends).
+LOCK = ".fesens.lock"
 #: Columns that differ between otherwise identical runs, left out of ``history.csv``.
 TIMING_COLUMNS = ("seconds",)
 HISTORY_FIRST = ("iteration", "objective", "volume", "change")
@@ -75,6 +81,7 @@ class ResultsFolder:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        self._holding = False
 
     def file(self, name: str) -> Path:
         return self.path / name
@@ -84,7 +91,67 @@ class ResultsFolder:
         return self.path / CHECKPOINT
 
     def is_empty(self) -> bool:
-        return not self.path.exists() or (self.path.is_dir() and not any(self.path.iterdir()))
+        """True if the folder does not exist or holds nothing but the lock file."""
+        return not self.path.exists() or (
+            self.path.is_dir() and all(p.name == LOCK for p in self.path.iterdir()))
+
+    def _in_use_error(self) -> ResultsFolderError:
+        return ResultsFolderError(f"results folder {self.path} is in use by another fesens "
+                                  "run; wait for it to finish or choose another --out")
+
+    def _in_use(self) -> bool:
+        """Whether another run holds the lock (tested without taking it for long)."""
+        if self._holding:
+            return False
+        try:
+            with open(self.path / LOCK, "rb") as file:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        except BlockingIOError:
+            return True
+        return False
+
+    def _is_lock_file(self, file) -> bool:
+        try:
+            return os.path.samestat(os.fstat(file.fileno()), (self.path / LOCK).stat())
+        except FileNotFoundError:
+            return False
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Create the folder and hold its exclusive lock (``flock`` on :data:`LOCK`) until
+        the block ends, however it ends; the kernel releases it when the process dies. A
+        folder created here and left empty (the run failed before writing) is removed.
+
+        Raises
+        ------
+        ResultsFolderError
+            Another run holds the lock.
+        """
+        created = not self.path.exists()
+        self.path.mkdir(parents=True, exist_ok=True)
+        lock = self.path / LOCK
+        while True:
+            file = open(lock, "ab")  # noqa: SIM115 - closed below, after the block
+            try:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                file.close()
+                raise self._in_use_error() from None
+            # the holder before us may have removed the file after we opened it: retry
+            if self._is_lock_file(file):
+                break
+            file.close()
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+            lock.unlink(missing_ok=True)
+            file.close()
+            if created and not any(self.path.iterdir()):
+                self.path.rmdir()
 
     def check(self, *, force: bool = False, resume: bool = False, command: str = "") -> None:
         """Raise :class:`ResultsFolderError` if the folder may not be used; writes nothing.
@@ -93,6 +160,8 @@ class ResultsFolder:
         """
         if self.path.exists() and not self.path.is_dir():
             raise ResultsFolderError(f"results folder {self.path} is a file, not a folder")
+        if self._in_use():
+            raise self._in_use_error()
         if resume:
             if not self.checkpoint.is_file():
                 raise ResultsFolderError(

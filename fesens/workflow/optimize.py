@@ -137,6 +137,13 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
     """
     folder = ResultsFolder(out)
     folder.check(force=force, resume=resume, command=command)
+    with folder.locked():
+        return _run(config, folder, resume=resume, force=force, echo=echo, command=command)
+
+
+def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
+         echo: Callable[[str], None], command: str) -> dict:
+    folder.check(force=force, resume=resume, command=command)  # again, now that we hold it
     run = RunState()
     if resume:
         _check_same_problem(folder, config)

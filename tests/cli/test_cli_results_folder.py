@@ -2,15 +2,20 @@
 disk, two runs on one folder. Each ends in one ``error:`` line and exit 2."""
 
 import errno
+import fcntl
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import run, write_config
+from cli_helpers import ROOT, SMALL_MBB, run, write_config
 
 from fesens.errors import SolverError
 from fesens.opt.problem import DesignProblem
+from fesens.output.folder import LOCK
 
 
 def damage(path, how: str) -> None:
@@ -111,3 +116,59 @@ def test_a_failed_run_removes_temporary_files(tmp_path, monkeypatch):
     result = run("optimize", write_config(tmp_path), "--out", out, "--max-iter", 3, "-q")
     assert result.exit_code == 1, result.output
     assert temporaries(out) == []
+
+
+def hold_lock(folder: Path):
+    """Take the folder's lock as a running fesens would (flock on its lock file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    file = open(folder / LOCK, "a")  # noqa: SIM115 - held across the test
+    fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return file
+
+
+@pytest.mark.parametrize("flags", [[], ["--force"], ["--resume"]])
+def test_a_second_run_on_a_folder_in_use_is_refused(flags, tmp_path):
+    config = write_config(tmp_path)
+    out = tmp_path / "out"
+    assert run("optimize", config, "--out", out, "--max-iter", 1, "-q").exit_code == 0
+    if not flags:
+        out = tmp_path / "fresh"
+    lock = hold_lock(out)
+    try:
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        result = run("optimize", config, "--out", out, "--max-iter", 2, *flags)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    finally:
+        lock.close()
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert lines == [f"error: results folder {out} is in use by another fesens run; wait for "
+                     "it to finish or choose another --out"], result.output
+    assert run("optimize", config, "--out", out, "--max-iter", 2, *flags, "-q").exit_code == 0
+    assert not (out / LOCK).exists()
+
+
+def test_two_processes_on_one_folder_one_refused(tmp_path):
+    """A real run holds the lock while a second process is started on the same folder."""
+    config = write_config(tmp_path, SMALL_MBB.replace("max_iter = 6", "max_iter = 100000")
+                          .replace("tol_change = 0.01", "tol_change = 0.0"))
+    out = tmp_path / "out"
+    command = [sys.executable, str(ROOT / "cli.py"), "optimize", str(config), "--out", str(out)]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run([*command, "--resume"], capture_output=True, text=True,
+                                timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.splitlines() == [
+        f"error: results folder {out} is in use by another fesens run; wait for it to finish "
+        "or choose another --out"]
+    # the killed run leaves no lock behind: a resume takes the folder
+    resumed = subprocess.run([*command[:-2], "--out", str(out), "--resume", "--max-iter", "3",
+                              "-q"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
