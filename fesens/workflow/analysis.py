@@ -75,6 +75,13 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
     ``solution.png`` in 2D) to ``out``. Returns the JSON summary."""
     folder = ResultsFolder(out)
     folder.check(force=force, command=command)
+    with folder.locked():
+        folder.check(force=force, command=command)  # again, now that we hold it
+        return _solve(config, folder, force=force, echo=echo)
+
+
+def _solve(config: Config, folder: ResultsFolder, *, force: bool,
+           echo: Callable[[str], None]) -> dict:
     model = build_model(config)
     backend, options = _solver(config)
     solution = model.solve(solver=backend, solver_options=options)
@@ -150,6 +157,14 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     """
     folder = ResultsFolder(out)
     folder.check(force=force, command=command)
+    with folder.locked():
+        folder.check(force=force, command=command)  # again, now that we hold it
+        return _sensitivity(config, folder, wrt=wrt, objective=objective, force=force,
+                            echo=echo)
+
+
+def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
+                 force: bool, echo: Callable[[str], None]) -> dict:
     spec = objective_spec(config, objective)
     model = build_model(config)
     _wrt_check(config, model, wrt)

@@ -172,3 +172,21 @@ def test_two_processes_on_one_folder_one_refused(tmp_path):
     resumed = subprocess.run([*command[:-2], "--out", str(out), "--resume", "--max-iter", "3",
                               "-q"], capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.mark.parametrize("command", [["solve"], ["sensitivity", "--wrt", "density"]])
+def test_solve_and_sensitivity_refuse_a_folder_in_use(command, tmp_path):
+    config = write_config(tmp_path)
+    out = tmp_path / "out"
+    lock = hold_lock(out)
+    try:
+        result = run(*command, config, "--out", out)
+        assert [p.name for p in out.iterdir()] == [LOCK]
+    finally:
+        lock.close()
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"error: results folder {out} is in use by another fesens run; wait for it to finish "
+        "or choose another --out"], result.output
+    assert run(*command, config, "--out", out, "--force").exit_code == 0
+    assert not (out / LOCK).exists()
