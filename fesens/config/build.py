@@ -19,7 +19,8 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
-from fesens.config.schema import LOAD_SELECTIONS, Config, create_optimizer, response_kind
+from fesens.config.physics_keys import LOAD_SELECTIONS, response_kind
+from fesens.config.schema import Config, create_optimizer
 from fesens.fem import LinearModel
 from fesens.opt import (
     INTERPOLATIONS,

@@ -152,6 +152,10 @@ def number(low: float | None = None, high: float | None = None, *, low_open: boo
     return check
 
 
+#: A number > 0.
+POSITIVE = number(0.0, low_open=True)
+
+
 def integer(low: int | None = None, high: int | None = None) -> Callable:
     """A TOML integer ``≥ low`` (and ``≤ high``)."""
     expected = ("an integer" + ("" if low is None else f" ≥ {low}") if high is None

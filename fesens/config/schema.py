@@ -32,6 +32,7 @@ import numpy as np
 
 from fesens.config import selections
 from fesens.config.checks import (
+    POSITIVE,
     REQUIRED,
     ConfigError,
     ConfigWarning,
@@ -39,14 +40,11 @@ from fesens.config.checks import (
     boolean,
     check_table,
     choice,
-    component,
-    components,
     integer,
     integers,
     invalid,
     join,
     number,
-    number_or_numbers,
     numbers,
     require_list_of_tables,
     require_table,
@@ -56,9 +54,18 @@ from fesens.config.checks import (
     unknown_key,
     variants_hint,
 )
+from fesens.config.physics_keys import (
+    LOAD_SELECTIONS,
+    dims_text,
+    load_variants,
+    material_variants,
+    physics_variants,
+    response_kind,
+    response_variants,
+    support_spec,
+)
 from fesens.errors import FesensError, MeshError
 from fesens.fem.model import LinearModel
-from fesens.fem.parameters import Parameter
 from fesens.mesh import Mesh, box, read_mesh, rectangle
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
 from fesens.opt import (
@@ -70,10 +77,8 @@ from fesens.opt import (
     optimizer_options,
 )
 from fesens.physics import PHYSICS
-from fesens.physics.spec import Option
 
 # ------------------------------------------------------------------ helpers
-POSITIVE = number(0.0, low_open=True)
 
 
 def schedule() -> Callable:
@@ -125,116 +130,6 @@ MESH = {
                          "use the cells of this type (default: highest dimension)"),
     },
 }
-
-NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
-
-#: What the selection of a load selects (:data:`fesens.physics.spec.LOAD_SUPPORTS`): the
-#: selection keys it takes and the function that checks them against the mesh.
-LOAD_SELECTIONS = {
-    "nodes": (("group", "region", "point"), selections.nodes),
-    "facets": (("group", "region"), selections.facets),
-    "cells": (("group", "region"), selections.cells),
-}
-
-
-def _dims_text(dims: tuple[int, ...]) -> str:
-    return " or ".join(f"{d}D" for d in dims)
-
-
-def _option_check(option: Option) -> Callable:
-    return choice(*option.choices) if option.choices else number(option.lower, low_open=True)
-
-
-def physics_variants(dim: int) -> dict[str, dict[str, Key]]:
-    """Each registered physics' ``[physics]`` keys (besides ``type``) for a ``dim``-D mesh."""
-    return {cls.name: {option.name: Key(_option_check(option), option.default, option.doc)
-                       for option in cls.config.options if dim in option.dims}
-            for cls in PHYSICS}
-
-
-def _parameter_check(parameter: Parameter) -> Callable:
-    return number(parameter.lower, parameter.upper, low_open=parameter.lower_open,
-                  high_open=parameter.upper_open)
-
-
-def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
-    """The ``[material]`` keys of a physics: its parameters' ranges and descriptions, the
-    defaults of its constructor (required if none)."""
-    signature = inspect.signature(cls).parameters
-    spec = {}
-    for key in cls.config.material:
-        default = signature[key].default
-        parameter = cls.parameters[key]
-        spec[key] = Key(_parameter_check(parameter),
-                        REQUIRED if default is inspect.Parameter.empty else default,
-                        parameter.description)
-    return spec
-
-
-def material_variants() -> dict[str, dict[str, Key]]:
-    """Each registered physics' ``[material]`` keys (:func:`material_spec`)."""
-    return {cls.name: material_spec(cls) for cls in PHYSICS}
-
-
-def load_variants(physics: str, dim: int) -> dict[str, dict[str, Key]]:
-    """Load types of a physics and their keys (selection keys included)."""
-    variants = {}
-    for load in PHYSICS.get(physics).config.loads:
-        value = (Key(numbers(dim), REQUIRED, f"{load.doc} ({dim} components)") if load.vector
-                 else Key(number(), REQUIRED, load.doc))
-        keys, _ = LOAD_SELECTIONS[load.on]
-        variants[load.type] = {"name": NAME, "value": value,
-                               **selections.selection_spec(*keys)}
-    return variants
-
-
-def support_spec(physics: str) -> dict[str, Key]:
-    """Keys of one ``[[supports]]`` table."""
-    cls = PHYSICS.get(physics)
-    spec = dict(selections.selection_spec("group", "region", "point"))
-    if cls.config.vector_field:
-        spec["components"] = Key(components(), None, "fixed components (default: all)")
-        spec["value"] = Key(number_or_numbers(), 0.0, "prescribed value(s)")
-    else:
-        spec["value"] = Key(number(), 0.0, f"prescribed {cls.field_name}")
-    return spec
-
-
-POINT_VALUE = {
-    **selections.selection_spec("point", "group"),
-    "weight": Key(number(), 1.0, "the objective is weight × value (−1 maximises it)"),
-}
-STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
-                                      "the stiffness interpolation)")
-#: The keys of each generic objective (:data:`fesens.physics.spec.RESPONSE_KINDS`), and of
-#: ``volume``, which every physics offers.
-RESPONSE_KEYS = {
-    "compliance": {},
-    "value": POINT_VALUE,
-    "stress_pnorm": {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
-                     "stress_exponent": STRESS_EXPONENT},
-    "stress_ks": {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
-                  "stress_exponent": STRESS_EXPONENT},
-    "volume": {},
-}
-
-
-def response_kind(physics: str, type_name: str) -> str:
-    """The generic objective of a response type of a physics (``volume`` for volume)."""
-    return PHYSICS.get(physics).config.responses.get(type_name, "volume")
-
-
-def response_variants(physics: str) -> dict[str, dict[str, Key]]:
-    """Objective (and extra-constraint) types of a physics and their keys."""
-    cls = PHYSICS.get(physics)
-    variants = {}
-    for name, kind in cls.config.responses.items():
-        variants[name] = dict(RESPONSE_KEYS[kind])
-        if kind == "value" and cls.config.vector_field:
-            variants[name]["component"] = Key(component(), REQUIRED, "0, 1, 2 or x, y, z")
-    variants["volume"] = RESPONSE_KEYS["volume"]
-    return variants
-
 
 #: How a config value of each constructor parameter the config exposes is checked, and its
 #: doc. The choices and the defaults come from the registries in :mod:`fesens.opt`.
@@ -390,7 +285,7 @@ def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
 def _check_physics(raw: dict, dim: int) -> dict:
     """``[physics]``: ``type`` among the registered physics (default: the first), and the
     options of that physics for this mesh dimension."""
-    hint = {option.name: f"it applies to {_dims_text(option.dims)} meshes only (this mesh "
+    hint = {option.name: f"it applies to {dims_text(option.dims)} meshes only (this mesh "
                          f"is {dim}D)"
             for cls in PHYSICS for option in cls.config.options if dim not in option.dims}
     return check_typed("physics", raw, physics_variants(dim), default=PHYSICS.default.name,

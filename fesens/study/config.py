@@ -56,7 +56,8 @@ from fesens.config.checks import (
     unknown_key,
 )
 from fesens.config.loading import read_toml
-from fesens.config.schema import check_typed, response_kind, response_variants
+from fesens.config.physics_keys import response_kind, response_variants
+from fesens.config.schema import check_typed
 from fesens.config.selections import nearest_node, nodes
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
