@@ -3,9 +3,9 @@
 * :func:`assemble`: ``coefficients ↦ K`` with the precomputed cell matrices (the fast path
   of DESIGN.md rule 1): ``data(K) = Σ_k G_k c_k``, one mat-vec with the stacked gather
   matrix (:class:`~fesens.fem.assembler.Assembler`).
-* :func:`assemble_cells`: ``K_e ↦ K`` for cell matrices computed in the traced program
-  (e.g. from traced node coordinates): ``data(K) = S vec(K_e)`` with the 0/1 entry matrix
-  ``S`` of the same pattern.
+* :func:`assemble_at_points`: ``(X, c) ↦ K`` for cell matrices computed at node
+  coordinates ``X``: ``data(K) = S vec(K_e)`` with the 0/1 entry matrix ``S`` of the same
+  pattern.
 
 The values are frozen (:mod:`fesens.readonly`), so the solver layer recognises them
 without copies.
@@ -16,7 +16,7 @@ Backward, for a cotangent kept as outer products ``K̄ = Σ_p a_p b_pᵀ``
     c̄_(k,e) = Σ_p a_(p,e)ᵀ K⁽ᵏ⁾_e b_(p,e)          (DESIGN.md rule 3)
 
 batched over cells (einsum), where ``a_(p,e)`` gathers ``a_p`` at the cell's dofs, and
-``K̄_e = Σ_p a_(p,e) b_(p,e)ᵀ`` for :func:`assemble_cells`. That is
+``K̄_e = Σ_p a_(p,e) b_(p,e)ᵀ`` where cell matrices are needed. That is
 O(n_cells · n_cell_dofs²) and never touches the pattern; any other cotangent (values on
 the pattern) takes ``c̄_k = G_kᵀ data(K̄)`` (``vec(K̄_e) = Sᵀ data(K̄)``).
 """
@@ -29,7 +29,7 @@ from functools import cached_property
 import numpy as np
 
 from fesens.ad.numpy_wrapper import untake
-from fesens.ad.registry import defvjp, defvjp_joint
+from fesens.ad.registry import defvjp_joint
 from fesens.ad.sparse import OuterCotangent, PatternMatrix, SparsePattern
 from fesens.ad.tracer import Box, primitive
 from fesens.fem.assembler import Assembler, split_fields, stack_fields
@@ -205,16 +205,6 @@ def _assemble_vjp(argnums, ans, operator, *coefficients):
 
 
 defvjp_joint(assemble, _assemble_vjp)
-
-
-@primitive
-def assemble_cells(operator: BlockOperator, cell_matrices) -> PatternMatrix:
-    """The block matrix of cell matrices ``K_e`` ``(n_cells, nd, nd)`` (traced allowed)."""
-    return operator.cell_matrix(cell_matrices)
-
-
-defvjp(assemble_cells, None,
-       lambda ans, operator, cell_matrices: lambda g: operator.cell_matrix_cotangent(g))
 
 
 def unfolded(weights, fields) -> list:

@@ -28,7 +28,7 @@ tracing; with traced inputs the backward pass is ``λ = K_ff⁻ᵀ ū_f``,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -45,26 +45,19 @@ from fesens.fem.assemble import BlockOperator, assemble, assemble_at_points, unf
 from fesens.fem.assembler import Assembler
 from fesens.fem.dofs import DofMap
 from fesens.fem.geometry import CellGeometry, cell_geometry
-from fesens.fem.loads import (
-    FieldSpec,
-    evaluate_field,
-    point_load_vector,
-    surface_load_vector,
-    volume_load_vector,
-)
+from fesens.fem.load_terms import LoadTerms, Where
+from fesens.fem.loads import FieldSpec, evaluate_field
+from fesens.fem.model_solvers import SolverChoice
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.postprocess import dof_gradients
-from fesens.fem.rigid_modes import free_rigid_modes, rigid_body_modes
+from fesens.fem.rigid_modes import free_rigid_modes
 from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
-from fesens.mesh.mesh import Mesh, Predicate
+from fesens.mesh.mesh import Mesh
 from fesens.readonly import snapshot, unchanged
-from fesens.solvers import IterativeSolver, LinearSolver, make_solver
-
-Where = str | Predicate
 
 
-class LinearModel(ABC):
+class LinearModel(LoadTerms, SolverChoice, ABC):
     """Base class of every physics (:mod:`fesens.physics`).
 
     Parameters
@@ -119,9 +112,7 @@ class LinearModel(ABC):
         self.dofmap = DofMap(mesh, n_components)
         self.thickness = float(thickness)
         self.quadrature_order = quadrature_order
-        self.loads: dict[str, np.ndarray] = {}
-        self._load_builders: dict[str, Callable | None] = {}
-        self._load_matrix: np.ndarray | None = None
+        self._init_loads()
         self._dirichlet: dict[int, float] = {}
         self._assembler: Assembler | None = None
         self._assembler_dofs: np.ndarray | None = None
@@ -183,98 +174,8 @@ class LinearModel(ABC):
         """Prescribed values ``g``, ordered like :attr:`constrained_dofs`."""
         return np.array([self._dirichlet[d] for d in sorted(self._dirichlet)], dtype=float)
 
-    # ------------------------------------------------------------ loads
-    def _add_load(self, name: str | None, kind: str, vector: np.ndarray,
-                  builder: Callable | None = None) -> str:
-        """Register a load term; ``builder(points)`` recomputes it for moved nodes."""
-        name = name or f"{kind}{len(self.loads)}"
-        if name in self.loads:
-            raise BoundaryConditionError(f"a load named {name!r} exists already")
-        if not np.all(np.isfinite(vector)):
-            raise NonFiniteError(f"load {name!r} contains NaN or infinity")
-        self.loads[name] = vector
-        self._load_builders[name] = builder
-        self._load_matrix = None
-        return name
-
-    def point_load(self, at, value: FieldSpec, *, name: str | None = None) -> str:
-        """Concentrated load(s).
-
-        Parameters
-        ----------
-        at : str, callable or coordinates
-            A node-set name or predicate (``value`` is applied at *each* selected node), or
-            the coordinates of a point (applied at the nearest node).
-        value : float, sequence or callable
-            Force vector (elasticity) or heat input (conduction) per node.
-        name : str, optional
-            Name of the load term (default: generated); returned.
-        """
-        if isinstance(at, str) or callable(at):
-            nodes = self.mesh.nodes(at)
-        else:
-            nodes = np.array([self.mesh.nearest_node(at)])
-        vector = point_load_vector(self.mesh, self.dofmap, nodes, value)
-        return self._add_load(name, "point", vector)
-
-    def surface_load(self, where: Where, value: FieldSpec | None = None, *,
-                     pressure: FieldSpec | None = None, name: str | None = None,
-                     kind: str = "surface") -> str:
-        """Distributed load per unit area (2D: per unit length, times thickness) on facets.
-
-        ``pressure`` instead of ``value`` acts against the outward normal (``t = −p n``).
-        """
-        facets = self.mesh.facets(where)
-
-        def build(points=None):
-            return surface_load_vector(self.mesh, self.dofmap, facets, value, pressure=pressure,
-                                       thickness=self._thickness(), points=points)
-
-        return self._add_load(name, kind, build(), build)
-
-    def volume_load(self, value: FieldSpec, *, cells: Where | None = None,
-                    name: str | None = None) -> str:
-        """Load per unit volume over all cells or a named/predicate cell subset."""
-        cell_ids = None if cells is None else self.mesh.cell_ids(cells)
-
-        def build(points=None):
-            return volume_load_vector(self.mesh, self.dofmap, value, cells=cell_ids,
-                                      thickness=self._thickness(), points=points)
-
-        return self._add_load(name, "volume", build(), build)
-
     def _thickness(self) -> float:
         return self.thickness if self.mesh.dim == 2 else 1.0
-
-    def load_vector(self, magnitudes: dict | None = None, points=None):
-        """``f = Σ_L m_L f_L`` over the load terms, ``(n_dofs,)`` (magnitudes default to 1).
-
-        Traced in the magnitudes and in ``points`` (the load terms that depend on the
-        geometry, surface and volume loads, are rebuilt for them).
-        """
-        magnitudes = magnitudes or {}
-        unknown = set(magnitudes) - set(self.loads)
-        if unknown:
-            raise BoundaryConditionError(
-                f"unknown load name(s) {sorted(unknown)}; loads: {sorted(self.loads)}"
-            )
-        if points is None:
-            matrix = self._stacked_loads()
-        elif self.loads:
-            matrix = np.stack([self.loads[name] if build is None else build(points)
-                               for name, build in self._load_builders.items()], axis=1)
-        else:
-            matrix = self._stacked_loads()
-        if not magnitudes:
-            return np.sum(matrix, axis=1)
-        return matrix @ np.stack([magnitudes.get(name, 1.0) for name in self.loads])
-
-    def _stacked_loads(self) -> np.ndarray:
-        """The load terms as columns, ``(n_dofs, n_loads)`` (kept until a load is added)."""
-        if self._load_matrix is None:
-            self._load_matrix = (np.stack(list(self.loads.values()), axis=1) if self.loads
-                                 else np.zeros((self.dofmap.n_dofs, 0)))
-        return self._load_matrix
 
     # ------------------------------------------------------------ physics hooks
     @abstractmethod
@@ -441,85 +342,6 @@ class LinearModel(ABC):
         if points is None:
             return assemble(self.operator(block, weights), *fields)
         return assemble_at_points(self.operator(block), self, weights, points, *fields)
-
-    # ------------------------------------------------------------ solvers
-    def solver(self, spec=None, **options) -> LinearSolver:
-        """The model's solver instance for ``spec`` on the current pattern (kept, so the
-        symbolic analysis is done once and shared by plain and traced solves).
-
-        Parameters
-        ----------
-        spec : str, (str, dict) or LinearSolver, optional
-            Backend name (default :attr:`default_solver`), with options, or an instance
-            (returned as it is).
-        **options
-            Backend options (with a name).
-
-        A Krylov backend with the AMG preconditioner gets :meth:`near_nullspace` as its
-        ``near_nullspace`` unless the options give one (``near_nullspace=None`` keeps
-        pyamg's constant vectors).
-        """
-        if isinstance(spec, LinearSolver):
-            return spec
-        if isinstance(spec, tuple):
-            spec, options = spec[0], {**spec[1], **options}
-        spec = spec or self.default_solver
-        key = (spec, options) if options else spec
-        return self.operator("ff").pattern.solver(
-            key, lambda backend: self._give_near_nullspace(backend, options))
-
-    def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
-        if self._needs_near_nullspace(backend, options):
-            backend.near_nullspace = self.near_nullspace()
-
-    def with_near_nullspace(self, solver="auto"):
-        """``solver`` for matrices ``K_ff`` of the current Dirichlet set, given the model's
-        near-null space when it needs one.
-
-        Parameters
-        ----------
-        solver : str, (str, dict) or LinearSolver
-            Backend name, with options, or an instance.
-
-        Returns
-        -------
-        str, (str, dict) or LinearSolver
-            For a Krylov backend with the AMG preconditioner whose options do not give
-            ``near_nullspace``, in a vector-field model: a new instance holding
-            :meth:`near_nullspace`. Otherwise ``solver`` itself.
-        """
-        if isinstance(solver, LinearSolver):
-            return solver
-        name, options = (solver, {}) if isinstance(solver, str) else solver
-        backend = make_solver(name, **options)
-        if not self._needs_near_nullspace(backend, options):
-            return solver
-        backend.near_nullspace = self.near_nullspace()
-        return backend
-
-    def near_nullspace(self) -> np.ndarray | None:
-        """The near-null space of ``K_ff`` for AMG: the rigid-body modes on the free dofs.
-
-        Returns
-        -------
-        numpy.ndarray or None
-            ``(n_free, 3)`` in 2D, ``(n_free, 6)`` in 3D for a vector field with one
-            component per dimension (rotations about the centroid of the points); None for
-            a scalar field, whose near-null space (the constants) is pyamg's default.
-        """
-        if self.n_components != self.mesh.dim:
-            return None
-        points = self.mesh.points
-        return rigid_body_modes(points, points.mean(axis=0))[0][self.assembler.free]
-
-    def _needs_near_nullspace(self, backend: LinearSolver, options: dict) -> bool:
-        """Whether ``backend`` builds AMG for this vector field without a given near-null space."""
-        return (
-            self.n_components == self.mesh.dim
-            and isinstance(backend, IterativeSolver)
-            and backend.preconditioner == "amg"
-            and "near_nullspace" not in options
-        )
 
     # ------------------------------------------------------------ the solve
     def solve(
