@@ -19,8 +19,9 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
+from fesens.config.optimization_sections import create_optimizer
 from fesens.config.physics_keys import LOAD_SELECTIONS, response_kind
-from fesens.config.schema import Config, create_optimizer
+from fesens.config.schema import Config
 from fesens.fem import LinearModel
 from fesens.opt import (
     INTERPOLATIONS,

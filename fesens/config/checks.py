@@ -388,3 +388,22 @@ def variants_hint(variants: Mapping[str, Mapping[str, Key]], label: str,
                 notes.setdefault(key, []).append(name)
     return {key: f"it applies to {label} {', '.join(repr(n) for n in names)}, "
                  f"not {active!r}" for key, names in notes.items()}
+
+
+def check_typed(path: str, raw: Any, variants: Mapping[str, Mapping[str, Key]],
+                default: Any = REQUIRED, label: str | None = None,
+                elsewhere: Mapping[str, str] | None = None) -> dict:
+    """A table whose ``type`` key selects its spec among ``variants`` (``elsewhere``: hints
+    for keys that no variant takes here)."""
+    raw = require_table(path, raw)
+    type_check = choice(*variants)
+    if "type" in raw:
+        kind = type_check(join(path, "type"), raw["type"])
+    elif default is REQUIRED:
+        raise ConfigError(f"missing key {join(path, 'type')!r}: {type_check.expected}")
+    else:
+        kind = default
+    spec = {"type": Key(type_check, kind), **variants[kind]}
+    hint = {**(elsewhere or {}),
+            **variants_hint(variants, label or f"{join(path, 'type')}", kind)}
+    return check_table(path, raw, spec, elsewhere=hint)

@@ -43,6 +43,7 @@ from fesens.config.checks import (
     REQUIRED,
     Key,
     check_table,
+    check_typed,
     choice,
     did_you_mean,
     integer,
@@ -57,7 +58,6 @@ from fesens.config.checks import (
 )
 from fesens.config.loading import read_toml
 from fesens.config.physics_keys import response_kind, response_variants
-from fesens.config.schema import check_typed
 from fesens.config.selections import nearest_node, nodes
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (

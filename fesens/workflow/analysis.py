@@ -19,9 +19,8 @@ from fesens.ad import getval, value_and_grad
 from fesens.adjoint import Differentiable
 from fesens.config import Config, ConfigError, build_model, response, selections
 from fesens.config.build import solver_argument
-from fesens.config.checks import join
+from fesens.config.checks import check_typed, join
 from fesens.config.physics_keys import response_variants
-from fesens.config.schema import check_typed
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE
 from fesens.fem.solution import Solution

@@ -1,0 +1,247 @@
+"""The sections only ``fesens optimize`` reads: their keys, read from the registries of
+:mod:`fesens.opt`, and their checks (design, objective and constraints, penalization, filter,
+projection, optimizer).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fesens.config import selections
+from fesens.config.checks import (
+    POSITIVE,
+    REQUIRED,
+    ConfigError,
+    ConfigWarning,
+    Key,
+    boolean,
+    check_table,
+    check_typed,
+    integer,
+    invalid,
+    join,
+    number,
+    require_list_of_tables,
+    show,
+    string,
+)
+from fesens.config.physics_keys import response_kind, response_variants
+from fesens.mesh import Mesh
+from fesens.opt import (
+    FILTERS,
+    INTERPOLATIONS,
+    OPTIMIZERS,
+    PROJECTIONS,
+    make_optimizer,
+    optimizer_options,
+)
+
+if TYPE_CHECKING:
+    from fesens.config.schema import Config
+
+def schedule() -> Callable:
+    """A positive number, or a continuation table ``{ start, final, every, step | factor }``."""
+    spec = {
+        "start": Key(POSITIVE, REQUIRED, "value at iteration 1"),
+        "final": Key(POSITIVE, None, "value reached at the end of the continuation"),
+        "every": Key(integer(1), 20, "iterations between two raises"),
+        "step": Key(POSITIVE, None, "added every `every` iterations (default 1)"),
+        "factor": Key(number(1.0, low_open=True), None, "multiplier instead of a step"),
+    }
+    expected = "a number > 0 or a table { start, final, every, step or factor }"
+
+    def check(path: str, value: Any):
+        if not isinstance(value, dict):
+            try:
+                return POSITIVE(path, value)
+            except ConfigError:
+                raise invalid(path, value, expected) from None
+        table = check_table(path, value, spec)
+        if "step" in table and "factor" in table:
+            raise ConfigError(f"{path}: give either step or factor, not both")
+        return table
+
+    check.expected = expected
+    return check
+
+
+SCHEDULE = schedule()
+
+
+#: How a config value of each constructor parameter the config exposes is checked, and its
+#: doc. The choices and the defaults come from the registries in :mod:`fesens.opt`.
+PARAMETER_CHECKS = {
+    "penalty": (SCHEDULE, "penalty exponent (SIMP p, RAMP q), or a continuation table"),
+    "minimum": (number(0.0, 1.0, high_open=True), "stiffness (conductivity) of void, relative"),
+    "radius": (POSITIVE, "filter radius in mesh units"),
+    "beta": (SCHEDULE, "sharpness β, or a continuation table"),
+    "eta": (number(0.0, 1.0, low_open=True, high_open=True), "threshold η"),
+}
+
+
+def _registry_variants(registry: Mapping[str, type]) -> dict[str, dict[str, Key]]:
+    """The keys of each entry of a registry: its constructor's parameters that
+    :data:`PARAMETER_CHECKS` lists, with the constructor's defaults (required if none)."""
+    variants = {}
+    for name, cls in registry.items():
+        parameters = inspect.signature(cls).parameters
+        variants[name] = {
+            key: Key(check, REQUIRED if parameters[key].default is inspect.Parameter.empty
+                     else parameters[key].default, doc)
+            for key, (check, doc) in PARAMETER_CHECKS.items() if key in parameters
+        }
+    return variants
+
+
+PENALIZATION = _registry_variants(INTERPOLATIONS)
+FILTER = _registry_variants(FILTERS)
+PROJECTION = _registry_variants(PROJECTIONS)
+
+STOP = {
+    "max_iter": Key(integer(1), 200, "iteration limit"),
+    "tol_change": Key(number(0.0), 0.01, "stop when max |Δx| falls below this"),
+}
+
+OUTPUT = {"every": Key(integer(0), 10, "write a VTU every N iterations (0: final only)")}
+
+# ------------------------------------------------------------------ optimizers
+def _option_key(default: Any) -> Key:
+    if isinstance(default, bool):
+        return Key(boolean(), default)
+    if isinstance(default, int):
+        return Key(integer(), default)
+    if isinstance(default, float):
+        return Key(number(), default)
+    if isinstance(default, str):
+        return Key(string(), default)
+    return Key(number(), None)  # e.g. None: optional number
+
+
+def optimizer_variants() -> dict[str, dict[str, Key]]:
+    """Each registered optimizer's options (:func:`fesens.opt.optimizer_options`)."""
+    return {name: {option: _option_key(default)
+                   for option, default in optimizer_options(name).items()}
+            for name in OPTIMIZERS}
+
+
+def create_optimizer(spec: dict):
+    """The optimizer of a resolved ``[optimizer]`` table."""
+    return make_optimizer(spec["type"], **{k: v for k, v in spec.items() if k != "type"})
+
+
+def check_design(raw: Any, config: Config) -> dict:
+    spec = {"passive": Key(require_list_of_tables, [], "passive regions")}
+    design = check_table("design", raw, spec)
+    variants = {kind: selections.selection_spec("group", "region") for kind in ("solid", "void")}
+    passive = []
+    for i, table in enumerate(design["passive"]):
+        path = join("design.passive", i)
+        item = check_typed(path, table, variants)
+        selections.check_one_of(path, item, ("group", "region"), required=True)
+        selections.cells(path, item, config.mesh, config.label)
+        passive.append(item)
+    design["passive"] = passive
+    return design
+
+
+def check_response(path: str, raw: Any, config: Config, variants: dict,
+                    extra: Mapping[str, Key] | None = None, default: Any = REQUIRED) -> dict:
+    if extra:
+        variants = {name: {**spec, **extra} for name, spec in variants.items()}
+    item = check_typed(path, raw, variants, default=default,
+                       label=f"{config.physics} {path.split('[')[0]} type")
+    if response_kind(config.physics, item["type"]) == "value":
+        key = selections.check_one_of(path, item, ("point", "group"), required=True)
+        if key == "point":
+            selections.nearest_node(path, item["point"], config.mesh)
+        else:
+            selections.nodes(path, {"group": item["group"]}, config.mesh, config.label)
+    if item.get("component", 0) >= config.dim:
+        raise ConfigError(f"{path}.component = {item['component']} is not allowed: this mesh "
+                          f"is {config.dim}D (components 0..{config.dim - 1})")
+    return item
+
+
+#: History columns an extra constraint may not be named after.
+RESERVED_NAMES = ("iteration", "objective", "volume", "volume_fraction", "change", "seconds",
+                  "penalty", "beta")
+
+
+def check_constraints(raw: Any, config: Config) -> dict:
+    spec = {
+        "volume_fraction": Key(number(0.0, 1.0, low_open=True), REQUIRED,
+                               "upper bound of the material volume fraction"),
+        "extra": Key(require_list_of_tables, [], "extra constraints response ≤ limit"),
+    }
+    constraints = check_table("constraints", raw, spec)
+    variants = {k: v for k, v in response_variants(config.physics).items() if k != "volume"}
+    extra_keys = {"limit": Key(POSITIVE, REQUIRED, "upper bound of the response"),
+                  "name": Key(string(), None, "name in the history (default: the type)")}
+    items, names = [], set()
+    for i, table in enumerate(constraints["extra"]):
+        path = join("constraints.extra", i)
+        item = check_response(path, table, config, variants, extra_keys)
+        item.setdefault("name", item["type"])
+        if item["name"] in names or item["name"] in RESERVED_NAMES:
+            raise ConfigError(f"{path}.name = {show(item['name'])}: the name is taken; give "
+                              "each extra constraint its own name (not one of "
+                              f"{', '.join(RESERVED_NAMES)})")
+        names.add(item["name"])
+        items.append(item)
+    constraints["extra"] = items
+    return constraints
+
+
+def check_penalization(raw: Any) -> dict:
+    """``[penalization]``; a penalty below the interpolation's ``least_penalty`` is refused."""
+    item = check_typed("penalization", raw, PENALIZATION, default="simp")
+    cls = INTERPOLATIONS[item["type"]]
+    penalty = item["penalty"]
+    values = ({join("penalization.penalty", key): penalty[key] for key in ("start", "final")
+               if key in penalty} if isinstance(penalty, dict)
+              else {"penalization.penalty": penalty})
+    for path, value in values.items():
+        if value < cls.least_penalty:
+            raise ConfigError(f"{path} = {show(value)} is not allowed: {cls.name.upper()} needs "
+                              f"a penalty ≥ {cls.least_penalty:g} (a smaller one rewards "
+                              "intermediate densities); use e.g. 3")
+    return item
+
+
+def warn_about_filter(data: dict, mesh: Mesh, source: str) -> None:
+    """Warn when ``filter.radius`` exceeds the domain's largest extent (everything is
+    averaged with everything: the design stays gray)."""
+    radius = data.get("filter", {}).get("radius")
+    extent = float(np.max(np.ptp(mesh.points, axis=0)))
+    if radius is not None and radius > extent:
+        warnings.warn(f"{source}: filter.radius = {show(radius)} is larger than the domain's "
+                      f"largest extent ({extent:g}): the filter averages over the whole design; "
+                      "give a radius of 1.5 to 3 cell sizes", ConfigWarning, stacklevel=2)
+
+
+def check_optimizer(raw: Any) -> dict:
+    variants = optimizer_variants()
+    item = check_typed("optimizer", raw, variants, default="oc")
+    try:
+        create_optimizer(item)
+    except (TypeError, ValueError) as err:
+        raise _optimizer_error(item, err) from None
+    return item
+
+
+def _optimizer_error(item: dict, err: Exception) -> ConfigError:
+    """Name the option the optimizer's constructor rejected (tried one at a time)."""
+    cls = OPTIMIZERS[item["type"]]
+    for key, value in item.items():
+        if key == "type":
+            continue
+        try:
+            cls(**{key: value})
+        except (TypeError, ValueError) as single:
+            return ConfigError(f"optimizer.{key} = {show(value)} is not allowed: {single}")
+    return ConfigError(f"optimizer ({item['type']}): {err}")
