@@ -8,10 +8,12 @@ import textwrap
 
 import numpy as np
 import pytest
+from matplotlib.colors import Normalize, SymLogNorm
 from PIL import Image
 
-from fesens.mesh import box
-from fesens.plotting import new_figure, plot_cell_field, save_figure, solid_surface
+from fesens.mesh import box, rectangle
+from fesens.plotting import fields, new_figure, plot_cell_field, save_figure, solid_surface
+from fesens.plotting.scales import linear_scale, symmetric_log_scale
 
 DRAW_EVERYTHING = textwrap.dedent("""
     import sys
@@ -72,3 +74,65 @@ def test_cell_field_rejects_3d_meshes(tmp_path):
     with pytest.raises(ValueError, match="2D meshes only"):
         plot_cell_field(cube, np.zeros(cube.n_cells), tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+def drawn_figure(monkeypatch, module, draw, *args, **kwargs):
+    """The figure ``draw(*args, **kwargs)`` of ``module`` saves (captured, not written)."""
+    figures = []
+    monkeypatch.setattr(module, "save_figure", lambda figure, path: figures.append(figure))
+    draw(*args, **kwargs)
+    (figure,) = figures
+    return figure
+
+
+def bulk_and_two_outliers(sign: float = 0.0) -> np.ndarray:
+    """400 values spanning 1e-3..10 (of both signs, or of one ``sign``), two of them 1e6."""
+    rng = np.random.default_rng(0)
+    values = 10.0 ** rng.uniform(-3.0, 1.0, 400)
+    values *= np.sign(sign) if sign else rng.choice([-1.0, 1.0], values.size)
+    values[[17, 230]] = 1e6 * (np.sign(sign) if sign else np.array([1.0, -1.0]))
+    return values
+
+
+def test_symmetric_log_scale_is_set_by_the_bulk_not_by_two_outliers():
+    values = bulk_and_two_outliers()
+    scale = symmetric_log_scale(values)
+    assert isinstance(scale.norm, SymLogNorm)
+    assert 9.0 < scale.norm.vmax <= 10.0 and scale.norm.vmin == -scale.norm.vmax
+    assert scale.norm.linthresh < 0.01  # the small values get colors of their own
+    bulk = np.delete(values, [17, 230])
+    shades = scale.norm(bulk)
+    assert shades.min() < 0.05 and shades.max() > 0.95  # the bulk uses the whole color map
+    assert scale.signed and scale.extend == "both"
+    assert "symmetric log" in scale.description and "99th percentile" in scale.description
+
+
+def test_symmetric_log_scale_of_a_negative_field_ends_at_zero():
+    scale = symmetric_log_scale(bulk_and_two_outliers(sign=-1.0))
+    assert scale.norm.vmax == 0.0 and -10.0 <= scale.norm.vmin < -9.0
+    assert not scale.signed and scale.extend == "min"
+
+
+def test_symmetric_log_scale_of_a_narrow_field_is_linear():
+    scale = symmetric_log_scale(np.linspace(1.0, 2.0, 50))
+    assert type(scale.norm) is Normalize and scale.description == ""
+
+
+def test_linear_scale_says_where_it_is_clipped():
+    scale = linear_scale(bulk_and_two_outliers(sign=1.0), clip_percentile=99.0)
+    assert scale.norm.vmax <= 10.0 and scale.extend == "max"
+    assert scale.label("stress") == "stress (clipped at the 99th percentile)"
+    assert linear_scale(np.arange(4.0)).label("stress") == "stress"
+
+
+def test_cell_field_on_a_symmetric_log_scale(monkeypatch):
+    square = rectangle(20, 20, 1.0, 1.0)
+    figure = drawn_figure(monkeypatch, fields, plot_cell_field, square,
+                          bulk_and_two_outliers(), "unused.png", label="dJ/drho",
+                          color_scale="symlog", clip_percentile=99.0)
+    field, colorbar = figure.axes
+    (cells,) = field.collections
+    assert isinstance(cells.norm, SymLogNorm) and cells.norm.vmax <= 10.0
+    assert cells.get_cmap().name == "RdBu_r"  # both signs: diverging, centred on 0
+    assert colorbar.get_xlabel().startswith("dJ/drho (symmetric log, linear within ±")
+    assert (field.get_xlabel(), field.get_ylabel()) == ("x", "y")

@@ -9,6 +9,10 @@ from matplotlib.collections import PolyCollection
 
 from fesens.mesh.mesh import Mesh
 from fesens.plotting.figure import new_figure, save_figure
+from fesens.plotting.scales import DIVERGING_CMAP, linear_scale, symmetric_log_scale
+
+#: Color scales of :func:`plot_cell_field`.
+COLOR_SCALES = ("linear", "symlog")
 
 
 def plot_cell_field(
@@ -22,6 +26,7 @@ def plot_cell_field(
     label: str = "",
     cmap: str = "viridis",
     clip_percentile: float = 100.0,
+    color_scale: str = "linear",
 ) -> Path:
     """Save a PNG of a per-cell field on a 2D mesh, optionally on the deformed shape.
 
@@ -39,11 +44,19 @@ def plot_cell_field(
         Displacement magnification; 0 chooses one so the largest displacement is 10% of
         the mesh size.
     clip_percentile : float
-        Colour scale upper limit as a percentile of ``values`` (below 100 keeps a stress
-        singularity from washing out the rest of the picture; the colour bar shows it).
+        Color scale upper limit as a percentile of ``values`` (``"symlog"``: of
+        ``|values|``); below 100 keeps a stress singularity from washing out the rest of
+        the picture (the color bar's label says so).
+    color_scale : {"linear", "symlog"}
+        ``"symlog"``: a symmetric-log scale set by the bulk of the cells
+        (:func:`~fesens.plotting.scales.symmetric_log_scale`), for fields spanning decades
+        such as sensitivities; a field with both signs is drawn centred on 0 in a
+        diverging color map instead of ``cmap``.
     """
     if mesh.dim != 2:
         raise ValueError("plot_cell_field draws 2D meshes only")
+    if color_scale not in COLOR_SCALES:
+        raise ValueError(f"color_scale must be one of {COLOR_SCALES}, not {color_scale!r}")
     points = mesh.points
     if displacement is not None:
         if scale == 0.0:
@@ -56,18 +69,22 @@ def plot_cell_field(
     aspect = np.ptp(points[:, 1]) / max(np.ptp(points[:, 0]), 1e-12)
     fig = new_figure(figsize=(8, float(np.clip(8 * aspect, 2.0, 10.0)) + 1.2))
     ax = fig.subplots()
-    values = np.asarray(values)
-    vmax = float(np.percentile(values, clip_percentile))
-    collection = PolyCollection(polygons, array=values, cmap=cmap, edgecolors="face",
-                                linewidths=0.2)
-    collection.set_clim(float(values.min()), vmax)
+    values = np.asarray(values, dtype=float)
+    if color_scale == "symlog":
+        colors = symmetric_log_scale(values, clip_percentile=clip_percentile)
+    else:
+        colors = linear_scale(values, clip_percentile=clip_percentile)
+    collection = PolyCollection(polygons, array=values, norm=colors.norm,
+                                cmap=DIVERGING_CMAP if colors.signed and color_scale == "symlog"
+                                else cmap, edgecolors="face", linewidths=0.2)
     ax.add_collection(collection)
     ax.autoscale_view()
     ax.set_aspect("equal")
-    ax.set_axis_off()
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
     if title:
         ax.set_title(title + (f" (deformation x{scale:.3g})" if displacement is not None else ""))
-    fig.colorbar(collection, ax=ax, label=label, shrink=0.8, orientation="horizontal",
-                 extend="max" if vmax < values.max() else "neither")
+    fig.colorbar(collection, ax=ax, label=colors.label(label), shrink=0.8,
+                 orientation="horizontal", extend=colors.extend, ticks=colors.ticks)
     return save_figure(fig, path)
 
