@@ -34,6 +34,7 @@ import numpy as np
 from fesens.adjoint import compliance, stress_pnorm, von_mises_squared
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import MMA, SIMP, Constraint, DensityFilter, DesignProblem, optimize
+from fesens.output import of_design
 from fesens.physics import Elasticity
 
 MESH = Path(__file__).resolve().parents[1] / "fesens" / "data" / "meshes" / "lbracket.msh"
@@ -107,8 +108,9 @@ TITLES = {"compliance": "compliance only", "stress": f"p-norm ≤ {STRESS_LIMIT:
 def write_outputs(mesh, designs: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     write_mesh(out / "designs.vtu", mesh,
-               point_data={f"displacement_{k}": d["displacement"] for k, d in designs.items()},
-               cell_data={f"{field}_{k}": d[field] for k, d in designs.items()
+               point_data={of_design("displacement", k): d["displacement"]
+                           for k, d in designs.items()},
+               cell_data={of_design(field, k): d[field] for k, d in designs.items()
                           for field in ("density", "von_mises")})
     top = max(d["max_von_mises"] for d in designs.values())
     return [out / "designs.vtu",

@@ -36,6 +36,7 @@ from matplotlib.colors import SymLogNorm
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
 from fesens.mesh import read_mesh, write_mesh
+from fesens.output import per_volume, relative_sensitivity_name, sensitivity_name
 from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 
@@ -116,8 +117,9 @@ def run(p: float = 32.0, out: Path = Path("results/examples/plate_hole_stress"))
     out.mkdir(parents=True, exist_ok=True)
     numbers["vtu"] = out / "plate_hole.vtu"
     write_mesh(numbers["vtu"], mesh, point_data={"displacement": solution.displacement},
-               cell_data={"von_mises": von_mises, "E": E, "dJ_dE": gradient,
-                          "relative_sensitivity_density": relative})
+               cell_data={"von_mises": von_mises, "E": E,
+                          sensitivity_name("stress_pnorm", "E"): gradient,
+                          per_volume(relative_sensitivity_name("stress_pnorm", "E")): relative})
     numbers["png"] = plot_fields(mesh, von_mises, relative, out / "plate_hole_sensitivity.png",
                                  title=f"p = {p:g}")
     numbers["seconds"] = time.perf_counter() - start

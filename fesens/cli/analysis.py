@@ -65,19 +65,28 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
               help="An objective type of the config's physics (e.g. compliance, "
                    "displacement, stress_pnorm) [default: the config's objective, else "
                    "compliance].")
+@click.option("--design", "design", type=click.Path(exists=True, path_type=Path),
+              metavar="PATH",
+              help="Evaluate at this design: a results folder of `fesens optimize`, its "
+                   "design.vtu, or its checkpoint.npz (then CONFIG must be the run's "
+                   "config.toml) [default: full material].")
 @output_options(default_out="results/NAME-sensitivity")
 def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objective: str | None,
-                out_dir: Path | None, force: bool, quiet: bool) -> None:
+                design: Path | None, out_dir: Path | None, force: bool, quiet: bool) -> None:
     """Exact gradient of an objective of CONFIG's model (one adjoint solve).
 
-    Writes to DIR: sensitivity.vtu (the gradient field as cell data, with the solution),
-    sensitivity.json and, for --wrt loads, sensitivity.csv (one row per named load);
-    sensitivity.png for a 2D field.
+    The stiffness is the config's material interpolation ([penalization], final penalty)
+    of the density of --design, or of full material; --wrt density differentiates through
+    it, as the optimizer does.
+
+    Writes to DIR: sensitivity.vtu (the gradient field d_OBJECTIVE_d_WRT as cell data, with
+    the density and the solution), sensitivity.json and, for --wrt loads, sensitivity.csv
+    (one row per named load); sensitivity.png for a 2D field.
     """
     from fesens.workflow import run_sensitivity
 
     config = load_source(config_path, preset, optimize=False)
     out_dir = out_dir or Path("results") / f"{config.name}-sensitivity"
-    run_sensitivity(config, out_dir, wrt=wrt, objective=objective, force=force,
+    run_sensitivity(config, out_dir, wrt=wrt, objective=objective, design=design, force=force,
                     echo=echo_unless(quiet),
                     command=command_line("sensitivity", config_path, preset))

@@ -8,7 +8,13 @@ work: a bad file raises :class:`ConfigError` naming the key path, the value and 
 allowed. The format is documented in ``fesens/docs/config.md`` (``fesens docs config``).
 """
 
-from fesens.config.build import build_model, build_optimizer, build_problem, response
+from fesens.config.build import (
+    build_interpolation,
+    build_model,
+    build_optimizer,
+    build_problem,
+    response,
+)
 from fesens.config.checks import ConfigError, ConfigWarning
 from fesens.config.loading import load_config, parse_config
 from fesens.config.presets import load_preset, preset_descriptions, preset_names, preset_text
@@ -20,6 +26,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigWarning",
+    "build_interpolation",
     "build_model",
     "build_optimizer",
     "build_problem",

@@ -119,6 +119,19 @@ def _passive(config: Config, kind: str) -> np.ndarray | None:
     return np.unique(np.concatenate(ids)) if ids else None
 
 
+def build_interpolation(config: Config):
+    """The config's material interpolation (``[penalization]``) at its final penalty, or None
+    when the config has no ``[penalization]`` table (the density is then the stiffness
+    scale itself)."""
+    spec = config.data.get("penalization")
+    if spec is None:
+        return None
+    interpolation = _from_registry(INTERPOLATIONS, spec)
+    schedule = interpolation.schedule
+    interpolation.parameter = schedule.start if schedule.final is None else schedule.final
+    return interpolation
+
+
 def build_problem(config: Config, model: LinearModel | None = None) -> DesignProblem:
     """The design problem of an optimization config (builds the model if not given)."""
     data, mesh = config.data, config.mesh

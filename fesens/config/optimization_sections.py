@@ -6,6 +6,7 @@ projection, optimizer).
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -187,6 +188,10 @@ def check_constraints(raw: Any, config: Config) -> dict:
         path = join("constraints.extra", i)
         item = check_response(path, table, config, variants, extra_keys)
         item.setdefault("name", item["type"])
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", item["name"]):
+            raise ConfigError(f"{path}.name = {show(item['name'])}: use letters, digits, "
+                              "'_', '.' and '-' only (the name is a column of history.csv "
+                              "and part of field names in design.vtu), e.g. \"max_stress\"")
         if item["name"] in names or item["name"] in RESERVED_NAMES:
             raise ConfigError(f"{path}.name = {show(item['name'])}: the name is taken; give "
                               "each extra constraint its own name (not one of "

@@ -2,7 +2,7 @@
 
 from fesens.mesh.cell_types import CELL_TYPES, CellType, cell_type
 from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectangle
-from fesens.mesh.io import XdmfSeriesWriter, read_mesh, write_mesh
+from fesens.mesh.io import XdmfSeriesWriter, read_cell_field, read_mesh, write_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "cell_type",
     "plate_with_hole",
     "quarter_annulus",
+    "read_cell_field",
     "read_mesh",
     "rectangle",
     "write_mesh",

@@ -124,6 +124,47 @@ def _read_raw(path: Path) -> meshio.Mesh:
     raise MeshError(f"cannot read {path}: {'; '.join(reasons)}") from failure
 
 
+def read_cell_field(path: str | os.PathLike, name: str, mesh: Mesh) -> np.ndarray:
+    """The cell field ``name`` of a results file written for ``mesh`` (e.g. the density of
+    an optimization's ``design.vtu``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Any format meshio reads that holds cell data.
+    name : str
+        The field's name.
+    mesh : Mesh
+        The mesh the field belongs to; the file's points and cells must match it.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_cells,)`` or ``(n_cells, k)``.
+
+    Raises
+    ------
+    MeshError
+        The file cannot be read, has no field ``name``, or was written for another mesh.
+    """
+    path = Path(path)
+    raw = _read_raw(path)
+    if name not in raw.cell_data:
+        have = ", ".join(sorted(raw.cell_data)) or "none"
+        raise MeshError(f"{path} has no cell field {name!r} (cell fields: {have})")
+    values = np.concatenate([np.asarray(block) for block in raw.cell_data[name]])
+    points = np.asarray(raw.points)[:, :mesh.dim]
+    if values.shape[0] != mesh.n_cells or points.shape != mesh.points.shape or not \
+            np.allclose(points, mesh.points, rtol=0.0, atol=1e-9 * (1.0 + np.abs(
+                mesh.points).max())):
+        raise MeshError(f"{path} belongs to another mesh ({len(points)} points, "
+                        f"{values.shape[0]} cells; this model has {mesh.n_points} points, "
+                        f"{mesh.n_cells} cells)")
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    return values
+
+
 def _type_name(block: meshio.CellBlock) -> str:
     return MESHIO_TO_FESENS.get(block.type, block.type)
 

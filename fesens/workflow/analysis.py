@@ -1,6 +1,8 @@
 """``fesens solve`` and ``fesens sensitivity``: one forward solve (and one adjoint) of the
-model a config describes, with the full material everywhere; the optimization sections of
-the config are ignored.
+model a config describes. ``solve`` uses the full material everywhere; ``sensitivity`` the
+full material or a design (``--design``) through the config's material interpolation.
+The other optimization sections of the config are ignored (a checkpoint design reads its
+filter and projection).
 
 What is plotted and reported, which objectives can be differentiated and with respect to
 what, is read from the physics' configuration fragment (:mod:`fesens.physics.spec`) and its
@@ -17,7 +19,14 @@ import numpy as np
 from fesens import __version__
 from fesens.ad import getval, value_and_grad
 from fesens.adjoint import Differentiable
-from fesens.config import Config, ConfigError, build_model, response, selections
+from fesens.config import (
+    Config,
+    ConfigError,
+    build_interpolation,
+    build_model,
+    response,
+    selections,
+)
 from fesens.config.build import solver_argument
 from fesens.config.checks import check_typed, join
 from fesens.config.physics_keys import response_variants
@@ -25,11 +34,12 @@ from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE
 from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
-from fesens.output import ResultsFolder
+from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS
 from fesens.plotting import plot_cell_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import reported_values
+from fesens.workflow.design_input import full_material, read_design
 
 
 def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
@@ -145,11 +155,18 @@ def _wrt_check(config: Config, model, wrt: str) -> None:
 
 
 def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str | None = None,
-                    force: bool = False, echo: Callable[[str], None] = print,
+                    design: str | Path | None = None, force: bool = False,
+                    echo: Callable[[str], None] = print,
                     command: str = "fesens sensitivity") -> dict:
-    """Gradient of an objective with respect to a cell field (the density scale or a per-cell
+    """Gradient of an objective with respect to a cell field (the density or a per-cell
     parameter of the physics, :func:`wrt_choices`) or to the load magnitudes, by one adjoint
-    solve.
+    solve, at a design.
+
+    The stiffness scale is the config's material interpolation (``[penalization]``, at its
+    final penalty) of the density: of the design in ``design`` (a results folder, its
+    ``design.vtu`` or ``checkpoint.npz``, :mod:`fesens.workflow.design_input`), else of
+    full material. Without a ``[penalization]`` table the density is the stiffness scale.
+    ``--wrt density`` differentiates through the interpolation, as the optimizer does.
 
     Writes ``sensitivity.vtu`` (the gradient as cell data, with the solution),
     ``sensitivity.json``, and ``sensitivity.csv`` for loads or ``sensitivity.png`` for a
@@ -159,30 +176,45 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     folder.check(force=force, command=command)
     with folder.locked():
         folder.check(force=force, command=command)  # again, now that we hold it
-        return _sensitivity(config, folder, wrt=wrt, objective=objective, force=force,
-                            echo=echo)
+        return _sensitivity(config, folder, wrt=wrt, objective=objective, design=design,
+                            force=force, echo=echo)
+
+
+def _interpolation_label(interpolation) -> str:
+    if interpolation is None:
+        return "none (the density is the stiffness scale)"
+    return f"{interpolation.name} {interpolation.parameter:g}"
 
 
 def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
-                 force: bool, echo: Callable[[str], None]) -> dict:
+                 design: str | Path | None, force: bool, echo: Callable[[str], None]) -> dict:
     spec = objective_spec(config, objective)
     model = build_model(config)
     _wrt_check(config, model, wrt)
+    at_design = full_material(config) if design is None else read_design(config, design)
+    interpolation = build_interpolation(config)
     problem = Differentiable(model, solver_argument(config))
     J = response(spec, config)
-    rho = np.ones(config.mesh.n_cells)
+    rho = at_design.density
     captured = {}
-    keyword = "loads" if wrt == "loads" else SCALE.name if wrt == "density" else wrt
+
+    def stiffness_scale(density):
+        return density if interpolation is None else interpolation(density)
 
     def objective_of(parameter):
-        state = problem.solve(**{keyword: parameter})
+        if wrt == "density":
+            state = problem.solve(**{SCALE.name: stiffness_scale(parameter)})
+            captured["state"] = state
+            return J(state, parameter)
+        keyword = "loads" if wrt == "loads" else wrt
+        state = problem.solve(**{SCALE.name: stiffness_scale(rho), keyword: parameter})
         captured["state"] = state
         return J(state, rho)
 
     if wrt == "loads":
         at = {name: 1.0 for name in model.loads}
     elif wrt == "density":
-        at = np.ones(config.mesh.n_cells)
+        at = rho.copy()
     else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
         at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
                              (config.mesh.n_cells,)).copy()
@@ -191,10 +223,14 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     solution = captured["state"].detached()
     folder.prepare(clear=force)
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
+               "design": at_design.source,
+               "interpolation": _interpolation_label(interpolation),
                "solver": solver_class(config.data["solver"]["backend"]).name,
                "fesens_version": __version__}
-    field_name = f"d_{spec['type']}_d_{wrt}"
-    cell_data = dict(solution.cell_data())
+    echo(f"{config.name}: {spec['type']} at {at_design.source}, interpolation "
+         f"{summary['interpolation']}")
+    field_name = sensitivity_name(spec["type"], wrt)
+    cell_data = {"density": rho, **solution.cell_data()}
     if wrt == "loads":
         rows = [{"name": name, "magnitude": at[name], "derivative": float(gradient[name])}
                 for name in model.loads]
@@ -213,7 +249,8 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
         if config.dim == 2:
             plot_cell_field(config.mesh, gradient, folder.file("sensitivity.png"),
                             title=f"{config.name}: d {spec['type']} / d {wrt}",
-                            label=field_name, cmap="viridis")
+                            label=field_name, cmap="viridis", color_scale="symlog",
+                            clip_percentile=99.0)
         echo(f"{spec['type']} = {value:.6g}; d/d{wrt}: min {gradient.min():.4g}, max "
              f"{gradient.max():.4g}, sum {gradient.sum():.6g}")
     write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=solution.point_data(),

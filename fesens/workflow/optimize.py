@@ -20,7 +20,7 @@ from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
 from fesens.mesh import write_mesh
 from fesens.opt import CheckpointError, DesignProblem, Evaluation, load_checkpoint, optimize
-from fesens.output import ResultsFolder
+from fesens.output import ResultsFolder, sensitivity_name
 from fesens.plotting import plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values
@@ -75,12 +75,34 @@ def _resume_point(folder: ResultsFolder, command: str) -> tuple[int, list[dict]]
     return iteration, history
 
 
-def design_fields(model, evaluation: Evaluation) -> tuple[dict, dict]:
+def design_fields(problem: DesignProblem, evaluation: Evaluation,
+                  objective: str) -> tuple[dict, dict]:
     """Point and cell data of an evaluated design: the physics' output (e.g. displacement,
-    von Mises and stress; temperature, heat flux) at the interpolated stiffness, and the
-    density. ``evaluation.state`` is a plain solution of the physics' ``solution_class``."""
+    von Mises and stress; temperature, heat flux) at the interpolated stiffness, the
+    density, and the sensitivities the optimizer used (:func:`design_sensitivities`).
+    ``evaluation.state`` is a plain solution of the physics' ``solution_class``."""
     solution = evaluation.state
-    return solution.point_data(), {"density": evaluation.density, **solution.cell_data()}
+    return solution.point_data(), {"density": evaluation.density, **solution.cell_data(),
+                                   **design_sensitivities(problem, evaluation, objective)}
+
+
+def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
+                         objective: str) -> dict[str, np.ndarray]:
+    """Per-cell derivatives of the objective, the volume fraction and each extra constraint's
+    response with respect to the design variables (``d_<response>_d_design``, passive cells
+    0), as the optimizer received them (with a sensitivity filter: the filtered ones)."""
+    def per_cell(values: np.ndarray) -> np.ndarray:
+        full = np.zeros(problem.mesh.n_cells)
+        full[problem.design] = values
+        return full
+
+    gradients = evaluation.constraint_gradients
+    fields = {sensitivity_name(objective, "design"): per_cell(evaluation.gradient),
+              sensitivity_name("volume_fraction", "design"): per_cell(gradients[0])}
+    for i, constraint in enumerate(problem.constraints):  # g = r / limit − 1
+        fields[sensitivity_name(constraint.name, "design")] = per_cell(
+            gradients[1 + i] * constraint.limit)
+    return fields
 
 
 def _progress_line(record: dict, extras: list[str]) -> str:
@@ -104,27 +126,77 @@ def _describe(config: Config, problem: DesignProblem, model) -> str:
             f"{data['optimizer']['type'].upper()}")
 
 
-def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
-                     force: bool = False, echo: Callable[[str], None] = print,
-                     command: str = "fesens optimize CONFIG") -> dict:
-    """Optimize the design described by ``config``; returns the summary (also in
-    ``summary.json``).
+@dataclass
+class OptimizationRun:
+    """What :func:`run_optimization` returns.
+
+    Attributes
+    ----------
+    summary : dict
+        The contents of ``summary.json`` (status, ``converged``, ``outcome``, objective,
+        constraints, iterations, ...).
+    x : numpy.ndarray
+        ``(n_design,)`` final design variables.
+    density : numpy.ndarray
+        ``(n_cells,)`` physical densities of the final evaluated design.
+    history : list of dict
+        One record per iteration (iteration, objective, volume, change, ...).
+    evaluation : Evaluation
+        The final evaluation (solution in ``evaluation.state``, gradients).
+    converged : bool
+    folder : pathlib.Path or None
+        The results folder; None for a run without one.
+    """
+
+    summary: dict
+    x: np.ndarray
+    density: np.ndarray
+    history: list[dict]
+    evaluation: Evaluation
+    converged: bool
+    folder: Path | None
+
+
+def _silent(line: str) -> None:
+    """An echo that prints nothing."""
+
+
+def run_optimization(config: Config, out: str | Path | None = None, *, resume: bool = False,
+                     force: bool = False, echo: Callable[[str], None] | None = print,
+                     command: str = "fesens optimize CONFIG") -> OptimizationRun:
+    """Optimize the design described by ``config``.
 
     Parameters
     ----------
     config : Config
-        A resolved optimization config.
-    out : path
+        A resolved optimization config (:func:`fesens.config.load_config`,
+        :func:`~fesens.config.load_preset`).
+    out : path, optional
         Results folder (refused if it exists and is not empty, unless ``force`` or
-        ``resume``).
+        ``resume``); its ``summary.json`` holds the returned summary. None: run in memory
+        and write nothing (for notebooks; no checkpoint, so no resume).
     resume : bool
         Continue the run whose checkpoint is in ``out``.
     force : bool
         Overwrite the results of a previous run in ``out``.
-    echo : callable
-        Receives the progress lines.
+    echo : callable or None
+        Receives the progress lines; None prints nothing.
     command : str
         The command that started the run, for the resume hint.
+
+    Returns
+    -------
+    OptimizationRun
+        Summary, final design and densities, history, final evaluation.
+
+    Examples
+    --------
+    >>> from fesens.config import load_preset
+    >>> config = load_preset("mbb")
+    >>> config.data["stop"]["max_iter"] = 3
+    >>> run = run_optimization(config, echo=None)
+    >>> run.density.shape, len(run.history), run.converged
+    ((1200,), 3, False)
 
     Raises
     ------
@@ -135,6 +207,11 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
     Interrupted
         On KeyboardInterrupt, after saving; its message says how to resume.
     """
+    echo = _silent if echo is None else echo
+    if out is None:
+        if resume or force:
+            raise ValueError("resume and force apply to a results folder; give out=PATH")
+        return _run_in_memory(config, echo)
     folder = ResultsFolder(out)
     folder.check(force=force, resume=resume, command=command)
     with folder.locked():
@@ -142,7 +219,7 @@ def run_optimization(config: Config, out: str | Path, *, resume: bool = False,
 
 
 def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
-         echo: Callable[[str], None], command: str) -> dict:
+         echo: Callable[[str], None], command: str) -> OptimizationRun:
     folder.check(force=force, resume=resume, command=command)  # again, now that we hold it
     run = RunState()
     if resume:
@@ -152,14 +229,14 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     problem = build_problem(config, model)
     optimizer = build_optimizer(config)
     folder.prepare(clear=force and not resume)
-    folder.write_text("config.toml", dumps(config.data, header=(
-        f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
-        f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
-    if resume:
-        echo(f"resuming {config.name} from iteration {run.start_iteration} "
-             f"({folder.checkpoint})")
-    echo(_describe(config, problem, model))
-    try:
+    try:  # from here on, Ctrl-C ends in _interrupted: saved, exit 130
+        folder.write_text("config.toml", dumps(config.data, header=(
+            f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
+            f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
+        if resume:
+            echo(f"resuming {config.name} from iteration {run.start_iteration} "
+                 f"({folder.checkpoint})")
+        echo(_describe(config, problem, model))
         x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
                                             resume, echo)
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
@@ -168,19 +245,48 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     except BaseException:
         folder.remove_temporaries()
         raise
-    status = "converged" if converged else "stopped at the iteration limit"
-    echo(f"{status} after {summary['iterations']} iterations: objective "
-         f"{summary['objective']['value']:.6g}, volume {summary['volume_fraction']:.4f} "
-         f"(limit {config.data['constraints']['volume_fraction']:g}); "
-         f"{summary['wall_time_seconds']:.1f} s")
+    echo(_final_line(config, summary))
     echo(f"results in {folder.path}: design.png, design.vtu, convergence.png, history.csv, "
          "summary.json")
-    return summary
+    return OptimizationRun(summary, x, evaluation.density, run.history, evaluation,
+                           converged, folder.path)
+
+
+def _final_line(config: Config, summary: dict) -> str:
+    return (f"{summary['outcome']}: objective {summary['objective']['value']:.6g}, volume "
+            f"{summary['volume_fraction']:.4f} (limit "
+            f"{config.data['constraints']['volume_fraction']:g}); "
+            f"{summary['wall_time_seconds']:.1f} s")
+
+
+def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationRun:
+    """The run without a results folder: nothing is written, Ctrl-C propagates."""
+    run = RunState()
+    model = build_model(config)
+    problem = build_problem(config, model)
+    optimizer = build_optimizer(config)
+    echo(_describe(config, problem, model))
+    extras = [c.name for c in problem.constraints]
+    stop = config.data["stop"]
+    result = optimize(problem, optimizer, max_iter=stop["max_iter"],
+                      tol_change=stop["tol_change"],
+                      callback=lambda record, *_: echo(_progress_line(record, extras)))
+    run.history = result.history
+    evaluation = result.evaluation
+    summary = _summary(config, problem, model, run, "converged" if result.converged
+                       else "max_iter", evaluation=evaluation, converged=result.converged)
+    summary["outcome"] = _outcome(config, run.history, result.converged)
+    point_data, cell_data = design_fields(problem, evaluation, config.data["objective"]["type"])
+    summary.update(reported_values(config.physics_class.config, point_data, cell_data))
+    echo(_final_line(config, summary))
+    return OptimizationRun(summary, result.x, evaluation.density, run.history, evaluation,
+                           result.converged, None)
 
 
 def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
     stop, every = config.data["stop"], config.data["output"]["every"]
     extras = [c.name for c in problem.constraints]
+    objective = config.data["objective"]["type"]
     last = run.history[-1] if run.history else None
     if resume and last is not None and (
             run.start_iteration >= stop["max_iter"]
@@ -198,7 +304,7 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
         echo(_progress_line(record, extras))
         folder.write_history(run.history)
         if every and record["iteration"] % every == 0:
-            point_data, cell_data = design_fields(model, evaluation)
+            point_data, cell_data = design_fields(problem, evaluation, objective)
             write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
                        point_data=point_data, cell_data=cell_data)
             folder.write_collection()
@@ -222,12 +328,17 @@ def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evalu
 
 
 def _finish(config, problem, model, folder, run, x, evaluation, converged) -> dict:
-    point_data, cell_data = design_fields(model, evaluation)
+    point_data, cell_data = design_fields(problem, evaluation,
+                                          config.data["objective"]["type"])
     write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
                cell_data=cell_data)
+    iterations = run.history[-1]["iteration"] if run.history else 0
+    if config.data["output"]["every"] and iterations:  # the final design ends the series
+        final = folder.file(f"design_{iterations:04d}.vtu")
+        if not final.is_file():
+            write_mesh(final, config.mesh, point_data=point_data, cell_data=cell_data)
     if folder.snapshots():
         folder.write_collection()
-    iterations = run.history[-1]["iteration"] if run.history else 0
     objective = config.data["objective"]["type"]
     plot_density(config.mesh, evaluation.density, folder.file("design.png"),
                  title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
@@ -235,14 +346,31 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
     if run.history:
         plot_convergence(run.history, folder.file("convergence.png"),
                          volume_limit=config.data["constraints"]["volume_fraction"],
-                         objective=objective, constraints=[c.name for c in problem.constraints])
+                         objective=objective, constraints=[c.name for c in problem.constraints],
+                         tol_change=config.data["stop"]["tol_change"], converged=converged,
+                         max_iter=config.data["stop"]["max_iter"])
     folder.write_history(run.history)
     summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
                        evaluation=evaluation, converged=converged)
+    summary["outcome"] = _outcome(config, run.history, converged)
     summary.update(reported_values(config.physics_class.config, point_data, cell_data))
     summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
     folder.write_json("summary.json", summary)
     return summary
+
+
+def _outcome(config: Config, history: list[dict], converged: bool) -> str:
+    """One plain sentence: converged, or not, and why not."""
+    iterations = history[-1]["iteration"] if history else 0
+    if converged:
+        return f"converged after {iterations} iterations"
+    stop = config.data["stop"]
+    change = history[-1]["change"] if history else float("inf")
+    reason = (f"the design change {change:.3g} is above stop.tol_change = "
+              f"{stop['tol_change']:g}" if change >= stop["tol_change"] else
+              "the penalty or projection continuation had not ended")
+    return (f"NOT CONVERGED after {iterations} iterations (the limit, stop.max_iter = "
+            f"{stop['max_iter']}): {reason}; `--resume --max-iter N` continues the run")
 
 
 def _summary(config, problem, model, run, status, *, evaluation=None, converged=False) -> dict:
@@ -273,19 +401,23 @@ def _summary(config, problem, model, run, status, *, evaluation=None, converged=
 
 def _interrupted(config: Config, folder: ResultsFolder, run: RunState,
                  command: str) -> Interrupted:
-    """Save what a KeyboardInterrupt left (history, summary) and say how to resume."""
-    folder.remove_temporaries()
-    if not folder.checkpoint.is_file():
-        return Interrupted(f"interrupted before the first iteration finished; nothing to "
-                           f"resume in {folder.path} (run `{command} --out {folder.path} "
-                           "--force` to start again)")
-    run.history = load_checkpoint(folder.checkpoint)[2]
-    folder.write_history(run.history)
-    data = {"name": config.name, "status": "interrupted",
-            "iterations": run.history[-1]["iteration"] if run.history else 0,
-            "checkpoint": str(folder.checkpoint), "fesens_version": __version__,
-            "config": config.data}
-    folder.write_json("summary.json", data)
+    """Save what a KeyboardInterrupt left (history, summary) and say how to resume; a
+    second Ctrl-C meanwhile is ignored, so that the save completes."""
+    from fesens.opt.loop import deferred_interrupts
+
+    with deferred_interrupts(deliver=False):
+        folder.remove_temporaries()
+        if not folder.checkpoint.is_file():
+            return Interrupted(f"interrupted before the first iteration finished; nothing to "
+                               f"resume in {folder.path} (run `{command} --out {folder.path} "
+                               "--force` to start again)")
+        run.history = load_checkpoint(folder.checkpoint)[2]
+        folder.write_history(run.history)
+        data = {"name": config.name, "status": "interrupted",
+                "iterations": run.history[-1]["iteration"] if run.history else 0,
+                "checkpoint": str(folder.checkpoint), "fesens_version": __version__,
+                "config": config.data}
+        folder.write_json("summary.json", data)
     return Interrupted(f"interrupted after iteration {data['iterations']}; checkpoint saved "
                        f"in {folder.checkpoint}. Resume with: {command} --out {folder.path} "
                        "--resume")
