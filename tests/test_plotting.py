@@ -12,7 +12,15 @@ from matplotlib.colors import Normalize, SymLogNorm
 from PIL import Image
 
 from fesens.mesh import box, rectangle
-from fesens.plotting import fields, new_figure, plot_cell_field, save_figure, solid_surface
+from fesens.plotting import (
+    design,
+    fields,
+    new_figure,
+    plot_cell_field,
+    plot_convergence,
+    save_figure,
+    solid_surface,
+)
 from fesens.plotting.scales import linear_scale, symmetric_log_scale
 
 DRAW_EVERYTHING = textwrap.dedent("""
@@ -136,3 +144,33 @@ def test_cell_field_on_a_symmetric_log_scale(monkeypatch):
     assert cells.get_cmap().name == "RdBu_r"  # both signs: diverging, centred on 0
     assert colorbar.get_xlabel().startswith("dJ/drho (symmetric log, linear within ±")
     assert (field.get_xlabel(), field.get_ylabel()) == ("x", "y")
+
+
+def stalled_history(n: int = 20) -> list[dict]:
+    """A run whose design change sits at 0.085..0.1 (the move limit) for ``n`` iterations."""
+    return [dict(iteration=i, objective=100.0 / i, volume=0.5, change=0.1 - 0.015 * (i % 2))
+            for i in range(1, n + 1)]
+
+
+def test_convergence_of_a_stalled_run_shows_the_tolerance_and_says_not_converged(monkeypatch):
+    figure = drawn_figure(monkeypatch, design, plot_convergence, stalled_history(), "unused.png",
+                          tol_change=0.01, converged=False, max_iter=20)
+    objective_axis, _, change_axis = figure.axes
+    assert objective_axis.get_title() == "not converged (iteration limit 20 reached)"
+    (tolerance,) = [line for line in change_axis.get_lines()
+                    if np.all(np.asarray(line.get_ydata()) == 0.01)]
+    assert tolerance.get_label() == "stopping tolerance 0.01"
+    low, high = change_axis.get_ylim()
+    assert low < 0.01 and high > 0.1 and np.log10(high / low) >= 1.0
+
+
+def test_convergence_of_a_converged_run_spans_a_decade(monkeypatch):
+    history = stalled_history(12)
+    history[-1]["change"] = 0.0099
+    figure = drawn_figure(monkeypatch, design, plot_convergence, history, "unused.png",
+                          tol_change=0.0095, converged=True, max_iter=300)
+    assert figure.axes[0].get_title() == "converged at iteration 12"
+    low, high = figure.axes[2].get_ylim()
+    assert low < 0.0095 and np.log10(high / low) >= 1.0
+    plain = drawn_figure(monkeypatch, design, plot_convergence, history, "unused.png")
+    assert plain.axes[0].get_title() == ""

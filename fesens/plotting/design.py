@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.ticker import MaxNLocator
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from fesens.mesh.cell_types import cell_type
@@ -99,8 +100,29 @@ def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
 
 def plot_convergence(history: Sequence[dict], path: str | Path, *,
                      volume_limit: float | None = None, objective: str = "objective",
-                     constraints: Sequence[str] = ()) -> Path:
-    """Objective, volume fraction (and extra constraints) and design change per iteration."""
+                     constraints: Sequence[str] = (), tol_change: float | None = None,
+                     converged: bool | None = None, max_iter: int | None = None) -> Path:
+    """Objective, volume fraction (and extra constraints) and design change per iteration.
+
+    Parameters
+    ----------
+    history : sequence of dict
+        One record per iteration with ``iteration``, ``objective``, ``volume``, ``change``
+        (and the ``constraints`` by name).
+    path : str or Path
+        Output PNG file (written atomically).
+    volume_limit : float, optional
+        Drawn as a dashed line on the volume axis.
+    tol_change : float, optional
+        The stopping tolerance of the design change, drawn as a dashed line on the change
+        axis (its range always includes it and spans at least a decade, so a run that
+        stalls above it does not look like a dip).
+    converged : bool, optional
+        Whether the run stopped on ``tol_change``; the title says "converged at iteration
+        N" or "not converged (iteration limit N reached)".
+    max_iter : int, optional
+        The iteration limit, for that title.
+    """
     iterations = [r["iteration"] for r in history]
     panels = 3 + bool(constraints)
     fig = new_figure(figsize=(7, 2.2 * panels + 0.5))
@@ -114,13 +136,41 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
     change = np.maximum([r["change"] for r in history], 1e-16)
     axes[2].semilogy(iterations, change, color="tab:red")
     axes[2].set_ylabel("max design change")
+    if tol_change is not None:
+        axes[2].axhline(tol_change, color="gray", linestyle="--", linewidth=1,
+                        label=f"stopping tolerance {tol_change:g}")
+        axes[2].text(0.01, tol_change, f"stopping tolerance {tol_change:g}", color="0.35",
+                     va="bottom", transform=axes[2].get_yaxis_transform())
+    axes[2].set_ylim(*_decade_limits([*change, *([tol_change] if tol_change else [])]))
+    status = _status(history, converged, max_iter)
+    if status:
+        axes[0].set_title(status)
     if constraints:
         for name in constraints:
             axes[3].plot(iterations, [r.get(name, np.nan) for r in history], label=name)
         axes[3].legend(loc="upper right")
         axes[3].set_ylabel("constraints")
     axes[-1].set_xlabel("iteration")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    fig.subplots_adjust(left=0.15, right=0.97, top=0.98, bottom=0.08, hspace=0.1)
+    fig.subplots_adjust(left=0.15, right=0.97, top=0.94 if status else 0.98, bottom=0.08,
+                        hspace=0.1)
     return save_figure(fig, path)
+
+
+def _decade_limits(values: Sequence[float]) -> tuple[float, float]:
+    """Limits of a log axis showing ``values`` (positive) with a margin, at least a decade."""
+    low, high = np.log10(min(values)), np.log10(max(values))
+    margin = max(0.1 * (high - low), 0.5 * (1.0 - (high - low)), 0.05)
+    return 10.0 ** (low - margin), 10.0 ** (high + margin)
+
+
+def _status(history: Sequence[dict], converged: bool | None, max_iter: int | None) -> str:
+    """The run's end in words, for the title of the convergence picture."""
+    if converged is None:
+        return ""
+    if converged:
+        return f"converged at iteration {history[-1]['iteration']}" if history else "converged"
+    return ("not converged" if max_iter is None
+            else f"not converged (iteration limit {max_iter} reached)")
