@@ -59,11 +59,12 @@ def read_design(config: Config, path: str | Path) -> Design:
             density = np.asarray(read_cell_field(path, "density", config.mesh), dtype=float)
         except MeshError as err:
             raise ConfigError(f"--design {path}: {err}") from None
-    if density.ndim != 1 or not np.all(np.isfinite(density)) or density.min() < 0.0 \
-            or density.max() > 1.0:
+    slack = 1e-9  # filters and projections round a little outside [0, 1]
+    if density.ndim != 1 or not np.all(np.isfinite(density)) or density.min() < -slack \
+            or density.max() > 1.0 + slack:
         raise ConfigError(f"--design {path}: the density must be one value in [0, 1] per "
-                          "cell")
-    return Design(density, str(path))
+                          f"cell (found {density.min():.6g} to {density.max():.6g})")
+    return Design(np.clip(density, 0.0, 1.0), str(path))
 
 
 def _checkpoint_density(config: Config, path: Path) -> np.ndarray:

@@ -71,6 +71,7 @@ def test_sensitivity_at_a_checkpoint_is_the_next_iteration(finished_run, tmp_pat
     ("checkpoint with a plain config", "give the run's config.toml as CONFIG"),
     ("another mesh", "belongs to another mesh"),
     ("no density", "has no cell field 'density'"),
+    ("density 1.5", "the density must be one value in [0, 1] per cell (found"),
 ])
 def test_sensitivity_design_errors(what, message, finished_run, tmp_path):
     folder, _ = finished_run
@@ -83,7 +84,10 @@ def test_sensitivity_design_errors(what, message, finished_run, tmp_path):
                              "coarse.toml"), "--design", folder]
     else:
         mesh = meshio.read(folder / "design.vtu")
-        meshio.write(tmp_path / "bare.vtu", meshio.Mesh(mesh.points, mesh.cells))
+        fields = {} if what == "no density" else {
+            "density": [np.full(len(mesh.cells[0].data), 1.5)]}
+        meshio.write(tmp_path / "bare.vtu", meshio.Mesh(mesh.points, mesh.cells,
+                                                        cell_data=fields))
         args = [plain, "--design", tmp_path / "bare.vtu"]
     result = run("sensitivity", *args, "--wrt", "density", "--out", tmp_path / "out")
     assert result.exit_code == 2
