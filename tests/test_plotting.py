@@ -12,12 +12,15 @@ from matplotlib.colors import Normalize, SymLogNorm
 from PIL import Image
 
 from fesens.mesh import box, rectangle
+from fesens.physics import Elasticity, HeatConduction
 from fesens.plotting import (
+    boundary_markers,
     design,
     fields,
     new_figure,
     plot_cell_field,
     plot_convergence,
+    plot_density,
     save_figure,
     solid_surface,
 )
@@ -174,3 +177,63 @@ def test_convergence_of_a_converged_run_spans_a_decade(monkeypatch):
     assert low < 0.0095 and np.log10(high / low) >= 1.0
     plain = drawn_figure(monkeypatch, design, plot_convergence, history, "unused.png")
     assert plain.axes[0].get_title() == ""
+
+
+def cantilever(mesh):
+    """Clamped on the left face, a downward traction on the right face, gravity everywhere."""
+    plane = {"plane": "stress"} if mesh.dim == 2 else {}
+    model = Elasticity(mesh, E=1.0, nu=0.3, **plane).fix("left")
+    model.traction("right", [0.0, -1.0, 0.0][: mesh.dim])
+    model.body_force([0.0, -0.1, 0.0][: mesh.dim])  # on every node: not drawn
+    return model
+
+
+@pytest.mark.parametrize("mesh", [rectangle(6, 3, 2.0, 1.0), box(4, 2, 2, 2.0, 1.0, 1.0)],
+                         ids=["2d", "3d"])
+def test_boundary_markers_are_the_clamped_and_the_loaded_nodes(mesh):
+    markers = boundary_markers(cantilever(mesh))
+    supports, (points, vectors) = markers["supports"], markers["loads"]
+    assert np.all(supports[:, 0] == 0.0)
+    assert len(supports) == np.count_nonzero(mesh.points[:, 0] == 0.0)
+    assert np.all(points[:, 0] == 2.0)  # the traction's face only, not the body force
+    assert len(points) == np.count_nonzero(mesh.points[:, 0] == 2.0)
+    assert vectors.shape == points.shape and np.all(vectors[:, 1] < 0.0)
+    assert np.allclose(np.delete(vectors, 1, axis=1), 0.0)
+    assert np.isclose(vectors[:, 1].sum(), -1.0)  # the traction on the unit-area face
+
+
+def test_boundary_markers_of_a_scalar_field_have_no_direction():
+    square = rectangle(4, 4, 1.0, 1.0)
+    model = HeatConduction(square, 1.0).fix("left")
+    model.point_load([1.0, 1.0], 2.0)
+    markers = boundary_markers(model)
+    points, vectors = markers["loads"]
+    assert vectors is None and np.allclose(points, [[1.0, 1.0]])
+
+
+def test_3d_design_has_two_labelled_views_with_supports_and_loads(monkeypatch):
+    cube = box(4, 2, 2, 2.0, 1.0, 1.0)
+    figure = drawn_figure(monkeypatch, design, plot_density, cube, np.ones(cube.n_cells),
+                          "unused.png", **boundary_markers(cantilever(cube)))
+    views = [ax for ax in figure.axes if ax.name == "3d"]
+    assert len(views) == 2
+    assert {(ax.elev, ax.azim) for ax in views} == set(design.VIEWS_3D)
+    for ax in views:
+        # plot coordinates (x, z, y): the mesh's y axis is drawn vertical
+        assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()) == ("x", "z", "y")
+        assert ax._axis3don  # axes drawn (set_axis_off clears it)
+        assert {"supports", "loads"} <= {a.get_label() for a in ax.get_children()}
+
+
+def test_2d_design_has_labelled_axes_supports_and_loads(monkeypatch):
+    square = rectangle(6, 3, 2.0, 1.0)
+    figure = drawn_figure(monkeypatch, design, plot_density, square,
+                          np.ones(square.n_cells), "unused.png",
+                          **boundary_markers(cantilever(square)))
+    ax = figure.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x", "y")
+    (supports,) = [c for c in ax.collections if c.get_label() == "supports"]
+    assert np.all(supports.get_offsets()[:, 0] == 0.0)
+    (loads,) = [c for c in ax.collections if c.get_label() == "loads"]
+    assert np.all(loads.U == 0.0) and np.all(loads.V < 0.0)
+    assert ax.get_ylim()[1] > 1.0  # the arrows' tails above the beam are in view

@@ -6,15 +6,20 @@ Figures are :class:`matplotlib.figure.Figure` objects on the Agg canvas, never p
 Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`),
 :mod:`~fesens.plotting.fields` (a per-cell field on a 2D mesh),
 :mod:`~fesens.plotting.design` (a density field in 2D or 3D, an optimization's history),
+:mod:`~fesens.plotting.markers` (a model's supports and loads on a picture),
+:mod:`~fesens.plotting.scales` (color scales that a few extreme cells do not wash out),
 :mod:`~fesens.plotting.study` (tornado, sweep and scatter charts of a parameter study).
 """
 
 from fesens.plotting.design import plot_convergence, plot_density, solid_surface
 from fesens.plotting.fields import plot_cell_field
 from fesens.plotting.figure import new_figure, save_figure
+from fesens.plotting.markers import boundary_markers
+from fesens.plotting.scales import symmetric_log_scale
 from fesens.plotting.study import plot_scatter, plot_sweeps, plot_tornado
 
 __all__ = [
+    "boundary_markers",
     "new_figure",
     "plot_cell_field",
     "plot_convergence",
@@ -24,4 +29,5 @@ __all__ = [
     "plot_tornado",
     "save_figure",
     "solid_surface",
+    "symmetric_log_scale",
 ]

@@ -15,25 +15,46 @@ from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
 from fesens.plotting.figure import new_figure, save_figure
+from fesens.plotting.markers import Loads, draw_markers
 
 #: Cells with a density above this are drawn as solid in 3D.
 SOLID_THRESHOLD = 0.5
 
 
-def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: str = "") -> Path:
-    """Save a picture of a density field ``(n_cells,)``: 2D cells in grey levels (black =
-    solid, white = void), 3D the shaded outer surface of the solid cells."""
+def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: str = "",
+                 supports: np.ndarray | None = None, loads: Loads | None = None) -> Path:
+    """Save a picture of a density field: 2D cells in grey levels (black = solid, white =
+    void), 3D the shaded outer surface of the solid cells in two views.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    density : numpy.ndarray
+        ``(n_cells,)`` densities in [0, 1].
+    path : str or Path
+        Output PNG file (written atomically).
+    title : str
+    supports : numpy.ndarray, optional
+        ``(n, dim)`` coordinates of the fixed nodes, drawn as triangles.
+    loads : tuple, optional
+        ``(points (m, dim), vectors (m, dim) or None)`` of the loaded nodes, drawn as
+        arrows (dots without vectors); see
+        :func:`~fesens.plotting.markers.boundary_markers`.
+
+    The axes are labelled x, y (z) without a unit: the mesh's coordinates are in the
+    config's length unit, which fesens does not know.
+    """
     if mesh.dim == 2:
-        return _density_2d(mesh, np.asarray(density), path, title)
-    return _density_3d(mesh, np.asarray(density), path, title)
+        return _density_2d(mesh, np.asarray(density), path, title, supports, loads)
+    return _density_3d(mesh, np.asarray(density), path, title, supports, loads)
 
 
-def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
+def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loads) -> Path:
     polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
     extent = np.ptp(mesh.points, axis=0)
     width = 8.0
     height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
-    fig = new_figure(figsize=(width, height + 1.0))
+    fig = new_figure(figsize=(width, height + 1.6), layout="constrained")
     ax = fig.subplots()
     cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
                            linewidths=0.1)
@@ -41,14 +62,26 @@ def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
     ax.add_collection(cells)
     outline = mesh.points[mesh.boundary_facets().facets[:, :2]]
     ax.add_collection(LineCollection(outline, colors="0.55", linewidths=0.6))
-    ax.autoscale_view()
+    drawn = draw_markers(ax, supports, loads, length=0.12 * float(extent.max()))
+    low, high = _limits(np.concatenate([mesh.points[:, :2], drawn]))
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
     ax.set_aspect("equal")
-    ax.set_axis_off()
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    if len(drawn):
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     if title:
         ax.set_title(title)
-    fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal",
-                 pad=0.04)
+    fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal")
     return save_figure(fig, path)
+
+
+def _limits(points: np.ndarray, margin: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
+    """Axes limits around ``points`` ``(n, dim)``, a ``margin`` of the largest extent added."""
+    low, high = points.min(axis=0), points.max(axis=0)
+    pad = margin * float(np.max(high - low))
+    return low - pad, high + pad
 
 
 def solid_surface(mesh: Mesh, solid: np.ndarray) -> np.ndarray:
@@ -63,39 +96,63 @@ def solid_surface(mesh: Mesh, solid: np.ndarray) -> np.ndarray:
     return mesh.points[outer]
 
 
-def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str) -> Path:
+#: The two views of a 3D design, ``(elevation, azimuth)`` in degrees.
+VIEWS_3D = ((25.0, -60.0), (20.0, 150.0))
+
+
+def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loads) -> Path:
     threshold = SOLID_THRESHOLD
     if np.count_nonzero(density > threshold) < max(1, density.size // 100):
         # An early design has few cells above 1/2: draw its densest tenth instead.
         threshold = float(np.quantile(density, 0.9))
     solid = density > threshold if np.any(density > threshold) else density >= threshold
     # Plot coordinates (x, z, y): the mesh's y axis (up in the presets) is drawn vertical.
-    faces = solid_surface(mesh, solid)[:, :, [0, 2, 1]]
+    order = [0, 2, 1]
+    faces = solid_surface(mesh, solid)[:, :, order]
     normals = np.cross(faces[:, 1] - faces[:, 0], faces[:, 2] - faces[:, 0])
     normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-300)
     light = np.array([0.3, -0.6, 0.75]) / np.linalg.norm([0.3, -0.6, 0.75])
     shade = 0.3 + 0.7 * np.abs(normals @ light)
     colors = np.column_stack([0.50 * shade, 0.60 * shade, 0.78 * shade, np.ones_like(shade)])
-    fig = new_figure(figsize=(9, 6))
-    ax = fig.add_subplot(projection="3d")
-    ax.add_collection3d(Poly3DCollection(faces, facecolors=colors, edgecolors=(0, 0, 0, 0.15),
-                                         linewidths=0.2))
     low, high = mesh.bounding_box()
-    low, high = low[[0, 2, 1]], high[[0, 2, 1]]
+    low, high = low[order], high[order]
+    supports = None if supports is None else np.asarray(supports)[:, order]
+    if loads is not None:
+        loads = (np.asarray(loads[0])[:, order],
+                 None if loads[1] is None else np.asarray(loads[1])[:, order])
+    fig = new_figure(figsize=(13, 6))
+    for index, (elevation, azimuth) in enumerate(VIEWS_3D):
+        ax = fig.add_subplot(1, 2, index + 1, projection="3d", computed_zorder=False)
+        ax.add_collection3d(Poly3DCollection(faces, facecolors=colors,
+                                             edgecolors=(0, 0, 0, 0.15), linewidths=0.2))
+        _bounding_box(ax, low, high)
+        drawn = draw_markers(ax, supports, loads, length=0.15 * float(np.max(high - low)))
+        box_low, box_high = _limits(np.concatenate([[low, high], drawn]), margin=0.0)
+        ax.set_xlim(box_low[0], box_high[0])
+        ax.set_ylim(box_low[1], box_high[1])
+        ax.set_zlim(box_low[2], box_high[2])
+        ax.set_box_aspect(np.maximum(box_high - box_low, 1e-12))
+        ax.view_init(elev=elevation, azim=azimuth)
+        ax.set_xlabel("x")
+        ax.set_ylabel("z")
+        ax.set_zlabel("y")
+        ax.set_title(f"view from elevation {elevation:g}°, azimuth {azimuth:g}°",
+                     fontsize="small")
+        if index == 0 and len(drawn):
+            ax.legend(loc="upper left", fontsize="small")
+    label = f"cells with density > {threshold:.2g}"
+    fig.suptitle(f"{title}\n{label}" if title else label)
+    fig.subplots_adjust(left=0.02, right=0.98, wspace=0.1)
+    return save_figure(fig, path)
+
+
+def _bounding_box(ax, low: np.ndarray, high: np.ndarray) -> None:
+    """The 12 edges of the box from ``low`` to ``high`` (3,), as thin grey lines."""
     corners = np.array([[(low, high)[(k >> axis) & 1][axis] for axis in range(3)]
                         for k in range(8)])
     edges = [(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1]
-    for edge in edges:  # the 12 edges of the bounding box
+    for edge in edges:
         ax.plot(*corners[list(edge)].T, color="0.7", linewidth=0.6)
-    ax.set_xlim(low[0], high[0])
-    ax.set_ylim(low[1], high[1])
-    ax.set_zlim(low[2], high[2])
-    ax.set_box_aspect(np.maximum(high - low, 1e-12))
-    ax.view_init(elev=25, azim=-60)
-    ax.set_axis_off()
-    label = f"cells with density > {threshold:.2g}"
-    ax.set_title(f"{title}\n{label}" if title else label)
-    return save_figure(fig, path)
 
 
 def plot_convergence(history: Sequence[dict], path: str | Path, *,

@@ -21,7 +21,7 @@ from fesens.config import Config, ConfigError, build_model, build_optimizer, bui
 from fesens.mesh import write_mesh
 from fesens.opt import CheckpointError, DesignProblem, Evaluation, load_checkpoint, optimize
 from fesens.output import ResultsFolder, sensitivity_name
-from fesens.plotting import plot_convergence, plot_density
+from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values
 
@@ -342,7 +342,8 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
     objective = config.data["objective"]["type"]
     plot_density(config.mesh, evaluation.density, folder.file("design.png"),
                  title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
-                       f"{evaluation.volume_fraction:.3f}, {iterations} iterations")
+                       f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
+                 **boundary_markers(model))
     if run.history:
         plot_convergence(run.history, folder.file("convergence.png"),
                          volume_limit=config.data["constraints"]["volume_fraction"],

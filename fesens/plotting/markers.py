@@ -1,0 +1,115 @@
+"""Supports and loads of a model as markers on a picture: where the model is held and where
+it is loaded (triangles at the fixed nodes, arrows at the loaded nodes, dots where a scalar
+load such as a source acts).
+
+:func:`boundary_markers` reads them from any :class:`~fesens.fem.model.LinearModel` (its
+Dirichlet dofs and its load terms); :func:`draw_markers` draws them on 2D or 3D axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: At most this many markers of each kind are drawn (evenly thinned beyond).
+MAX_MARKERS = 150
+
+#: Colors of the support and load markers.
+SUPPORT_COLOR, LOAD_COLOR = "tab:green", "tab:red"
+
+Loads = tuple[np.ndarray, np.ndarray | None]
+
+
+def boundary_markers(model) -> dict:
+    """The supports and the loads of a model, node by node, as the keyword arguments
+    ``supports`` and ``loads`` of :func:`~fesens.plotting.design.plot_density`.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Uses its ``mesh``, ``constrained_dofs``, ``n_components`` and the load terms in
+        ``loads`` (each ``(n_dofs,)``).
+
+    Returns
+    -------
+    dict
+        ``supports``: ``(n_fixed_nodes, dim)`` coordinates of the nodes with at least one
+        fixed component; ``loads``: ``(points, vectors)``, the ``(n_loaded_nodes, dim)``
+        coordinates of the nodes where the sum of the load terms is nonzero and their
+        nodal load vectors ``(n_loaded_nodes, dim)``, or None if the field has one
+        component per node (a scalar field: the loads are sources, drawn without a
+        direction). Load terms that act on more than one
+        interior node (volume loads) are left out: they act everywhere and their markers
+        would hide the design.
+    """
+    mesh, n_components = model.mesh, model.n_components
+    fixed = np.unique(np.asarray(model.constrained_dofs, dtype=np.int64) // n_components)
+    interior = np.ones(mesh.n_points, dtype=bool)
+    interior[mesh.boundary_facets().nodes] = False
+    total = np.zeros((mesh.n_points, n_components))
+    for vector in model.loads.values():
+        per_node = np.reshape(np.asarray(vector, dtype=float), (mesh.n_points, n_components))
+        loaded = _nonzero_rows(per_node)
+        if np.count_nonzero(loaded & interior) <= 1:
+            total += per_node
+    loaded = _nonzero_rows(total)
+    vectors = total[loaded] if n_components == mesh.dim else None
+    return {"supports": mesh.points[fixed], "loads": (mesh.points[loaded], vectors)}
+
+
+def _nonzero_rows(per_node: np.ndarray) -> np.ndarray:
+    """Rows of ``(n_points, n_components)`` with a nonzero entry (relative to the largest)."""
+    size = np.abs(per_node).max(axis=1)
+    return size > 1e-12 * size.max() if size.size and size.max() > 0 else size > 0
+
+
+def _thinned(count: int) -> slice:
+    return slice(None, None, max(1, -(-count // MAX_MARKERS)))
+
+
+def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
+                 length: float) -> np.ndarray:
+    """Draw supports (triangles) and loads (arrows, or dots without ``vectors``) on ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes or Axes3D
+        2D axes for points ``(n, 2)``, 3D axes for ``(n, 3)`` (in the axes' coordinate
+        order: permute before calling if the picture swaps axes).
+    supports : numpy.ndarray or None
+        ``(n, dim)`` support points.
+    loads : tuple or None
+        ``(points (m, dim), vectors (m, dim) or None)``; each arrow ends at its node and
+        points along its load, the largest ``length`` long.
+    length : float
+        Length of the largest load arrow (plot units).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(k, dim)`` every point drawn (markers and arrow tails), for the axes' limits.
+    """
+    drawn = [np.empty((0, 3 if ax.name == "3d" else 2))]
+    if supports is not None and len(supports):
+        points = np.asarray(supports)[_thinned(len(supports))]
+        ax.scatter(*points.T, marker="^", s=30, color=SUPPORT_COLOR, edgecolors="black",
+                   linewidths=0.4, label="supports", zorder=5)
+        drawn.append(points)
+    if loads is None or not len(loads[0]):
+        return np.concatenate(drawn)
+    points, vectors = loads
+    keep = _thinned(len(points))
+    points = np.asarray(points)[keep]
+    if vectors is None:
+        ax.scatter(*points.T, marker="o", s=24, color=LOAD_COLOR, edgecolors="black",
+                   linewidths=0.4, label="loads", zorder=5)
+        return np.concatenate([*drawn, points])
+    vectors = np.asarray(vectors)[keep]
+    arrows = vectors * (length / max(float(np.linalg.norm(vectors, axis=1).max()), 1e-300))
+    tails = points - arrows
+    if points.shape[1] == 3:
+        ax.quiver(*tails.T, *arrows.T, color=LOAD_COLOR, linewidth=1.2,
+                  arrow_length_ratio=0.25, label="loads")
+    else:
+        ax.quiver(*tails.T, *arrows.T, color=LOAD_COLOR, angles="xy", scale_units="xy",
+                  scale=1.0, width=0.004, label="loads", zorder=6)
+    return np.concatenate([*drawn, points, tails])
