@@ -2,8 +2,9 @@
 
 from fesens.mesh.cell_types import CELL_TYPES, CellType, cell_type
 from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectangle
-from fesens.mesh.io import XdmfSeriesWriter, read_cell_field, read_mesh, write_mesh
+from fesens.mesh.io import read_cell_field, read_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
+from fesens.mesh.writing import XdmfSeriesWriter, write_mesh
 
 __all__ = [
     "CELL_TYPES",

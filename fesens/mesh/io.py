@@ -1,6 +1,7 @@
-"""Mesh files: reading any format meshio reads, writing VTU/XDMF for ParaView.
+"""Mesh files: reading any format meshio reads (writing: :mod:`fesens.mesh.writing`).
 
-This is the only module that imports meshio; everything else sees :class:`Mesh`.
+With :mod:`fesens.mesh.writing`, the only modules that import meshio; everything else
+sees :class:`Mesh`.
 
 Reading keeps the cells of the highest topological dimension (one cell type per mesh),
 drops points no cell uses and turns named groups (Gmsh physical groups in ``.msh`` 2.2
@@ -20,7 +21,6 @@ Unnamed Gmsh physical groups are ignored.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,7 +31,7 @@ import numpy as np
 # it dispatches to are only reachable through this (private) registry.
 from meshio._helpers import reader_map
 
-from fesens.errors import DegenerateElementError, MeshError, writing
+from fesens.errors import DegenerateElementError, MeshError
 from fesens.mesh.cell_types import MESHIO_TO_FESENS, VOLUME_CELL_TYPES, cell_type
 from fesens.mesh.mesh import FacetSet, Mesh
 
@@ -82,12 +82,8 @@ def read_mesh(path: str | os.PathLike, cell_type: str | None = None) -> Mesh:
 #: Formats tried first for ambiguous extensions (meshio would pick ANSYS for ``.msh``).
 _PREFERRED_FORMATS = {".msh": "gmsh"}
 
-#: Writer options: XDMF keeps its data inline, so no HDF5 file is named after the
-#: temporary file (meshio's XDMF writer still needs h5py installed).
-_WRITE_OPTIONS = {"xdmf": {"data_format": "XML"}}
 
-
-def _formats(path: Path) -> list[str]:
+def file_formats(path: Path) -> list[str]:
     """meshio format names for the extension of ``path``, the preferred one first.
 
     Raises
@@ -113,7 +109,7 @@ def _read_raw(path: Path) -> meshio.Mesh:
     if not path.is_file():
         raise MeshError(f"mesh file not found: {path}")
     reasons = []
-    for file_format in _formats(path):
+    for file_format in file_formats(path):
         try:
             return reader_map[file_format](str(path))
         except Exception as err:  # readers fail in many ways on malformed files
@@ -346,157 +342,3 @@ def _attach_facet_sets(mesh: Mesh, facet_corners: dict[str, np.ndarray]) -> None
             )
         hit = np.unique(hit)
         mesh.facet_sets[group] = FacetSet(mesh.type_info.facet_type, facets[hit], owners[hit])
-
-
-# ---------------------------------------------------------------------------- writing
-def _field(kind: str, name: str, values, n_rows: int, dim: int) -> np.ndarray:
-    """Check a field's shape ``(n_rows,)`` or ``(n_rows, k)``; pad 2D vectors to 3D."""
-    array = np.asarray(values)
-    if array.ndim not in (1, 2) or array.shape[0] != n_rows:
-        raise MeshError(
-            f"{kind} data {name!r} must have shape ({n_rows},) or ({n_rows}, k), got {array.shape}"
-        )
-    if dim == 2 and array.ndim == 2 and array.shape[1] == 2:
-        array = np.column_stack([array, np.zeros(n_rows, dtype=array.dtype)])
-    return array
-
-
-def _fields(mesh: Mesh, point_data: FieldData | None, cell_data: FieldData | None):
-    """Point and cell data in meshio's layout (cell data: one array per block)."""
-    points = {
-        name: _field("point", name, values, mesh.n_points, mesh.dim)
-        for name, values in (point_data or {}).items()
-    }
-    cells = {
-        name: [_field("cell", name, values, mesh.n_cells, mesh.dim)]
-        for name, values in (cell_data or {}).items()
-    }
-    return points, cells
-
-
-def _points_3d(mesh: Mesh) -> np.ndarray:
-    """Points padded to 3 coordinates, shape ``(n_points, 3)`` (VTK and XDMF want 3)."""
-    return np.pad(mesh.points, ((0, 0), (0, 3 - mesh.dim)))
-
-
-def _cell_blocks(mesh: Mesh) -> list[tuple[str, np.ndarray]]:
-    return [(mesh.type_info.meshio_name, mesh.cells)]
-
-
-def _sibling_temporary(path: Path) -> Path:
-    """A fresh hidden file name next to ``path`` that keeps its extension."""
-    if not path.parent.is_dir():
-        raise MeshError(f"cannot write {path}: directory {path.parent} does not exist")
-    return path.parent / f".{uuid.uuid4().hex[:12]}.tmp-{path.name}"
-
-
-def write_mesh(
-    path: str | os.PathLike,
-    mesh: Mesh,
-    point_data: FieldData | None = None,
-    cell_data: FieldData | None = None,
-) -> None:
-    """Write ``mesh`` and fields to a single-file format chosen by the extension.
-
-    The file is written to a temporary sibling and renamed, so a reader never sees a
-    half-written file. Points are written with 3 coordinates and 2-component fields of
-    2D meshes are padded to 3 components, as ParaView expects.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Target file, e.g. ``result.vtu``.
-    mesh : Mesh
-    point_data : mapping, optional
-        ``name -> array`` of shape ``(n_points,)`` or ``(n_points, k)``.
-    cell_data : mapping, optional
-        ``name -> array`` of shape ``(n_cells,)`` or ``(n_cells, k)``.
-
-    Raises
-    ------
-    MeshError
-        Field of the wrong shape, missing directory, unknown extension, or a format
-        meshio cannot write. ``.msh`` is written as Gmsh 4.1 (not ANSYS).
-    """
-    path = Path(path)
-    points, cells = _fields(mesh, point_data, cell_data)
-    raw = meshio.Mesh(_points_3d(mesh), _cell_blocks(mesh), point_data=points, cell_data=cells)
-    file_format = _formats(path)[0]
-    temporary = _sibling_temporary(path)
-    try:
-        with writing(path, temporary):
-            meshio.write(temporary, raw, file_format=file_format,
-                         **_WRITE_OPTIONS.get(file_format, {}))
-            os.replace(temporary, path)
-    except (meshio.WriteError, ImportError) as err:  # ImportError: XDMF/HDF5 without h5py
-        raise MeshError(f"cannot write {path} as {file_format}: {err}") from err
-
-
-class XdmfSeriesWriter:
-    """Time series of fields on one mesh, as a single XDMF file for ParaView.
-
-    The mesh is stored once; each :meth:`write` adds one time step. Data are kept
-    inline as XML (no HDF5 dependency). The file appears atomically when the
-    ``with`` block ends, holding every step written so far (also if the block raised).
-
-    Parameters
-    ----------
-    path : str or path-like
-        Target file, ``*.xdmf``.
-    mesh : Mesh
-
-    Examples
-    --------
-    >>> with XdmfSeriesWriter("heat.xdmf", mesh) as series:  # doctest: +SKIP
-    ...     for t, u in zip(times, temperatures):
-    ...         series.write(t, point_data={"T": u})
-    """
-
-    def __init__(self, path: str | os.PathLike, mesh: Mesh):
-        self.path = Path(path)
-        self.mesh = mesh
-        self._writer: meshio.xdmf.TimeSeriesWriter | None = None
-        self._temporary: Path | None = None
-
-    def __enter__(self) -> XdmfSeriesWriter:
-        self._temporary = _sibling_temporary(self.path)
-        self._writer = meshio.xdmf.TimeSeriesWriter(self._temporary, data_format="XML")
-        self._writer.__enter__()
-        self._writer.write_points_cells(_points_3d(self.mesh), _cell_blocks(self.mesh))
-        return self
-
-    def write(
-        self,
-        t: float,
-        point_data: FieldData | None = None,
-        cell_data: FieldData | None = None,
-    ) -> None:
-        """Add the fields at time ``t``.
-
-        Parameters
-        ----------
-        t : float
-            Time (or load factor, iteration number) of the step.
-        point_data, cell_data : mapping, optional
-            As in :func:`write_mesh`.
-
-        Raises
-        ------
-        MeshError
-            Called outside the ``with`` block, non-finite ``t``, or a field of the wrong
-            shape.
-        """
-        if self._writer is None:
-            raise MeshError("XdmfSeriesWriter.write() must be called inside its with-block")
-        if not np.isfinite(t):
-            raise MeshError(f"time must be finite, got {t!r}")
-        points, cells = _fields(self.mesh, point_data, cell_data)
-        self._writer.write_data(float(t), point_data=points, cell_data=cells)
-
-    def __exit__(self, *exc_info) -> None:
-        writer, self._writer = self._writer, None
-        try:
-            writer.__exit__(*exc_info)
-            os.replace(self._temporary, self.path)
-        finally:
-            self._temporary.unlink(missing_ok=True)
