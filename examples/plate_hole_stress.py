@@ -31,14 +31,13 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import SymLogNorm
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.adjoint import Differentiable, stress_pnorm
 from fesens.mesh import read_mesh, write_mesh
 from fesens.output import per_volume, relative_sensitivity_name, sensitivity_name
 from fesens.physics import Elasticity
-from fesens.plotting import new_figure, save_figure
+from fesens.plotting import new_figure, save_figure, symmetric_log_scale
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "plate_hole.msh"
 RADIUS, SIGMA = 10.0, 1.0  # mm, MPa
@@ -133,11 +132,11 @@ def plot_fields(mesh, von_mises: np.ndarray, relative: np.ndarray, path: Path,
     polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
     fig = new_figure(figsize=(11, 5.2))
     axes = fig.subplots(1, 2)
-    limit = float(np.abs(relative).max())
+    signed = symmetric_log_scale(relative, clip_percentile=100.0, max_decades=3.0)
     panels = [
         (von_mises, "von Mises stress (MPa)", dict(cmap="viridis")),
         (relative, f"(E/J) ∂J/∂E_e / A_e  (1/mm²), J = σ_vm p-norm, {title}",
-         dict(cmap="RdBu_r", norm=SymLogNorm(limit * 1e-3, vmin=-limit, vmax=limit))),
+         dict(cmap="RdBu_r", norm=signed.norm)),
     ]
     for ax, (values, label, style) in zip(axes, panels, strict=True):
         cells = PolyCollection(polygons, array=values, edgecolors="face", linewidths=0.3,

@@ -184,7 +184,7 @@ def cantilever(mesh):
     plane = {"plane": "stress"} if mesh.dim == 2 else {}
     model = Elasticity(mesh, E=1.0, nu=0.3, **plane).fix("left")
     model.traction("right", [0.0, -1.0, 0.0][: mesh.dim])
-    model.body_force([0.0, -0.1, 0.0][: mesh.dim])  # on every node: not drawn
+    model.body_force([0.0, -0.1, 0.0][: mesh.dim], name="gravity")  # everywhere: not drawn
     return model
 
 
@@ -200,6 +200,7 @@ def test_boundary_markers_are_the_clamped_and_the_loaded_nodes(mesh):
     assert vectors.shape == points.shape and np.all(vectors[:, 1] < 0.0)
     assert np.allclose(np.delete(vectors, 1, axis=1), 0.0)
     assert np.isclose(vectors[:, 1].sum(), -1.0)  # the traction on the unit-area face
+    assert markers["volume_loads"] == ("gravity",)
 
 
 def test_boundary_markers_of_a_scalar_field_have_no_direction():
@@ -237,3 +238,5 @@ def test_2d_design_has_labelled_axes_supports_and_loads(monkeypatch):
     (loads,) = [c for c in ax.collections if c.get_label() == "loads"]
     assert np.all(loads.U == 0.0) and np.all(loads.V < 0.0)
     assert ax.get_ylim()[1] > 1.0  # the arrows' tails above the beam are in view
+    legend = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert legend == ["volume load gravity (everywhere, not drawn)", "supports", "loads"]

@@ -22,7 +22,8 @@ SOLID_THRESHOLD = 0.5
 
 
 def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: str = "",
-                 supports: np.ndarray | None = None, loads: Loads | None = None) -> Path:
+                 supports: np.ndarray | None = None, loads: Loads | None = None,
+                 volume_loads: Sequence[str] = ()) -> Path:
     """Save a picture of a density field: 2D cells in grey levels (black = solid, white =
     void), 3D the shaded outer surface of the solid cells in two views.
 
@@ -40,16 +41,19 @@ def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: st
         ``(points (m, dim), vectors (m, dim) or None)`` of the loaded nodes, drawn as
         arrows (dots without vectors); see
         :func:`~fesens.plotting.markers.boundary_markers`.
+    volume_loads : sequence of str
+        Names of the loads that act everywhere, not drawn (the legend lists them).
 
     The axes are labelled x, y (z) without a unit: the mesh's coordinates are in the
     config's length unit, which fesens does not know.
     """
+    markers = {"supports": supports, "loads": loads, "volume_loads": volume_loads}
     if mesh.dim == 2:
-        return _density_2d(mesh, np.asarray(density), path, title, supports, loads)
-    return _density_3d(mesh, np.asarray(density), path, title, supports, loads)
+        return _density_2d(mesh, np.asarray(density), path, title, markers)
+    return _density_3d(mesh, np.asarray(density), path, title, markers)
 
 
-def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loads) -> Path:
+def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict) -> Path:
     polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
     extent = np.ptp(mesh.points, axis=0)
     width = 8.0
@@ -62,14 +66,14 @@ def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loa
     ax.add_collection(cells)
     outline = mesh.points[mesh.boundary_facets().facets[:, :2]]
     ax.add_collection(LineCollection(outline, colors="0.55", linewidths=0.6))
-    drawn = draw_markers(ax, supports, loads, length=0.12 * float(extent.max()))
+    drawn = draw_markers(ax, **markers, length=0.12 * float(extent.max()))
     low, high = _limits(np.concatenate([mesh.points[:, :2], drawn]))
     ax.set_xlim(low[0], high[0])
     ax.set_ylim(low[1], high[1])
     ax.set_aspect("equal")
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    if len(drawn):
+    if ax.get_legend_handles_labels()[1]:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     if title:
         ax.set_title(title)
@@ -100,7 +104,7 @@ def solid_surface(mesh: Mesh, solid: np.ndarray) -> np.ndarray:
 VIEWS_3D = ((25.0, -60.0), (20.0, 150.0))
 
 
-def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loads) -> Path:
+def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict) -> Path:
     threshold = SOLID_THRESHOLD
     if np.count_nonzero(density > threshold) < max(1, density.size // 100):
         # An early design has few cells above 1/2: draw its densest tenth instead.
@@ -116,6 +120,7 @@ def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loa
     colors = np.column_stack([0.50 * shade, 0.60 * shade, 0.78 * shade, np.ones_like(shade)])
     low, high = mesh.bounding_box()
     low, high = low[order], high[order]
+    supports, loads = markers["supports"], markers["loads"]
     supports = None if supports is None else np.asarray(supports)[:, order]
     if loads is not None:
         loads = (np.asarray(loads[0])[:, order],
@@ -126,7 +131,8 @@ def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loa
         ax.add_collection3d(Poly3DCollection(faces, facecolors=colors,
                                              edgecolors=(0, 0, 0, 0.15), linewidths=0.2))
         _bounding_box(ax, low, high)
-        drawn = draw_markers(ax, supports, loads, length=0.15 * float(np.max(high - low)))
+        drawn = draw_markers(ax, supports, loads, volume_loads=markers["volume_loads"],
+                             length=0.15 * float(np.max(high - low)))
         box_low, box_high = _limits(np.concatenate([[low, high], drawn]), margin=0.0)
         ax.set_xlim(box_low[0], box_high[0])
         ax.set_ylim(box_low[1], box_high[1])
@@ -138,7 +144,7 @@ def _density_3d(mesh: Mesh, density: np.ndarray, path, title: str, supports, loa
         ax.set_zlabel("y")
         ax.set_title(f"view from elevation {elevation:g}°, azimuth {azimuth:g}°",
                      fontsize="small")
-        if index == 0 and len(drawn):
+        if index == 0 and ax.get_legend_handles_labels()[1]:
             ax.legend(loc="upper left", fontsize="small")
     label = f"cells with density > {threshold:.2g}"
     fig.suptitle(f"{title}\n{label}" if title else label)

@@ -8,6 +8,8 @@ Dirichlet dofs and its load terms); :func:`draw_markers` draws them on 2D or 3D 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 #: At most this many markers of each kind are drawn (evenly thinned beyond).
@@ -21,7 +23,8 @@ Loads = tuple[np.ndarray, np.ndarray | None]
 
 def boundary_markers(model) -> dict:
     """The supports and the loads of a model, node by node, as the keyword arguments
-    ``supports`` and ``loads`` of :func:`~fesens.plotting.design.plot_density`.
+    ``supports``, ``loads`` and ``volume_loads`` of
+    :func:`~fesens.plotting.design.plot_density`.
 
     Parameters
     ----------
@@ -39,21 +42,23 @@ def boundary_markers(model) -> dict:
         component per node (a scalar field: the loads are sources, drawn without a
         direction). Load terms that act on more than one
         interior node (volume loads) are left out: they act everywhere and their markers
-        would hide the design.
+        would hide the design; ``volume_loads`` names them.
     """
     mesh, n_components = model.mesh, model.n_components
     fixed = np.unique(np.asarray(model.constrained_dofs, dtype=np.int64) // n_components)
     interior = np.ones(mesh.n_points, dtype=bool)
     interior[mesh.boundary_facets().nodes] = False
-    total = np.zeros((mesh.n_points, n_components))
-    for vector in model.loads.values():
+    total, volume_loads = np.zeros((mesh.n_points, n_components)), []
+    for name, vector in model.loads.items():
         per_node = np.reshape(np.asarray(vector, dtype=float), (mesh.n_points, n_components))
-        loaded = _nonzero_rows(per_node)
-        if np.count_nonzero(loaded & interior) <= 1:
+        if np.count_nonzero(_nonzero_rows(per_node) & interior) > 1:
+            volume_loads.append(name)
+        else:
             total += per_node
     loaded = _nonzero_rows(total)
     vectors = total[loaded] if n_components == mesh.dim else None
-    return {"supports": mesh.points[fixed], "loads": (mesh.points[loaded], vectors)}
+    return {"supports": mesh.points[fixed], "loads": (mesh.points[loaded], vectors),
+            "volume_loads": tuple(volume_loads)}
 
 
 def _nonzero_rows(per_node: np.ndarray) -> np.ndarray:
@@ -67,7 +72,7 @@ def _thinned(count: int) -> slice:
 
 
 def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
-                 length: float) -> np.ndarray:
+                 length: float, volume_loads: Sequence[str] = ()) -> np.ndarray:
     """Draw supports (triangles) and loads (arrows, or dots without ``vectors``) on ``ax``.
 
     Parameters
@@ -82,13 +87,19 @@ def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
         points along its load, the largest ``length`` long.
     length : float
         Length of the largest load arrow (plot units).
+    volume_loads : sequence of str
+        Names of loads not drawn (they act everywhere), listed in the legend.
 
     Returns
     -------
     numpy.ndarray
         ``(k, dim)`` every point drawn (markers and arrow tails), for the axes' limits.
     """
-    drawn = [np.empty((0, 3 if ax.name == "3d" else 2))]
+    dim = 3 if ax.name == "3d" else 2
+    drawn = [np.empty((0, dim))]
+    if volume_loads:
+        ax.plot(*np.empty((dim, 0)), " ", label=f"volume load{'s' * (len(volume_loads) > 1)} "
+                f"{', '.join(volume_loads)} (everywhere, not drawn)")
     if supports is not None and len(supports):
         points = np.asarray(supports)[_thinned(len(supports))]
         ax.scatter(*points.T, marker="^", s=30, color=SUPPORT_COLOR, edgecolors="black",
