@@ -240,3 +240,14 @@ def test_2d_design_has_labelled_axes_supports_and_loads(monkeypatch):
     assert ax.get_ylim()[1] > 1.0  # the arrows' tails above the beam are in view
     legend = [text.get_text() for text in ax.get_legend().get_texts()]
     assert legend == ["volume load gravity (everywhere, not drawn)", "supports", "loads"]
+
+
+def test_volume_axis_does_not_zoom_into_round_off(monkeypatch):
+    """A volume held at its limit to 1e-5 draws as a flat line, not as a wild curve."""
+    history = stalled_history()
+    for i, record in enumerate(history):
+        record["volume"] = 0.5 + 1e-5 * (-1) ** i
+    figure = drawn_figure(monkeypatch, design, plot_convergence, history, "unused.png",
+                          volume_limit=0.5)
+    low, high = figure.axes[1].get_ylim()
+    assert high - low >= 0.02 * 0.5 and low < 0.5 < high

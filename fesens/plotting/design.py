@@ -196,6 +196,10 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
     if volume_limit is not None:
         axes[1].axhline(volume_limit, color="gray", linestyle="--", linewidth=1)
     axes[1].set_ylabel("volume fraction")
+    volumes = [r["volume"] for r in history] + ([volume_limit] if volume_limit else [])
+    low, high = min(volumes), max(volumes)
+    margin = max(0.05 * (high - low), 0.02 * max(abs(high), 1e-12))  # no zoom into noise
+    axes[1].set_ylim(low - margin, high + margin)
     change = np.maximum([r["change"] for r in history], 1e-16)
     axes[2].semilogy(iterations, change, color="tab:red")
     axes[2].set_ylabel("max design change")
