@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.fem import postprocess
+from fesens.fem import postprocess, recovery
+from fesens.fem.elements import reference_element
+
+#: Nodal recoveries of :meth:`Solution.recovered` (the first is the default).
+RECOVERY_METHODS = ("spr", "extrapolation", "average")
 
 
 class Solution:
@@ -93,6 +97,36 @@ class Solution:
         mesh = self.model.mesh
         return postprocess.nodal_average(mesh.cells, np.asarray(getval(cell_values)),
                                          np.asarray(getval(self.cell_volumes)), mesh.n_points)
+
+    def recovered(self, values_at_quadrature, method: str = "spr") -> np.ndarray:
+        """Nodal values ``(n_points, ...)`` of a quantity known at the quadrature points
+        ``(n_cells, n_qp, ...)`` of the model's rule (plain arrays).
+
+        ``method``: ``"spr"`` (default), superconvergent patch recovery: least-squares fit
+        of a complete polynomial of the element's degree to the quadrature-point values of
+        the cells around each vertex, evaluated at the nodes of those cells, boundary nodes
+        from interior patches, averaged over the patches reaching a node (Zienkiewicz & Zhu,
+        IJNME 33, 1992; :mod:`fesens.fem.recovery`); ``"extrapolation"``, a polynomial
+        through each cell's quadrature values evaluated at its nodes, averaged over the
+        cells at a node; ``"average"``, the volume-weighted nodal average of the cell means
+        (smooths peaks away: least accurate).
+        """
+        if method not in RECOVERY_METHODS:
+            raise ValueError(f"unknown recovery method {method!r}; choose one of "
+                             f"{', '.join(RECOVERY_METHODS)}")
+        model, mesh = self.model, self.model.mesh
+        values = np.asarray(getval(values_at_quadrature), dtype=float)
+        geometry = model.geometry(None if self.points is None else getval(self.points))
+        if method == "average":
+            return self.nodal(postprocess.cell_average(geometry, values))
+        element = reference_element(mesh.cell_type)
+        xi, _ = element.quadrature(model.quadrature_order)
+        extrapolated = recovery.nodal_mean(
+            mesh.cells, recovery.extrapolated_cell_values(element, xi, values), mesh.n_points)
+        if method == "extrapolation":
+            return extrapolated
+        return recovery.patch_recovery(mesh, np.asarray(getval(geometry.x)), values,
+                                       extrapolated)
 
     # ------------------------------------------------------------ balance
     def reactions(self) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.fem.geometry import CellGeometry
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
@@ -147,7 +148,9 @@ class ElasticSolution(Solution):
 
     def stress(self, stress_scale=None):
         """Cell-averaged Cauchy stress ``σ = s (λ tr ε I + 2 μ ε)``, ``(n_cells, dim, dim)``
-        (in-plane part in 2D).
+        (in-plane part in 2D), from the volume-averaged strain of each cell. Traced: the
+        stress objectives (:func:`fesens.adjoint.stress_pnorm`, ``stress_ks``) use this
+        cell-mean stress; for accurate nodal values at peaks use :meth:`nodal_stress`.
 
         ``s`` is the density scale of the solve, or ``stress_scale`` (e.g. a relaxed
         ``x^q`` in stress-constrained topology optimization).
@@ -193,9 +196,50 @@ class ElasticSolution(Solution):
         """Cell von Mises stress, ``(n_cells,)``."""
         return np.sqrt(np.maximum(self.von_mises_squared(), 0.0))
 
-    def nodal_stress(self) -> np.ndarray:
-        """Volume-weighted nodal average of the cell stress, ``(n_points, dim, dim)``."""
-        return self.nodal(self.stress())
+    def stress_at_quadrature(self, full: bool = False) -> np.ndarray:
+        """Stress ``σ = s (λ tr ε I + 2 μ ε)`` at the quadrature points of the model's rule,
+        ``(n_cells, n_qp, dim, dim)``, or ``(n_cells, n_qp, 3, 3)`` with ``full`` (in 2D with
+        ``σ_zz`` of :meth:`out_of_plane_stress`). Plain arrays, single load case."""
+        grad_u = self.gradient_at_quadrature
+        eps = 0.5 * (grad_u + np.swapaxes(grad_u, -1, -2))
+        lam, mu = (np.broadcast_to(getval(v), (self.model.mesh.n_cells,))
+                   for v in self._lame())
+        s = np.broadcast_to(np.asarray(getval(self._stress_scale()), dtype=float),
+                            lam.shape)
+        dim = self.model.mesh.dim
+        trace = np.trace(eps, axis1=-2, axis2=-1)
+        stress = ((2 * s * mu)[:, None, None, None] * eps
+                  + (s * lam)[:, None, None, None] * trace[..., None, None] * np.eye(dim))
+        if not full or dim == 3:
+            return stress
+        out = np.zeros((*stress.shape[:2], 3, 3))
+        out[..., :2, :2] = stress
+        if self.model.plane == "strain":
+            out[..., 2, 2] = (s * lam)[:, None] * trace
+        return out
+
+    def nodal_stress(self, method: str = "spr", full: bool = False) -> np.ndarray:
+        """Recovered nodal stress, ``(n_points, dim, dim)`` (``full``: ``(n_points, 3, 3)``).
+
+        ``method="spr"`` (default, accurate at stress peaks): superconvergent patch
+        recovery (Zienkiewicz & Zhu 1992) of the quadrature-point stresses
+        (:meth:`stress_at_quadrature`): around each vertex a least-squares polynomial of the
+        element's degree, evaluated at the patch's nodes and averaged where patches
+        overlap; ``"extrapolation"``: from each cell's quadrature points to its nodes,
+        averaged; ``"average"``: volume-weighted nodal average of the cell-mean stress
+        (:meth:`stress`). See :meth:`Solution.recovered <fesens.fem.solution.Solution.recovered>`.
+        """
+        return self.recovered(self.stress_at_quadrature(full), method)
+
+    def nodal_von_mises(self, method: str = "spr") -> np.ndarray:
+        """Von Mises stress of the recovered nodal stress tensor (:meth:`nodal_stress`,
+        with ``σ_zz`` in 2D), ``(n_points,)``."""
+        return von_mises(self.nodal_stress(method, full=True))
+
+    def principal_stresses(self, method: str = "spr") -> np.ndarray:
+        """Principal stresses ``σ₁ ≥ σ₂ ≥ σ₃`` of the recovered nodal stress tensor
+        (:meth:`nodal_stress`, 3 x 3 with ``σ_zz`` in 2D), ``(n_points, 3)``."""
+        return np.linalg.eigvalsh(self.nodal_stress(method, full=True))[:, ::-1]
 
     def cell_data(self) -> dict[str, np.ndarray]:
         """Cell output: ``von_mises`` ``(n_cells,)`` and ``stress`` ``(n_cells, dim²)``."""
