@@ -12,7 +12,8 @@ Numbering
   quad4/hex8 it is cell ``c`` (the ordering top88-style codes rely on); for simplices it
   holds cells ``s*c .. s*c + s - 1`` with ``s`` = 2 (triangles) or 6 (tetrahedra).
 * Lattice point ``(a, b[, c])`` has id ``a + Nx*(b [+ Ny*c])`` with ``Nx = nx + 1`` for
-  linear and ``2*nx + 1`` for quadratic cells.
+  linear and ``2*nx + 1`` for quadratic cells (quad8 and hex20 skip the face and cell
+  centres of that fine lattice, which they do not use, and number the rest in that order).
 
 Named sides (node sets and facet sets with the same name; facets carry their owner cell
 and are ordered as in the cell's local facet table, i.e. outward):
@@ -67,10 +68,13 @@ _PATTERNS = {
     ),
     "tet4": _kuhn_tetrahedra(),
 }
-_LINEAR_TYPE = {"tri6": "tri3", "tet10": "tet4"}
+_LINEAR_TYPE = {
+    "tri6": "tri3", "quad8": "quad4", "quad9": "quad4", "tet10": "tet4", "hex20": "hex8",
+    "hex27": "hex8",
+}
 
-_PLANAR_TYPES = ("tri3", "tri6", "quad4")
-_SOLID_TYPES = ("hex8", "tet4", "tet10")
+_PLANAR_TYPES = ("tri3", "tri6", "quad4", "quad8", "quad9")
+_SOLID_TYPES = ("hex8", "tet4", "tet10", "hex20", "hex27")
 
 
 @cache
@@ -81,14 +85,17 @@ def _node_offsets(name: str) -> np.ndarray:
     -------
     numpy.ndarray
         Shape ``(n_cells_per_lattice_cell, n_nodes_per_cell, dim)``; for quadratic types
-        in units of the fine lattice (corners at even offsets, mid-edge nodes between).
+        in units of the fine lattice (corners at even offsets, mid-edge, face- and
+        cell-centre nodes between).
     """
     corners = np.array(_PATTERNS[_LINEAR_TYPE.get(name, name)])
     if name not in _LINEAR_TYPE:
         return corners
     edges = np.array(cell_types.MIDSIDE_EDGES[name])
     midsides = corners[:, edges[:, 0]] + corners[:, edges[:, 1]]
-    return np.concatenate([2 * corners, midsides], axis=1)
+    centres = [2 * corners[:, list(group)].sum(axis=1, keepdims=True) // len(group)
+               for group in cell_types.CENTRE_NODES.get(name, ())]
+    return np.concatenate([2 * corners, midsides, *centres], axis=1)
 
 
 def _resolve_type(generator: str, name: str, supported: Sequence[str]) -> str:
@@ -128,8 +135,13 @@ def _lattice(divisions: Sequence[int], name: str) -> tuple[np.ndarray, np.ndarra
     index = np.indices(shape[::-1]).reshape(dim, -1)[::-1].T
     origins = scale * np.indices(tuple(divisions)[::-1]).reshape(dim, -1)[::-1].T
     offsets = _node_offsets(name)
-    cells = (origins[:, None, None, :] + offsets[None]) @ strides
-    return index, cells.reshape(-1, offsets.shape[1])
+    cells = ((origins[:, None, None, :] + offsets[None]) @ strides).reshape(-1, offsets.shape[1])
+    used = np.unique(cells)  # serendipity cells leave face and cell centres out
+    if len(used) < len(index):
+        renumber = np.zeros(len(index), dtype=np.int64)
+        renumber[used] = np.arange(len(used))
+        index, cells = index[used], renumber[cells]
+    return index, cells
 
 
 def _side_masks(index: np.ndarray, names: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
@@ -195,7 +207,7 @@ def rectangle(
         Lattice cells along x and y.
     lx, ly : float
         Side lengths.
-    cell_type : {"quad4", "tri3", "tri6"}
+    cell_type : {"quad4", "quad8", "quad9", "tri3", "tri6"}
         Triangles split each lattice cell along its diagonal from lower left to upper
         right.
     origin : sequence of float
@@ -204,7 +216,7 @@ def rectangle(
     Returns
     -------
     Mesh
-        ``nx*ny`` quads or ``2*nx*ny`` triangles numbered x fastest (see module
+        ``nx*ny`` quadrilaterals or ``2*nx*ny`` triangles numbered x fastest (see module
         docstring); sides ``left``, ``right`` (x min/max), ``bottom``, ``top`` (y min/max).
     """
     name = _resolve_type("rectangle", cell_type, _PLANAR_TYPES)
@@ -236,7 +248,7 @@ def box(
         Lattice cells along x, y and z.
     lx, ly, lz : float
         Side lengths.
-    cell_type : {"hex8", "tet4", "tet10"}
+    cell_type : {"hex8", "tet4", "tet10", "hex20", "hex27"}
         Tetrahedra split each lattice cell into the 6 Kuhn tetrahedra around its
         diagonal from ``(0, 0, 0)`` to ``(1, 1, 1)`` (conforming across cells).
     origin : sequence of float

@@ -7,12 +7,13 @@ Both run from :meth:`Mesh.validate <fesens.mesh.mesh.Mesh.validate>`, i.e. whene
 from __future__ import annotations
 
 from functools import cache
+from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fesens.errors import DegenerateElementError, MeshError
-from fesens.mesh.cell_types import cell_type
+from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES, cell_type
 
 if TYPE_CHECKING:
     from fesens.mesh.mesh import FacetSet, Mesh
@@ -24,20 +25,14 @@ DEGENERATE_TOLERANCE = 1e-12
 _MAX_LISTED = 20
 
 # Reference coordinates of the corners of the tensor-product cells (VTK order).
+_QUAD_CORNERS = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]])
+_HEX_CORNERS = np.array(
+    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]]
+)
 _TENSOR_CORNERS = {
-    "quad4": np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]),
-    "hex8": np.array(
-        [
-            [-1, -1, -1],
-            [1, -1, -1],
-            [1, 1, -1],
-            [-1, 1, -1],
-            [-1, -1, 1],
-            [1, -1, 1],
-            [1, 1, 1],
-            [-1, 1, 1],
-        ]
-    ),
+    "quad4": _QUAD_CORNERS, "quad8": _QUAD_CORNERS, "quad9": _QUAD_CORNERS,
+    "hex8": _HEX_CORNERS, "hex20": _HEX_CORNERS, "hex27": _HEX_CORNERS,
 }
 
 
@@ -102,13 +97,111 @@ def _listed(ids: np.ndarray) -> str:
     return f"{ids[:_MAX_LISTED].tolist()}{more}"
 
 
+#: Where each cell type's Jacobian determinant is checked. Linear simplices: constant, one
+#: corner suffices; quad4: linear in ξ and η, so its minimum is at a corner; quadratic
+#: simplices (straight or curved): the nodes; quad8/quad9: the nodes and the 3 x 3
+#: integration points; hexahedra: the integration points of the stiffness rule, because a
+#: valid distorted hexahedron (warped faces, such as those of the MacNeal-Harder solid patch
+#: test) may have a slightly negative corner Jacobian, while a cell inverted anywhere that
+#: matters has a negative one at an integration point.
+_RULES = {
+    "tri3": ("corner",), "tet4": ("corner",), "quad4": ("corner",),
+    "tri6": ("node",), "tet10": ("node",),
+    "quad8": ("integration point", "node"), "quad9": ("integration point", "node"),
+    "hex8": ("integration point",), "hex20": ("integration point",),
+    "hex27": ("integration point",),
+}
+
+
+@cache
+def _reference_nodes(name: str) -> np.ndarray:
+    """Reference coordinates of the nodes of ``name`` (VTK order), ``(n_nodes, dim)``."""
+    info = cell_type(name)
+    corners = _TENSOR_CORNERS.get(name)
+    if corners is None:
+        corners = np.vstack([np.zeros(info.dim), np.eye(info.dim)])
+    corners = corners.astype(float)
+    nodes = [corners] + [corners[list(edge)].mean(axis=0, keepdims=True)
+                         for edge in MIDSIDE_EDGES.get(name, ())]
+    nodes += [corners[list(group)].mean(axis=0, keepdims=True)
+              for group in CENTRE_NODES.get(name, ())]
+    return np.vstack(nodes)
+
+
+@cache
+def _geometry_gradients(name: str, rule: str) -> np.ndarray:
+    """Reference gradients of the cell's shape functions at the points of ``rule``.
+
+    The shape functions are found from their polynomial space (monomials ``ξ^e``: total
+    degree <= p on simplices; degree <= p in each variable on Lagrange quadrilaterals and
+    hexahedra; the serendipity ones at most one exponent 2) as the basis that is 1 at its
+    node and 0 at the others, so this module needs no finite-element code.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_points, n_nodes, dim)``.
+    """
+    info = cell_type(name)
+    nodes = _reference_nodes(name)
+    degree = 1 if info.n_nodes == info.n_corners else 2
+    exponents = np.array(list(product(range(degree + 1), repeat=info.dim)))
+    if name not in _TENSOR_CORNERS:
+        exponents = exponents[exponents.sum(axis=1) <= degree]
+    elif name in ("quad8", "hex20"):
+        exponents = exponents[(exponents == 2).sum(axis=1) <= 1]
+    coefficients = np.linalg.inv(np.prod(nodes[:, None, :] ** exponents, axis=-1))
+    if rule == "corner":
+        points = nodes[: info.n_corners]
+    elif rule == "node":
+        points = nodes
+    else:
+        line = np.polynomial.legendre.leggauss(degree + 1)[0]
+        points = np.array(list(product(line, repeat=info.dim)))
+    gradients = np.empty((len(points), len(exponents), info.dim))
+    for k in range(info.dim):
+        lowered = exponents.copy()
+        lowered[:, k] = np.maximum(lowered[:, k] - 1, 0)
+        gradients[..., k] = exponents[:, k] * np.prod(points[:, None, :] ** lowered, axis=-1)
+    return np.einsum("pmk,mn->pnk", gradients, coefficients)
+
+
+def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str) -> np.ndarray:
+    """Scaled Jacobian determinants ``det J / h**dim`` at the points of one check rule.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        Node coordinates, shape ``(n_points, dim)``.
+    cells : numpy.ndarray
+        Connectivity, shape ``(n_cells, n_nodes_per_cell)``.
+    name : str
+        fesens cell-type name.
+    rule : {"corner", "node", "integration point"}
+        The corners, all nodes, or the Gauss points (2 or 3 per direction) of a
+        quadrilateral or hexahedron.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_cells, n_evaluation_points)``; ``h`` is the longest Jacobian column
+        (reference-edge tangent) of the cell, so the ratio is scale-free.
+    """
+    jacobians = np.einsum("cni,pnk->cpik", points[cells], _geometry_gradients(name, rule))
+    h = np.linalg.norm(jacobians, axis=-2).max(axis=(1, 2))
+    scale = np.where(h > 0, h, 1.0) ** points.shape[1]
+    return np.linalg.det(jacobians) / scale[:, None]
+
+
 def check_element_quality(mesh: Mesh) -> None:
     """Raise if any cell is inverted or degenerate.
 
-    A cell is *inverted* if its Jacobian determinant is negative at some corner
-    (clockwise node order in 2D, mirrored in 3D, or a non-convex / twisted quad or hex),
-    and *degenerate* if ``|det J|`` is below ``DEGENERATE_TOLERANCE * h**dim`` at some
-    corner (collapsed edges or faces).
+    The Jacobian determinant is checked where the cell type's criterion says (see
+    ``_RULES``: corners of linear cells, nodes of quadratic ones, integration points of
+    quadrilaterals and hexahedra). A cell is *inverted* if it is negative at one of those
+    points (clockwise node order in 2D, mirrored in 3D, a non-convex or twisted cell, a
+    misplaced mid-side node), and *degenerate* if ``|det J|`` is below
+    ``DEGENERATE_TOLERANCE * h**dim`` there (collapsed edges or faces).
 
     Parameters
     ----------
@@ -117,25 +210,32 @@ def check_element_quality(mesh: Mesh) -> None:
     Raises
     ------
     DegenerateElementError
-        Lists the first offending ids in the message; all are in ``.cell_ids``.
+        Names the rule that refused each group of cells and lists their first ids; all
+        are in ``.cell_ids``.
     """
-    ratios = corner_jacobian_ratios(mesh.points, mesh.cells, mesh.cell_type)
-    worst = ratios.min(axis=1)
-    inverted = np.flatnonzero(worst < -DEGENERATE_TOLERANCE)
-    degenerate = np.flatnonzero(np.abs(worst) <= DEGENERATE_TOLERANCE)
-    if len(inverted) == 0 and len(degenerate) == 0:
+    problems, bad = [], []
+    refused = np.zeros(mesh.n_cells, dtype=bool)
+    for rule in _RULES[mesh.cell_type]:
+        worst = jacobian_ratios(mesh.points, mesh.cells, mesh.cell_type, rule).min(axis=1)
+        where = "at a node" if rule == "node" else f"at an {rule}" if rule[0] == "i" \
+            else f"at a {rule}"
+        inverted = np.flatnonzero((worst < -DEGENERATE_TOLERANCE) & ~refused)
+        refused[inverted] = True
+        degenerate = np.flatnonzero((np.abs(worst) <= DEGENERATE_TOLERANCE) & ~refused)
+        refused[degenerate] = True
+        if len(inverted):
+            problems.append(
+                f"{len(inverted)} inverted (negative Jacobian determinant {where}; clockwise "
+                f"or mirrored node order, a non-convex or twisted cell, or a misplaced "
+                f"mid-side node): ids {_listed(inverted)}"
+            )
+        if len(degenerate):
+            problems.append(f"{len(degenerate)} degenerate (zero Jacobian determinant {where}): "
+                            f"ids {_listed(degenerate)}")
+        bad += [inverted, degenerate]
+    if not problems:
         return
-    problems = []
-    if len(inverted):
-        problems.append(
-            f"{len(inverted)} inverted (negative Jacobian determinant; clockwise or "
-            f"mirrored node order, or a non-convex cell): ids {_listed(inverted)}"
-        )
-    if len(degenerate):
-        problems.append(
-            f"{len(degenerate)} degenerate (zero Jacobian determinant): ids {_listed(degenerate)}"
-        )
-    bad = np.union1d(inverted, degenerate)
+    bad = np.unique(np.concatenate(bad))
     raise DegenerateElementError(
         f"{len(bad)} of {mesh.n_cells} {mesh.cell_type} cells are invalid: " + "; ".join(problems),
         bad,

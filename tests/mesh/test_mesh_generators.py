@@ -243,7 +243,7 @@ def test_plate_with_hole_grading_refines_towards_hole():
             "rectangle supports cell types tri3, tri6, quad4",
         ),
         (lambda: box(2, 2, 2, cell_type="quad4"), "box supports cell types hex8, tet4, tet10"),
-        (lambda: rectangle(2, 2, cell_type="quad9"), "unknown cell type 'quad9'"),
+        (lambda: rectangle(2, 2, cell_type="quad16"), "unknown cell type 'quad16'"),
         (lambda: rectangle(0, 2), "nx must be a positive integer"),
         (lambda: rectangle(2.5, 2), "nx must be a positive integer"),
         (lambda: rectangle(2, 2, lx=-1.0), "lx must be a positive finite number"),

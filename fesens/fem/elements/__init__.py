@@ -14,10 +14,14 @@ from types import MappingProxyType
 from fesens.errors import MeshError
 from fesens.fem.elements.base import ReferenceElement
 from fesens.fem.elements.hex8 import HEX8
+from fesens.fem.elements.hex20 import HEX20
+from fesens.fem.elements.hex27 import HEX27
 from fesens.fem.elements.line2 import LINE2
 from fesens.fem.elements.line3 import LINE3
 from fesens.fem.elements.point1 import POINT1
 from fesens.fem.elements.quad4 import QUAD4
+from fesens.fem.elements.quad8 import QUAD8
+from fesens.fem.elements.quad9 import QUAD9
 from fesens.fem.elements.tet4 import TET4
 from fesens.fem.elements.tet10 import TET10
 from fesens.fem.elements.tri3 import TRI3
@@ -26,7 +30,11 @@ from fesens.mesh.cell_types import MESHIO_TO_FESENS
 
 #: Every reference element by fesens cell-type name (read-only).
 ELEMENTS: Mapping[str, ReferenceElement] = MappingProxyType(
-    {e.name: e for e in (POINT1, LINE2, LINE3, TRI3, TRI6, QUAD4, TET4, TET10, HEX8)}
+    {
+        e.name: e
+        for e in (POINT1, LINE2, LINE3, TRI3, TRI6, QUAD4, QUAD8, QUAD9, TET4, TET10, HEX8,
+                  HEX20, HEX27)
+    }
 )
 
 

@@ -6,6 +6,13 @@ Families (all vectorised over points ``xi`` of shape ``(n_points, dim)``):
 * ``simplex_p2``: quadratic Lagrange on the unit simplex, corners ``λ_a (2 λ_a - 1)``,
   mid-edge nodes ``4 λ_a λ_b`` for each edge ``(a, b)``.
 * ``tensor_q1``: multilinear Lagrange on ``[-1, 1]^d``, ``N_a = Π_k (1 + ξ_k ξ_(a,k)) / 2``.
+* ``tensor_q2``: triquadratic (biquadratic) Lagrange on ``[-1, 1]^d``,
+  ``N_a = Π_k L_(a,k)(ξ_k)`` with the 1D quadratics ``L = ξ (ξ + ξ_a) / 2`` at the ends
+  ``ξ_a = ±1`` and ``L = 1 - ξ²`` at the midpoint ``ξ_a = 0``.
+* ``serendipity_2``: quadratic serendipity on ``[-1, 1]^d`` (corners and mid-edge nodes;
+  Zienkiewicz & Taylor, *The Finite Element Method*, vol. 1, §8.7), corners
+  ``N_a = Π_k (1 + ξ_k ξ_(a,k)) / 2 · (Σ_k ξ_k ξ_(a,k) - d + 1)``, mid-edge nodes
+  (``ξ_(a,m) = 0``) ``N_a = (1 - ξ_m²) Π_(k≠m) (1 + ξ_k ξ_(a,k)) / 2``.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fesens.fem.quadrature import Rule
+from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,3 +168,68 @@ def tensor_q1_gradients(xi: np.ndarray, nodes: Sequence[Sequence[float]]) -> np.
     for k in range(nodes.shape[1]):
         gradients[..., k] = nodes[:, k] / 2 * np.delete(factors, k, axis=-1).prod(axis=-1)
     return gradients
+
+
+def tensor_quadratic_nodes(name: str, corners: Sequence[Sequence[float]]) -> np.ndarray:
+    """Reference nodes of the quadratic quadrilateral or hexahedron ``name`` (VTK order):
+    the ``corners``, the midpoints of :data:`~fesens.mesh.cell_types.MIDSIDE_EDGES`, then
+    the centroids of :data:`~fesens.mesh.cell_types.CENTRE_NODES`, ``(n_nodes, dim)``."""
+    corners = np.asarray(corners, dtype=float)
+    mids = [corners[list(edge)].mean(axis=0) for edge in MIDSIDE_EDGES[name]]
+    centres = [corners[list(group)].mean(axis=0) for group in CENTRE_NODES.get(name, ())]
+    return np.vstack([corners, *mids, *centres]) if centres else np.vstack([corners, *mids])
+
+
+def _product_gradients(factors: np.ndarray, derivatives: np.ndarray) -> np.ndarray:
+    """``∂/∂ξ_k Π_j f_j(ξ_j) = f_k'(ξ_k) Π_(j≠k) f_j(ξ_j)``, ``(n_points, n_nodes, d)``."""
+    gradients = np.empty_like(factors)
+    for k in range(factors.shape[-1]):
+        gradients[..., k] = derivatives[..., k] * np.delete(factors, k, axis=-1).prod(axis=-1)
+    return gradients
+
+
+def _quadratic_factors(xi: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 1D Lagrange quadratics ``L_(a,k)(ξ_k)`` and their derivatives,
+    ``(n_points, n_nodes, d)`` each."""
+    x, a = xi[:, None, :], nodes[None]
+    factors = np.where(a == 0, 1 - x**2, x * (x + a) / 2)
+    derivatives = np.where(a == 0, -2 * x, x + a / 2)
+    return factors, derivatives
+
+
+def tensor_q2(xi: np.ndarray, nodes: Sequence[Sequence[float]]) -> np.ndarray:
+    """Tensor-product quadratic Lagrange shape functions, ``(n_points, 3^d)``."""
+    return _quadratic_factors(xi, np.asarray(nodes))[0].prod(axis=-1)
+
+
+def tensor_q2_gradients(xi: np.ndarray, nodes: Sequence[Sequence[float]]) -> np.ndarray:
+    """Their gradients, ``(n_points, 3^d, d)``."""
+    return _product_gradients(*_quadratic_factors(xi, np.asarray(nodes)))
+
+
+def _serendipity_factors(
+    xi: np.ndarray, nodes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-coordinate factors ``f`` (``(1 + ξ ξ_a) / 2``, or ``1 - ξ²`` where ``ξ_a = 0``),
+    their derivatives, the corner factor ``g = Σ ξ_k ξ_(a,k) - d + 1`` (1 at mid-edge nodes)
+    ``(n_points, n_nodes)`` and its gradient ``(n_points, n_nodes, d)``."""
+    x, a = xi[:, None, :], nodes[None]
+    factors = np.where(a == 0, 1 - x**2, (1 + x * a) / 2)
+    derivatives = np.where(a == 0, -2 * x, a / 2)
+    corner = (nodes != 0).all(axis=1)
+    g = np.where(corner, (x * a).sum(axis=-1) - nodes.shape[1] + 1, 1.0)
+    dg = np.where(corner[:, None], a, 0.0) * np.ones_like(x)
+    return factors, derivatives, g, dg
+
+
+def serendipity_2(xi: np.ndarray, nodes: Sequence[Sequence[float]]) -> np.ndarray:
+    """Quadratic serendipity shape functions, ``(n_points, n_nodes)`` (8 in 2D, 20 in 3D)."""
+    factors, _, g, _ = _serendipity_factors(xi, np.asarray(nodes))
+    return factors.prod(axis=-1) * g
+
+
+def serendipity_2_gradients(xi: np.ndarray, nodes: Sequence[Sequence[float]]) -> np.ndarray:
+    """Their gradients, ``(n_points, n_nodes, d)``: product rule on ``Π_k f_k · g``."""
+    factors, derivatives, g, dg = _serendipity_factors(xi, np.asarray(nodes))
+    return _product_gradients(factors, derivatives) * g[..., None] + \
+        factors.prod(axis=-1)[..., None] * dg
