@@ -11,8 +11,8 @@ Two recoveries, generic over the element type (written from the reference elemen
   interior vertices give every node of theirs a value, boundary nodes included (the
   recommendation of ZZ: boundary values from interior patches); a node that gets values
   from several patches takes their mean. A node no interior patch reaches (e.g. a
-  corner of a triangle mesh) takes the fit of the nearest interior vertex, and, with no
-  interior patch at all (too few sampling points), the extrapolated values below. The
+  corner of a triangle mesh) takes the fit over the cells within two layers around it,
+  and, with too few sampling points there, the extrapolated values below. The
   recovered field of a polynomial of degree ``p`` (e.g. the constant stress of a linear
   displacement) is exact.
 * **Extrapolation** from the quadrature points of each cell: a polynomial in the
@@ -29,7 +29,6 @@ from itertools import product
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from fesens.fem.elements.base import ReferenceElement
 from fesens.mesh.cell_types import cell_type
@@ -142,6 +141,8 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
         fitted, scale = _fit(mesh, x_qp, flat, exponents, vertices, patch_cells)
         coefficients[vertices], scales[vertices] = fitted, scale
         good = ~np.isnan(fitted[:, 0, 0])
+        if not good.any():
+            continue
         # every node of the patch, once per patch
         nodes = np.sort(mesh.cells[patch_cells[good]].reshape(int(good.sum()), -1), axis=1)
         first = np.ones(nodes.shape, dtype=bool)
@@ -153,14 +154,10 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
     out = fallback.reshape(mesh.n_points, -1).copy()
     reached = counts > 0
     out[reached] = sums[reached] / counts[reached, None]
-    fitted_vertices = np.flatnonzero(~np.isnan(coefficients[:, 0, 0]))
     missed = np.flatnonzero(~reached & (np.bincount(mesh.cells.ravel(),
                                                     minlength=mesh.n_points) > 0))
-    if missed.size and fitted_vertices.size:
-        # nodes no interior patch reaches: the fit of the nearest interior vertex
-        _, nearest = cKDTree(mesh.points[fitted_vertices]).query(mesh.points[missed])
-        out[missed] = _evaluate(mesh, coefficients, scales, fitted_vertices[nearest],
-                                missed, exponents)
+    if missed.size:
+        out[missed] = _wide_patch_values(mesh, x_qp, flat, exponents, missed, out[missed])
     return out.reshape(mesh.n_points, *values.shape[2:])
 
 
@@ -181,6 +178,22 @@ def _fit(mesh, x_qp, flat, exponents, vertices, patch_cells):
     coefficients[good] = np.einsum("pjt,pj,psj,psc->ptc", Vt[good], 1.0 / s[good],
                                    U[good], b[good])
     return coefficients, scale
+
+
+def _wide_patch_values(mesh, x_qp, flat, exponents, nodes, default):
+    """Values at ``nodes`` no interior patch reaches (e.g. a corner of a triangle mesh):
+    the fit over the cells within two layers around each node (``default`` where those
+    are too few)."""
+    incidence = sp.csr_matrix((np.ones(mesh.cells.size), (mesh.cells.ravel(), np.repeat(
+        np.arange(mesh.n_cells), mesh.cells.shape[1]))), shape=(mesh.n_points, mesh.n_cells))
+    layers = (incidence[nodes] @ incidence.T @ incidence).tocsr()
+    out = default.copy()
+    for k, node in enumerate(nodes):
+        cells = layers.indices[layers.indptr[k]:layers.indptr[k + 1]]
+        fitted, scale = _fit(mesh, x_qp, flat, exponents, np.array([node]), cells[None, :])
+        if not np.isnan(fitted[0, 0, 0]):
+            out[k] = fitted[0, 0]  # the constant term: the fit at the node itself
+    return out
 
 
 def _evaluate(mesh, coefficients, scales, vertices, nodes, exponents):
