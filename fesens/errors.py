@@ -34,6 +34,10 @@ class DegenerateElementError(MeshError):
         self.cell_ids = cell_ids
 
 
+class PointOutsideMeshError(MeshError):
+    """Points given to a probe lie in no cell of the mesh (the message lists them)."""
+
+
 class UnknownGroupError(FesensError, KeyError):
     """A named node, facet or cell set does not exist."""
 

@@ -8,10 +8,12 @@ subclasses it for its own quantities (stresses, fluxes; :mod:`fesens.physics`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.fem import postprocess, recovery
+from fesens.fem import postprocess, probe, recovery
 from fesens.fem.elements import reference_element
 
 #: Nodal recoveries of :meth:`Solution.recovered` (the first is the default).
@@ -127,6 +129,48 @@ class Solution:
             return extrapolated
         return recovery.patch_recovery(mesh, np.asarray(getval(geometry.x)), values,
                                        extrapolated)
+
+    # ------------------------------------------------------------ probes
+    def nodal_fields(self) -> dict[str, Callable[[], np.ndarray]]:
+        """The nodal fields :meth:`probe` evaluates, by name, each computed on demand
+        ``(n_points, ...)``; a physics adds its own (recovered stresses, fluxes)."""
+        return {self.model.field_name: lambda: np.asarray(getval(self.field))}
+
+    def probe(self, points, field: str | np.ndarray | None = None) -> np.ndarray:
+        """A nodal field at arbitrary points, ``(n, ...)``.
+
+        Each point is located in its cell (KD-tree on the cell centroids, then the inverse
+        isoparametric map by Newton's method; :mod:`fesens.fem.probe`) and the field is
+        interpolated with that cell's shape functions.
+
+        Parameters
+        ----------
+        points : array_like
+            ``(n, dim)`` (or one point ``(dim,)``).
+        field : str or numpy.ndarray, optional
+            A name of :meth:`nodal_fields` (default: the primary field, e.g.
+            ``"displacement"``, ``"temperature"``), or nodal values ``(n_points, ...)``.
+
+        Raises
+        ------
+        PointOutsideMeshError
+            Points in no cell (listed in the message).
+        ValueError
+            An unknown field name (the message lists the names).
+        """
+        if field is None or isinstance(field, str):
+            fields = self.nodal_fields()
+            name = self.model.field_name if field is None else field
+            if name not in fields:
+                raise ValueError(f"unknown field {name!r} to probe; choose one of "
+                                 f"{', '.join(fields)} or pass nodal values")
+            values = fields[name]()
+        else:
+            values = np.asarray(getval(field))
+            if values.shape[:1] != (self.model.mesh.n_points,):
+                raise ValueError(f"nodal values to probe must have shape (n_points = "
+                                 f"{self.model.mesh.n_points}, ...), got {values.shape}")
+        return probe.interpolate(self.model.mesh, values, points)
 
     # ------------------------------------------------------------ balance
     def reactions(self) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.fem.kernels import gradient_matrices
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
@@ -30,6 +31,20 @@ class HeatSolution(Solution):
         """Cell-averaged heat flux ``q = −s κ ∇T`` (density scale ``s``), ``(n_cells, dim)``."""
         kappa = self.coefficients[0] / self.model.scaled_thickness()  # s κ
         return -kappa[:, None] * self.cell_gradient()[:, 0, :]
+
+    def nodal_heat_flux(self, method: str = "spr") -> np.ndarray:
+        """Recovered nodal heat flux ``q = −s κ ∇T``, ``(n_points, dim)``, from its values at
+        the quadrature points (``method``: see :meth:`Solution.recovered
+        <fesens.fem.solution.Solution.recovered>`; default: patch recovery)."""
+        kappa = np.asarray(getval(self.coefficients[0])) / self.model.scaled_thickness()
+        gradient = self.gradient_at_quadrature[:, :, 0, :]
+        return self.recovered(-np.broadcast_to(kappa, gradient.shape[:1])[:, None, None]
+                              * gradient, method)
+
+    def nodal_fields(self) -> dict:
+        """:meth:`probe` fields: ``temperature`` and the recovered ``heat_flux``."""
+        return {"temperature": lambda: np.asarray(getval(self.temperature)),
+                "heat_flux": self.nodal_heat_flux}
 
     def point_data(self) -> dict[str, np.ndarray]:
         """Nodal output: ``temperature`` ``(n_points,)``."""

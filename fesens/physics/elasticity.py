@@ -231,6 +231,19 @@ class ElasticSolution(Solution):
         """
         return self.recovered(self.stress_at_quadrature(full), method)
 
+    def nodal_strain(self, method: str = "spr") -> np.ndarray:
+        """Recovered nodal strain ``ε = (∇u + ∇uᵀ)/2``, ``(n_points, dim, dim)`` (the
+        recovery of :meth:`nodal_stress`)."""
+        grad_u = self.gradient_at_quadrature
+        return self.recovered(0.5 * (grad_u + np.swapaxes(grad_u, -1, -2)), method)
+
+    def nodal_fields(self) -> dict:
+        """:meth:`probe` fields: ``displacement``, the recovered (SPR) ``stress``,
+        ``strain``, ``von_mises`` and ``principal_stresses``."""
+        return {**super().nodal_fields(), "stress": self.nodal_stress,
+                "strain": self.nodal_strain, "von_mises": self.nodal_von_mises,
+                "principal_stresses": self.principal_stresses}
+
     def nodal_von_mises(self, method: str = "spr") -> np.ndarray:
         """Von Mises stress of the recovered nodal stress tensor (:meth:`nodal_stress`,
         with ``σ_zz`` in 2D), ``(n_points,)``."""
