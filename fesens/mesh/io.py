@@ -4,8 +4,10 @@ With :mod:`fesens.mesh.writing`, the only modules that import meshio; everything
 sees :class:`Mesh`.
 
 Reading keeps the cells of the highest topological dimension (one cell type per mesh),
-drops points no cell uses and turns named groups (Gmsh physical groups in ``.msh`` 2.2
-and 4.1, or meshio ``cell_sets`` of other formats) into named sets:
+drops points no cell uses, turns 2D cells numbered clockwise counter-clockwise (with a
+:class:`ReorientedCellsWarning` saying how many) and turns named groups (Gmsh physical
+groups in ``.msh`` 2.2 and 4.1, or meshio ``cell_sets`` of other formats, e.g. Abaqus
+``*Elset``) into named sets:
 
 ======================== ============================================================
 group of dimension       becomes
@@ -15,12 +17,16 @@ group of dimension       becomes
 lower (points, edges)    node set
 ======================== ============================================================
 
-Unnamed Gmsh physical groups are ignored.
+Named point sets (meshio ``point_sets``: Abaqus ``*Nset``, Exodus node sets) become node
+sets, replacing the node set of a group of the same name. Unnamed Gmsh physical groups are
+ignored. (meshio's VTK, VTU and XDMF readers carry no sets: meshio writes sets to those
+formats as integer data.)
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -32,11 +38,20 @@ import numpy as np
 from meshio._helpers import reader_map
 
 from fesens.errors import DegenerateElementError, MeshError
-from fesens.mesh.cell_types import MESHIO_TO_FESENS, VOLUME_CELL_TYPES, cell_type
+from fesens.mesh.cell_types import (
+    MESHIO_TO_FESENS,
+    MIDSIDE_EDGES,
+    VOLUME_CELL_TYPES,
+    cell_type,
+)
 from fesens.mesh.mesh import FacetSet, Mesh
 
 #: Field values given per point or per cell: name -> array ``(n,)`` or ``(n, k)``.
 FieldData = Mapping[str, np.ndarray]
+
+
+class ReorientedCellsWarning(UserWarning):
+    """A note that :func:`read_mesh` renumbered clockwise 2D cells counter-clockwise."""
 
 
 # ---------------------------------------------------------------------------- reading
@@ -60,6 +75,11 @@ def read_mesh(path: str | os.PathLike, cell_type: str | None = None) -> Mesh:
         are oriented as in the owner cell's local facet table; an interior facet gets the
         lower-numbered of its two cells as owner.
 
+    Warns
+    -----
+    ReorientedCellsWarning
+        Once, with their number, if 2D cells numbered clockwise were renumbered.
+
     Raises
     ------
     MeshError
@@ -72,11 +92,16 @@ def read_mesh(path: str | os.PathLike, cell_type: str | None = None) -> Mesh:
     path = Path(path)
     raw = _read_raw(path)
     try:
-        return _to_mesh(raw, cell_type)
+        mesh, n_reoriented = _to_mesh(raw, cell_type)
     except DegenerateElementError as err:
         raise DegenerateElementError(f"{path}: {err}", err.cell_ids) from None
     except MeshError as err:
         raise MeshError(f"{path}: {err}") from None
+    if n_reoriented:
+        warnings.warn(f"{path}: {n_reoriented} of {mesh.n_cells} {mesh.cell_type} cells were "
+                      "numbered clockwise and have been reoriented", ReorientedCellsWarning,
+                      stacklevel=2)
+    return mesh
 
 
 #: Formats tried first for ambiguous extensions (meshio would pick ANSYS for ``.msh``).
@@ -253,11 +278,45 @@ def _locate_facets(mesh: Mesh, corners: np.ndarray) -> np.ndarray:
     return np.where(hit < len(facets), hit, -1)
 
 
-def _to_mesh(raw: meshio.Mesh, requested: str | None) -> Mesh:
+def _counter_clockwise(points: np.ndarray, cells: np.ndarray, name: str
+                       ) -> tuple[np.ndarray, int]:
+    """2D cells with their node order reversed where their corner polygon is clockwise.
+
+    Reversal keeps node 0, reverses the other corners and the mid-edge nodes (the edge
+    from corner k to k + 1 becomes the edge from k + 1 to k) and keeps a centre node.
+
+    Returns
+    -------
+    cells : numpy.ndarray
+        ``(n_cells, n_nodes_per_cell)``.
+    n_reoriented : int
+    """
+    info = cell_type(name)
+    if info.dim != 2:
+        return cells, 0
+    corners = points[cells[:, : info.n_corners], :2]
+    following = np.roll(corners, -1, axis=1)
+    twice_area = np.sum(corners[..., 0] * following[..., 1] - following[..., 0] * corners[..., 1],
+                        axis=1)
+    clockwise = twice_area < 0
+    if not clockwise.any():
+        return cells, 0
+    n_edges = len(MIDSIDE_EDGES.get(name, ()))
+    reversal = np.r_[0, info.n_corners - 1 : 0 : -1,
+                     info.n_corners + n_edges - 1 : info.n_corners - 1 : -1,
+                     info.n_corners + n_edges : info.n_nodes]
+    cells = cells.copy()
+    cells[clockwise] = cells[clockwise][:, reversal]
+    return cells, int(clockwise.sum())
+
+
+def _to_mesh(raw: meshio.Mesh, requested: str | None) -> tuple[Mesh, int]:
+    """The mesh and the number of its cells that were reoriented."""
     name, volume_blocks = _volume_blocks(raw, requested)
     volume_data = [raw.cells[b].data for b in volume_blocks]
     starts = np.cumsum([0] + [len(data) for data in volume_data[:-1]])
     cells, cell_index = _unique_cells(np.concatenate(volume_data), cell_type(name).n_corners)
+    cells, n_reoriented = _counter_clockwise(np.asarray(raw.points), cells, name)
     used = np.unique(cells)
     node_index = np.full(len(raw.points), -1, dtype=np.int64)
     node_index[used] = np.arange(len(used))
@@ -268,7 +327,24 @@ def _to_mesh(raw: meshio.Mesh, requested: str | None) -> Mesh:
     }
     facet_corners = _attach_groups(mesh, raw, block_cells, node_index)
     _attach_facet_sets(mesh, facet_corners)
-    return mesh
+    _attach_point_sets(mesh, raw, node_index)
+    return mesh, n_reoriented
+
+
+def _attach_point_sets(mesh: Mesh, raw: meshio.Mesh, node_index: np.ndarray) -> None:
+    """Add meshio's named point sets (Abaqus ``*Nset``, ...) as node sets.
+
+    Parameters
+    ----------
+    node_index : numpy.ndarray
+        Mesh node id of each file point (-1: unused), shape ``(n_file_points,)``.
+    """
+    for name, ids in raw.point_sets.items():
+        node_ids = node_index[np.asarray(ids, dtype=np.int64)]
+        if (node_ids < 0).any():
+            raise MeshError(f"point set {name!r} refers to {(node_ids < 0).sum()} nodes that "
+                            f"no {mesh.cell_type} cell uses")
+        mesh.node_sets[name] = np.unique(node_ids)
 
 
 def _attach_groups(

@@ -97,17 +97,25 @@ def _listed(ids: np.ndarray) -> str:
     return f"{ids[:_MAX_LISTED].tolist()}{more}"
 
 
-#: Where each cell type's Jacobian determinant is checked. Linear simplices: constant, one
-#: corner suffices; quad4: linear in ξ and η, so its minimum is at a corner; quadratic
-#: simplices (straight or curved): the nodes; quad8/quad9: the nodes and the 3 x 3
-#: integration points; hexahedra: the integration points of the stiffness rule, because a
-#: valid distorted hexahedron (warped faces, such as those of the MacNeal-Harder solid patch
-#: test) may have a slightly negative corner Jacobian, while a cell inverted anywhere that
-#: matters has a negative one at an integration point.
+#: Where each cell type's Jacobian determinant is checked, in this order:
+#:
+#: * ``corner``: the map of the corner nodes alone (mid-side nodes ignored) at the corners,
+#:   for triangles, tetrahedra and quadrilaterals. Exact for linear simplices (constant J)
+#:   and quad4 (det J is linear in ξ and η, so its minimum is at a corner): clockwise,
+#:   mirrored, non-convex or collapsed cells.
+#: * ``integration point``: the full map at the Gauss points of the stiffness rule (2 or 3
+#:   per direction), for quadratic quadrilaterals and every hexahedron. A valid distorted
+#:   hexahedron (warped faces, as in the MacNeal-Harder solid patch test) may have a slightly
+#:   negative corner Jacobian; a cell inverted where it is integrated has a negative one here.
+#: * ``node``: the full map at every node, for quadratic triangles, tetrahedra and
+#:   quadrilaterals: a mid-side node moved past the quarter point of its edge (or off it)
+#:   folds the cell. Only a negative value refuses a cell here: zero is the quarter-point
+#:   (crack-tip) element.
 _RULES = {
     "tri3": ("corner",), "tet4": ("corner",), "quad4": ("corner",),
-    "tri6": ("node",), "tet10": ("node",),
-    "quad8": ("integration point", "node"), "quad9": ("integration point", "node"),
+    "tri6": ("corner", "node"), "tet10": ("corner", "node"),
+    "quad8": ("corner", "integration point", "node"),
+    "quad9": ("corner", "integration point", "node"),
     "hex8": ("integration point",), "hex20": ("integration point",),
     "hex27": ("integration point",),
 }
@@ -140,11 +148,14 @@ def _geometry_gradients(name: str, rule: str) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``(n_points, n_nodes, dim)``.
+        ``(n_points, n_nodes, dim)``; ``n_nodes`` counts the corners only for ``corner``.
     """
     info = cell_type(name)
     nodes = _reference_nodes(name)
-    degree = 1 if info.n_nodes == info.n_corners else 2
+    if rule == "corner":  # the map of the corners alone
+        nodes = nodes[: info.n_corners]
+        name = {3: "tri3", 4: "tet4" if info.dim == 3 else "quad4", 8: "hex8"}[info.n_corners]
+    degree = 1 if len(nodes) == info.n_corners else 2
     exponents = np.array(list(product(range(degree + 1), repeat=info.dim)))
     if name not in _TENSOR_CORNERS:
         exponents = exponents[exponents.sum(axis=1) <= degree]
@@ -178,8 +189,8 @@ def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str)
     name : str
         fesens cell-type name.
     rule : {"corner", "node", "integration point"}
-        The corners, all nodes, or the Gauss points (2 or 3 per direction) of a
-        quadrilateral or hexahedron.
+        The corners (of the corner nodes' map), all nodes, or the Gauss points (2 or 3 per
+        direction) of a quadrilateral or hexahedron; see ``_RULES``.
 
     Returns
     -------
@@ -187,7 +198,8 @@ def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str)
         Shape ``(n_cells, n_evaluation_points)``; ``h`` is the longest Jacobian column
         (reference-edge tangent) of the cell, so the ratio is scale-free.
     """
-    jacobians = np.einsum("cni,pnk->cpik", points[cells], _geometry_gradients(name, rule))
+    gradients = _geometry_gradients(name, rule)
+    jacobians = np.einsum("cni,pnk->cpik", points[cells[:, : gradients.shape[1]]], gradients)
     h = np.linalg.norm(jacobians, axis=-2).max(axis=(1, 2))
     scale = np.where(h > 0, h, 1.0) ** points.shape[1]
     return np.linalg.det(jacobians) / scale[:, None]
@@ -221,7 +233,8 @@ def check_element_quality(mesh: Mesh) -> None:
             else f"at a {rule}"
         inverted = np.flatnonzero((worst < -DEGENERATE_TOLERANCE) & ~refused)
         refused[inverted] = True
-        degenerate = np.flatnonzero((np.abs(worst) <= DEGENERATE_TOLERANCE) & ~refused)
+        degenerate = np.flatnonzero((np.abs(worst) <= DEGENERATE_TOLERANCE) & ~refused
+                                    & (rule != "node"))
         refused[degenerate] = True
         if len(inverted):
             problems.append(

@@ -182,14 +182,15 @@ def test_only_lines_is_unsupported(tmp_path):
         read_mesh(path)
 
 
-def test_inverted_cells_in_a_file_name_file_and_ids(tmp_path):
+def test_invalid_cells_in_a_file_name_file_and_ids(tmp_path):
+    # (Clockwise cells are reoriented on reading: test_mesh_as_they_come.py.)
     path = _write_raw(
-        tmp_path / "cw.vtu",
-        np.pad(UNIT_SQUARE, ((0, 0), (0, 1))),
-        [("triangle", [[0, 1, 2], [0, 3, 2]])],
+        tmp_path / "flat.vtu",
+        np.pad(np.vstack([UNIT_SQUARE, [[0.5, 0.5]]]), ((0, 0), (0, 1))),
+        [("triangle", [[0, 1, 2], [0, 4, 2]])],
     )
     with pytest.raises(
-        MeshError, match=r"cw\.vtu: 1 of 2 tri3 cells are invalid: 1 inverted"
+        MeshError, match=r"flat\.vtu: 1 of 2 tri3 cells are invalid: 1 degenerate"
     ) as info:
         read_mesh(path)
     assert info.value.cell_ids.tolist() == [1]
