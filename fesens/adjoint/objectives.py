@@ -12,6 +12,7 @@ import numpy as np
 from fesens.ad.numpy_wrapper import stop_gradient
 from fesens.adjoint.problem import State
 from fesens.fem.geometry import cell_geometry
+from fesens.fem.probe import node_at
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 
@@ -42,8 +43,10 @@ def _dofs(state: State, nodes: np.ndarray, component: int | None) -> np.ndarray:
 
 
 def value_at(state: State, point, component: int | None = None):
-    """The field component at the node nearest to ``point`` (e.g. a tip deflection)."""
-    node = state.model.mesh.nearest_node(point)
+    """The field component at the node nearest to ``point`` (e.g. a tip deflection); warns
+    (:class:`~fesens.fem.probe.OffNodeWarning`) with the distance when ``point`` is not on a
+    node (for a value between nodes, :meth:`~fesens.fem.solution.Solution.probe`)."""
+    node = node_at(state.model.mesh, point, "value_at")
     return state.u[_dofs(state, np.array([node]), component)[0]]
 
 
@@ -99,7 +102,10 @@ def misfit(state: State, nodes, measured, component: int | None = None, weights=
 
 # ------------------------------------------------------------------ stresses
 def von_mises_squared(state: State, stress_scale=None):
-    """``σ_vm²`` per cell, ``(n_cells,)``, from the physics' stress recovery.
+    """``σ_vm²`` per cell, ``(n_cells,)``, of the physics' cell-mean stress (the solution's
+    ``von_mises_squared``: the stress of each cell's volume-averaged strain) — not the
+    recovered nodal stress of post-processing (``nodal_stress``, patch recovery), so that
+    aggregates stay smooth and differentiable in the design.
 
     ``stress_scale`` replaces the density scale of the solve (e.g. a relaxed ``x^q`` in
     stress-constrained topology optimization). Needs a physics with stresses.
@@ -112,7 +118,8 @@ def von_mises_squared(state: State, stress_scale=None):
 
 
 def stress_pnorm(state: State, p: float = 8.0, stress_scale=None, cells=None):
-    """p-norm aggregate ``(Σ_e σ_vm,e^p)^(1/p)`` (≥ max σ_vm; → max as p → ∞)."""
+    """p-norm aggregate ``(Σ_e σ_vm,e^p)^(1/p)`` of the cell-mean von Mises stresses
+    (:func:`von_mises_squared`; ≥ their max; → max as p → ∞)."""
     vm2 = von_mises_squared(state, stress_scale)
     if cells is not None:
         vm2 = vm2[state.model.mesh.cell_ids(cells)]
@@ -121,7 +128,8 @@ def stress_pnorm(state: State, p: float = 8.0, stress_scale=None, cells=None):
 
 def stress_ks(state: State, rho: float = 50.0, stress_scale=None, cells=None,
               reference: float = 1.0):
-    """Kreisselmeier–Steinhauser aggregate of ``σ_vm / reference``:
+    """Kreisselmeier–Steinhauser aggregate of the cell-mean ``σ_vm / reference``
+    (:func:`von_mises_squared`):
     ``m + (1/ρ) log Σ_e exp(ρ (σ_e − m))`` with the shift ``m = max σ_e`` (exact: the
     aggregate does not depend on ``m``). Returned in stress units.
     """

@@ -30,6 +30,7 @@ from fesens.config.checks import (
     string,
     sub_table,
 )
+from fesens.fem import probe
 from fesens.mesh.mesh import Mesh
 
 REGION = {
@@ -102,7 +103,8 @@ def _empty_region(path: str, what: str, mesh: Mesh) -> ConfigError:
 
 
 def nearest_node(path: str, point: list[float], mesh: Mesh) -> int:
-    """Id of the node nearest to ``point``, which must lie in the mesh's bounding box."""
+    """Id of the node at ``point``, which must lie in the mesh's bounding box and hit a
+    node (within :data:`~fesens.fem.probe.NODE_TOLERANCE` of the mesh's extent)."""
     coords = np.asarray(point, dtype=float)
     full = join(path, "point")
     if coords.shape != (mesh.dim,):
@@ -113,7 +115,12 @@ def nearest_node(path: str, point: list[float], mesh: Mesh) -> int:
     if np.any(coords < low - tol) or np.any(coords > high + tol):
         raise ConfigError(f"{full} = {show(point)} is outside the mesh, which spans "
                           f"{show(low.tolist())} to {show(high.tolist())}")
-    return mesh.nearest_node(coords)
+    node, distance, tolerance = probe.nearest_node(mesh, coords)
+    if distance > tolerance:
+        raise ConfigError(f"{full} = {show(point)} is not on a node: the nearest node is "
+                          f"{show(mesh.points[node].tolist())}, {distance:.6g} away; give a "
+                          f"node's coordinates, or a region or group")
+    return node
 
 
 def nodes(path: str, table: dict, mesh: Mesh, label: str = ""):

@@ -19,6 +19,7 @@ from fesens.fem.loads import (
     surface_load_vector,
     volume_load_vector,
 )
+from fesens.fem.probe import node_at
 from fesens.mesh.mesh import Predicate
 
 Where = str | Predicate
@@ -56,7 +57,9 @@ class LoadTerms:
         ----------
         at : str, callable or coordinates
             A node-set name or predicate (``value`` is applied at *each* selected node), or
-            the coordinates of a point (applied at the nearest node).
+            the coordinates of a point (applied at the nearest node; an
+            :class:`~fesens.fem.probe.OffNodeWarning` gives the distance when the point
+            misses it).
         value : float, sequence or callable
             Force vector (elasticity) or heat input (conduction) per node.
         name : str, optional
@@ -65,7 +68,7 @@ class LoadTerms:
         if isinstance(at, str) or callable(at):
             nodes = self.mesh.nodes(at)
         else:
-            nodes = np.array([self.mesh.nearest_node(at)])
+            nodes = np.array([node_at(self.mesh, at, "point load")])
         vector = point_load_vector(self.mesh, self.dofmap, nodes, value)
         return self._add_load(name, "point", vector)
 

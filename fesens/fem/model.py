@@ -50,6 +50,7 @@ from fesens.fem.loads import FieldSpec, evaluate_field
 from fesens.fem.model_solvers import SolverChoice
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.postprocess import dof_gradients
+from fesens.fem.probe import node_at
 from fesens.fem.rigid_modes import free_rigid_modes
 from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
@@ -137,8 +138,10 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
 
         Parameters
         ----------
-        where : str or callable
-            Node-set / facet-set name, or predicate ``f(points) -> bool mask``.
+        where : str, callable or coordinates
+            Node-set / facet-set name, predicate ``f(points) -> bool mask``, or the
+            coordinates ``(dim,)`` of a point (the nearest node; an
+            :class:`~fesens.fem.probe.OffNodeWarning` gives the distance when it misses).
         components : int, str or list of int or str, optional
             Components to fix, as indices or axis names (``"x"``, ``"y"``, ``"z"``, as in
             config files); default: all.
@@ -152,7 +155,10 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
         LinearModel
             ``self``, so calls can be chained.
         """
-        nodes = self.mesh.nodes(where)
+        if isinstance(where, str) or callable(where):
+            nodes = self.mesh.nodes(where)
+        else:
+            nodes = np.array([node_at(self.mesh, where, "fixed point")])
         if nodes.size == 0:
             raise BoundaryConditionError(f"Dirichlet condition on {where!r} selects no node")
         comps = self.dofmap.components(components)

@@ -10,6 +10,8 @@ The value at the point is then ``Σ_a N_a(ξ) v_a`` of the cell's nodal values `
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.spatial import cKDTree
 
@@ -18,6 +20,34 @@ from fesens.fem.elements import reference_element
 from fesens.fem.elements.base import ReferenceElement
 from fesens.fem.recovery import is_simplex
 from fesens.mesh.mesh import Mesh
+
+#: A point farther than this fraction of the mesh's extent from its nearest node misses it.
+NODE_TOLERANCE = 1e-6
+
+
+class OffNodeWarning(UserWarning):
+    """A point given by coordinates does not hit a node; the nearest node is used."""
+
+
+def nearest_node(mesh: Mesh, point) -> tuple[int, float, float]:
+    """``(node, distance, tolerance)``: the node nearest to ``point`` ``(dim,)``, its
+    distance, and the distance above which the point misses it (:data:`NODE_TOLERANCE`
+    times the mesh's extent, the largest side of its bounding box)."""
+    node = mesh.nearest_node(point)
+    distance = float(np.linalg.norm(mesh.points[node] - np.asarray(point, dtype=float)))
+    return node, distance, NODE_TOLERANCE * float(np.ptp(mesh.points, axis=0).max())
+
+
+def node_at(mesh: Mesh, point, what: str) -> int:
+    """The node nearest to ``point``; warns (:class:`OffNodeWarning`) when ``point`` misses
+    it, naming ``what`` (e.g. "point load"), the distance and the node used."""
+    node, distance, tolerance = nearest_node(mesh, point)
+    if distance > tolerance:
+        warnings.warn(f"{what} at {np.asarray(point, dtype=float).tolist()} is not on a node: "
+                      f"using the nearest node {node} at {mesh.points[node].tolist()}, "
+                      f"{distance:.6g} away", OffNodeWarning, stacklevel=3)
+    return node
+
 
 #: Candidate cells tried per point: first the nearest few, then more for the points left.
 _CANDIDATES = (8, 64)

@@ -114,7 +114,9 @@ def test_plate_with_hole_converges_to_kirsch_concentration_of_3(cell_type):
     for n in (8, 16, 32):
         mesh, sol = solve_kirsch(n, cell_type)
         top_of_hole = mesh.nearest_node((0.0, 1.0))
-        concentrations.append(sol.nodal_stress()[top_of_hole, 0, 0])
+        # cell averaging converges monotonically here; patch recovery (the default) is
+        # within 0.01 % from n = 16 on (tests/fem/test_stress_benchmarks.py)
+        concentrations.append(sol.nodal_stress("average")[top_of_hole, 0, 0])
     errors = np.abs(np.array(concentrations) - 3.0)
     assert np.all(np.diff(errors) < 0), concentrations
     assert errors[-1] < 0.06 * 3, concentrations

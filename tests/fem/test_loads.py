@@ -13,6 +13,7 @@ import pytest
 from fem_helpers import ALL_CELL_TYPES, CELL_TYPES_2D, distorted, unit_mesh
 
 from fesens.errors import BoundaryConditionError
+from fesens.fem.probe import OffNodeWarning
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.physics import Elasticity, HeatConduction
 
@@ -186,7 +187,8 @@ def test_heat_source_totals_source_times_volume(cell_type):
 def test_point_load_at_coordinates_lands_on_the_nearest_node():
     mesh = rectangle(4, 4, 2.0, 1.0, cell_type="tri6")  # nodes every 0.25 in x, 0.125 in y
     model = Elasticity(mesh, plane="stress", thickness=THICKNESS)
-    name = model.point_load((0.52, 0.30), (1.0, -2.0))
+    with pytest.warns(OffNodeWarning, match=r"\[0.52, 0.3\] is not on a node.* 0.0538516 away"):
+        name = model.point_load((0.52, 0.30), (1.0, -2.0))
     node = np.flatnonzero(np.all(np.isclose(mesh.points, (0.5, 0.25)), axis=1))
     expected = np.zeros((mesh.n_points, 2))
     expected[node] = (1.0, -2.0)  # a concentrated force: not scaled by the thickness
@@ -196,7 +198,8 @@ def test_point_load_at_coordinates_lands_on_the_nearest_node():
 def test_heat_point_load_at_coordinates_in_3d():
     mesh = box(2, 2, 2, cell_type="tet4")  # nodes every 0.5
     model = HeatConduction(mesh)
-    name = model.point_load((0.9, 0.2, 0.45), 5.0)
+    with pytest.warns(OffNodeWarning, match=r"nearest node \d+ at \[1.0, 0.0, 0.5\], 0.229129"):
+        name = model.point_load((0.9, 0.2, 0.45), 5.0)
     node = np.flatnonzero(np.all(np.isclose(mesh.points, (1.0, 0.0, 0.5)), axis=1))
     expected = np.zeros(mesh.n_points)
     expected[node] = 5.0
