@@ -3,7 +3,7 @@
 import numpy as np
 
 from fesens.mesh import Mesh, box, rectangle
-from fesens.mesh.cell_types import MIDSIDE_EDGES
+from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES
 
 CELL_TYPES_2D = ["tri3", "tri6", "quad4"]
 CELL_TYPES_3D = ["tet4", "tet10", "hex8"]
@@ -20,8 +20,9 @@ def unit_mesh(cell_type: str, n: int = 3) -> Mesh:
 def distorted(mesh: Mesh, amount: float = 0.15, seed: int = 0) -> Mesh:
     """Move interior nodes randomly by up to ``amount`` times the spacing (valid cells).
 
-    Mid-side nodes of quadratic cells are put back at their edge midpoints, so cells stay
-    straight-sided (the setting in which the patch test must pass exactly).
+    Mid-side nodes of quadratic cells are put back at their edge midpoints (face and cell
+    centres at their corner averages), so cells stay straight-sided (the setting in which
+    the patch test must pass exactly).
     """
     rng = np.random.default_rng(seed)
     boundary = np.unique(mesh.boundary_facets().facets)
@@ -30,8 +31,8 @@ def distorted(mesh: Mesh, amount: float = 0.15, seed: int = 0) -> Mesh:
     points = mesh.points.copy()
     points[interior] += amount * h * rng.uniform(-1, 1, (interior.size, mesh.dim))
     n_corners = mesh.type_info.n_corners
-    for k, (a, b) in enumerate(MIDSIDE_EDGES.get(mesh.cell_type, ())):
-        cells = mesh.cells
-        points[cells[:, n_corners + k]] = 0.5 * (points[cells[:, a]] + points[cells[:, b]])
+    groups = [*MIDSIDE_EDGES.get(mesh.cell_type, ()), *CENTRE_NODES.get(mesh.cell_type, ())]
+    for k, group in enumerate(groups):
+        points[mesh.cells[:, n_corners + k]] = points[mesh.cells[:, list(group)]].mean(axis=1)
     return Mesh(points, mesh.cells, mesh.cell_type, mesh.node_sets, mesh.facet_sets,
                 mesh.cell_sets)

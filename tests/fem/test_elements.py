@@ -13,7 +13,8 @@ from fesens.mesh.cell_types import CELL_TYPES, VOLUME_CELL_TYPES
 
 ALL = list(ELEMENTS.values())
 WITH_DIRECTIONS = [e for e in ALL if e.dim > 0]
-QUADRATIC = [ELEMENTS[name] for name in ("line3", "tri6", "tet10")]
+QUADRATIC = [ELEMENTS[name]
+             for name in ("line3", "tri6", "tet10", "quad8", "quad9", "hex20", "hex27")]
 MULTILINEAR = [ELEMENTS[name] for name in ("line2", "quad4", "hex8")]
 
 
