@@ -5,8 +5,8 @@ import numpy as np
 from fesens.mesh import Mesh, box, rectangle
 from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES
 
-CELL_TYPES_2D = ["tri3", "tri6", "quad4"]
-CELL_TYPES_3D = ["tet4", "tet10", "hex8"]
+CELL_TYPES_2D = ["tri3", "tri6", "quad4", "quad8", "quad9"]
+CELL_TYPES_3D = ["tet4", "tet10", "hex8", "hex20", "hex27"]
 ALL_CELL_TYPES = CELL_TYPES_2D + CELL_TYPES_3D
 
 

@@ -76,7 +76,7 @@ def test_linear_temperature_in_slab(cell_type):
     assert sol.reaction_force("right")[0] == pytest.approx(80.0, rel=1e-9)
 
 
-@pytest.mark.parametrize("cell_type", ["tri3", "quad4", "tet4", "hex8", "tri6", "tet10"])
+@pytest.mark.parametrize("cell_type", ALL_CELL_TYPES)
 def test_flux_boundary_condition_gives_linear_profile(cell_type):
     mesh = unit_mesh(cell_type)
     model = HeatConduction(mesh, conductivity=2.0)
