@@ -199,7 +199,8 @@ def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str)
         (reference-edge tangent) of the cell, so the ratio is scale-free.
     """
     gradients = _geometry_gradients(name, rule)
-    jacobians = np.einsum("cni,pnk->cpik", points[cells[:, : gradients.shape[1]]], gradients)
+    jacobians = np.einsum("cni,pnk->cpik", points[cells[:, : gradients.shape[1]]], gradients,
+                          optimize=True)
     h = np.linalg.norm(jacobians, axis=-2).max(axis=(1, 2))
     scale = np.where(h > 0, h, 1.0) ** points.shape[1]
     return np.linalg.det(jacobians) / scale[:, None]
