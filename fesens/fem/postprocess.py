@@ -71,3 +71,20 @@ def nodal_average(cells: np.ndarray, cell_values: np.ndarray, weights: np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         out = out / total[:, None]
     return out.reshape(n_points, *cell_values.shape[1:])
+
+
+#: Component names of :func:`symmetric_tensor_components`, the order ParaView (VTK) labels
+#: a 6-component array with.
+SYMMETRIC_TENSOR_COMPONENTS = ("XX", "YY", "ZZ", "XY", "YZ", "XZ")
+
+
+def symmetric_tensor_components(tensors: np.ndarray) -> np.ndarray:
+    """Symmetric tensors ``(..., d, d)`` (``d`` = 2 or 3; 2D ones padded with zeros) as
+    ``(..., 6)`` in the order XX, YY, ZZ, XY, YZ, XZ, which ParaView reads as a symmetric
+    tensor (with those component names) from a 6-component VTU/XDMF array."""
+    tensors = np.asarray(tensors)
+    d = tensors.shape[-1]
+    full = np.zeros((*tensors.shape[:-2], 3, 3))
+    full[..., :d, :d] = tensors
+    rows, cols = (0, 1, 2, 0, 1, 0), (0, 1, 2, 1, 2, 2)
+    return full[..., rows, cols]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
+from fesens.fem import postprocess
 from fesens.fem.geometry import CellGeometry
 from fesens.fem.loads import FieldSpec
 from fesens.fem.model import LinearModel, Where
@@ -200,8 +201,7 @@ class ElasticSolution(Solution):
         """Stress ``σ = s (λ tr ε I + 2 μ ε)`` at the quadrature points of the model's rule,
         ``(n_cells, n_qp, dim, dim)``, or ``(n_cells, n_qp, 3, 3)`` with ``full`` (in 2D with
         ``σ_zz`` of :meth:`out_of_plane_stress`). Plain arrays, single load case."""
-        grad_u = self.gradient_at_quadrature
-        eps = 0.5 * (grad_u + np.swapaxes(grad_u, -1, -2))
+        eps = self.strain_at_quadrature()
         lam, mu = (np.broadcast_to(getval(v), (self.model.mesh.n_cells,))
                    for v in self._lame())
         s = np.broadcast_to(np.asarray(getval(self._stress_scale()), dtype=float),
@@ -231,11 +231,10 @@ class ElasticSolution(Solution):
         """
         return self.recovered(self.stress_at_quadrature(full), method)
 
-    def nodal_strain(self, method: str = "spr") -> np.ndarray:
-        """Recovered nodal strain ``ε = (∇u + ∇uᵀ)/2``, ``(n_points, dim, dim)`` (the
-        recovery of :meth:`nodal_stress`)."""
-        grad_u = self.gradient_at_quadrature
-        return self.recovered(0.5 * (grad_u + np.swapaxes(grad_u, -1, -2)), method)
+    def nodal_strain(self, method: str = "spr", full: bool = False) -> np.ndarray:
+        """Recovered nodal strain ``ε = (∇u + ∇uᵀ)/2``, ``(n_points, dim, dim)`` (``full``:
+        ``(n_points, 3, 3)`` with ``ε_zz`` in 2D), recovered as in :meth:`nodal_stress`."""
+        return self.recovered(self.strain_at_quadrature(full), method)
 
     def nodal_fields(self) -> dict:
         """:meth:`probe` fields: ``displacement``, the recovered (SPR) ``stress``,
@@ -254,10 +253,49 @@ class ElasticSolution(Solution):
         (:meth:`nodal_stress`, 3 x 3 with ``σ_zz`` in 2D), ``(n_points, 3)``."""
         return np.linalg.eigvalsh(self.nodal_stress(method, full=True))[:, ::-1]
 
+    def _out_of_plane_strain(self, in_plane_trace):
+        """``ε_zz`` for in-plane strain traces ``(n_cells, ...)``: 0 in plane strain,
+        ``−ν/(1−ν) (ε_xx + ε_yy)`` in plane stress (``σ_zz = 0``)."""
+        if self.model.plane != "stress":
+            return np.zeros_like(in_plane_trace)
+        nu = np.broadcast_to(np.asarray(getval(self.parameters.get("nu", self.model.nu))),
+                             in_plane_trace.shape[:1])
+        return -(nu / (1 - nu)).reshape(-1, *[1] * (in_plane_trace.ndim - 1)) * in_plane_trace
+
+    def strain_at_quadrature(self, full: bool = False) -> np.ndarray:
+        """Small strain at the quadrature points, ``(n_cells, n_qp, dim, dim)``, or
+        ``(n_cells, n_qp, 3, 3)`` with ``full`` (in 2D with ``ε_zz``). Plain arrays."""
+        grad_u = self.gradient_at_quadrature
+        eps = 0.5 * (grad_u + np.swapaxes(grad_u, -1, -2))
+        if not full or self.model.mesh.dim == 3:
+            return eps
+        out = np.zeros((*eps.shape[:2], 3, 3))
+        out[..., :2, :2] = eps
+        out[..., 2, 2] = self._out_of_plane_strain(eps[..., 0, 0] + eps[..., 1, 1])
+        return out
+
     def cell_data(self) -> dict[str, np.ndarray]:
-        """Cell output: ``von_mises`` ``(n_cells,)`` and ``stress`` ``(n_cells, dim²)``."""
+        """Cell output, from the cell-mean strain: ``von_mises`` ``(n_cells,)``, ``stress``
+        and ``strain`` ``(n_cells, 6)`` as symmetric tensors XX, YY, ZZ, XY, YZ, XZ (the order
+        ParaView reads; 2D with ``σ_zz``, ``ε_zz``)."""
+        strain = np.array(getval(self.strain()), dtype=float)
+        if self.model.mesh.dim == 2:
+            strain = np.pad(strain, ((0, 0), (0, 1), (0, 1)))
+            strain[:, 2, 2] = self._out_of_plane_strain(strain[:, 0, 0] + strain[:, 1, 1])
         return {"von_mises": self.von_mises(),
-                "stress": np.reshape(self.stress(), (self.model.mesh.n_cells, -1))}
+                "stress": postprocess.symmetric_tensor_components(self.stress_3d()),
+                "strain": postprocess.symmetric_tensor_components(strain)}
+
+    def point_data(self) -> dict[str, np.ndarray]:
+        """Nodal output: ``displacement``, and the recovered (SPR, :meth:`nodal_stress`)
+        ``nodal_stress`` and ``nodal_strain`` ``(n_points, 6)`` (XX, YY, ZZ, XY, YZ, XZ)
+        and ``nodal_von_mises`` ``(n_points,)``."""
+        stress = self.nodal_stress(full=True)
+        return {**super().point_data(),
+                "nodal_stress": postprocess.symmetric_tensor_components(stress),
+                "nodal_strain": postprocess.symmetric_tensor_components(
+                    self.nodal_strain(full=True)),
+                "nodal_von_mises": von_mises(stress)}
 
 
 # ------------------------------------------------------------------ the model

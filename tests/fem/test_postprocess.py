@@ -229,8 +229,17 @@ def test_write_vtu_elasticity_fields_read_back_by_meshio(tmp_path):
     np.testing.assert_allclose(displacement[:, :2], sol.displacement, rtol=1e-15)
     assert not displacement[:, 2:].any()
     np.testing.assert_allclose(raw.cell_data["von_mises"][0], sol.von_mises(), rtol=1e-15)
-    np.testing.assert_allclose(raw.cell_data["stress"][0].reshape(-1, 2, 2), sol.stress(),
+    stress = raw.cell_data["stress"][0]  # XX, YY, ZZ, XY, YZ, XZ: ParaView's symmetric tensor
+    full = sol.stress_3d()
+    np.testing.assert_allclose(stress, full[:, [0, 1, 2, 0, 1, 0], [0, 1, 2, 1, 2, 2]],
                                rtol=1e-15)
+    assert np.abs(stress[:, 2]).max() > 0  # plane strain: σ_zz
+    nodal = raw.point_data["nodal_stress"]
+    np.testing.assert_allclose(nodal[:, [0, 1, 3]],
+                               sol.nodal_stress()[:, [0, 1, 0], [0, 1, 1]], rtol=1e-14)
+    np.testing.assert_allclose(raw.point_data["nodal_von_mises"], sol.nodal_von_mises(),
+                               rtol=1e-14)
+    assert raw.point_data["nodal_strain"].shape == (mesh.n_points, 6)
 
 
 def test_write_vtu_heat_fields_read_back_by_meshio(tmp_path):

@@ -101,3 +101,30 @@ def test_unknown_recovery_method_is_refused():
     sol, _ = linear_displacement_solution("quad4")
     with pytest.raises(ValueError, match="unknown recovery method 'nearest'.*spr"):
         sol.nodal_stress("nearest")
+
+
+@pytest.mark.parametrize(("cell_type", "plane"), [("quad4", "stress"), ("tri6", "strain"),
+                                                  ("tet4", None)])
+def test_output_tensors_are_paraview_symmetric_tensors(tmp_path, cell_type, plane):
+    """Stress and strain are written as 6 components XX, YY, ZZ, XY, YZ, XZ (what ParaView
+    reads as a symmetric tensor), the full 3D tensors: the out-of-plane strain of plane
+    stress makes σ_zz = 0 by Hooke's law."""
+    import meshio
+
+    sol, _ = linear_displacement_solution(cell_type, plane)
+    cells, points = sol.cell_data(), sol.point_data()
+    for name in ("stress", "strain"):
+        assert cells[name].shape == (sol.model.mesh.n_cells, 6)
+        assert points[f"nodal_{name}"].shape == (sol.model.mesh.n_points, 6)
+    eps, sigma = cells["strain"][0], cells["stress"][0]
+    tensor = np.array([[eps[0], eps[3], eps[5]], [eps[3], eps[1], eps[4]],
+                       [eps[5], eps[4], eps[2]]])
+    hooke = E / (1 + NU) * (tensor + NU / (1 - 2 * NU) * np.trace(tensor) * np.eye(3))
+    np.testing.assert_allclose(hooke[[0, 1, 2, 0, 1, 0], [0, 1, 2, 1, 2, 2]], sigma,
+                               atol=1e-12 * np.abs(sigma).max())
+    np.testing.assert_allclose(points["nodal_stress"], np.broadcast_to(sigma, (len(
+        points["nodal_stress"]), 6)), atol=1e-9 * np.abs(sigma).max())
+    sol.write(tmp_path / "out.vtu")
+    text = (tmp_path / "out.vtu").read_text()
+    assert 'Name="nodal_stress" NumberOfComponents="6"' in text.replace("\n", " ")
+    assert meshio.read(tmp_path / "out.vtu").cell_data["strain"][0].shape[1] == 6
