@@ -103,7 +103,7 @@ def boundary_vertices(mesh: Mesh) -> np.ndarray:
 
 
 def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
-                   fallback: np.ndarray) -> np.ndarray:
+                   fallback: np.ndarray, points: np.ndarray | None = None) -> np.ndarray:
     """SPR nodal values ``(n_points, ...)`` (module docstring).
 
     Parameters
@@ -115,7 +115,10 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
         Values there, ``(n_cells, n_qp, ...)``.
     fallback : numpy.ndarray
         Nodal values ``(n_points, ...)`` for nodes no patch fit reaches (extrapolated).
+    points : numpy.ndarray, optional
+        Node coordinates ``(n_points, dim)`` replacing ``mesh.points`` (moved nodes).
     """
+    coords = mesh.points if points is None else np.asarray(points, dtype=float)
     n_cells, n_qp = values.shape[:2]
     flat = values.reshape(n_cells, n_qp, -1)
     exponents = _exponents(mesh.dim, element_degree(mesh), tensor=False)
@@ -138,7 +141,7 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
             continue
         patch_cells = node_cells.indices[node_cells.indptr[vertices][:, None]
                                          + np.arange(size)]  # (P, size)
-        fitted, scale = _fit(mesh, x_qp, flat, exponents, vertices, patch_cells)
+        fitted, scale = _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells)
         coefficients[vertices], scales[vertices] = fitted, scale
         good = ~np.isnan(fitted[:, 0, 0])
         if not good.any():
@@ -149,7 +152,7 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
         first[:, 1:] = nodes[:, 1:] != nodes[:, :-1]
         owner = np.broadcast_to(vertices[good][:, None], nodes.shape)[first]
         ids = nodes[first]
-        np.add.at(sums, ids, _evaluate(mesh, coefficients, scales, owner, ids, exponents))
+        np.add.at(sums, ids, _evaluate(coords, coefficients, scales, owner, ids, exponents))
         counts += np.bincount(ids, minlength=mesh.n_points)
     out = fallback.reshape(mesh.n_points, -1).copy()
     reached = counts > 0
@@ -157,16 +160,16 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
     missed = np.flatnonzero(~reached & (np.bincount(mesh.cells.ravel(),
                                                     minlength=mesh.n_points) > 0))
     if missed.size:
-        out[missed] = _wide_patch_values(mesh, x_qp, flat, exponents, missed, out[missed])
+        out[missed] = _wide_patch_values(mesh, coords, x_qp, flat, exponents, missed, out[missed])
     return out.reshape(mesh.n_points, *values.shape[2:])
 
 
-def _fit(mesh, x_qp, flat, exponents, vertices, patch_cells):
+def _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells):
     """Least-squares coefficients ``(P, n_terms, n_comp)`` (NaN for a patch with too few
     or degenerate sampling points) and length scales ``(P,)`` of the patches of
     ``vertices`` ``(P,)``, all with the same number of cells ``patch_cells`` ``(P, k)``."""
     n_patches = len(vertices)
-    xs = x_qp[patch_cells].reshape(n_patches, -1, mesh.dim) - mesh.points[vertices][:, None]
+    xs = x_qp[patch_cells].reshape(n_patches, -1, mesh.dim) - coords[vertices][:, None]
     scale = np.abs(xs).max(axis=(1, 2))
     A = _monomials(xs / scale[:, None, None], exponents)  # (P, S, T)
     b = flat[patch_cells].reshape(n_patches, -1, flat.shape[2])  # (P, S, C)
@@ -180,7 +183,7 @@ def _fit(mesh, x_qp, flat, exponents, vertices, patch_cells):
     return coefficients, scale
 
 
-def _wide_patch_values(mesh, x_qp, flat, exponents, nodes, default):
+def _wide_patch_values(mesh, coords, x_qp, flat, exponents, nodes, default):
     """Values at ``nodes`` no interior patch reaches (e.g. a corner of a triangle mesh):
     the fit over the cells within two layers around each node (``default`` where those
     are too few)."""
@@ -190,13 +193,13 @@ def _wide_patch_values(mesh, x_qp, flat, exponents, nodes, default):
     out = default.copy()
     for k, node in enumerate(nodes):
         cells = layers.indices[layers.indptr[k]:layers.indptr[k + 1]]
-        fitted, scale = _fit(mesh, x_qp, flat, exponents, np.array([node]), cells[None, :])
+        fitted, scale = _fit(mesh, coords, x_qp, flat, exponents, np.array([node]), cells[None, :])
         if not np.isnan(fitted[0, 0, 0]):
             out[k] = fitted[0, 0]  # the constant term: the fit at the node itself
     return out
 
 
-def _evaluate(mesh, coefficients, scales, vertices, nodes, exponents):
+def _evaluate(coords, coefficients, scales, vertices, nodes, exponents):
     """The fit of the patch of each of ``vertices`` ``(n,)`` at ``nodes`` ``(n,)``."""
-    local = (mesh.points[nodes] - mesh.points[vertices]) / scales[vertices][:, None]
+    local = (coords[nodes] - coords[vertices]) / scales[vertices][:, None]
     return np.einsum("nt,ntc->nc", _monomials(local, exponents), coefficients[vertices])

@@ -128,7 +128,8 @@ class Solution:
         if method == "extrapolation":
             return extrapolated
         return recovery.patch_recovery(mesh, np.asarray(getval(geometry.x)), values,
-                                       extrapolated)
+                                       extrapolated, None if self.points is None
+                                       else np.asarray(getval(self.points)))
 
     # ------------------------------------------------------------ probes
     def nodal_fields(self) -> dict[str, Callable[[], np.ndarray]]:

@@ -128,3 +128,20 @@ def test_output_tensors_are_paraview_symmetric_tensors(tmp_path, cell_type, plan
     text = (tmp_path / "out.vtu").read_text()
     assert 'Name="nodal_stress" NumberOfComponents="6"' in text.replace("\n", " ")
     assert meshio.read(tmp_path / "out.vtu").cell_data["strain"][0].shape[1] == 6
+
+
+def test_spr_of_a_solve_at_moved_nodes_uses_the_moved_coordinates():
+    """A quadratic displacement on moved nodes: SPR (tri6, p = 2) recovers the linear
+    stress exactly, which needs the moved node coordinates in the patch fits."""
+    mesh = distorted(unit_mesh("tri6", n=4), amount=0.1)
+    moved = mesh.points * [2.0, 1.0] + [0.0, 0.3]
+    model = Elasticity(mesh, E=E, nu=NU, plane="strain")
+    model.fix(lambda p: np.ones(len(p), dtype=bool),
+              value=lambda p: 1e-3 * np.column_stack([(p[:, 0] * 2) ** 2, p[:, 1] + 0.3]))
+    sol = model.solve(points=moved)
+    assert sol.points is not None
+    sxx = sol.nodal_stress()[:, 0, 0]
+    # u_x = 1e-3 x'^2 in moved coordinates x' = 2x: ε_xx = 2e-3 x', ε_yy = 1e-3
+    lam, mu = E * NU / ((1 + NU) * (1 - 2 * NU)), E / (2 * (1 + NU))
+    expected = (lam + 2 * mu) * 2e-3 * moved[:, 0] + lam * 1e-3
+    np.testing.assert_allclose(sxx, expected, rtol=1e-8)
