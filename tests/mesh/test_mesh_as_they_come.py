@@ -106,3 +106,10 @@ def test_quadratic_quadrilateral_checked_at_corners_integration_points_and_nodes
             Mesh(points, mesh.cells, "quad8")
     with pytest.raises(DegenerateElementError, match="determinant at a corner;"):
         Mesh(mesh.points, mesh.cells[:, [0, 3, 2, 1, 7, 6, 5, 4]], "quad8")
+
+
+def test_every_volume_cell_type_has_a_check_rule():
+    from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+    from fesens.mesh.validation import _RULES
+
+    assert set(_RULES) == set(VOLUME_CELL_TYPES)
