@@ -201,6 +201,12 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
         checked (:meth:`checked`) and default to the model's values.
         """
 
+    def parameter_load(self, points=None, **parameters):
+        """The part of the load vector that depends on the physics' parameters (e.g. a
+        convection's ``h T∞ ∫ N``, a thermal strain's ``∫ Bᵀ D ε_th``): ``(n_dofs,)``, traced
+        when a parameter or ``points`` is, added to every load case; None (default): none."""
+        return None
+
     def coefficients(self, **parameters) -> list:
         """Per-cell coefficients ``c_k`` of the component matrices, each ``(n_cells,)``."""
         return unfolded(*self.stiffness_fields(**parameters))
@@ -410,6 +416,9 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
             f = self.load_vector(loads, points)
         else:
             f = np.stack([self.load_vector(case, points) for case in load_cases], axis=1)
+        extra = self.parameter_load(points, **parameters)
+        if extra is not None:  # in every load case
+            f = f + (extra if load_cases is None else extra[:, None])
         assembler = self.assembler
         g = self.prescribed_values() if dirichlet is None else dirichlet
         if np.shape(getval(g)) != assembler.constrained.shape:
