@@ -2,7 +2,7 @@
 
 from fesens.mesh.cell_types import CELL_TYPES, CellType, cell_type
 from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectangle
-from fesens.mesh.io import read_cell_field, read_mesh
+from fesens.mesh.io import ReorientedCellsWarning, read_cell_field, read_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
 from fesens.mesh.writing import XdmfSeriesWriter, write_mesh
 
@@ -11,6 +11,7 @@ __all__ = [
     "CellType",
     "FacetSet",
     "Mesh",
+    "ReorientedCellsWarning",
     "XdmfSeriesWriter",
     "box",
     "cell_type",

@@ -7,8 +7,7 @@ import pytest
 from gmsh_meshes import quadrilaterals
 
 from fesens.errors import DegenerateElementError
-from fesens.mesh import Mesh, box, read_mesh, rectangle
-from fesens.mesh.io import ReorientedCellsWarning
+from fesens.mesh import Mesh, ReorientedCellsWarning, box, read_mesh, rectangle
 from fesens.mesh.validation import corner_jacobian_ratios
 from fesens.physics import Elasticity
 
