@@ -57,6 +57,20 @@ class SingularMatrixError(SolverError):
     """The system matrix is singular (typically: missing Dirichlet conditions)."""
 
 
+class MechanismError(SingularMatrixError):
+    """A truss is a mechanism: nodes can move without stretching a bar.
+
+    Attributes
+    ----------
+    nodes : numpy.ndarray
+        Ids of the free nodes (the message lists the first ones with their coordinates).
+    """
+
+    def __init__(self, message: str, nodes=None):
+        super().__init__(message)
+        self.nodes = nodes
+
+
 class NotPositiveDefiniteError(SolverError):
     """A Cholesky factorization met a matrix that is not symmetric positive definite."""
 

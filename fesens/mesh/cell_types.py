@@ -150,6 +150,10 @@ VOLUME_CELL_TYPES = (
     "tri3", "tri6", "quad4", "quad8", "quad9", "tet4", "tet10", "hex8", "hex20", "hex27"
 )
 
+#: Cell types that carry a bar (truss) discretisation: 1D cells in 2D or 3D space
+#: (:class:`fesens.physics.truss.Truss`).
+BAR_CELL_TYPES = ("line2",)
+
 
 def cell_type(name: str) -> CellType:
     """Return the :class:`CellType` called ``name`` (fesens or meshio spelling).

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fesens.errors import MeshError, UnknownGroupError
-from fesens.mesh.cell_types import VOLUME_CELL_TYPES, CellType, cell_type
+from fesens.mesh.cell_types import BAR_CELL_TYPES, VOLUME_CELL_TYPES, CellType, cell_type
 from fesens.mesh.validation import check_element_quality, checked_facet_set, checked_ids
 
 #: A coordinate predicate: takes points ``(n, dim)`` and returns a boolean mask ``(n,)``.
@@ -98,10 +98,11 @@ class Mesh:
         """
         self._boundary = None
         ctype = cell_type(self.cell_type)
-        if ctype.name not in VOLUME_CELL_TYPES:
+        bars = ctype.name in BAR_CELL_TYPES  # 1D cells in 2D/3D space (trusses)
+        if ctype.name not in VOLUME_CELL_TYPES and not bars:
             raise MeshError(
                 f"cell type {self.cell_type!r} cannot carry a discretisation; "
-                f"use one of {', '.join(VOLUME_CELL_TYPES)}"
+                f"use one of {', '.join(VOLUME_CELL_TYPES + BAR_CELL_TYPES)}"
             )
         self.cell_type = ctype.name
         self.points = np.ascontiguousarray(self.points, dtype=float)
@@ -121,7 +122,7 @@ class Mesh:
                 f"mixed dimensions: {ctype.dim}D cells ({ctype.name}) "
                 f"on {self.points.shape[1]}D points"
             )
-        if ctype.dim < self.points.shape[1]:
+        if ctype.dim < self.points.shape[1] and not bars:
             # 2D cells on 3D points: accept only if the mesh is flat in z.
             if ctype.dim == 2 and np.allclose(self.points[:, 2], self.points[0, 2]):
                 self.points = np.ascontiguousarray(self.points[:, :2])

@@ -206,6 +206,19 @@ def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str)
     return np.linalg.det(jacobians) / scale[:, None]
 
 
+def _check_bar_lengths(mesh: Mesh) -> None:
+    """Raise if a bar (1D cell) has zero length: ``L ≤ DEGENERATE_TOLERANCE`` times the
+    mesh's extent."""
+    lengths = np.linalg.norm(mesh.points[mesh.cells[:, 1]] - mesh.points[mesh.cells[:, 0]],
+                             axis=1)
+    extent = max(float(np.ptp(mesh.points, axis=0).max()), 1e-300)
+    bad = np.flatnonzero(lengths <= DEGENERATE_TOLERANCE * extent)
+    if len(bad):
+        raise DegenerateElementError(
+            f"{len(bad)} of {mesh.n_cells} {mesh.cell_type} cells are invalid: zero length "
+            f"(both ends on the same point): ids {_listed(bad)}", bad)
+
+
 def check_element_quality(mesh: Mesh) -> None:
     """Raise if any cell is inverted or degenerate.
 
@@ -226,6 +239,8 @@ def check_element_quality(mesh: Mesh) -> None:
         Names the rule that refused each group of cells and lists their first ids; all
         are in ``.cell_ids``.
     """
+    if mesh.type_info.dim == 1:
+        return _check_bar_lengths(mesh)
     problems, bad = [], []
     refused = np.zeros(mesh.n_cells, dtype=bool)
     for rule in _RULES[mesh.cell_type]:

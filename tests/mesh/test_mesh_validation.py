@@ -17,8 +17,10 @@ def test_unknown_cell_type_names_supported_types():
 
 
 def test_facet_type_cannot_be_a_mesh_cell_type():
-    with pytest.raises(MeshError, match="'line2' cannot carry a discretisation; use one of"):
-        Mesh(SQUARE, [[0, 1]], "line2")
+    """line3 is a facet only (line2 cells are bars: fesens.physics.truss)."""
+    with pytest.raises(MeshError, match="'line3' cannot carry a discretisation; use one of"):
+        Mesh(SQUARE, [[0, 1, 2]], "line3")
+    assert Mesh(SQUARE, [[0, 1], [1, 2]], "line2").dim == 2
 
 
 @pytest.mark.parametrize(
