@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
+from fesens.errors import NonFiniteError
 from fesens.fem import postprocess
 from fesens.fem.geometry import CellGeometry
 from fesens.fem.loads import FieldSpec
@@ -28,6 +29,13 @@ from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
+from fesens.physics.thermal_strain import (
+    TemperatureSpec,
+    cell_mean,
+    nodal_temperature,
+    thermal_load_vector,
+    thermal_stress_at_quadrature,
+)
 
 #: Allowed values of the 2D kinematic assumption (None: full 3D).
 PLANE_ASSUMPTIONS = ("stress", "strain")
@@ -161,8 +169,21 @@ class ElasticSolution(Solution):
         s = self._stress_scale(stress_scale)
         dim, ones = self.model.mesh.dim, np.ones(self.model.mesh.n_cells)
         trace = sum(eps[:, i, i] for i in range(dim))
-        return ((2.0 * s * mu * ones)[:, None, None] * eps
-                + (s * lam * trace)[:, None, None] * np.eye(dim))
+        pressure = s * lam * trace - self._thermal_stress(s, ones)
+        return (2.0 * s * mu * ones)[:, None, None] * eps + pressure[:, None, None] * np.eye(dim)
+
+    def _thermal_stress(self, s, ones):
+        """``s β α ΔT`` per cell (cell means), ``(n_cells,)``, or 0 without temperature:
+        ``D (ε − ε_th) = λ tr ε I + 2μ ε − β α ΔT I`` (:mod:`fesens.physics.thermal_strain`)."""
+        thermal = self._thermal(mean=True)
+        return 0.0 if thermal is None else s * thermal * ones
+
+    def _thermal(self, mean: bool):
+        """``β α ΔT``: cell means ``(n_cells,)`` or at the quadrature points ``(n_cells,
+        n_qp)``; None without a temperature field."""
+        geometry = self.model.geometry(self.points)
+        values = thermal_stress_at_quadrature(self.model, geometry, self.parameters)
+        return values if values is None or not mean else cell_mean(geometry, values)
 
     def out_of_plane_stress(self, stress_scale=None):
         """``σ_zz`` per cell: 0 in plane stress, ``s λ tr ε`` in plane strain (2D only)."""
@@ -170,7 +191,9 @@ class ElasticSolution(Solution):
             return np.zeros(self.model.mesh.n_cells)
         eps = self.strain()
         lam, _ = self._lame()
-        return self._stress_scale(stress_scale) * lam * (eps[:, 0, 0] + eps[:, 1, 1])
+        s = self._stress_scale(stress_scale)
+        return (s * lam * (eps[:, 0, 0] + eps[:, 1, 1])
+                - self._thermal_stress(s, np.ones(self.model.mesh.n_cells)))
 
     def stress_3d(self) -> np.ndarray:
         """Full 3x3 stress per cell, ``(n_cells, 3, 3)``; in 2D ``σ_zz`` from
@@ -208,14 +231,17 @@ class ElasticSolution(Solution):
                             lam.shape)
         dim = self.model.mesh.dim
         trace = np.trace(eps, axis1=-2, axis2=-1)
+        thermal = self._thermal(mean=False)
+        pressure = (s * lam)[:, None] * trace - (0.0 if thermal is None else
+                                                  s[:, None] * np.asarray(getval(thermal)))
         stress = ((2 * s * mu)[:, None, None, None] * eps
-                  + (s * lam)[:, None, None, None] * trace[..., None, None] * np.eye(dim))
+                  + pressure[..., None, None] * np.eye(dim))
         if not full or dim == 3:
             return stress
         out = np.zeros((*stress.shape[:2], 3, 3))
         out[..., :2, :2] = stress
         if self.model.plane == "strain":
-            out[..., 2, 2] = (s * lam)[:, None] * trace
+            out[..., 2, 2] = pressure
         return out
 
     def nodal_stress(self, method: str = "spr", full: bool = False) -> np.ndarray:
@@ -330,6 +356,10 @@ class Elasticity(LinearModel):
         "E": Parameter("E", "Young's modulus", lower=0.0),
         "nu": Parameter("nu", "Poisson's ratio", lower=-1.0, upper=0.5),
         "scale": SCALE,
+        "alpha": Parameter("alpha", "thermal expansion coefficient", lower=0.0,
+                           lower_open=False),
+        "temperature": Parameter("temperature", "nodal temperature field of the thermal "
+                                 "strain, one value per node", per_cell=False),
     }
     solution_class = ElasticSolution
     config = PhysicsConfig(
@@ -363,6 +393,7 @@ class Elasticity(LinearModel):
         plane: str | None = None,
         thickness: float = 1.0,
         quadrature_order: int | None = None,
+        alpha=0.0,
     ):
         if mesh.dim == 2 and plane not in PLANE_ASSUMPTIONS:
             raise ValueError(
@@ -374,6 +405,9 @@ class Elasticity(LinearModel):
         self.plane = plane
         self.E = np.asarray(self.checked("E", E), dtype=float)
         self.nu = np.asarray(self.checked("nu", nu), dtype=float)
+        self.alpha = np.asarray(self.checked("alpha", alpha), dtype=float)
+        self.temperature: np.ndarray | None = None
+        self.reference_temperature = 0.0
 
     def cell_matrices(self, points=None) -> list:
         """``[Kλ, Kμ]`` (see the module docstring), for ``points`` (default: the mesh's)."""
@@ -406,10 +440,12 @@ class Elasticity(LinearModel):
         nu = self.nu if nu is None else self.checked("nu", nu)
         return lame_parameters(E, nu, self.plane)
 
-    def stiffness_fields(self, E=None, nu=None, scale=None) -> tuple:
+    def stiffness_fields(self, E=None, nu=None, scale=None, alpha=None,
+                         temperature=None) -> tuple:
         """``((w_λ, w_μ), [s t E])`` when the model's ``ν`` (``nu`` not given) is the same in
         every cell (see :func:`lame_weights`), else ``(None, [s t λ, s t μ])``.
 
+        ``alpha`` and ``temperature`` load the model only (:meth:`parameter_load`).
         A ``nu`` passed here is a parameter (traced, in :func:`fesens.ad.grad`): it is
         never folded, so traced and untraced evaluations assemble the very same matrix.
         """
@@ -435,3 +471,24 @@ class Elasticity(LinearModel):
                    name: str | None = None) -> str:
         """Body force per unit volume (e.g. ``(0, -ρ g)``)."""
         return self.volume_load(vector, cells=cells, name=name)
+
+    def thermal_strain(self, temperature: TemperatureSpec, *, reference: float = 0.0,
+                       alpha=None) -> Elasticity:
+        """Load by the thermal strain ``α (T − T_ref) I`` (:mod:`fesens.physics.thermal_strain`);
+        stresses become ``D (ε − ε_th)``. Returns ``self``.
+
+        ``temperature``: nodal values ``(n_points,)``, a uniform value, ``f(points) -> (n,)``
+        or a solved heat model; ``alpha`` (``>= 0``, scalar or per cell) replaces the
+        constructor's. ``solve(temperature=..., alpha=...)`` override both (differentiable).
+        """
+        if not np.isfinite(reference):
+            raise NonFiniteError(f"the reference temperature is {reference}; give a number")
+        if alpha is not None:
+            self.alpha = np.asarray(self.checked("alpha", alpha), dtype=float)
+        self.temperature = nodal_temperature(temperature, self.mesh.points)
+        self.reference_temperature = float(reference)
+        return self
+
+    def parameter_load(self, points=None, **parameters):
+        """The thermal load ``∫ Bᵀ D ε_th dΩ`` ``(n_dofs,)``, or None without temperature."""
+        return thermal_load_vector(self, parameters, points)
