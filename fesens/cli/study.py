@@ -31,13 +31,14 @@ def _normalised(data) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
-def _prepare_folder(out: Path, study_data: dict, *, resume: bool, force: bool,
+def _prepare_folder(folder, study_data: dict, *, resume: bool, force: bool,
                     command: str) -> None:
-    from fesens.output.folder import atomic_write_text
+    """Check the results folder (held locked by this run), then clear it (``force``) and
+    remove the temporary files a killed run left; write ``study.json``."""
+    from fesens.output.folder import LOCK, atomic_write_text
     from fesens.study.journal import JOURNAL
 
-    if out.exists() and not out.is_dir():
-        raise FesensCliError(f"results folder {out} is a file, not a folder")
+    out = folder.path
     saved = out / "study.json"
     if resume:
         if not (out / JOURNAL).is_file():
@@ -47,23 +48,24 @@ def _prepare_folder(out: Path, study_data: dict, *, resume: bool, force: bool,
                 != _normalised(study_data):
             raise FesensCliError(f"cannot resume: the study file changed since the run in {out} "
                                 "started (its study.json differs); use another --out")
+        folder.remove_temporaries()
         return
-    if out.is_dir() and any(out.iterdir()):
+    if any(p.name != LOCK for p in out.iterdir()):
         if not force:
             raise FesensCliError(f"results folder {out} exists and is not empty; nothing was "
                                 "written. Pass --resume to continue its study, --force to start "
                                 f"over, or choose another --out ({command} --out OTHER)")
         for name in STUDY_FILES:
             (out / name).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+        folder.remove_temporaries()
     atomic_write_text(saved, json.dumps(study_data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _where(workers: int | None, scheduler: str | None) -> str:
+def _where(workers: int | None, client) -> str:
     from fesens.study.runner import default_workers
 
-    if scheduler:
-        return f"the Dask cluster at {scheduler}"
+    if client is not None:
+        return f"the Dask cluster at {client.scheduler.address}"
     if workers == 0:
         return "this process"
     count = workers or default_workers()
@@ -89,22 +91,31 @@ def _sensitivity_lines(results) -> list[str]:
               help="Local worker processes [default: one per core; 0: in this process].")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run on the Dask cluster of this scheduler (e.g. tcp://10.0.0.5:8786).")
+@click.option("--scheduler-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=10.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for the --scheduler to answer.")
 @click.option("--resume", is_flag=True, help="Continue the study saved in DIR.")
 @click.option("--force", is_flag=True, help="Replace the results of a previous study in DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (no progress bar).")
 def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
-                  scheduler: str | None, resume: bool, force: bool, quiet: bool) -> None:
+                  scheduler: str | None, scheduler_timeout: float, resume: bool, force: bool,
+                  quiet: bool) -> None:
     """Run the parameter study of STUDY.toml: its base config (the format of `fesens solve`)
     evaluated with exact gradients at every sample of its design (see `fesens docs study`).
 
     Writes to DIR: results.jsonl (one line per sample as it finishes; --resume continues
     from it), results.csv / .json / .parquet (sample, inputs, outputs, d(output)/d(param),
     wall_time, status, error, worker), sensitivities.csv (normalised sensitivities),
-    tornado.png, sweeps.png, scatter.png, study.json and summary.json.
+    tornado.png, sweeps.png, scatter.png, study.json and summary.json. A second study on
+    DIR while one runs there is refused (exit 2); Ctrl-C saves the finished samples (exit
+    130).
     """
     from fesens.config import ConfigError, ConfigWarning
+    from fesens.errors import WriteError
+    from fesens.output.folder import ResultsFolder, ResultsFolderError
     from fesens.study.config import load_study
     from fesens.study.journal import JournalError
+    from fesens.study.runner import SchedulerError
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("give --workers (local processes) or --scheduler (Dask), "
@@ -115,40 +126,74 @@ def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
         raise click.BadParameter(f"{scheduler!r} is not a scheduler address; expected e.g. "
                                  "tcp://10.0.0.5:8786", param_hint="--scheduler")
     echo = (lambda line: None) if quiet else click.echo
+    command = f"fesens study {study_path}"
+    out = out_dir
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConfigWarning)
             spec = load_study(study_path)
         echo_warnings(caught)
         out = out_dir or Path("results") / spec.name
-        _prepare_folder(out, spec.data, resume=resume, force=force,
-                        command=f"fesens study {study_path}")
-        echo(f"{spec.name}: {len(spec.design)} samples ({spec.design.kind}), parameters "
-             f"{', '.join(spec.design.names)}; outputs {', '.join(spec.model.outputs)}; "
-             f"on {_where(workers, scheduler)}")
-        results, seconds = _run(spec, out, workers, scheduler, resume, quiet, study_path)
-    except (ConfigError, JournalError) as err:
-        raise FesensCliError(str(err)) from None
-    _finish(spec, results, out, seconds, _where(workers, scheduler), echo)
-
-
-def _run(spec, out: Path, workers, scheduler, resume: bool, quiet: bool, study_path: Path):
-    from fesens.study.runner import run_study
-
-    start = time.perf_counter()
-    try:
-        results = run_study(spec.model, spec.design, out=out, workers=workers,
-                            scheduler=scheduler, resume=resume, progress=not quiet)
+        if out.exists() and not out.is_dir():
+            raise FesensCliError(f"results folder {out} is a file, not a folder")
+        client = _connect(scheduler, scheduler_timeout)  # before anything is written
+        try:
+            with ResultsFolder(out).locked():
+                _study(spec, ResultsFolder(out), client, workers, resume=resume, force=force,
+                       quiet=quiet, echo=echo, command=command)
+        finally:
+            if client is not None:
+                client.close()
     except KeyboardInterrupt:
-        raise FesensCliError(f"interrupted; the finished samples are saved in {out}. Continue "
-                            f"with: fesens study {study_path} --out {out} --resume",
-                            130) from None
+        raise FesensCliError(_interrupted(out, command), 130) from None
+    except (ConfigError, JournalError, ResultsFolderError, WriteError, SchedulerError) as err:
+        raise FesensCliError(str(err)) from None
+
+
+def _connect(scheduler: str | None, timeout: float):
+    """A client of the Dask scheduler at ``scheduler`` (None without one)."""
+    if scheduler is None:
+        return None
+    try:
+        from fesens.study.distributed import connect
     except ImportError as err:
         raise FesensCliError(f"--scheduler needs dask.distributed (pip install "
-                            f"'dask[distributed]'): {err}") from None
+                             f"'dask[distributed]'): {err}") from None
+    return connect(scheduler, timeout)[0]
+
+
+def _interrupted(out: Path | None, command: str) -> str:
+    """The message of a Ctrl-C: how to resume, if anything was saved."""
+    from fesens.output.folder import ResultsFolder
+    from fesens.study.journal import JOURNAL
+
+    if out is None or not (out / JOURNAL).is_file():
+        return "interrupted before the study started; nothing was saved"
+    ResultsFolder(out).remove_temporaries()
+    return (f"interrupted; the finished samples are saved in {out / JOURNAL}. Resume with: "
+            f"{command} --out {out} --resume")
+
+
+def _study(spec, folder, client, workers: int | None, *, resume: bool, force: bool,
+           quiet: bool, echo, command: str) -> None:
+    """Run the study in ``folder`` (whose lock this process holds) and write its report."""
+    from fesens.errors import WriteError
+    from fesens.study.runner import run_study
+
+    _prepare_folder(folder, spec.data, resume=resume, force=force, command=command)
+    where = _where(workers, client)
+    echo(f"{spec.name}: {len(spec.design)} samples ({spec.design.kind}), parameters "
+         f"{', '.join(spec.design.names)}; outputs {', '.join(spec.model.outputs)}; "
+         f"on {where}")
+    start = time.perf_counter()
+    try:
+        results = run_study(spec.model, spec.design, out=folder.path, workers=workers,
+                            scheduler=client, resume=resume, progress=not quiet)
+    except WriteError:
+        raise
     except OSError as err:
         raise FesensCliError(f"cannot run the study: {err}") from None
-    return results, time.perf_counter() - start
+    _finish(spec, results, folder.path, time.perf_counter() - start, where, echo)
 
 
 def _finish(spec, results, out: Path, seconds: float, where: str, echo) -> None:

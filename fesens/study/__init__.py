@@ -33,7 +33,7 @@ from fesens.study.designs import (
 from fesens.study.journal import JournalError
 from fesens.study.parametric import Evaluation, OutputError, ParametricModel
 from fesens.study.results import StudyResults, gradient_column, read_results
-from fesens.study.runner import run_study
+from fesens.study.runner import SchedulerError, run_study
 from fesens.study.sensitivity import Sensitivities, normalized_sensitivities
 
 #: Plot functions of :mod:`fesens.plotting.study`, imported on first use: worker processes
@@ -48,6 +48,7 @@ __all__ = [
     "OutputError",
     "ParametricModel",
     "Parameter",
+    "SchedulerError",
     "Sensitivities",
     "StudyResults",
     "from_table",

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from distributed import Client, Future, WorkerPlugin, as_completed
 
 from fesens.study.results import error_record
+from fesens.study.runner import SchedulerError
 from fesens.study.worker import install, run_sample, uninstall
 
 Sample = tuple[int, dict[str, float]]
@@ -43,15 +44,27 @@ class StudyModelPlugin(WorkerPlugin):
         uninstall(self.key)
 
 
-def connect(scheduler) -> tuple[Client, bool]:
+def connect(scheduler, timeout: float = 10.0) -> tuple[Client, bool]:
     """``(client, owned)`` for a scheduler address or an existing client; ``owned`` tells
-    whether the caller must close it."""
+    whether the caller must close it.
+
+    Raises
+    ------
+    SchedulerError
+        The scheduler did not answer within ``timeout`` seconds.
+    """
     if isinstance(scheduler, Client):
         return scheduler, False
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be an address like 'tcp://host:8786' or a "
                         f"dask.distributed.Client, got {type(scheduler).__name__}")
-    return Client(scheduler, set_as_default=False), True
+    try:
+        return Client(scheduler, set_as_default=False, timeout=timeout), True
+    except (OSError, TimeoutError) as exc:  # refused, unreachable, timed out
+        reason = str(exc).strip() or type(exc).__name__
+        raise SchedulerError(f"the Dask scheduler at {scheduler} did not answer within "
+                             f"{timeout:g} s ({reason}); check the address and that the "
+                             "scheduler runs, or wait longer (--scheduler-timeout)") from None
 
 
 def _failure(future, sample: int, inputs: dict) -> dict:

@@ -3,7 +3,8 @@ soon as the sample finishes, so nothing is lost when the study stops.
 
 A resumed study reads the journal back and skips the samples it holds. A last line cut
 short by a crash is dropped (and truncated before anything new is appended). Each sample id
-is written at most once.
+is written at most once. An ``OSError`` while writing (a full disk) becomes a
+:class:`~fesens.errors.WriteError` naming the journal.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 import os
 from pathlib import Path
 
-from fesens.errors import FesensError
+from fesens.errors import FesensError, writing
 
 JOURNAL = "results.jsonl"
 
@@ -92,16 +93,18 @@ class Journal:
         JournalError
             The journal holds records and ``resume`` is False.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         records: list[dict] = []
         if resume:
             records = self.read()
-            self._drop_partial_line()
         elif self.exists():
             raise JournalError(f"{self.path} holds results of an earlier run; resume it "
                                "(resume=True, --resume) or choose another output folder")
+        with writing(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if resume:
+                self._drop_partial_line()
+            self._handle = self.path.open("a", encoding="utf-8")
         self._written = {r["sample"] for r in records}
-        self._handle = self.path.open("a", encoding="utf-8")
         return records
 
     def _drop_partial_line(self) -> None:
@@ -121,9 +124,10 @@ class Journal:
         if record["sample"] in self._written:
             return False
         line = json.dumps(_clean(record), ensure_ascii=False, allow_nan=False)
-        self._handle.write(line + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        with writing(self.path):
+            self._handle.write(line + "\n")
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
         self._written.add(record["sample"])
         return True
 

@@ -7,19 +7,27 @@ crash in native code) breaks the pool, and the samples in flight are lost: the p
 restarted and those *suspects* run again one at a time, so that a sample that kills its
 worker while alone is known to be the cause. Such a sample is retried up to
 ``max_attempts`` times, then recorded as an error; the others run normally.
+
+The workers die with this process, even when it is killed by ``kill -9``
+(:func:`~fesens.study.worker.die_with_parent`), and they leave Ctrl-C to it: they start with
+SIGINT blocked and then ignore it. On Ctrl-C (or any other exception) the workers are killed
+at once instead of finishing the samples in flight, whose records would be lost anyway.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 
 from fesens.study.parametric import ParametricModel
 from fesens.study.results import error_record
-from fesens.study.worker import InstalledModel, install, run_sample
+from fesens.study.worker import InstalledModel, run_sample, start_local_worker
 
 Sample = tuple[int, dict[str, float]]
 
@@ -62,8 +70,9 @@ def run_processes(token: str, payload: bytes, samples: Sequence[Sample], workers
     suspects: deque[Sample] = deque()
     attempts: dict[int, int] = {}
     while queue or suspects:
-        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=install,
-                                       initargs=(token, payload, blas_threads))
+        executor = ProcessPoolExecutor(workers, mp_context=context,
+                                       initializer=start_local_worker,
+                                       initargs=(os.getpid(), token, payload, blas_threads))
         try:
             lost = yield from _run_pool(executor, suspects, 1, token)
             if lost:  # the one suspect in flight killed its worker
@@ -75,6 +84,9 @@ def run_processes(token: str, payload: bytes, samples: Sequence[Sample], workers
                     suspects.appendleft((sample, inputs))
                 continue
             suspects.extend((yield from _run_pool(executor, queue, 2 * workers, token)))
+        except BaseException:  # Ctrl-C, the caller stopped iterating: stop the workers now
+            _kill_workers(executor)
+            raise
         finally:
             executor.shutdown(wait=True, cancel_futures=True)
 
@@ -105,12 +117,37 @@ def _run_pool(executor, queue: deque, limit: int, token: str):
     return lost
 
 
+def _kill_workers(executor: ProcessPoolExecutor) -> None:
+    """SIGKILL the pool's worker processes (the pool then shuts down without waiting for
+    the samples in flight)."""
+    processes = getattr(executor, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.kill()
+
+
+@contextmanager
+def _sigint_blocked():
+    """Block SIGINT in this thread while worker processes are started, so that they start
+    with it blocked (a process inherits the signal mask of the thread that starts it); a
+    Ctrl-C meanwhile is delivered to this process when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _fill(executor, queue: deque, in_flight: dict, limit: int, token: str) -> bool:
     """Submit queued samples up to ``limit`` in flight; True if the pool is broken."""
     while queue and len(in_flight) < limit:
         sample, inputs = queue[0]
         try:
-            future = executor.submit(run_sample, token, sample, inputs)
+            with _sigint_blocked():  # submit starts the worker processes
+                future = executor.submit(run_sample, token, sample, inputs)
         except BrokenProcessPool:
             return True
         queue.popleft()

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from fesens.errors import FesensError
 from fesens.study.designs import Design
 from fesens.study.journal import JOURNAL, Journal, JournalError
 from fesens.study.parametric import ParametricModel
@@ -24,6 +25,10 @@ from fesens.study.progress import Progress
 from fesens.study.results import StudyResults
 from fesens.study.tablefiles import parquet_available
 from fesens.study.worker import dumps_model
+
+
+class SchedulerError(FesensError, ConnectionError):
+    """The Dask scheduler of a study cannot be reached (the message names its address)."""
 
 
 def default_workers() -> int:
@@ -52,7 +57,7 @@ def _records(model: ParametricModel, pending: list, workers: int | None, schedul
     if scheduler is not None:
         from fesens.study.distributed import connect, run_dask
 
-        client, owned = connect(scheduler)
+        client, owned = connect(scheduler, options["scheduler_timeout"])
         try:
             token, payload = dumps_model(model)
             yield from run_dask(client, token, payload, pending, retries=options["retries"],
@@ -78,7 +83,7 @@ def _records(model: ParametricModel, pending: list, workers: int | None, schedul
 def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike | None = None,
               workers: int | None = None, scheduler=None, resume: bool = False,
               progress: bool = True, retries: int = 2, max_attempts: int = 3,
-              blas_threads: int | None = 1) -> StudyResults:
+              blas_threads: int | None = 1, scheduler_timeout: float = 10.0) -> StudyResults:
     """Evaluate ``model`` with gradients at every sample of ``design``.
 
     Parameters
@@ -107,6 +112,8 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
         BLAS/OpenMP threads of each worker process (local or Dask; with ``threadpoolctl``):
         the same count everywhere gives bit-identical results on every backend. None
         leaves the libraries' defaults. In-process runs are not limited.
+    scheduler_timeout : float
+        Seconds to wait for the scheduler at a ``scheduler`` address to answer.
 
     Returns
     -------
@@ -118,6 +125,10 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
     JournalError
         ``out`` holds another run's results and ``resume`` is False, or they were made
         with a different design.
+    SchedulerError
+        The scheduler did not answer within ``scheduler_timeout`` seconds.
+    WriteError
+        A file of ``out`` could not be written (the message names it).
     """
     if not isinstance(model, ParametricModel):
         raise TypeError(f"model must be a ParametricModel, got {type(model).__name__}")
@@ -145,7 +156,7 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
     try:
         if pending:
             options = {"retries": retries, "max_attempts": max_attempts,
-                       "blas_threads": blas_threads}
+                       "blas_threads": blas_threads, "scheduler_timeout": scheduler_timeout}
             stream = _records(model, pending, workers, scheduler, options)
             for record in stream:
                 if record["sample"] in done:  # exactly once, whatever the backend delivers

@@ -1,6 +1,8 @@
 """Column tables (``{column: list}``) to and from CSV, JSON and Parquet files.
 
-Files are written atomically (hidden temporary sibling, then rename). CSV and JSON need
+Files are written atomically (hidden temporary sibling, then rename; the sibling is removed
+whatever happens, and an ``OSError`` such as a full disk becomes a
+:class:`~fesens.errors.WriteError` naming the file). CSV and JSON need
 nothing beyond the standard library; Parquet needs ``pyarrow``. Floats are written so that
 they read back bit for bit (``repr`` in CSV; NaN is ``nan`` in CSV and ``null`` in JSON).
 Reading returns raw columns: CSV cells are strings, to be typed by the caller's schema.
@@ -15,6 +17,8 @@ import math
 import os
 import uuid
 from pathlib import Path
+
+from fesens.errors import writing
 
 Columns = dict[str, list]
 
@@ -45,13 +49,11 @@ def _temporary(path: Path) -> Path:
 
 
 def _atomic(path: Path, write) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary(path)
-    try:
+    with writing(path, temporary):
+        path.parent.mkdir(parents=True, exist_ok=True)
         write(temporary)
         os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
     return path
 
 

@@ -16,10 +16,14 @@ factorization in the context, which is not safe to share between threads.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import os
 import pickle
+import signal
 import socket
+import sys
 import threading
 import time
 
@@ -131,6 +135,50 @@ def _evaluate(model: ParametricModel, sample: int, inputs: dict[str, float]) -> 
             "status": "error" if bad else "ok",
             "error": f"non-finite output or gradient: {', '.join(bad)}" if bad else "",
             "worker": worker_name()}
+
+
+#: ``prctl`` option: the signal this process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+#: Seconds between two looks at the parent of a local worker.
+PARENT_POLL = 1.0
+
+
+def _parent_death_signal() -> bool:
+    """Ask the kernel for SIGKILL when the parent dies (Linux); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this local worker process end when its parent ``parent`` (the study) ends, even
+    by ``kill -9``: at once by the kernel's parent-death signal on Linux, and within
+    :data:`PARENT_POLL` seconds by a thread that watches ``os.getppid()`` everywhere (a
+    parent that died before this call is caught at once)."""
+    _parent_death_signal()
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="fesens-parent-watch",
+                     daemon=True).start()
+
+
+def start_local_worker(parent: int, token: str, payload: bytes,
+                       blas_threads: int | None = 1) -> None:
+    """Initializer of a local worker process: die with the study process ``parent``, leave
+    Ctrl-C to it (the study stops its workers itself), install the model."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    install(token, payload, blas_threads)
 
 
 def install(token: str, payload: bytes, blas_threads: int | None = 1) -> None:

@@ -9,15 +9,14 @@ afterwards, so that no later test inherits them.
 import os
 
 import pytest
+from study_helpers import local_cluster
 
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("distributed")
     saved = dict(os.environ)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       memory_limit="1GiB", silence_logs=50)
+    cluster = local_cluster(n_workers=2)
     yield cluster
     cluster.close()
     os.environ.clear()

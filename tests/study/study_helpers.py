@@ -108,6 +108,19 @@ def killed_pids(marker_dir: Path) -> list[int]:
     return [int(p.read_text()) for p in marker_dir.glob("killed-*")]
 
 
+def local_cluster(n_workers: int):
+    """A Dask ``LocalCluster`` of ``n_workers`` processes on 127.0.0.1, quiet, on ports
+    chosen by the system (scheduler and its HTTP server: another cluster may run).
+
+    ``dashboard_address=None`` would still start the scheduler's HTTP server on the fixed
+    port 8787 (and warn, an error in the tests, when it is taken): ask for port 0."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                        host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                        memory_limit="1GiB", silence_logs=50)
+
+
 # ------------------------------------------------------------------ a small FE model
 FE_PARAMETERS = [Parameter("E", range=(0.8, 1.2)), Parameter("nu", range=(0.25, 0.35)),
                  Parameter("P", range=(1.0, 2.0)), Parameter("t", range=(0.5, 1.5))]
