@@ -20,7 +20,7 @@ from fesens.adjoint import (
 from fesens.config import selections
 from fesens.config.checks import join
 from fesens.config.optimization_sections import create_optimizer
-from fesens.config.physics_keys import LOAD_SELECTIONS, response_kind
+from fesens.config.physics_keys import LOAD_SELECTIONS, apply_sections, response_kind
 from fesens.config.schema import Config
 from fesens.fem import LinearModel
 from fesens.opt import (
@@ -57,6 +57,7 @@ def build_model(config: Config) -> LinearModel:
         model.fix(where, components=support.get("components"), value=support["value"])
     for i, load in enumerate(data["loads"]):
         _add_load(model, join("loads", i), load, config)
+    apply_sections(model, data, mesh, config.label)
     return model
 
 

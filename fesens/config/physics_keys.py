@@ -10,24 +10,32 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from fesens.config import selections
 from fesens.config.checks import (
     POSITIVE,
     REQUIRED,
+    ConfigError,
     Key,
+    check_table,
     choice,
     component,
     components,
+    join,
     number,
     number_or_numbers,
     numbers,
+    require_list_of_tables,
+    show,
     string,
 )
+from fesens.errors import FesensError
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
 from fesens.physics import PHYSICS
-from fesens.physics.spec import Option
+from fesens.physics.spec import Option, Section, SectionKey
 
 NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
 
@@ -138,3 +146,99 @@ def response_variants(physics: str) -> dict[str, dict[str, Key]]:
             variants[name]["component"] = Key(component(), REQUIRED, "0, 1, 2 or x, y, z")
     variants["volume"] = RESPONSE_KEYS["volume"]
     return variants
+
+
+# ------------------------------------------------------------------ physics sections
+def section_names() -> tuple[str, ...]:
+    """The top-level sections of every registered physics (:class:`~fesens.physics.spec.
+    Section`), e.g. ``convection``, ``thermal``."""
+    return tuple(dict.fromkeys(section.name for cls in PHYSICS
+                               for section in cls.config.sections))
+
+
+def _section_key_check(key: SectionKey, base_dir: Path | None) -> Callable:
+    check_number = number(key.lower)
+    if not key.file:
+        return check_number
+    expected = f"{check_number.expected}, or the path of a file (a string)"
+
+    def check(path: str, value: Any):
+        if not isinstance(value, str):
+            return check_number(path, value)
+        file = Path(value) if base_dir is None else Path(base_dir) / value
+        if base_dir is not None and not file.is_file():
+            raise ConfigError(f"{path} = {show(value)}: there is no file {file} (paths are "
+                              "relative to the config file)")
+        return str(file.resolve()) if base_dir is not None else value
+
+    check.expected = expected
+    return check
+
+
+def section_spec(section: Section, base_dir: Path | None = None) -> dict[str, Key]:
+    """The keys of one table of a physics section (selection keys first)."""
+    spec = {}
+    if section.on == "facets":
+        spec.update(selections.selection_spec("group", "region"))
+    if section.many:
+        spec["name"] = Key(string(), None, f"name (default: {section.name}<index>)")
+    for key in section.keys:
+        spec[key.name] = Key(_section_key_check(key, base_dir),
+                             REQUIRED if key.default is None else key.default, key.doc)
+    return spec
+
+
+def check_sections(raw: dict, physics: type[LinearModel], mesh, label: str,
+                   base_dir: Path) -> dict[str, Any]:
+    """The physics sections present in ``raw``, checked (files resolved against
+    ``base_dir``, selections against the mesh); a section of another physics is refused."""
+    own = {section.name: section for section in physics.config.sections}
+    out: dict[str, Any] = {}
+    for name in section_names():
+        if name not in raw:
+            continue
+        if name not in own:
+            owners = [cls.name for cls in PHYSICS
+                      if any(section.name == name for section in cls.config.sections)]
+            raise ConfigError(f"[{name}] applies to physics {' | '.join(owners)} only; this "
+                              f"config's physics.type is {show(physics.name)}")
+        section, spec = own[name], section_spec(own[name], base_dir)
+        tables = require_list_of_tables(name, raw[name]) if section.many else [raw[name]]
+        items = []
+        for i, table in enumerate(tables):
+            path = join(name, i) if section.many else name
+            item = check_table(path, table, spec)
+            if section.on == "facets":
+                selections.facets(path, item, mesh, label)
+            if section.many:
+                item.setdefault("name", f"{name}{i}")
+            items.append(item)
+        out[name] = items if section.many else items[0]
+    return out
+
+
+def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
+    """Call the model method of each physics section in the checked config ``data``.
+
+    Raises
+    ------
+    ConfigError
+        What the model refuses (e.g. facets inside the mesh, a temperature file of the
+        wrong length), naming the section.
+    """
+    for section in type(model).config.sections:
+        if section.name not in data:
+            continue
+        tables = data[section.name] if section.many else [data[section.name]]
+        method = getattr(model, section.method)
+        for i, item in enumerate(tables):
+            path = join(section.name, i) if section.many else section.name
+            values = {key.name: item[key.name] for key in section.keys}
+            try:
+                if section.on == "facets":
+                    method(selections.facets(path, item, mesh, label), **values,
+                           name=item["name"])
+                else:
+                    method(**values)
+            except (FesensError, ValueError) as exc:
+                raise ConfigError(f"[{path}]: {exc}") from exc

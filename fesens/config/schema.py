@@ -60,11 +60,14 @@ from fesens.config.optimization_sections import (
 )
 from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
+    check_sections,
     dims_text,
     load_variants,
     material_variants,
     physics_variants,
     response_variants,
+    section_names,
+    section_spec,
     support_spec,
 )
 from fesens.errors import FesensError, MeshError
@@ -107,7 +110,7 @@ OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "
                          "projection", "optimizer", "stop", "output")
 
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
-             *OPTIMIZATION_SECTIONS, "solver")
+             *section_names(), *OPTIMIZATION_SECTIONS, "solver")
 
 
 # ------------------------------------------------------------------ the resolved config
@@ -329,7 +332,10 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     config = Config(data, mesh, source, label)
     data["supports"] = _check_supports(raw["supports"], config)
     data["loads"] = _check_loads(raw["loads"], config)
-    _check_loaded(data["supports"], data["loads"])
+    sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
+    data.update(sections)
+    if not sections:  # a convection or thermal section loads the model too
+        _check_loaded(data["supports"], data["loads"])
     checks = {
         "design": lambda r: check_design(r, config),
         "objective": lambda r: check_response("objective", r, config,
@@ -366,6 +372,8 @@ def documented_keys() -> dict[str, set[str]]:
         "material": keys(*material_variants().values()),
         "supports": keys(*(support_spec(name) for name in names)),
         "loads": keys(*loads) | {"type"},
+        **{section.name: keys(section_spec(section)) for cls in PHYSICS
+           for section in cls.config.sections},
         "design": {"passive", "type", "group", "region"},
         "objective": keys(*responses) | {"type"},
         "constraints": {"volume_fraction", "extra", "limit", "name"},

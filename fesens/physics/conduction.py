@@ -28,7 +28,15 @@ from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
-from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
+from fesens.physics.spec import (
+    LoadKind,
+    Option,
+    PhysicsConfig,
+    Plot,
+    Reported,
+    Section,
+    SectionKey,
+)
 
 
 class HeatSolution(Solution):
@@ -106,6 +114,10 @@ class HeatConduction(LinearModel):
         plot=Plot("temperature", "temperature", "temperature"),
         reported=(Reported("min_temperature", "temperature", "min", "min temperature"),
                   Reported("max_temperature", "temperature", "max", "max temperature")),
+        sections=(Section("convection", "convection", many=True, on="facets",
+                          doc="convection (Robin) condition: heat h (T − T∞) leaves",
+                          keys=(SectionKey("h", "film coefficient h", lower=0.0),
+                                SectionKey("ambient", "ambient temperature T∞"))),),
     )
 
     def __init__(

@@ -28,13 +28,15 @@ from fesens.fem.model import LinearModel, Where
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
-from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
-from fesens.physics.thermal_strain import (
-    TemperatureSpec,
-    cell_mean,
-    nodal_temperature,
-    thermal_load_vector,
-    thermal_stress_at_quadrature,
+from fesens.physics import thermal_strain as thermal
+from fesens.physics.spec import (
+    LoadKind,
+    Option,
+    PhysicsConfig,
+    Plot,
+    Reported,
+    Section,
+    SectionKey,
 )
 
 #: Allowed values of the 2D kinematic assumption (None: full 3D).
@@ -173,17 +175,15 @@ class ElasticSolution(Solution):
         return (2.0 * s * mu * ones)[:, None, None] * eps + pressure[:, None, None] * np.eye(dim)
 
     def _thermal_stress(self, s, ones):
-        """``s β α ΔT`` per cell (cell means), ``(n_cells,)``, or 0 without temperature:
-        ``D (ε − ε_th) = λ tr ε I + 2μ ε − β α ΔT I`` (:mod:`fesens.physics.thermal_strain`)."""
+        """``s β α ΔT`` per cell (``σ = λ tr ε I + 2μ ε − β α ΔT I``), or 0 without one."""
         thermal = self._thermal(mean=True)
         return 0.0 if thermal is None else s * thermal * ones
 
     def _thermal(self, mean: bool):
-        """``β α ΔT``: cell means ``(n_cells,)`` or at the quadrature points ``(n_cells,
-        n_qp)``; None without a temperature field."""
+        """``β α ΔT``: cell means or at the quadrature points; None without temperature."""
         geometry = self.model.geometry(self.points)
-        values = thermal_stress_at_quadrature(self.model, geometry, self.parameters)
-        return values if values is None or not mean else cell_mean(geometry, values)
+        values = thermal.thermal_stress_at_quadrature(self.model, geometry, self.parameters)
+        return values if values is None or not mean else thermal.cell_mean(geometry, values)
 
     def out_of_plane_stress(self, stress_scale=None):
         """``σ_zz`` per cell: 0 in plane stress, ``s λ tr ε`` in plane strain (2D only)."""
@@ -368,7 +368,7 @@ class Elasticity(LinearModel):
                    choices=PLANE_ASSUMPTIONS, dims=(2,)),
             Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),
         ),
-        material=("E", "nu"),
+        material=("E", "nu", "alpha"),
         vector_field=True,
         loads=(
             LoadKind("point", "point_load", "nodes", True, "force vector"),
@@ -382,6 +382,11 @@ class Elasticity(LinearModel):
                   clip_percentile=99.0),
         reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),
                   Reported("max_von_mises", "von_mises", "max", "max von Mises")),
+        sections=(Section("thermal", "thermal_strain", doc="thermal strain α (T − T_ref)",
+                          keys=(SectionKey("temperature", "temperature: a number, or a file of "
+                                           "nodal values (.npy or text)", file=True),
+                                SectionKey("reference", "reference temperature T_ref",
+                                           default=0.0))),),
     )
 
     def __init__(
@@ -472,7 +477,7 @@ class Elasticity(LinearModel):
         """Body force per unit volume (e.g. ``(0, -ρ g)``)."""
         return self.volume_load(vector, cells=cells, name=name)
 
-    def thermal_strain(self, temperature: TemperatureSpec, *, reference: float = 0.0,
+    def thermal_strain(self, temperature: thermal.TemperatureSpec, *, reference: float = 0.0,
                        alpha=None) -> Elasticity:
         """Load by the thermal strain ``α (T − T_ref) I`` (:mod:`fesens.physics.thermal_strain`);
         stresses become ``D (ε − ε_th)``. Returns ``self``.
@@ -485,10 +490,10 @@ class Elasticity(LinearModel):
             raise NonFiniteError(f"the reference temperature is {reference}; give a number")
         if alpha is not None:
             self.alpha = np.asarray(self.checked("alpha", alpha), dtype=float)
-        self.temperature = nodal_temperature(temperature, self.mesh.points)
+        self.temperature = thermal.nodal_temperature(temperature, self.mesh.points)
         self.reference_temperature = float(reference)
         return self
 
     def parameter_load(self, points=None, **parameters):
         """The thermal load ``∫ Bᵀ D ε_th dΩ`` ``(n_dofs,)``, or None without temperature."""
-        return thermal_load_vector(self, parameters, points)
+        return thermal.thermal_load_vector(self, parameters, points)

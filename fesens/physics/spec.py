@@ -13,6 +13,7 @@ How the config maps to the model (``cls`` the physics class)::
                                                default from the constructor's signature
     [[supports]]                               model.fix(where, components, value)
     [[loads]] type = LoadKind.type             model.<LoadKind.method>(...) (see LoadKind)
+    [section] or [[section]]                   model.<Section.method>(...) (see Section)
     [objective] type = a key of responses      a generic objective (RESPONSE_KINDS)
 
 ``fesens sensitivity --wrt`` offers ``density``, the per-cell parameters of
@@ -151,6 +152,60 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class SectionKey:
+    """A key of a :class:`Section` table.
+
+    Attributes
+    ----------
+    name : str
+        The key and the model method's keyword.
+    doc : str
+        One line for messages and documentation.
+    lower : float or None
+        Lower bound of the number (None: any number).
+    file : bool
+        A string is accepted too: the path of a file (relative to the config file), passed
+        to the method as an absolute path.
+    default : float or None
+        Filled in when the key is absent (None: the key is required).
+    """
+
+    name: str
+    doc: str
+    lower: float | None = None
+    file: bool = False
+    default: float | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """A config section of one physics besides the loads: ``[name]`` (one table) or
+    ``[[name]]`` (``many``: a list of tables), each table calling ``model.<method>``.
+
+    Attributes
+    ----------
+    name : str
+        The top-level key (e.g. ``convection``).
+    method : str
+        The model method; called ``method(selection, **keys, name=)`` when ``on`` is
+        ``"facets"`` (the table selects facets by ``group`` or ``region``), else
+        ``method(**keys)``.
+    keys : tuple of SectionKey
+    many : bool
+    on : {"facets", None}
+    doc : str
+        What the section is (for messages).
+    """
+
+    name: str
+    method: str
+    keys: tuple[SectionKey, ...]
+    many: bool = False
+    on: str | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
 class PhysicsConfig:
     """Everything the config sections offer for one physics.
 
@@ -176,6 +231,8 @@ class PhysicsConfig:
         The picture of a 2D solution (None: no picture).
     reported : tuple of Reported
         Numbers reported after a solve.
+    sections : tuple of Section
+        Further top-level sections of this physics (e.g. ``[[convection]]``).
     """
 
     options: tuple[Option, ...] = ()
@@ -186,6 +243,7 @@ class PhysicsConfig:
     compliance_name: str = "compliance"
     plot: Plot | None = None
     reported: tuple[Reported, ...] = ()
+    sections: tuple[Section, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))

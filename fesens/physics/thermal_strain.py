@@ -17,6 +17,7 @@ Everything here is written in the traced numpy subset: ``α`` (per cell), the te
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -24,7 +25,8 @@ from fesens.ad.numpy_wrapper import getval, untake
 from fesens.errors import NonFiniteError
 
 #: A temperature field: a number (uniform), nodal values ``(n_points,)``, a function of the
-#: coordinates ``f(points (n, dim)) -> (n,)``, or a solution with a ``temperature``.
+#: coordinates ``f(points (n, dim)) -> (n,)``, a solution with a ``temperature``, or the path
+#: of a file of nodal values (``.npy``, or text: ``.csv``, ``.txt``).
 TemperatureSpec = float | np.ndarray | Callable[[np.ndarray], np.ndarray] | object
 
 
@@ -40,12 +42,25 @@ def nodal_temperature(spec: TemperatureSpec, points: np.ndarray) -> np.ndarray:
     """
     if hasattr(spec, "temperature"):
         spec = np.asarray(getval(spec.temperature), dtype=float)
+    if isinstance(spec, str | Path):
+        spec = _read_temperature(Path(spec))
     values = spec(points) if callable(spec) else spec
     values = np.asarray(values, dtype=float)
     if values.ndim == 0:
         values = np.full(points.shape[0], float(values))
     check_temperature(values, points.shape[0])
     return values
+
+
+def _read_temperature(path: Path) -> np.ndarray:
+    """Nodal temperatures from a ``.npy`` file or a text file (whitespace or comma
+    separated, ``#`` comments)."""
+    try:
+        if path.suffix == ".npy":
+            return np.ravel(np.load(path))
+        return np.ravel(np.loadtxt(path, delimiter="," if path.suffix == ".csv" else None))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the temperature field from {path}: {exc}") from exc
 
 
 def check_temperature(values, n_points: int) -> None:
