@@ -13,6 +13,8 @@ died after computing it, or it was cancelled by the cluster) is submitted again,
 
 from __future__ import annotations
 
+import gc
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
 
@@ -58,13 +60,38 @@ def connect(scheduler, timeout: float = 10.0) -> tuple[Client, bool]:
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be an address like 'tcp://host:8786' or a "
                         f"dask.distributed.Client, got {type(scheduler).__name__}")
+    previous = sys.unraisablehook
+    sys.unraisablehook = _quiet_client_close(previous)
     try:
-        return Client(scheduler, set_as_default=False, timeout=timeout), True
-    except (OSError, TimeoutError) as exc:  # refused, unreachable, timed out
-        reason = str(exc).strip() or type(exc).__name__
+        client, reason = _start_client(scheduler, timeout)
+        gc.collect()  # a half-started client closes here, quietly
+    finally:
+        sys.unraisablehook = previous
+    if client is None:
         raise SchedulerError(f"the Dask scheduler at {scheduler} did not answer within "
                              f"{timeout:g} s ({reason}); check the address and that the "
-                             "scheduler runs, or wait longer (--scheduler-timeout)") from None
+                             "scheduler runs, or wait longer (--scheduler-timeout)")
+    return client, True
+
+
+def _start_client(scheduler: str, timeout: float) -> tuple[Client | None, str]:
+    """``(client, "")``, or ``(None, why)`` if no scheduler answered in time."""
+    try:
+        return Client(scheduler, set_as_default=False, timeout=timeout), ""
+    except Exception as exc:  # noqa: BLE001 - refused, timed out, or not a Dask scheduler
+        reason = f"{type(exc).__name__}: {exc}".strip()
+        if not isinstance(exc, OSError | TimeoutError):
+            reason = f"what answered there is not a Dask scheduler, {reason}"
+        return None, reason[:300]
+
+
+def _quiet_client_close(hook):
+    """``sys.unraisablehook`` that drops the errors of a half-started client's ``__del__``
+    (it cannot close a connection that never opened) and passes on the others."""
+    def quiet(unraisable) -> None:
+        if getattr(unraisable.object, "__qualname__", "") != "Client.__del__":
+            hook(unraisable)
+    return quiet
 
 
 def _failure(future, sample: int, inputs: dict) -> dict:

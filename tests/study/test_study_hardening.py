@@ -4,6 +4,7 @@ Ctrl-C outside the sample loop, a scheduler that does not answer, stale temporar
 import errno
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -148,3 +149,35 @@ def test_scheduler_timeout_must_be_positive(tmp_path):
     study = write(tmp_path)
     result = invoke(study, "--scheduler", "tcp://127.0.0.1:1", "--scheduler-timeout", 0)
     assert result.exit_code == 2 and "--scheduler-timeout" in result.output
+
+
+def test_a_scheduler_address_that_answers_garbage_is_one_line(tmp_path):
+    """Something that is not a Dask scheduler answers (a proxy, another service): distributed
+    reads a frame length of 2**62 from it and fails with a MemoryError."""
+    pytest.importorskip("distributed")
+    study, out = write(tmp_path), tmp_path / "out"
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        connections = []
+
+        def answer():
+            for _ in range(3):
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                connection.sendall(b"\x7f" * 64)
+                connections.append(connection)
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        result = invoke(study, "--out", out, "--scheduler", address, "--scheduler-timeout", 2,
+                        "-q")
+        for connection in connections:
+            connection.close()
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: the Dask scheduler at {address} did not answer")
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert not out.exists()
