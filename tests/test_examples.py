@@ -317,3 +317,83 @@ def test_root_finding_fd_newton_agrees_and_halley_needs_fewer_steps():
         assert row["halley_iterations"] < row["newton_iterations"]
         assert min(row["newton_seconds"], row["halley_seconds"], row["fd_seconds"]) > 0
     assert rows[0]["fd_newton"] == pytest.approx(2.0, rel=1e-10)  # 5 x^10 = 5120
+
+
+def test_truss_ground_structure_reaches_the_plastic_optimum(tmp_path):
+    """The optimized areas against an independent optimum: the minimum-volume plastic
+    design of the same ground structure, a linear program (Dorn, Gomory & Greenberg
+    1964: min Σ L_e |N_e| subject to equilibrium B N = f), solved here with scipy's
+    linprog; the minimum compliance at volume V is then ``(Σ L_e |N_e|)² / (E V)``
+    (Hemp, *Optimum Structures*, 1973)."""
+    from scipy.optimize import linprog
+
+    module = load("truss_ground_structure")
+    numbers = module.main(["--fast", "--out", str(tmp_path)])
+    problem = module.build(8)
+    model, mesh = problem.model, problem.mesh
+    lengths = model.bar_lengths()
+    d = (mesh.points[mesh.cells[:, 1]] - mesh.points[mesh.cells[:, 0]]) / lengths[:, None]
+    B = np.zeros((model.dofmap.n_dofs, mesh.n_cells))
+    for end, sign in ((0, 1.0), (1, -1.0)):
+        for axis in range(2):
+            B[2 * mesh.cells[:, end] + axis, np.arange(mesh.n_cells)] = sign * d[:, axis]
+    free = model.assembler.free
+    f = model.load_vector()[free]
+    lp = linprog(np.concatenate([lengths, lengths]), A_eq=np.hstack([B[free], -B[free]]),
+                 b_eq=-f, bounds=(0, None), method="highs")
+    assert lp.status == 0
+    optimum = lp.fun**2 / (module.E * numbers["volume_limit"])
+    # Measured 2e-5; the tolerance allows for OC's volume bisection (V within 1e-3).
+    assert numbers["compliance"] == pytest.approx(optimum, rel=1e-3)
+    # Optimality of the design itself: a fully stressed truss, most bars vanished.
+    assert numbers["identity_error"] < 1e-5 and numbers["stress_spread"] < 0.02
+    assert numbers["volume"] <= numbers["volume_limit"] * (1 + 1e-3)
+    assert numbers["active_bars"] < 0.1 * numbers["candidate_bars"]
+    # Mirror symmetry of the problem (y -> 1 - y): each bar and its mirror image.
+    mirrored = mesh.points * [1, -1] + [0, module.HEIGHT]
+    node = {tuple(np.round(p, 9)): i for i, p in enumerate(mesh.points)}
+    image_of = [node[tuple(np.round(p, 9))] for p in mirrored]
+    bar = {frozenset(b): e for e, b in enumerate(mesh.cells.tolist())}
+    partner = [bar[frozenset((image_of[a], image_of[b]))] for a, b in mesh.cells.tolist()]
+    np.testing.assert_allclose(numbers["areas"], numbers["areas"][partner], atol=1e-6)
+    for picture in numbers["pictures"]:
+        image(picture)
+
+
+def test_convective_heatsink_optimizes_and_differentiates_the_film_coefficient(tmp_path,
+                                                                               capsys):
+    module = load("convective_heatsink")
+    n = module.main(["--fast", "--out", str(tmp_path)])
+    assert "thermal compliance reduced x" in capsys.readouterr().out
+    assert n["volume"] <= module.VOLUME_FRACTION * (1 + 1e-3)
+    assert n["initial_compliance"] / n["compliance"] > 3.0
+    assert n["solid_compliance"] < n["compliance"]
+    # C = P (mean chip temperature − T∞) for the chip's uniform flux (P = 1 W).
+    assert n["compliance"] == pytest.approx(n["chip_temperature"] - module.AMBIENT, rel=0.02)
+    # The adjoint dC/dh against the example's central difference; more film, cooler chip.
+    assert n["dC_dh"] < 0
+    assert n["dC_dh"] == pytest.approx(n["dC_dh_fd"], rel=1e-5)
+    # Energy balance of the design: all the chip's heat leaves by convection.
+    model = module.plate((48, 24))
+    scale = module.SIMP_MODEL(n["density"])
+    T = model.solve(scale=scale).temperature
+    top = model.mesh.facets("top")
+    ends = model.mesh.points[top.facets]
+    lengths = np.linalg.norm(ends[:, 1] - ends[:, 0], axis=1)
+    heat_out = module.FILM * np.sum(lengths * T[top.facets].mean(axis=1))
+    assert heat_out == pytest.approx(module.POWER, rel=1e-9)
+    for name in ("design.png", "temperature.png"):
+        image(tmp_path / name)
+
+
+def test_thermal_bracket_stress_is_linear_in_alpha_and_temperature(tmp_path, capsys):
+    n = load("thermal_bracket").main(["--out", str(tmp_path)])
+    assert "peak von Mises (SPR)" in capsys.readouterr().out
+    assert n["min_temperature"] == pytest.approx(20.0) and n["max_temperature"] == 220.0
+    # σ is linear in α and in T − T_ref: α dJ/dα = J = (T_hot − 20) dJ/dT_hot.
+    assert 1.2e-5 * n["dJ_dalpha"] == pytest.approx(n["J"], rel=1e-10)
+    assert 200.0 * n["dJ_dhot"] == pytest.approx(n["J"], rel=1e-10)
+    assert n["dJ_dhot"] == pytest.approx(n["dJ_dhot_fd"], rel=1e-7)
+    assert 10.0 < n["max_von_mises"] < n["J"]
+    for name in ("temperature.png", "von_mises.png"):
+        image(tmp_path / name)

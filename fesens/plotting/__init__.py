@@ -8,7 +8,8 @@ Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`
 :mod:`~fesens.plotting.design` (a density field in 2D or 3D, an optimization's history),
 :mod:`~fesens.plotting.markers` (a model's supports and loads on a picture),
 :mod:`~fesens.plotting.scales` (color scales that a few extreme cells do not wash out),
-:mod:`~fesens.plotting.study` (tornado, sweep and scatter charts of a parameter study).
+:mod:`~fesens.plotting.study` (tornado, sweep and scatter charts of a parameter study),
+:mod:`~fesens.plotting.truss` (a truss, bar widths proportional to the areas).
 """
 
 from fesens.plotting.design import plot_convergence, plot_density, solid_surface
@@ -17,6 +18,7 @@ from fesens.plotting.figure import new_figure, save_figure
 from fesens.plotting.markers import boundary_markers
 from fesens.plotting.scales import symmetric_log_scale
 from fesens.plotting.study import plot_scatter, plot_sweeps, plot_tornado
+from fesens.plotting.truss import plot_truss
 
 __all__ = [
     "boundary_markers",
@@ -27,6 +29,7 @@ __all__ = [
     "plot_scatter",
     "plot_sweeps",
     "plot_tornado",
+    "plot_truss",
     "save_figure",
     "solid_surface",
     "symmetric_log_scale",
