@@ -153,6 +153,7 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
     pending = [(sample, inputs) for sample, inputs in design.samples() if sample not in done]
     bar = Progress(len(design), len(finished), enabled=progress)
     records = list(finished)
+    stream = None
     try:
         if pending:
             options = {"retries": retries, "max_attempts": max_attempts,
@@ -167,6 +168,8 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
                 records.append(record)
                 bar.update(record["status"])
     finally:
+        if stream is not None:
+            stream.close()  # at once, not when garbage-collected: stops the workers
         bar.close()
         if journal is not None:
             journal.close()

@@ -181,3 +181,25 @@ def test_a_scheduler_address_that_answers_garbage_is_one_line(tmp_path):
     assert result.output.startswith(f"error: the Dask scheduler at {address} did not answer")
     assert len(result.output.strip().splitlines()) == 1, result.output
     assert not out.exists()
+
+
+def test_an_interrupted_local_study_stops_its_workers_at_once(tmp_path, monkeypatch):
+    """Ctrl-C while run_study records a sample: the workers are gone when it returns, not
+    when the garbage collector gets to the interrupted generator."""
+    import multiprocessing
+
+    from study_helpers import numbered_design, power_model
+
+    from fesens.study import run_study
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("fesens.study.runner.Progress.update", interrupt)
+    before = set(multiprocessing.active_children())
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        run_study(power_model(), numbered_design(20), out=tmp_path, workers=2, progress=False)
+    left = [p for p in multiprocessing.active_children() if p not in before]
+    del interrupted
+    assert left == []
+    assert len(Journal(tmp_path / "results.jsonl").read()) == 1
