@@ -281,12 +281,13 @@ class ElasticSolution(Solution):
 
     def _out_of_plane_strain(self, in_plane_trace):
         """``ε_zz`` for in-plane strain traces ``(n_cells, ...)``: 0 in plane strain,
-        ``−ν/(1−ν) (ε_xx + ε_yy)`` in plane stress (``σ_zz = 0``)."""
+        ``−ν/(1−ν) (ε_xx + ε_yy)`` (+ ``(1+ν)/(1−ν) α ΔT``) in plane stress (``σ_zz = 0``)."""
         if self.model.plane != "stress":
             return np.zeros_like(in_plane_trace)
         nu = np.broadcast_to(np.asarray(getval(self.parameters.get("nu", self.model.nu))),
                              in_plane_trace.shape[:1])
-        return -(nu / (1 - nu)).reshape(-1, *[1] * (in_plane_trace.ndim - 1)) * in_plane_trace
+        return (-(nu / (1 - nu)).reshape(-1, *[1] * (in_plane_trace.ndim - 1)) * in_plane_trace
+                + thermal.plane_stress_zz_strain(self, in_plane_trace.ndim == 1))
 
     def strain_at_quadrature(self, full: bool = False) -> np.ndarray:
         """Small strain at the quadrature points, ``(n_cells, n_qp, dim, dim)``, or
@@ -482,10 +483,9 @@ class Elasticity(LinearModel):
         """Load by the thermal strain ``α (T − T_ref) I`` (:mod:`fesens.physics.thermal_strain`);
         stresses become ``D (ε − ε_th)``. Returns ``self``.
 
-        ``temperature``: nodal values ``(n_points,)``, a uniform value, ``f(points) -> (n,)``
-        or a solved heat model; ``alpha`` (``>= 0``, scalar or per cell) replaces the
-        constructor's. ``solve(temperature=..., alpha=...)`` override both (differentiable).
-        """
+        ``temperature``: nodal values ``(n_points,)``, a number, ``f(points) -> (n,)``, a file
+        or a heat solution; ``alpha`` (``>= 0``, scalar or per cell) replaces the constructor's.
+        ``solve(temperature=..., alpha=...)`` override both (differentiable)."""
         if not np.isfinite(reference):
             raise NonFiniteError(f"the reference temperature is {reference}; give a number")
         if alpha is not None:

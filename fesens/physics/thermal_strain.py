@@ -123,3 +123,16 @@ def thermal_load_vector(model, parameters: dict, points=None):
         nodal = np.einsum("eq,eqai->eai", weighted, geometry.dNdx)
     dofs = model.dofmap.cell_dofs
     return untake(np.ravel(nodal), dofs.ravel(), (model.dofmap.n_dofs,))
+
+
+def plane_stress_zz_strain(solution, mean: bool):
+    """The thermal part ``(1+ν)/(1−ν) α ΔT = β α ΔT / (2μ)`` of ``ε_zz`` in plane stress:
+    cell means ``(n_cells,)`` or at the quadrature points ``(n_cells, n_qp)`` (plain
+    arrays), or 0 without temperature."""
+    values = solution._thermal(mean)
+    if values is None:
+        return 0.0
+    mu = np.broadcast_to(np.asarray(getval(solution._lame()[1]), dtype=float),
+                         (solution.model.mesh.n_cells,))
+    values = np.asarray(getval(values))
+    return values / (2.0 * mu).reshape(-1, *[1] * (values.ndim - 1))

@@ -38,6 +38,11 @@ def test_free_plate_heated_uniformly_is_stress_free(plane, cell_type):
     sigma_zz = -E * ALPHA * DT if plane == "strain" else 0.0
     assert np.allclose(at_points[..., 2, 2], sigma_zz, atol=1e-10)
     assert np.allclose(solution.out_of_plane_stress(), sigma_zz, atol=1e-10)
+    # ε_zz: α ΔT in plane stress (free in z), 0 in plane strain; cell data and recovery.
+    eps_zz = ALPHA * DT if plane == "stress" else 0.0
+    assert np.allclose(solution.strain_at_quadrature(full=True)[..., 2, 2], eps_zz, atol=1e-14)
+    assert np.allclose(solution.nodal_strain(full=True)[:, 2, 2], eps_zz, atol=1e-14)
+    assert np.allclose(solution.cell_data()["strain"][:, 2], eps_zz, atol=1e-14)
 
 
 def test_free_box_heated_uniformly_is_stress_free():
