@@ -96,7 +96,7 @@ def test_kill_9_of_the_study_leaves_no_worker_running(tmp_path):
     pids = wait_for_workers(process, 3)  # two workers and multiprocessing's resource tracker
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
-    left = survivors(pids)
+    left = survivors(pids, within=10.0)  # at once in practice; margin for a loaded machine
     reap(left)
     process.stderr.close()
     assert not left, f"worker processes {sorted(left)} outlived the killed study"
