@@ -128,3 +128,21 @@ def test_convection_on_interior_facets_is_refused():
     with pytest.raises(BoundaryConditionError,
                        match="convection 'convection0': .* not on the boundary"):
         model.convection("middle", h=1.0, ambient=0.0)
+
+
+def test_convection_load_is_in_every_load_case_and_reactions_balance():
+    model = convective_plate()
+    both = model.solve(load_cases=[{}, {"volume0": 0.0}]).u
+    assert np.allclose(both[:, 0], model.solve().u)
+    assert np.allclose(both[:, 1], model.solve(loads={"volume0": 0.0}).u)
+    # Heat balance: source + convection in = heat out at the fixed edge (reactions K T − f).
+    solution = model.solve()
+    T = solution.temperature
+    convected = 0.0
+    for c in model.convections.values():
+        facets = c.owned.facets.facets
+        ends = model.mesh.points[facets]
+        lengths = np.linalg.norm(ends[:, 1] - ends[:, 0], axis=1)
+        convected += c.h * np.sum(lengths * (c.ambient - T[facets].mean(axis=1)))
+    source = 1.0 * 0.7  # heat_source(1.0) over the 1 x 0.7 plate
+    assert solution.reaction_force("left")[0] == pytest.approx(-(source + convected), rel=1e-10)

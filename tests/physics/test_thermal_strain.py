@@ -137,3 +137,27 @@ def test_bad_temperature_field():
     model.thermal_strain(np.ones(9))
     with pytest.raises(ValueError, match="one value per node"):
         model.solve(temperature=np.ones(3))
+
+
+def test_bar_between_walls_reactions_and_uniaxial_stress():
+    """A plane-stress bar held in x at both ends, free in y: σ_xx = −E α ΔT, σ_yy = 0, and
+    each wall pushes back with E α ΔT h t (reactions K u − f: the thermal load is in f)."""
+    height, thickness = 0.5, 2.0
+    mesh = rectangle(8, 2, 3.0, height, cell_type="quad8")
+    model = Elasticity(mesh, E, NU, plane="stress", thickness=thickness, alpha=ALPHA)
+    model.fix("left", "x").fix("right", "x").fix(lambda x: np.all(x == 0, axis=1), "y")
+    solution = model.thermal_strain(DT).solve()
+    stress = solution.stress_at_quadrature()
+    assert np.allclose(stress[..., 0, 0], -E * ALPHA * DT, rtol=1e-10)
+    assert np.allclose(stress[..., 1, 1], 0.0, atol=1e-10)
+    wall = E * ALPHA * DT * height * thickness
+    assert solution.reaction_force("right")[0] == pytest.approx(-wall, rel=1e-10)
+    assert solution.reaction_force("left")[0] == pytest.approx(wall, rel=1e-10)
+
+
+def test_thermal_load_is_in_every_load_case():
+    model = loaded_plate()
+    both = model.solve(load_cases=[{"surface0": 1.0}, {"surface0": 0.0}]).u
+    assert np.allclose(both[:, 0], model.solve().u)
+    assert np.allclose(both[:, 1], model.solve(loads={"surface0": 0.0}).u)
+    assert np.abs(both[:, 1]).max() > 0  # the thermal strain alone
