@@ -37,6 +37,7 @@ from fesens.ad.numpy_wrapper import getval, untake
 from fesens.ad.sparse import matvec, solve
 from fesens.errors import (
     BoundaryConditionError,
+    MeshError,
     NonFiniteError,
     SingularMatrixError,
     SolverError,
@@ -54,6 +55,7 @@ from fesens.fem.probe import node_at
 from fesens.fem.rigid_modes import free_rigid_modes
 from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
+from fesens.mesh.cell_types import BAR_CELL_TYPES
 from fesens.mesh.mesh import Mesh
 from fesens.readonly import snapshot, unchanged
 
@@ -96,6 +98,9 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
     solution_class: ClassVar[type[Solution]] = Solution
     #: Backend used when :meth:`solve` is given no solver.
     default_solver: ClassVar[str] = "auto"
+    #: True: the physics discretises bars (1D cells in 2D/3D space, ``BAR_CELL_TYPES``);
+    #: False: volume cells only.
+    bars: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -109,6 +114,10 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
             raise ValueError(f"thickness must be a positive number, got {thickness!r}")
         if mesh.dim == 3 and thickness != 1.0:
             raise ValueError("thickness applies to 2D models only")
+        if (mesh.cell_type in BAR_CELL_TYPES) != self.bars:
+            wanted = "bars (line2 cells)" if self.bars else "volume cells"
+            raise MeshError(f"{type(self).__name__} needs a mesh of {wanted}, got "
+                            f"{mesh.cell_type} cells")
         self.mesh = mesh
         self.dofmap = DofMap(mesh, n_components)
         self.thickness = float(thickness)

@@ -31,11 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.errors import MechanismError, MeshError, NonFiniteError
+from fesens.errors import MechanismError, NonFiniteError
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
-from fesens.mesh.cell_types import BAR_CELL_TYPES
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, PhysicsConfig, Reported
 
@@ -148,6 +147,7 @@ class Truss(LinearModel):
     """
 
     name = "truss"
+    bars = True
     field_name = "displacement"
     parameters = {
         "A": Parameter("A", "cross-section area", lower=0.0),
@@ -164,10 +164,6 @@ class Truss(LinearModel):
     )
 
     def __init__(self, mesh: Mesh, A=1.0, E=1.0):
-        if mesh.cell_type not in BAR_CELL_TYPES:
-            raise MeshError(f"a truss needs a mesh of bars ({', '.join(BAR_CELL_TYPES)} "
-                            f"cells), got {mesh.cell_type} cells; build one with "
-                            "fesens.mesh.ground_structure or Mesh(points, bars, 'line2')")
         super().__init__(mesh, mesh.dim)
         self.A = np.asarray(self.checked("A", A), dtype=float)
         self.E = np.asarray(self.checked("E", E), dtype=float)

@@ -18,6 +18,7 @@ from fesens.errors import (
 from fesens.mesh import rectangle
 from fesens.mesh.ground_structure import ground_structure
 from fesens.mesh.mesh import Mesh
+from fesens.physics import Elasticity
 from fesens.physics.truss import Truss
 
 E, P, L = 210.0, 3.0, 2.0
@@ -211,8 +212,11 @@ def test_negative_zero_or_nan_areas_are_refused_naming_the_bars(value, error, me
 
 
 def test_a_truss_needs_bars_and_bars_need_length():
-    with pytest.raises(MeshError, match="a truss needs a mesh of bars"):
+    with pytest.raises(MeshError, match=r"Truss needs a mesh of bars \(line2 cells\), got "
+                                        "quad4"):
         Truss(rectangle(2, 1))
+    with pytest.raises(MeshError, match="Elasticity needs a mesh of volume cells, got line2"):
+        Elasticity(ground_structure((2, 1), (2.0, 1.0)), plane="stress")
     with pytest.raises(DegenerateElementError, match=r"zero length.*ids \[1\]"):
         Mesh(np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[0, 1], [1, 1]]), "line2")
     with pytest.raises(MeshError, match="reach"):
