@@ -76,6 +76,9 @@ def _check_fragment(cls: type[LinearModel]) -> None:
                                                                             None))]
     if missing:
         raise ValueError(f"{where}.config.loads call {missing}, which {where} does not have")
+    missing = [s.method for s in config.sections if not callable(getattr(cls, s.method, None))]
+    if missing:
+        raise ValueError(f"{where}.config.sections call {missing}, which {where} does not have")
     stresses = [name for name, kind in config.responses.items() if kind.startswith("stress")]
     if stresses and not hasattr(cls.solution_class, "von_mises_squared"):
         raise ValueError(f"{where}.config.responses {stresses} aggregate stresses, which "

@@ -95,3 +95,19 @@ def test_negative_alpha_is_refused(tmp_path):
     raw["material"]["alpha"] = -1e-5
     with pytest.raises(ConfigError, match=r"material.alpha = -1e-05 is not allowed"):
         build(raw, tmp_path)
+
+
+def test_registry_refuses_a_section_without_its_method():
+    from dataclasses import replace
+
+    from fesens.physics import HeatConduction
+    from fesens.physics.registry import check_declarations
+    from fesens.physics.spec import Section
+
+    class Broken(HeatConduction):
+        name = "broken"
+        config = replace(HeatConduction.config,
+                         sections=(Section("radiation", "radiation", keys=()),))
+
+    with pytest.raises(ValueError, match=r"Broken.config.sections call \['radiation'\]"):
+        check_declarations(Broken)
