@@ -6,6 +6,7 @@ input (config, files, usage), 130 interrupted.
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import NoReturn
 
@@ -49,19 +50,36 @@ class FesensGroup(click.Group):
 
 def run_command(command: click.Command) -> NoReturn:
     """Run ``command`` on ``sys.argv`` and exit: 2 for bad input, 1 for numerical failures,
-    130 when aborted."""
+    130 when aborted.
+
+    Once the command has ended in an error or an interruption, Ctrl-C is ignored: the
+    process only reports and exits, and a second Ctrl-C would replace the exit code by the
+    signal's. The first Ctrl-C during the command raises ``KeyboardInterrupt`` (an
+    optimization saves its checkpoint and summary); later ones are ignored, so that they
+    cannot cut that save short."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _first_interrupt)
     try:
         code = command(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except NUMERICAL as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except BAD_INPUT as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT) as exc:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = _report(exc)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _first_interrupt(signum: int, frame) -> None:
+    """SIGINT handler of the ``fesens`` process: ignore later ones, raise this one."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _report(exc: BaseException) -> int:
+    """Print the ``error: ...`` line of ``exc`` (or ``aborted``); its exit code."""
+    if isinstance(exc, click.exceptions.Abort):
+        click.echo("aborted", err=True)
+        return 130
+    if isinstance(exc, click.ClickException):
+        exc.show()
+        return exc.exit_code
+    click.echo(f"error: {exc}", err=True)
+    return 1 if isinstance(exc, NUMERICAL) else 2

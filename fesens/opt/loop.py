@@ -2,16 +2,21 @@
 
 The checkpoint (``.npz``, written atomically every iteration) holds the design, the
 iteration count, the history and the optimizer's internal state, so a resumed run
-reproduces the uninterrupted one exactly.
+reproduces the uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
+(:func:`deferred_interrupts`): a KeyboardInterrupt raised inside ``np.savez`` can leave the
+zip file half open, and its cleanup then raises a ``ValueError`` in place of the interrupt.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,11 +57,36 @@ class Result:
     converged: bool = False
 
 
+@contextmanager
+def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) back while the block runs, so that a file being written is
+    never left half done.
+
+    An interrupt that arrives inside the block is recorded; when the block ends the previous
+    handler is restored and, with ``deliver``, the interrupt is delivered to it once (however
+    many arrived), so the default handler raises ``KeyboardInterrupt`` right after the block.
+    Without ``deliver`` the interrupts are dropped: for the save that follows a first
+    Ctrl-C, when a second one must not cut it short. Outside the main thread (where Python
+    cannot set signal handlers) the block runs unprotected.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received and deliver:
+        signal.raise_signal(signal.SIGINT)
+
+
 def _save_checkpoint(path: Path, x, iteration, history, optimizer_state) -> None:
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
-    with writing(path, tmp):
+    with deferred_interrupts(), writing(path, tmp):
         np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
                  **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
         os.replace(tmp, path)
