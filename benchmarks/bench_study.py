@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         start = time.perf_counter()
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None,
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0",
                           silence_logs=50) as cluster, Client(cluster) as client:
             cluster_start = time.perf_counter() - start
             runs.append(("Dask LocalCluster", 2, timed_study(design, scheduler=client),

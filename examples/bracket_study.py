@@ -99,7 +99,7 @@ def on_local_cluster(n_samples: int, workers: int = 2) -> StudyResults:
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      host="127.0.0.1", dashboard_address=None) as cluster, \
+                      host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         return run(n_samples, scheduler=client)
 
