@@ -31,6 +31,7 @@ from fesens.config.checks import (
     REQUIRED,
     ConfigError,
     Key,
+    boolean,
     check_table,
     check_typed,
     choice,
@@ -45,6 +46,7 @@ from fesens.config.checks import (
     unknown_key,
     variants_hint,
 )
+from fesens.config.memory import check_mesh_memory
 from fesens.config.optimization_sections import (
     FILTER,
     OUTPUT,
@@ -90,12 +92,16 @@ MESH = {
         "cells": Key(integers(2), REQUIRED, "cells along x and y [nx, ny]"),
         "cell_type": Key(choice("quad4", "tri3", "tri6"), "quad4", "quad4, tri3 or tri6"),
         "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
+        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
+                                            "exceeds the available memory"),
     },
     "box": {
         "size": Key(numbers(3, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly, lz]"),
         "cells": Key(integers(3), REQUIRED, "cells along x, y, z [nx, ny, nz]"),
         "cell_type": Key(choice("hex8", "tet4", "tet10"), "hex8", "hex8, tet4 or tet10"),
         "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
+        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
+                                            "exceeds the available memory"),
     },
     "file": {
         "file": Key(string(), REQUIRED, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
@@ -154,6 +160,7 @@ class Config:
 
 def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
     kind = spec["type"]
+    check_mesh_memory(spec)
     try:
         if kind == "rectangle":
             (lx, ly), (nx, ny) = spec["size"], spec["cells"]

@@ -1,0 +1,65 @@
+"""A generated mesh too large for the machine is refused before anything is allocated."""
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fesens.cli import cli
+from fesens.config import ConfigError, load_config, memory
+from fesens.config.memory import estimate_bytes
+
+SMALL_MBB = (Path(__file__).resolve().parents[1] / "data" / "small_mbb.toml").read_text()
+
+
+def config_with(tmp_path: Path, cells: str, extra: str = "") -> Path:
+    path = tmp_path / "big.toml"
+    path.write_text(SMALL_MBB.replace("cells = [24, 8]", f"cells = {cells}{extra}"))
+    return path
+
+
+@pytest.mark.parametrize("cells", ["[100000, 100000]", f"[{10**15}, 1]"])
+def test_a_mesh_beyond_the_available_memory_is_refused_at_once(tmp_path, cells):
+    path = config_with(tmp_path, cells)
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert seconds < 1.0 and peak < 50e6
+    message = str(caught.value)
+    assert f"big.toml: mesh.cells = {cells} needs about " in message
+    assert " GB (mesh, matrix and factorization), more than the " in message
+    assert "mesh.allow_large = true" in message
+
+
+def test_a_normal_mesh_is_accepted(tmp_path):
+    assert load_config(config_with(tmp_path, "[60, 20]")).mesh.n_cells == 1200
+
+
+def test_allow_large_overrides_the_estimate(tmp_path, monkeypatch):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1e5)   # a 100 kB machine
+    with pytest.raises(ConfigError, match="more than the 0.0001 GB"):
+        load_config(config_with(tmp_path, "[24, 8]"))
+    config = load_config(config_with(tmp_path, "[24, 8]", "\nallow_large = true"))
+    assert config.mesh.n_cells == 192
+
+
+def test_the_estimate_grows_like_nested_dissection():
+    two_d = [estimate_bytes([n, n], "quad4") for n in (100, 200)]
+    three_d = [estimate_bytes([n, n, n], "hex8") for n in (10, 20)]
+    assert 4.0 < two_d[1] / two_d[0] < 5.0         # n log n for 4x the unknowns
+    assert 8.0 < three_d[1] / three_d[0] < 16.0    # between n and n^(4/3) for 8x
+
+
+def test_fesens_optimize_exits_2_on_a_mesh_too_large(tmp_path):
+    result = CliRunner().invoke(cli, ["optimize", str(config_with(tmp_path, "[100000, 100000]")),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ")
+    assert "big.toml: mesh.cells = [100000, 100000] needs about " in result.output
+    assert not (tmp_path / "out").exists()
