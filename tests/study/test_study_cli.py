@@ -154,3 +154,20 @@ def test_missing_study_file_and_help(tmp_path):
     help_text = invoke("--help").output
     for option in ("--out", "--workers", "--scheduler", "--resume"):
         assert option in help_text
+
+
+def test_a_resume_that_ran_no_sample_keeps_the_report(tmp_path):
+    """The report (tables and three pictures, seconds of drawing) is current when the
+    journal did not change; a resume that runs a sample writes it again."""
+    study, out = write(tmp_path), tmp_path / "out"
+    assert invoke(study, "--out", out, "--workers", 0, "-q").exit_code == 0
+    report = ["results.json", "sensitivities.csv", "tornado.png", "sweeps.png",
+              "scatter.png"]  # (run_study itself always writes results.csv)
+    stamps = {name: (out / name).stat().st_mtime_ns for name in report}
+    assert invoke(study, "--out", out, "--workers", 0, "--resume", "-q").exit_code == 0
+    assert {name: (out / name).stat().st_mtime_ns for name in report} == stamps
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # one sample lost
+    assert invoke(study, "--out", out, "--workers", 0, "--resume", "-q").exit_code == 0
+    assert all((out / name).stat().st_mtime_ns > stamps[name] for name in report)
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4
