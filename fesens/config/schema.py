@@ -4,7 +4,7 @@ TOML document against them and against its mesh, before any work is done.
 Sections (every key is documented in ``fesens/docs/config.md``)::
 
     name, description                 top-level strings
-    [mesh]                            rectangle | box | file (+ groups)
+    [mesh]                            rectangle | box | ground_structure | file (+ groups)
     [physics], [material]             a registered physics (fesens.physics) and its keys
     [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
     [design]                          passive solid/void regions
@@ -37,6 +37,7 @@ from fesens.config.checks import (
     choice,
     integers,
     join,
+    number,
     numbers,
     require_list_of_tables,
     require_table,
@@ -76,6 +77,7 @@ from fesens.errors import FesensError, MeshError
 from fesens.fem.model import LinearModel
 from fesens.mesh import Mesh, box, read_mesh, rectangle
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+from fesens.mesh.ground_structure import ground_structure
 from fesens.opt import (
     OPTIMIZERS,
 )
@@ -102,6 +104,13 @@ MESH = {
         "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
         "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
                                             "exceeds the available memory"),
+    },
+    "ground_structure": {
+        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
+        "cells": Key(integers(2), REQUIRED, "grid cells along x and y [nx, ny]"),
+        "reach": Key(number(1.0), None,
+                     "longest candidate bar in grid steps (default: every pair)"),
+        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
     },
     "file": {
         "file": Key(string(), REQUIRED, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
@@ -170,6 +179,10 @@ def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
             (lx, ly, lz), (nx, ny, nz) = spec["size"], spec["cells"]
             return box(nx, ny, nz, lx, ly, lz, spec["cell_type"], spec["origin"]), \
                 f"box {nx}x{ny}x{nz}"
+        if kind == "ground_structure":
+            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
+            return ground_structure((nx, ny), (lx, ly), reach=spec.get("reach"),
+                                    origin=spec["origin"]), f"ground structure {nx}x{ny}"
     except MeshError as err:
         raise ConfigError(f"mesh: {err}") from None
     path = Path(spec["file"]).expanduser()

@@ -2,11 +2,13 @@
 
 * :mod:`fesens.physics.elasticity`: :class:`Elasticity` (plane stress/strain, 3D).
 * :mod:`fesens.physics.conduction`: :class:`HeatConduction` (steady heat conduction).
+* :mod:`fesens.physics.truss`: :class:`Truss` (pin-jointed bars in 2D and 3D).
 """
 
 from fesens.physics.conduction import HeatConduction, HeatSolution
 from fesens.physics.elasticity import Elasticity, ElasticSolution
 from fesens.physics.registry import PHYSICS, physics_class, register_physics
+from fesens.physics.truss import Truss, TrussSolution
 
 __all__ = [
     "PHYSICS",
@@ -14,6 +16,8 @@ __all__ = [
     "Elasticity",
     "HeatConduction",
     "HeatSolution",
+    "Truss",
+    "TrussSolution",
     "physics_class",
     "register_physics",
 ]

@@ -19,10 +19,12 @@ from fesens.fem.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
 from fesens.physics.spec import PhysicsConfig
+from fesens.physics.truss import Truss
 
 _BUILT_IN: tuple[type[LinearModel], ...] = (
     Elasticity,
     HeatConduction,
+    Truss,
 )
 
 

@@ -19,10 +19,9 @@ a node held by collinear bars only, or a collapsible arrangement of bars. The mo
 refuses it before the solve (:class:`~fesens.errors.MechanismError`, naming the free
 nodes), once per set of supports.
 
-The truss is not in the physics registry of config files: a config file cannot describe a
-bar mesh yet (the mesh generators and readers of ``[mesh]`` make volume cells only). Build
-one with :func:`fesens.mesh.ground_structure.ground_structure` or
-``Mesh(points, bars, "line2")``.
+In config files: ``[mesh] type = "ground_structure"`` and ``[physics] type = "truss"``,
+material ``A`` and ``E``, point loads. In Python, build the mesh with
+:func:`fesens.mesh.ground_structure.ground_structure` or ``Mesh(points, bars, "line2")``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def minimal_config(cls, **physics) -> dict:
         if kind.on != "cells":
             load["group"] = "right"
         loads.append(load)
-    return {"mesh": {"type": "rectangle", "size": [2.0, 1.0], "cells": [4, 2]},
+    mesh = "ground_structure" if cls.bars else "rectangle"  # bars or volume cells
+    return {"mesh": {"type": mesh, "size": [2.0, 1.0], "cells": [4, 2]},
             "physics": {"type": cls.name, **physics},
             "supports": [{"group": "left"}], "loads": loads}
 

@@ -221,3 +221,21 @@ def test_a_truss_needs_bars_and_bars_need_length():
         Mesh(np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[0, 1], [1, 1]]), "line2")
     with pytest.raises(MeshError, match="reach"):
         ground_structure((2, 2), (1.0, 1.0), reach=1.0)
+
+
+def test_a_truss_config_solves_like_the_python_model_and_refuses_volume_meshes():
+    from fesens.config.build import build_model
+    from fesens.config.schema import resolve
+
+    raw = {"mesh": {"type": "ground_structure", "size": [3.0, 1.0], "cells": [3, 1],
+                    "reach": 1.5},
+           "physics": {"type": "truss"}, "material": {"A": 1.5, "E": E},
+           "supports": [{"group": "left"}],
+           "loads": [{"type": "point", "point": [3.0, 0.0], "value": [0.5, -P]}]}
+    model = build_model(resolve(raw, base_dir=".", source="test.toml", optimize=False))
+    reference = truss_on_a_grid()
+    assert compliance(model.solve()) == pytest.approx(
+        compliance(reference.solve(A=np.full(16, 1.5))), rel=1e-12)
+    raw["mesh"] = {"type": "rectangle", "size": [3.0, 1.0], "cells": [3, 1]}
+    with pytest.raises(MeshError, match="Truss needs a mesh of bars"):
+        build_model(resolve(raw, base_dir=".", source="test.toml", optimize=False))
