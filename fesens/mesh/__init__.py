@@ -2,6 +2,7 @@
 
 from fesens.mesh.cell_types import CELL_TYPES, CellType, cell_type
 from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectangle
+from fesens.mesh.ground_structure import ground_structure
 from fesens.mesh.io import ReorientedCellsWarning, read_cell_field, read_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
 from fesens.mesh.writing import XdmfSeriesWriter, write_mesh
@@ -15,6 +16,7 @@ __all__ = [
     "XdmfSeriesWriter",
     "box",
     "cell_type",
+    "ground_structure",
     "plate_with_hole",
     "quarter_annulus",
     "read_cell_field",
