@@ -11,7 +11,7 @@ import pytest
 
 from fesens.ad import taylor_test
 from fesens.errors import BoundaryConditionError, NonFiniteError
-from fesens.mesh import rectangle
+from fesens.mesh import box, rectangle
 from fesens.physics import HeatConduction
 
 
@@ -26,6 +26,18 @@ def test_slab_with_convection_matches_closed_form(cell_type):
     model.convection("right", h=h, ambient=ambient)
     x = mesh.points[:, 0]
     exact = T0 + (ambient - T0) * h * x / (k + h * L)
+    assert np.max(np.abs(model.solve().temperature - exact)) < 1e-9 * T0
+
+
+@pytest.mark.parametrize("cell_type", ["hex8", "tet4", "tet10", "hex20"])
+def test_slab_with_convection_in_3d(cell_type):
+    """The same slab as a 3D box: convection on triangle and quadrilateral faces."""
+    L, k, h, ambient, T0 = 2.0, 3.0, 5.0, 20.0, 100.0
+    mesh = box(6, 2, 2, L, 0.5, 0.5, cell_type=cell_type)
+    model = HeatConduction(mesh, conductivity=k)
+    model.fix("left", value=T0)
+    model.convection("right", h=h, ambient=ambient)
+    exact = T0 + (ambient - T0) * h * mesh.points[:, 0] / (k + h * L)
     assert np.max(np.abs(model.solve().temperature - exact)) < 1e-9 * T0
 
 
