@@ -30,17 +30,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.errors import MechanismError, NonFiniteError
+from fesens.errors import MechanismError, NonFiniteError, SingularMatrixError
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, PhysicsConfig, Reported
 
-#: Systems up to this many free dofs are checked for global mechanisms with a dense
-#: eigenvalue decomposition; larger ones for free nodes only (the solver then reports the
-#: rest).
-DENSE_CHECK_LIMIT = 3000
+#: Systems up to this many free dofs are checked for collapsible groups of bars with a
+#: dense eigenvalue decomposition when the supports are set; larger ones for free nodes
+#: only, and analysed densely (up to :data:`DENSE_ANALYSIS_LIMIT`) when the solver finds
+#: the matrix singular.
+DENSE_CHECK_LIMIT = 400
+DENSE_ANALYSIS_LIMIT = 3000
 #: Relative size below which an eigenvalue of the unit-area stiffness counts as zero.
 MECHANISM_TOLERANCE = 1e-9
 _LISTED = 20
@@ -208,22 +210,39 @@ class Truss(LinearModel):
 
     # ------------------------------------------------------------ mechanisms
     def _check_free_modes(self, dofs: np.ndarray) -> None:
-        super()._check_free_modes(dofs)
-        free = self.mechanism_nodes(dofs)
+        try:
+            super()._check_free_modes(dofs)
+        except SingularMatrixError as exc:  # a rigid-body motion moves every node
+            raise MechanismError(str(exc), np.arange(self.mesh.n_points)) from None
+        self._raise_mechanism(self.mechanism_nodes(dofs, DENSE_CHECK_LIMIT))
+
+    def _raise_mechanism(self, free: np.ndarray) -> None:
         if free.size:
             raise MechanismError(
                 f"the truss is a mechanism: {free.size} node(s) can move without "
                 f"stretching a bar: {_describe_nodes(self.mesh.points, free)}. Add bars "
                 "(or diagonals) that hold them, or fix them with model.fix(...).", free)
 
-    def mechanism_nodes(self, constrained: np.ndarray | None = None) -> np.ndarray:
+    def solve(self, **kwargs):
+        """:meth:`LinearModel.solve`; a singular stiffness (a mechanism the checks before
+        the solve did not analyse, in a large truss) is a :class:`MechanismError` naming
+        the free nodes."""
+        try:
+            return super().solve(**kwargs)
+        except SingularMatrixError as exc:
+            if isinstance(exc, MechanismError):
+                raise
+            self._raise_mechanism(self.mechanism_nodes(limit=DENSE_ANALYSIS_LIMIT))
+            raise
+
+    def mechanism_nodes(self, constrained: np.ndarray | None = None,
+                        limit: int = DENSE_ANALYSIS_LIMIT) -> np.ndarray:
         """Ids of the nodes that can move without stretching a bar, for the given (default:
         the current) constrained dofs; empty for a stable truss.
 
         First node by node: a node with no bar, or whose bars are collinear, along a free
-        direction. Then, for up to :data:`DENSE_CHECK_LIMIT` free dofs, the null space of
-        the unit-area stiffness ``K_ff`` (collapsible groups of bars): the nodes that move
-        in it.
+        direction. Then, for up to ``limit`` free dofs, the null space of the unit-area
+        stiffness ``K_ff`` (collapsible groups of bars): the nodes that move in it.
         """
         constrained = self.constrained_dofs if constrained is None else constrained
         dim, n_nodes = self.mesh.dim, self.mesh.n_points
@@ -238,7 +257,7 @@ class Truss(LinearModel):
         projected = node_stiffness * (mask[:, :, None] & mask[:, None, :])
         projected += np.eye(dim) * ~mask[:, :, None]
         local = np.flatnonzero(np.linalg.eigvalsh(projected)[:, 0] < MECHANISM_TOLERANCE)
-        if local.size or is_free.sum() > DENSE_CHECK_LIMIT:
+        if local.size or is_free.sum() > limit:
             return local
         return self._collapsible_nodes(is_free)
 

@@ -13,12 +13,12 @@ from fesens.errors import (
     MechanismError,
     MeshError,
     NonFiniteError,
-    SingularMatrixError,
 )
 from fesens.mesh import rectangle
 from fesens.mesh.ground_structure import ground_structure
 from fesens.mesh.mesh import Mesh
 from fesens.physics import Elasticity
+from fesens.physics import truss as truss_module
 from fesens.physics.truss import Truss
 
 E, P, L = 210.0, 3.0, 2.0
@@ -191,10 +191,22 @@ def test_a_collapsible_frame_is_a_mechanism_naming_its_nodes():
     assert np.isfinite(braced.solve().u).all()
 
 
+def test_a_mechanism_found_by_the_solver_is_analysed_and_named(monkeypatch):
+    """Above DENSE_CHECK_LIMIT free dofs only free nodes are checked before the solve; the
+    solver's singular matrix is then analysed."""
+    monkeypatch.setattr(truss_module, "DENSE_CHECK_LIMIT", 0)
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    model = Truss(Mesh(points, np.array([[0, 1], [1, 2], [2, 3], [3, 0]]), "line2"))
+    model.fix(lambda x: x[:, 1] < 0.5)
+    model.point_load([1.0, 1.0], [1.0, 0.0])
+    with pytest.raises(MechanismError, match=r"2 node\(s\) can move.*2 at \(1, 1\)"):
+        model.solve()
+
+
 def test_a_free_rigid_motion_is_named():
     model = Truss(two_bar().mesh)
     model.fix([0.0, 0.0])
-    with pytest.raises(SingularMatrixError, match="rotation about z"):
+    with pytest.raises(MechanismError, match="rotation about z"):
         model.solve()
 
 
