@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fesens.config import selections
 from fesens.config.checks import (
     POSITIVE,
@@ -233,7 +235,9 @@ def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
         method = getattr(model, section.method)
         for i, item in enumerate(tables):
             path = join(section.name, i) if section.many else section.name
-            values = {key.name: item[key.name] for key in section.keys}
+            values = {key.name: _solved_if_config(path, key.name, item[key.name], section,
+                                                  mesh)
+                      for key in section.keys}
             try:
                 if section.on == "facets":
                     method(selections.facets(path, item, mesh, label), **values,
@@ -242,3 +246,25 @@ def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
                     method(**values)
             except (FesensError, ValueError) as exc:
                 raise ConfigError(f"[{path}]: {exc}") from exc
+
+
+def _solved_if_config(path: str, key: str, value: Any, section: Section, mesh) -> Any:
+    """``value``, or for the path of a config file (``.toml``) the solution of that config
+    (e.g. a heat solve whose temperature loads an elastic model); its mesh must be this
+    config's mesh (same nodes), and it may not have the section itself."""
+    if not (isinstance(value, str) and value.endswith(".toml")):
+        return value
+    from fesens.config.build import build_model, solver_argument  # build imports this module
+    from fesens.config.loading import load_config
+
+    where = f"{join(path, key)} = {show(value)}"
+    other = load_config(value, optimize=False)
+    if section.name in other.data:
+        raise ConfigError(f"{where}: that config has a [{section.name}] section itself; "
+                          "give a config without one (e.g. a heat solve)")
+    same = (other.mesh.points.shape == mesh.points.shape
+            and np.allclose(other.mesh.points, mesh.points))
+    if not same:
+        raise ConfigError(f"{where}: its mesh ({other.mesh.n_points} nodes) is not this "
+                          f"config's mesh ({mesh.n_points} nodes); both must use the same mesh")
+    return build_model(other).solve(solver=solver_argument(other))

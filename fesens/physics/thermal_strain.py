@@ -42,6 +42,9 @@ def nodal_temperature(spec: TemperatureSpec, points: np.ndarray) -> np.ndarray:
     """
     if hasattr(spec, "temperature"):
         spec = np.asarray(getval(spec.temperature), dtype=float)
+    elif hasattr(spec, "field"):
+        raise ValueError(f"a {type(spec).__name__} has no temperature field; give a heat "
+                         "solution, nodal values, a number, a function or a file")
     if isinstance(spec, str | Path):
         spec = _read_temperature(Path(spec))
     values = spec(points) if callable(spec) else spec

@@ -111,3 +111,40 @@ def test_registry_refuses_a_section_without_its_method():
 
     with pytest.raises(ValueError, match=r"Broken.config.sections call \['radiation'\]"):
         check_declarations(Broken)
+
+
+HEAT_TOML = """
+loads = []
+[mesh]
+type = "rectangle"
+size = [2.0, 1.0]
+cells = CELLS
+[physics]
+type = "heat"
+[[supports]]
+group = "left"
+value = 20.0
+[[supports]]
+group = "right"
+value = 120.0
+"""
+
+
+def test_thermal_temperature_from_a_heat_config(tmp_path):
+    (tmp_path / "heat.toml").write_text(HEAT_TOML.replace("CELLS", "[4, 2]"))
+    model = build(elastic_config(thermal={"temperature": "heat.toml", "reference": 20.0}),
+                  tmp_path)
+    assert np.allclose(model.temperature, 20.0 + 50.0 * model.mesh.points[:, 0])
+    assert np.abs(model.solve().displacement).max() > 0
+
+
+def test_thermal_heat_config_errors(tmp_path):
+    (tmp_path / "coarse.toml").write_text(HEAT_TOML.replace("CELLS", "[2, 1]"))
+    with pytest.raises(ConfigError, match=r"thermal.temperature = \".*coarse.toml\": its mesh "
+                                          r"\(6 nodes\) is not this config's mesh \(15 nodes\)"):
+        build(elastic_config(thermal={"temperature": "coarse.toml"}), tmp_path)
+    (tmp_path / "self.toml").write_text('loads = []\n[mesh]\ntype = "rectangle"\nsize = [2.0, 1.0]'
+                                        '\ncells = [4, 2]\n[[supports]]\ngroup = "left"\n'
+                                        '[thermal]\ntemperature = "self.toml"\n')
+    with pytest.raises(ConfigError, match=r"that config has a \[thermal\] section itself"):
+        build(elastic_config(thermal={"temperature": "self.toml"}), tmp_path)
