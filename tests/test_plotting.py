@@ -21,6 +21,7 @@ from fesens.plotting import (
     plot_cell_field,
     plot_convergence,
     plot_density,
+    plot_truss,
     save_figure,
     solid_surface,
 )
@@ -251,3 +252,33 @@ def test_volume_axis_does_not_zoom_into_round_off(monkeypatch):
                           volume_limit=0.5)
     low, high = figure.axes[1].get_ylim()
     assert high - low >= 0.02 * 0.5 and low < 0.5 < high
+
+
+def test_a_truss_is_drawn_with_bar_widths_proportional_to_area(tmp_path, monkeypatch):
+    """2D and 3D; bars under the threshold are left out; bad areas are refused."""
+    from matplotlib.collections import LineCollection
+
+    import fesens.plotting.truss as truss_plot
+    from fesens.mesh import ground_structure
+
+    mesh = ground_structure((2, 1), (2.0, 1.0), reach=1.5)
+    areas = np.zeros(mesh.n_cells)
+    areas[:3] = [1.0, 0.5, 1e-4]
+    drawn = {}
+
+    def keep(figure, path, **kwargs):
+        drawn["lines"] = [c for c in figure.axes[0].collections if isinstance(c, LineCollection)]
+        return save_figure(figure, path, **kwargs)
+
+    monkeypatch.setattr(truss_plot, "save_figure", keep)
+    path = truss_plot.plot_truss(mesh, areas, tmp_path / "truss.png",
+                                 forces=np.linspace(-1, 1, areas.size))
+    (bars,) = drawn["lines"]
+    np.testing.assert_allclose(bars.get_linewidths(), [8.0, 4.0])   # 1e-4 < 1e-3 x max: out
+    with Image.open(path) as image:
+        assert image.size[0] > 100
+    tripod = ground_structure((1, 1, 1), (1.0, 1.0, 1.0))
+    with Image.open(plot_truss(tripod, np.ones(tripod.n_cells), tmp_path / "t3.png")) as image:
+        assert image.size[0] > 100
+    with pytest.raises(ValueError, match="finite non-negative"):
+        plot_truss(mesh, -areas, tmp_path / "bad.png")
