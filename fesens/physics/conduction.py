@@ -222,8 +222,12 @@ class HeatConduction(LinearModel):
         ambients = self.convection_values("ambient", parameters.get("ambient"))
         total = 0.0
         for c, h, ambient in zip(self.convections.values(), films, ambients, strict=True):
-            integral = surface_load_vector(self.mesh, self.dofmap, c.owned.facets, 1.0,
-                                           thickness=self._thickness(), points=points)
+            if points is None and c.integral is not None:  # kept for the mesh's coordinates
+                integral = c.integral
+            else:
+                integral = surface_load_vector(self.mesh, self.dofmap, c.owned.facets, 1.0,
+                                               thickness=self._thickness(), points=points)
+                c.integral = integral if points is None else c.integral
             total = total + h * ambient * integral
         return total
 
@@ -242,10 +246,12 @@ class HeatConduction(LinearModel):
 
 
 class _Convection:
-    """One convection condition: its facets, ``h`` and ``T∞``."""
+    """One convection condition: its facets, ``h``, ``T∞`` and ``t ∫_Γ N dS`` at the mesh's
+    coordinates (computed on first use)."""
 
     def __init__(self, owned: OwnedFacets, h: float, ambient: float):
         self.owned, self.h, self.ambient = owned, h, ambient
+        self.integral: np.ndarray | None = None
 
 
 def _film_value(what: str, key: str, value) -> float:
