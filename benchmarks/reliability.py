@@ -5,8 +5,8 @@ Each trial starts the command in a fresh process, sends SIGKILL or SIGINT after 
 delay, then runs it again with ``--resume`` (again and again if a resumed run is itself
 interrupted: every trial interrupts up to ``--rounds`` times) and finally lets it finish.
 An optimization must reproduce the reference ``history.csv`` exactly (every objective bit
-for bit) and its ``summary.json`` the same iteration count and status; a differing final
-objective in ``summary.json`` is reported in the note. A study must reproduce the reference
+for bit) and its ``summary.json`` the same iteration count, status and final objective.
+A study must reproduce the reference
 results table (``results.jsonl`` without timings). Usage::
 
     python benchmarks/reliability.py --trials 10 --seed 1 [--kind optimize|study|both]
@@ -92,8 +92,8 @@ def _job(kind: str, folder: Path) -> list[str]:
 def _result(kind: str, out: Path):
     if kind == "optimize":
         summary = json.loads((out / "summary.json").read_text())
-        return ((out / "history.csv").read_text(), summary["iterations"], summary["status"]), \
-            summary["objective"]["value"]
+        return ((out / "history.csv").read_text(), summary["iterations"], summary["status"],
+                summary["objective"]["value"]), None
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()
                if line.strip()]
     rows = [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in records]
@@ -170,12 +170,9 @@ def main(argv: list[str] | None = None) -> int:
                 delays, ok, note = trial(kind, sig, rng, work, index, span,
                                           options.rounds)
                 if ok:
-                    got, objective = _result(kind, work / f"{kind}-{index}" / "out")
+                    got, _ = _result(kind, work / f"{kind}-{index}" / "out")
                     ok = got == expected[0]
                     note = "" if ok else "result differs from the reference"
-                    if objective != expected[1]:
-                        note += (f" summary objective {objective!r} != reference "
-                                 f"{expected[1]!r}")
                 failures += not ok
                 print(f"{kind:9s} {sig.name:8s} {str(delays):18s} {str(ok):10s}  {note}",
                       flush=True)

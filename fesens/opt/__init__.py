@@ -17,7 +17,13 @@ from fesens.opt.interpolation import (
     Heaviside,
     NoProjection,
 )
-from fesens.opt.loop import CheckpointError, Result, load_checkpoint, optimize
+from fesens.opt.loop import (
+    CheckpointError,
+    Result,
+    load_checkpoint,
+    load_evaluated_design,
+    optimize,
+)
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
@@ -45,6 +51,7 @@ __all__ = [
     "Result",
     "SensitivityFilter",
     "load_checkpoint",
+    "load_evaluated_design",
     "make_filter",
     "make_optimizer",
     "optimize",

@@ -82,14 +82,33 @@ def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
         signal.raise_signal(signal.SIGINT)
 
 
-def _save_checkpoint(path: Path, x, iteration, history, optimizer_state) -> None:
+def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
+                     evaluated) -> None:
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
     with deferred_interrupts(), writing(path, tmp):
         np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
+                 evaluated=evaluated,
                  **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
         os.replace(tmp, path)
+
+
+def load_evaluated_design(path: Path) -> np.ndarray | None:
+    """The design evaluated in the checkpoint's last iteration (its ``x`` is the design
+    after that iteration's update): what the run reported last. None in a checkpoint
+    written before fesens stored it.
+
+    Raises
+    ------
+    CheckpointError
+        The file is damaged.
+    """
+    try:
+        with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
+            return np.array(data["evaluated"]) if "evaluated" in data.files else None
+    except _DAMAGED as exc:
+        raise CheckpointError(f"checkpoint {path} is damaged ({type(exc).__name__})") from exc
 
 
 def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
@@ -182,9 +201,9 @@ def optimize(
         if problem.projection.beta is not None:
             record["beta"] = problem.projection.beta
         history.append(record)
-        x = x_new
+        x, evaluated = x_new, x
         if checkpoint is not None:
-            _save_checkpoint(checkpoint, x, iteration, history, optimizer.state())
+            _save_checkpoint(checkpoint, x, iteration, history, optimizer.state(), evaluated)
         if callback is not None:
             callback(record, evaluation, x)
         if change < tol_change and problem.schedules_done(iteration):

@@ -19,7 +19,14 @@ import numpy as np
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
 from fesens.mesh import write_mesh
-from fesens.opt import CheckpointError, DesignProblem, Evaluation, load_checkpoint, optimize
+from fesens.opt import (
+    CheckpointError,
+    DesignProblem,
+    Evaluation,
+    load_checkpoint,
+    load_evaluated_design,
+    optimize,
+)
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
@@ -293,11 +300,13 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
             or (last["change"] < stop["tol_change"]
                 and problem.schedules_done(run.start_iteration))):
         x = load_checkpoint(folder.checkpoint)[0]
+        evaluated = load_evaluated_design(folder.checkpoint)
         problem.update_schedules(run.start_iteration)
         converged = last["change"] < stop["tol_change"]
         echo(f"the run in {folder.path} has already finished at iteration "
              f"{run.start_iteration}; writing its results")
-        return x, problem.evaluate(x), converged
+        # the results of the design the last iteration evaluated, as an uninterrupted run
+        return x, problem.evaluate(x if evaluated is None else evaluated), converged
 
     def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
         run.history.append(record)

@@ -83,6 +83,23 @@ def test_resuming_a_finished_run_only_rewrites_its_results(tmp_path):
     assert (tmp_path / "a" / "history.csv").read_text() == before
 
 
+def test_a_run_killed_after_its_last_iteration_reports_what_it_evaluated(tmp_path):
+    """Killed after the last checkpoint and before the results: the resumed run's summary
+    and design.vtu are those of the design the last iteration evaluated (not of the design
+    after its update), as in the uninterrupted run."""
+    config = write_config(tmp_path)
+    assert run("optimize", config, "--out", tmp_path / "a", "-q").exit_code == 0
+    reference = json.loads((tmp_path / "a" / "summary.json").read_text())
+    for name in ("summary.json", "design.vtu", "design.png", "convergence.png"):
+        (tmp_path / "a" / name).unlink()
+    again = run("optimize", config, "--out", tmp_path / "a", "--resume", "-q")
+    assert again.exit_code == 0, again.output
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["objective"] == reference["objective"]
+    assert summary["volume_fraction"] == reference["volume_fraction"]
+    assert summary["objective"]["value"] == float(history(tmp_path / "a")[-1]["objective"])
+
+
 def test_interrupt_before_the_first_iteration_says_there_is_nothing_to_resume(
         tmp_path, monkeypatch):
     interrupt_at(monkeypatch, 1)
