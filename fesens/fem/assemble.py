@@ -54,7 +54,7 @@ class BlockOperator:
         pattern = assembler.ff if block == "ff" else assembler.fc
         self._assembler, self._block, self._block_pattern = assembler, block, pattern
         self.pattern = SparsePattern(pattern.indptr, pattern.indices, pattern.shape)
-        self.gather = assembler.gather_matrix(block)
+        self._gather = None  # built on first use (issue 16: lean memory)
         self.components = assembler.components
         self.weights = None
         # All cells share each component's matrix (structured grids): [K⁽⁰⁾ᵀ | K⁽¹⁾ᵀ | …].
@@ -65,6 +65,13 @@ class BlockOperator:
         self.n_dofs = assembler.n_dofs
         self.row_dofs = assembler.free
         self.col_dofs = assembler.free if block == "ff" else assembler.constrained
+
+    @property
+    def gather(self):
+        """The block's gather matrix (of the folded component on a :meth:`folded` operator)."""
+        if self._gather is None:
+            self._gather = self._assembler.gather_matrix(self._block, self.weights)
+        return self._gather
 
     @property
     def n_fields(self) -> int:
@@ -80,7 +87,7 @@ class BlockOperator:
         """
         folded = copy.copy(self)
         folded.weights = tuple(float(w) for w in weights)
-        folded.gather = self._assembler.gather_matrix(self._block, folded.weights)
+        folded._gather = None
         if self._shared_T is not None:
             nd = self._shared_T.shape[0]
             folded._shared_T = np.einsum("jki,k->ji", np.reshape(self._shared_T, (nd, -1, nd)),

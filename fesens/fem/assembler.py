@@ -53,6 +53,11 @@ def fold_gather(gather: sp.csr_matrix, weights: Sequence[float]) -> sp.csr_matri
                          shape=(gather.shape[0], gather.shape[1] // n))
 
 
+def index_type(largest: int) -> type:
+    """``np.int32`` if indices up to ``largest`` fit in it, else ``np.int64``."""
+    return np.int32 if largest < 2**31 - 1 else np.int64
+
+
 class BlockPattern:
     """CSR pattern of the block ``K[rows, cols]`` and the map from cell-matrix entries.
 
@@ -68,28 +73,35 @@ class BlockPattern:
     def __init__(self, cell_dofs: np.ndarray, row_index: np.ndarray, col_index: np.ndarray):
         n_cells, nd = cell_dofs.shape
         self.shape = (int(row_index.max()) + 1, int(col_index.max()) + 1)
-        rows = np.broadcast_to(row_index[cell_dofs][:, :, None], (n_cells, nd, nd)).ravel()
-        cols = np.broadcast_to(col_index[cell_dofs][:, None, :], (n_cells, nd, nd)).ravel()
-        kept = np.flatnonzero((rows >= 0) & (cols >= 0))
-        key = rows[kept] * np.int64(max(self.shape[1], 1)) + cols[kept]
+        n_cols = max(self.shape[1], 1)
+        cell_rows, cell_cols = row_index[cell_dofs], col_index[cell_dofs]  # (n_cells, nd)
+        # Key row · n_cols + col of every entry (e, i, j) of the cell matrices, -1 outside
+        # the block; the smallest integer type that holds it (issue 16: lean memory).
+        key_type = index_type(self.shape[0] * n_cols)
+        key = (cell_rows.astype(key_type)[:, :, None] * key_type(n_cols)
+               + cell_cols.astype(key_type)[:, None, :])
+        key[(cell_rows < 0)[:, :, None] | (cell_cols < 0)[:, None, :]] = -1
+        key = key.ravel()
         order = np.argsort(key, kind="stable")
+        order = order[np.count_nonzero(key < 0):]  # the entries outside sort first
         key = key[order]
-        # Entry i of the sorted list lands in data slot target[i].
-        new_slot = np.empty(key.size, dtype=bool)
-        new_slot[:1] = True
-        np.not_equal(key[1:], key[:-1], out=new_slot[1:])
-        slot_keys = key[new_slot]
-        target = np.cumsum(new_slot) - 1
+        # Position of each sorted entry in the (n_cells, nd, nd) array, in the smallest type.
+        self._flat = order.astype(index_type(n_cells * nd * nd), copy=False)
+        del order
+        starts = np.empty(key.size, dtype=bool)
+        starts[:1] = True
+        np.not_equal(key[1:], key[:-1], out=starts[1:])
+        first = np.flatnonzero(starts)
+        slot_keys = key[first]
+        del key, starts
         self.nnz = slot_keys.size
-        self.indices = freeze((slot_keys % max(self.shape[1], 1)).astype(np.int32))
-        slot_rows = slot_keys // max(self.shape[1], 1)
+        self._entries_per_slot = np.diff(first, append=self._flat.size).astype(
+            index_type(self._flat.size))
+        self.indices = freeze((slot_keys % key_type(n_cols)).astype(np.int32))
         indptr = np.zeros(self.shape[0] + 1, dtype=np.int32)
-        np.cumsum(np.bincount(slot_rows, minlength=self.shape[0]), out=indptr[1:])
+        np.cumsum(np.bincount(slot_keys // key_type(n_cols), minlength=self.shape[0]),
+                  out=indptr[1:])
         self.indptr = freeze(indptr)
-        flat = kept[order]  # position of each sorted entry in the (n_cells, nd, nd) array
-        self._entry_cell = flat // (nd * nd)
-        self._entry_local = flat % (nd * nd)
-        self._entries_per_slot = np.bincount(target, minlength=self.nnz)
         self._n_cells = n_cells
         self._entry_local_size = nd * nd
 
@@ -98,7 +110,7 @@ class BlockPattern:
 
         ``G`` is ``(nnz, n_components · n_cells)`` CSR: row = data slot, column
         ``n_components · e + k`` = component ``k`` of cell ``e`` (the values a slot gathers
-        from one cell are adjacent).
+        from one cell are adjacent). Its index arrays are int32 where they fit.
 
         Parameters
         ----------
@@ -107,19 +119,23 @@ class BlockPattern:
             cells share one matrix.
         """
         n_comp = len(components)
-        values = np.empty((self._entry_cell.size, n_comp))
+        cells, local = np.divmod(self._flat, self._flat.dtype.type(self._entry_local_size))
+        values = np.empty((self._flat.size, n_comp))
         for k, cell_matrices in enumerate(components):
             flat = cell_matrices.reshape(cell_matrices.shape[0], -1)
-            geom = self._entry_cell if flat.shape[0] > 1 else 0
-            values[:, k] = flat[geom, self._entry_local]
+            values[:, k] = flat[cells if flat.shape[0] > 1 else 0, local]
+        del local
         n_columns = n_comp * self._n_cells
-        index_type = np.int32 if max(values.size, n_columns) < 2**31 else np.int64
-        indptr = np.zeros(self.nnz + 1, dtype=index_type)
-        np.cumsum(self._entries_per_slot * n_comp, out=indptr[1:])
-        indices = (self._entry_cell.astype(index_type)[:, None] * n_comp
-                   + np.arange(n_comp, dtype=index_type))
-        return sp.csr_matrix((values.ravel(), indices.ravel(), indptr),
-                             shape=(self.nnz, n_columns))
+        itype = index_type(max(values.size, n_columns))
+        indptr = np.zeros(self.nnz + 1, dtype=itype)
+        np.cumsum(self._entries_per_slot, out=indptr[1:])
+        indptr *= n_comp
+        if n_comp == 1:
+            indices = cells.astype(itype, copy=False)
+        else:
+            indices = (cells.astype(itype)[:, None] * n_comp
+                       + np.arange(n_comp, dtype=itype)).ravel()
+        return sp.csr_matrix((values.ravel(), indices, indptr), shape=(self.nnz, n_columns))
 
     def entry_matrix(self) -> sp.csr_matrix:
         """``S`` with ``data = S vec(K_e)`` for cell matrices ``K_e`` ``(n_cells, nd, nd)``.
@@ -127,10 +143,9 @@ class BlockPattern:
         ``(nnz, n_cells · nd²)`` CSR of ones: row = data slot, column = position of the
         entry in the C-ordered cell-matrix array.
         """
-        columns = self._entry_cell.astype(np.int64) * self._entry_local_size + self._entry_local
-        indptr = np.zeros(self.nnz + 1, dtype=np.int64)
+        indptr = np.zeros(self.nnz + 1, dtype=self._flat.dtype)
         np.cumsum(self._entries_per_slot, out=indptr[1:])
-        return sp.csr_matrix((np.ones(columns.size), columns, indptr),
+        return sp.csr_matrix((np.ones(self._flat.size), self._flat, indptr),
                              shape=(self.nnz, self._n_cells * self._entry_local_size))
 
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
@@ -183,14 +198,15 @@ class Assembler:
         free_index = np.full(n_dofs, -1, dtype=np.int64)
         free_index[self.free] = np.arange(self.free.size)
         self.ff = BlockPattern(cell_dofs, free_index, free_index)
-        self._gathers = {"ff": self.ff.gather_matrix(self.components)}
+        # Gather matrices are built on first use: a model whose coefficients are one field
+        # times constant weights (SIMP) only ever needs the folded one (issue 16).
+        self._gathers: dict[str, sp.csr_matrix] = {}
         self._folded: dict[str, tuple] = {}  # block -> (weights, folded gather matrix)
         self.fc = None
         if self.constrained.size:
             constrained_index = np.full(n_dofs, -1, dtype=np.int64)
             constrained_index[self.constrained] = np.arange(self.constrained.size)
             self.fc = BlockPattern(cell_dofs, free_index, constrained_index)
-            self._gathers["fc"] = self.fc.gather_matrix(self.components)
 
     @property
     def n_cells(self) -> int:
@@ -245,12 +261,18 @@ class Assembler:
         :meth:`BlockPattern.gather_matrix`). With ``weights``, the gather matrix of the
         folded component ``Σ_k w_k K⁽ᵏ⁾``, ``(nnz, n_cells)``: the last one is kept.
         """
+        pattern = {"ff": self.ff, "fc": self.fc}[block]
+        if pattern is None:
+            raise ValueError(f"block {block!r} is empty: no constrained dofs")
         if weights is None:
+            if block not in self._gathers:
+                self._gathers[block] = pattern.gather_matrix(self.components)
             return self._gathers[block]
         weights = tuple(float(w) for w in weights)
         folded = self._folded.get(block)
         if folded is None or folded[0] != weights:
-            folded = self._folded[block] = (weights, fold_gather(self._gathers[block], weights))
+            combined = sum(w * Kk for w, Kk in zip(weights, self.components, strict=True))
+            folded = self._folded[block] = (weights, pattern.gather_matrix([combined]))
         return folded[1]
 
     def coefficient_cotangent(self, data_bar: np.ndarray, block: str = "ff") -> list[np.ndarray]:
@@ -267,7 +289,7 @@ class Assembler:
         list of numpy.ndarray
             ``c̄_k`` for every component, each ``(n_cells,)``.
         """
-        return split_fields(self._gathers[block].T @ data_bar, len(self.components))
+        return split_fields(self.gather_matrix(block).T @ data_bar, len(self.components))
 
     def cell_energies(self, u: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
         """``u_eᵀ K⁽ᵏ⁾_e v_e`` for every component and cell, ``(n_components, n_cells)``.

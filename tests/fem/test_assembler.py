@@ -95,3 +95,23 @@ def test_structured_grid_stores_one_cell_matrix():
     mesh = rectangle(30, 10, 3.0, 1.0, cell_type="quad4")
     K_lambda, _ = elasticity_matrices(cell_geometry(mesh))
     assert K_lambda.shape == (1, 8, 8)
+
+
+def test_lean_pattern_int32_indices_and_folded_gather_only():
+    """Issue 16: int32 index arrays where they fit, no per-entry int64 maps, and a SIMP
+    model (coefficients = weights x one field) never builds the stacked gather matrix."""
+    model = Elasticity(unit_mesh("quad4", 6), E=1.0, nu=0.3, plane="stress").fix("left")
+    model.point_load((1.0, 0.0), (0.0, -1.0))
+    assembler = model.assembler
+    for name, value in vars(assembler.ff).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+            assert value.dtype == np.int32, name
+    scale = np.linspace(0.2, 1.0, model.mesh.n_cells)
+    model.solve(scale=scale)
+    assert assembler._gathers == {}  # only the folded gather matrix was built
+    weights = next(iter(assembler._folded.values()))[0]
+    folded = assembler.gather_matrix("ff", weights)
+    assert folded.indices.dtype == np.int32 and folded.indptr.dtype == np.int32
+    # The folded gather gives the stacked one's matrix.
+    stacked = assembler.stiffness([w * scale for w in weights])
+    assert abs(assembler.stiffness([scale], weights) - stacked).max() < 1e-13 * abs(stacked).max()
