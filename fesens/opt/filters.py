@@ -4,7 +4,9 @@
   ``x̃_e = Σ_i H_ei v_i x_i / Σ_i H_ei v_i`` with the cone weights
   ``H_ei = max(0, r − |c_e − c_i|)`` between cell centroids and cell volumes ``v_i``
   (uniform meshes: the classic ``H x / Hs`` of top88). Linear with a constant matrix,
-  so its VJP is ``x̄ = Wᵀ x̃̄`` (DESIGN.md).
+  so its VJP is ``x̄ = Wᵀ x̃̄`` (DESIGN.md). When the centroids form a regular lattice
+  (structured grids) it is a stencil correlation (:mod:`fesens.opt.grid_filter`) and no
+  neighbour list is stored.
 * :class:`SensitivityFilter` (Sigmund 1997), the classic heuristic: densities are used
   as they are, and the objective's gradient is replaced by
   ``∂̃c/∂x_e = Σ_i H_ei x_i ∂c/∂x_i / (max(γ, x_e) Σ_i H_ei)`` with ``γ = 10⁻³``.
@@ -18,6 +20,8 @@ may post-process the gradient with :meth:`filter_gradient` (only the sensitivity
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
@@ -29,6 +33,7 @@ from fesens.fem.elements import reference_element
 from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import gradient_matrices, mass_matrices
 from fesens.mesh.mesh import Mesh
+from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
 
 
 def cone_weights(centroids: np.ndarray, radius: float) -> sp.csr_matrix:
@@ -76,12 +81,26 @@ class DensityFilter(NoFilter):
 
     def __init__(self, mesh: Mesh, radius: float):
         self.radius = float(radius)
-        H = cone_weights(mesh.cell_centroids(), self.radius)
-        volumes = np.broadcast_to(cell_geometry(mesh).volumes, (mesh.n_cells,))
-        Hv = H @ sp.diags(volumes)
-        self.matrix = sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
+        if not self.radius > 0:
+            raise ValueError(f"filter radius must be > 0, got {radius!r}")
+        self._centroids = mesh.cell_centroids()
+        self._volumes = np.broadcast_to(cell_geometry(mesh).volumes, (mesh.n_cells,))
+        lattice = CentroidLattice.of(self._centroids)
+        #: The stencil form on a lattice of centroids (structured grids), else None.
+        self.stencil = (None if lattice is None
+                        else ConeStencil(lattice, self.radius, self._volumes))
+
+    @cached_property
+    def matrix(self) -> sp.csr_matrix:
+        """``W`` as a sparse matrix ``(n_cells, n_cells)`` (built on first use; on a
+        structured grid the filter itself never builds it)."""
+        H = cone_weights(self._centroids, self.radius)
+        Hv = H @ sp.diags(self._volumes)
+        return sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
 
     def __call__(self, x):
+        if self.stencil is not None and np.ndim(x) == 1:
+            return apply_cone_stencil(self.stencil, x)
         return matmul(self.matrix, x)
 
 

@@ -129,3 +129,28 @@ def test_make_filter_and_bad_inputs():
         for radius in (0.0, -1.0, float("nan")):
             with pytest.raises(ValueError, match="filter radius must be > 0"):
                 make_filter(kind, mesh, radius)
+
+
+@pytest.mark.parametrize(("mesh", "radius"), [
+    (rectangle(9, 5, 9.0, 5.0), 1.5), (rectangle(9, 5, 9.0, 5.0), 2.4),
+    (rectangle(7, 4, 3.5, 1.0, cell_type="quad9"), 0.9),
+    (box(5, 4, 3, 5.0, 4.0, 3.0), 1.8), (box(4, 3, 3, 2.0, 1.5, 1.0, cell_type="hex20"), 1.2)])
+def test_density_filter_on_a_grid_is_a_stencil_equal_to_the_matrix(mesh, radius):
+    """Issue 16: on structured grids the density filter is a stencil correlation (no
+    neighbour list), equal to the neighbour-list matrix and its transpose to 1e-12."""
+    density = DensityFilter(mesh, radius)
+    assert density.stencil is not None and "matrix" not in vars(density)
+    rng = np.random.default_rng(5)
+    x, g = rng.uniform(0, 1, mesh.n_cells), rng.standard_normal(mesh.n_cells)
+    filtered = density(x)
+    assert "matrix" not in vars(density)  # the filter never built it
+    np.testing.assert_allclose(filtered, density.matrix @ x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(density.stencil.transpose(g), density.matrix.T @ g,
+                               rtol=1e-12, atol=1e-14)
+    gradient = grad(lambda x: np.sum(g * density(x)))(x)
+    np.testing.assert_allclose(gradient, density.matrix.T @ g, rtol=1e-12, atol=1e-14)
+
+
+def test_density_filter_on_an_unstructured_mesh_keeps_the_matrix():
+    assert DensityFilter(graded_mesh("quad4"), 2.0).stencil is None
+    assert DensityFilter(rectangle(4, 3, cell_type="tri3"), 0.6).stencil is None

@@ -1,0 +1,132 @@
+"""The cone filter on a lattice of cell centroids as a stencil correlation (issue 16).
+
+When the cell centroids of a mesh form a complete regular lattice (the ``rectangle`` and
+``box`` generators' quadrilaterals and hexahedra, of any order), the cone weights
+``H_ei = max(0, r − |c_e − c_i|)`` depend only on the lattice offset between ``e`` and
+``i``: ``H x`` is the correlation of the lattice field with one constant stencil
+(:func:`scipy.ndimage.correlate`, zero outside the grid). The volume-weighted density
+filter ``x̃ = (H (v x)) / (H v)`` is then two correlations, exact at the boundaries
+(the normalisation is the correlated volume field, top88's ``Hs`` for unit volumes), and
+nothing of size ``n_cells × n_neighbours`` is stored. ``H`` is symmetric, so the
+transpose (the sensitivities' filter) is one more correlation with the same stencil.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import ndimage
+
+from fesens.ad.registry import defvjp
+from fesens.ad.tracer import primitive
+
+#: Relative tolerance (of the lattice spacing) for centroids to count as lattice points.
+LATTICE_TOLERANCE = 1e-10
+
+
+class CentroidLattice:
+    """The regular lattice the cell centroids lie on.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Lattice points per axis.
+    spacing : numpy.ndarray
+        ``(dim,)`` distance between neighbouring points per axis (``inf`` on an axis with
+        one point).
+    position : numpy.ndarray
+        ``(n_cells,)`` flat (C-order) lattice index of each cell.
+    """
+
+    def __init__(self, shape: tuple[int, ...], spacing: np.ndarray, position: np.ndarray):
+        self.shape, self.spacing, self.position = shape, spacing, position
+
+    @classmethod
+    def of(cls, centroids: np.ndarray) -> CentroidLattice | None:
+        """The lattice of ``centroids`` ``(n_cells, dim)``, or None when they are not
+        exactly the points of a complete regular lattice."""
+        n_cells, dim = centroids.shape
+        lower, upper = centroids.min(axis=0), centroids.max(axis=0)
+        shape, spacing, index = [], np.empty(dim), np.empty((n_cells, dim), dtype=np.int64)
+        for axis in range(dim):
+            values = np.unique(centroids[:, axis])
+            extent = upper[axis] - lower[axis]
+            if extent == 0.0:
+                shape.append(1)
+                spacing[axis], index[:, axis] = np.inf, 0
+                continue
+            # Smallest gap between distinct coordinates = the spacing of a regular lattice.
+            gaps = np.diff(values)
+            h = gaps[gaps > LATTICE_TOLERANCE * extent].min(initial=extent)
+            count = int(round(extent / h)) + 1
+            fraction = (centroids[:, axis] - lower[axis]) / h
+            index[:, axis] = np.rint(fraction)
+            if np.abs(fraction - index[:, axis]).max() > LATTICE_TOLERANCE * count:
+                return None
+            h = extent / (count - 1)
+            shape.append(count)
+            spacing[axis] = h
+        if int(np.prod(shape)) != n_cells:
+            return None
+        position = np.ravel_multi_index(tuple(index.T), tuple(shape))
+        if np.bincount(position, minlength=n_cells).max() != 1:
+            return None
+        return cls(tuple(shape), spacing, position)
+
+    def stencil(self, radius: float) -> np.ndarray:
+        """The cone weights ``max(0, r − |d · h|)`` for lattice offsets ``d``, centred."""
+        half = [0 if not np.isfinite(h) else int(np.floor(radius / h)) for h in self.spacing]
+        offsets = np.meshgrid(*[np.arange(-m, m + 1) for m in half], indexing="ij")
+        squared = sum((d * (h if np.isfinite(h) else 0.0)) ** 2
+                      for d, h in zip(offsets, self.spacing, strict=True))
+        return np.maximum(0.0, radius - np.sqrt(squared))
+
+    def to_grid(self, values: np.ndarray) -> np.ndarray:
+        """Cell values ``(n_cells,)`` on the lattice array of :attr:`shape`."""
+        grid = np.zeros(int(np.prod(self.shape)))
+        grid[self.position] = values
+        return grid.reshape(self.shape)
+
+    def from_grid(self, grid: np.ndarray) -> np.ndarray:
+        """The cell values ``(n_cells,)`` of a lattice array."""
+        return grid.ravel()[self.position]
+
+
+class ConeStencil:
+    """``x ↦ (H (v x)) / (H v)`` by correlation on a :class:`CentroidLattice`.
+
+    Parameters
+    ----------
+    lattice : CentroidLattice
+    radius : float
+    volumes : numpy.ndarray
+        ``(n_cells,)`` cell volumes ``v``.
+    """
+
+    def __init__(self, lattice: CentroidLattice, radius: float, volumes: np.ndarray):
+        self.lattice = lattice
+        self.weights = lattice.stencil(radius)
+        self.volumes = np.asarray(volumes, dtype=float)
+        self.normaliser = self.correlate(self.volumes)  # H v
+
+    def correlate(self, values: np.ndarray) -> np.ndarray:
+        """``H values`` for cell values ``(n_cells,)``."""
+        grid = ndimage.correlate(self.lattice.to_grid(values), self.weights, mode="constant",
+                                 cval=0.0)
+        return self.lattice.from_grid(grid)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """The filtered field ``W x``, ``(n_cells,)``."""
+        return self.correlate(self.volumes * x) / self.normaliser
+
+    def transpose(self, g: np.ndarray) -> np.ndarray:
+        """``Wᵀ g = v · H (g / (H v))`` (``H`` is symmetric)."""
+        return self.volumes * self.correlate(g / self.normaliser)
+
+
+@primitive
+def apply_cone_stencil(stencil: ConeStencil, x):
+    """``W x`` of a :class:`ConeStencil` (differentiable in ``x``)."""
+    return stencil.apply(x)
+
+
+defvjp(apply_cone_stencil, None, lambda ans, stencil, x: lambda g: stencil.transpose(g))
