@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.rigid_modes import rigid_body_modes
+from fesens.fem.structured_grid import structured_grid
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver
 
 
@@ -49,6 +50,9 @@ class SolverChoice:
     def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
         if self._needs_near_nullspace(backend, options):
             backend.near_nullspace = self.near_nullspace()
+        if getattr(backend, "needs_grid", False) and backend.grid is None:
+            # geometric multigrid: where K_ff's rows sit on the mesh's lattice
+            backend.grid = structured_grid(self.mesh, self.n_components, self.assembler.free)
 
     def with_near_nullspace(self, solver="auto"):
         """``solver`` for matrices ``K_ff`` of the current Dirichlet set, given the model's

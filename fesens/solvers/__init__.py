@@ -28,6 +28,7 @@ from fesens.solvers.base import (
 from fesens.solvers.cholmod import CholmodSolver, cholmod_available
 from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
 from fesens.solvers.lu import SuperLUSolver, UmfpackSolver
+from fesens.solvers.multigrid import MultigridCGSolver
 from fesens.solvers.preconditioners import amg_available
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "IterativeSolver",
     "LinearSolver",
     "MinresSolver",
+    "MultigridCGSolver",
     "SuperLUSolver",
     "UmfpackSolver",
     "amg_available",

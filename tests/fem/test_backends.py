@@ -18,6 +18,8 @@ from fesens.solvers.preconditioners import amg_available, default_preconditioner
 RTOL = 1e-12
 BACKENDS = available_solvers()
 ITERATIVE = [name for name in BACKENDS if not make_solver(name).is_direct]
+#: Krylov backends with a ``preconditioner`` option (geometric multigrid has its own).
+KRYLOV = [name for name in ITERATIVE if isinstance(make_solver(name), IterativeSolver)]
 # Symbolic analyses after two factorizations of one pattern (SuperLU orders every time).
 SYMBOLIC_AFTER_TWO_SOLVES = {"cholmod": 1, "umfpack": 1, "superlu": 2}
 
@@ -49,6 +51,8 @@ PROBLEMS = {"2d": cantilever_2d, "3d": cantilever_3d, "heat": heat_plate}
 def solver_options(name: str, preconditioner: str | None = None) -> dict:
     if name not in ITERATIVE:
         return {}
+    if name not in KRYLOV:
+        return {"rtol": RTOL}
     return {"rtol": RTOL, "preconditioner": preconditioner or default_preconditioner()}
 
 
@@ -83,7 +87,7 @@ def test_every_backend_gives_the_reference_solution(name, problem, references):
                                   references[problem][model.assembler.constrained])
 
 
-@pytest.mark.parametrize("name", ITERATIVE)
+@pytest.mark.parametrize("name", KRYLOV)
 def test_iterative_backends_with_jacobi_preconditioning(name, references):
     model = cantilever_2d()
     options = solver_options(name, "jacobi")
@@ -120,7 +124,9 @@ def test_new_dirichlet_dofs_after_a_solve_give_the_fresh_model_solution():
 @pytest.mark.parametrize("name", ITERATIVE)
 def test_a_non_converged_solve_raises_convergence_error_naming_the_model(name):
     model = cantilever_2d()
-    options = {"rtol": RTOL, "maxiter": 2, "preconditioner": "jacobi"}
+    # gmg: coarse levels small enough not to be exact on this mesh
+    extra = {"preconditioner": "jacobi"} if name in KRYLOV else {"coarse_size": 10}
+    options = {"rtol": RTOL, "maxiter": 2, **extra}
     with pytest.raises(ConvergenceError,
                        match=r"did not converge.*\(model: Elasticity on 64 quad4 cells") as info:
         model.solve(solver=name, solver_options=options)

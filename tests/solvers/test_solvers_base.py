@@ -26,6 +26,9 @@ from fesens.solvers import (
 from fesens.solvers.base import relative_residual
 
 BACKENDS = available_solvers()
+#: Backends that solve a bare matrix (geometric multigrid also needs the grid of its
+#: unknowns: tests/solvers/test_solvers_multigrid.py).
+BARE = [name for name in BACKENDS if not getattr(solver_class(name), "needs_grid", False)]
 STAT_KEYS = {
     "n_symbolic",
     "n_numeric",
@@ -71,7 +74,7 @@ def test_make_solver_sets_registry_name(name):
     assert set(solver.stats) >= STAT_KEYS
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", BARE)
 @pytest.mark.parametrize("n_rhs", [None, 3])
 def test_every_backend_solves_to_its_tolerance(name, n_rhs, spd_system):
     A, b, exact = spd_system
@@ -88,7 +91,7 @@ def test_every_backend_solves_to_its_tolerance(name, n_rhs, spd_system):
     assert solver.stats["n_solves"] == 2
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", BARE)
 @pytest.mark.parametrize("matrix_class", [sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array])
 def test_sparse_matrices_and_arrays_in_both_formats(name, matrix_class, spd_system):
     A, b, exact = spd_system
@@ -97,7 +100,7 @@ def test_sparse_matrices_and_arrays_in_both_formats(name, matrix_class, spd_syst
     assert relative_error(solver.solve(b[:, 0]), exact[:, 0]) <= tolerance(solver)
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", BARE)
 def test_refactorize_with_new_values(name, spd_system):
     A, b, _ = spd_system
     A2 = (2.0 * A + sp.diags(np.linspace(0.0, 1.0, A.shape[0]))).tocsr()
@@ -188,7 +191,8 @@ def test_register_solver_refuses_a_backend_that_does_not_declare_symmetry(monkey
 
 #: What each backend declares: (symmetric, is_direct).
 PROPERTIES = {"cholmod": (True, True), "superlu": (False, True), "umfpack": (False, True),
-              "cg": (True, False), "minres": (True, False), "gmres": (False, False)}
+              "cg": (True, False), "minres": (True, False), "gmres": (False, False),
+              "gmg": (True, False)}
 
 
 def test_every_backend_declares_symmetry_and_directness():
@@ -231,7 +235,7 @@ def test_matrix_validation(name):
         solver.factorize(A)
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", BARE)
 def test_rhs_validation(name):
     solver = make_solver(name)
     with pytest.raises(SolverError, match="factorize"):
@@ -261,7 +265,7 @@ def test_failed_factorization_leaves_solver_unusable(name):
         solver.solve(np.ones(6))
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", BARE)
 def test_integer_matrix_and_rhs_are_converted(name):
     A = laplacian_1d(5).astype(np.int64)
     solver = make_solver(name)

@@ -1,0 +1,258 @@
+"""The multigrid hierarchy of a structured grid: prolongations, Galerkin coarse operators,
+Chebyshev or Jacobi smoothers, a direct coarsest solve, and the V-cycle.
+
+The solver layer knows no mesh: a :class:`StructuredGrid` is the lattice shape and, for
+every lattice point and component, the row of the matrix that holds it (``-1`` for a dof
+the matrix has eliminated, a Dirichlet dof). The fem layer builds it
+(:func:`fesens.fem.structured_grid.structured_grid`).
+
+Coarsening keeps every second lattice point per axis, and the last one: an axis of ``n``
+intervals gets ``ceil(n / 2)``, so an odd count leaves one coarse interval spanning a
+single fine interval instead of stopping. Prolongation is (bi/tri)linear interpolation in
+lattice index, per component (``P = Pz ⊗ Py ⊗ Px ⊗ I``); a coarse dof is eliminated when
+the fine dof at its point is (Dirichlet conditions are injected), and the rows of
+eliminated fine dofs are dropped. Coarse operators are Galerkin, ``A_c = Pᵀ A P``
+(Amir, Aage & Lazarov, SMO 2014). Coarsening stops when a level has at most
+``coarse_size`` dofs or no axis can halve; that level is factorized by CHOLMOD (SuperLU
+without scikit-sparse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.errors import SolverError
+from fesens.solvers.base import LinearSolver, make_solver, solver_class
+
+#: Power iterations estimating the largest eigenvalue of ``D⁻¹ A`` per level.
+_POWER_ITERATIONS = 12
+#: Chebyshev smoothing targets eigenvalues of ``D⁻¹ A`` in [λ_max / 30, 1.1 λ_max] (pyamg's
+#: choice); the upper factor covers the power iteration's underestimate.
+_CHEBYSHEV_LOWER, _CHEBYSHEV_UPPER = 1.0 / 30.0, 1.1
+
+
+@dataclass(frozen=True)
+class StructuredGrid:
+    """Where a matrix's unknowns sit on a tensor lattice.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Lattice points per axis, ``(Nx, Ny[, Nz])``, each at least 2.
+    rows : numpy.ndarray
+        ``(Nx * Ny [* Nz], n_components)`` integers: the matrix row of component ``k`` at
+        lattice point ``a + Nx * (b + Ny * c)``, or ``-1`` where the dof is eliminated.
+        Every row of the matrix appears exactly once.
+    """
+
+    shape: tuple[int, ...]
+    rows: np.ndarray
+
+    def __post_init__(self) -> None:
+        rows = np.asarray(self.rows)
+        if rows.ndim != 2 or rows.shape[0] != int(np.prod(self.shape)) or min(self.shape) < 2:
+            raise ValueError(f"StructuredGrid: rows must have shape (prod(shape)="
+                             f"{int(np.prod(self.shape))}, n_components) and every axis at "
+                             f"least 2 points; got shape {self.shape}, rows {rows.shape}")
+
+    @property
+    def n_components(self) -> int:
+        return int(self.rows.shape[1])
+
+
+def _coarse_points(n_points: int) -> np.ndarray:
+    """Fine indices of the coarse points of an axis: every second one and the last."""
+    coarse = np.arange(0, n_points, 2)
+    return coarse if coarse[-1] == n_points - 1 else np.append(coarse, n_points - 1)
+
+
+def _interpolation_1d(n_points: int) -> sp.csr_matrix:
+    """Linear interpolation ``(n_points, n_coarse)`` from :func:`_coarse_points`."""
+    coarse = _coarse_points(n_points)
+    fine = np.arange(n_points)
+    right = np.searchsorted(coarse, fine)  # first coarse point at or after each fine one
+    on_coarse = coarse[right] == fine
+    left = np.where(on_coarse, right, right - 1)
+    span = np.maximum(coarse[right] - coarse[left], 1)  # 0 on coarse points
+    weight = np.where(on_coarse, 1.0, (coarse[right] - fine) / span)
+    rows = np.concatenate([fine, fine])
+    cols = np.concatenate([left, right])
+    vals = np.concatenate([weight, np.where(on_coarse, 0.0, 1.0 - weight)])
+    P = sp.csr_matrix((vals, (rows, cols)), shape=(n_points, coarse.size))
+    P.eliminate_zeros()
+    return P
+
+
+@dataclass
+class Level:
+    """One level: its operator, smoother data and the prolongation from the next one."""
+
+    A: sp.csr_matrix
+    shape: tuple[int, ...]
+    inverse_diagonal: np.ndarray = field(repr=False)
+    lambda_max: float = 0.0
+    P: sp.csr_matrix | None = field(default=None, repr=False)
+
+
+class Hierarchy:
+    """Levels of a :class:`StructuredGrid` for the matrix ``A``, and the V-cycle.
+
+    Parameters
+    ----------
+    A : scipy.sparse.csr_matrix, shape (n, n)
+        Symmetric positive definite, its rows placed by ``grid``.
+    grid : StructuredGrid
+    smoother : {"chebyshev", "jacobi"}
+    degree : int
+        Chebyshev degree, or Jacobi sweeps, before and after the coarse correction.
+    coarse_size : int
+        Coarsening stops at a level of at most this many dofs.
+    """
+
+    def __init__(self, A: sp.csr_matrix, grid: StructuredGrid, *, smoother: str,
+                 degree: int, coarse_size: int) -> None:
+        self.smoother, self.degree = smoother, degree
+        self.levels = [self._level(A, grid.shape)]
+        self.stop_reason = ""
+        shape, free = grid.shape, grid.rows >= 0
+        prolongation = self._fine_prolongation(grid, A.shape[0])
+        while True:
+            if self.levels[-1].A.shape[0] <= coarse_size:
+                self.stop_reason = f"at most coarse_size={coarse_size} dofs"
+                break
+            if max(shape) <= 2:
+                self.stop_reason = "no axis has more than one interval left"
+                break
+            P, shape, free = prolongation(shape, free)
+            prolongation = _lattice_prolongation
+            if P.shape[1] == 0:
+                self.stop_reason = "every coarse dof is a Dirichlet dof"
+                break
+            self.levels[-1].P = P
+            fine = self.levels[-1].A
+            self.levels.append(self._level((P.T @ fine @ P).tocsr(), shape))
+        self.coarse_solver = self._coarse_solver(self.levels[-1].A)
+
+    def refresh_fine(self, A: sp.csr_matrix) -> None:
+        """Replace the finest operator (and its smoother data), keeping coarse levels."""
+        fine = self.levels[0]
+        fresh = self._level(A, fine.shape)
+        fresh.P = fine.P
+        self.levels[0] = fresh
+        if len(self.levels) == 1:
+            self.coarse_solver = self._coarse_solver(A)
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        """Lattice points per axis of every level, finest first."""
+        return [level.shape for level in self.levels]
+
+    @property
+    def sizes(self) -> list[int]:
+        """Dofs of every level, finest first."""
+        return [level.A.shape[0] for level in self.levels]
+
+    def _level(self, A: sp.csr_matrix, shape: tuple[int, ...]) -> Level:
+        diagonal = A.diagonal()
+        if not np.all(diagonal > 0.0):
+            raise SolverError(
+                f"gmg: a level of {A.shape[0]} dofs has {int(np.sum(diagonal <= 0.0))} "
+                "non-positive diagonal entries; multigrid-CG needs a symmetric positive "
+                "definite matrix")
+        level = Level(A, shape, 1.0 / diagonal)
+        level.lambda_max = _largest_eigenvalue(A, level.inverse_diagonal)
+        return level
+
+    @staticmethod
+    def _fine_prolongation(grid: StructuredGrid, n: int):
+        """The first coarsening, with its rows put in the matrix's row order."""
+        lattice_rows = grid.rows[grid.rows >= 0]  # lattice order, point-major
+        if lattice_rows.size != n or not np.array_equal(np.sort(lattice_rows), np.arange(n)):
+            raise SolverError(
+                f"gmg: the grid places {lattice_rows.size} dofs but the matrix has {n} rows "
+                "(each must appear once); the grid belongs to another matrix")
+        order = np.argsort(lattice_rows)
+
+        def prolongation(shape, free):
+            P, coarse_shape, coarse_free = _lattice_prolongation(shape, free)
+            return P[order], coarse_shape, coarse_free
+
+        return prolongation
+
+    @staticmethod
+    def _coarse_solver(A: sp.csr_matrix) -> LinearSolver:
+        solver = make_solver("cholmod" if solver_class("cholmod").available() else "superlu")
+        solver.factorize(A)
+        return solver
+
+    def vcycle(self, r: np.ndarray, index: int = 0) -> np.ndarray:
+        """One V-cycle from zero for ``A_index x = r``: symmetric, so a CG preconditioner."""
+        if index == len(self.levels) - 1:
+            return self.coarse_solver.solve(r)
+        level = self.levels[index]
+        x = self._smooth(level, r, np.zeros_like(r))
+        residual = r - level.A @ x
+        x += level.P @ self.vcycle(level.P.T @ residual, index + 1)
+        return self._smooth(level, r, x)
+
+    def _smooth(self, level: Level, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+        A, D = level.A, level.inverse_diagonal
+        if self.smoother == "jacobi":
+            omega = 4.0 / (3.0 * level.lambda_max)
+            for _ in range(self.degree):
+                x = x + omega * D * (b - A @ x)
+            return x
+        # Chebyshev iteration on D⁻¹A (Saad, Iterative Methods, alg. 12.1)
+        upper = _CHEBYSHEV_UPPER * level.lambda_max
+        lower = _CHEBYSHEV_LOWER * level.lambda_max
+        theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
+        sigma = theta / delta
+        rho = 1.0 / sigma
+        r = D * (b - A @ x)
+        d = r / theta
+        for step in range(self.degree):
+            x = x + d
+            if step == self.degree - 1:
+                break
+            r = r - D * (A @ d)
+            rho_next = 1.0 / (2.0 * sigma - rho)
+            d = rho_next * rho * d + (2.0 * rho_next / delta) * r
+            rho = rho_next
+        return x
+
+
+def _lattice_prolongation(shape: tuple[int, ...], free: np.ndarray):
+    """Prolongation from the coarse lattice of ``shape`` onto the free dofs of ``free``.
+
+    ``free`` is ``(prod(shape), n_components)`` booleans, lattice order. Returns the
+    prolongation ``(n_free_fine, n_free_coarse)``, the coarse shape and coarse ``free``.
+    """
+    n_components = free.shape[1]
+    P = sp.identity(n_components, format="csr")
+    # x fastest, component fastest of all: kron(Pz, kron(Py, kron(Px, I)))
+    for n_points in shape:
+        P = sp.kron(_interpolation_1d(n_points), P, format="csr")
+    coarse_points = [_coarse_points(n) for n in shape]
+    coarse_shape = tuple(c.size for c in coarse_points)
+    grid = free.reshape(*shape[::-1], n_components)
+    coarse_free = grid[np.ix_(*coarse_points[::-1], np.arange(n_components))]
+    coarse_free = coarse_free.reshape(-1, n_components)
+    P = P[np.flatnonzero(free.ravel())][:, np.flatnonzero(coarse_free.ravel())]
+    return P.tocsr(), coarse_shape, coarse_free
+
+
+def _largest_eigenvalue(A: sp.csr_matrix, inverse_diagonal: np.ndarray) -> float:
+    """Estimate of the largest eigenvalue of ``D⁻¹ A`` by power iteration (seeded)."""
+    x = np.random.default_rng(0).uniform(0.5, 1.5, A.shape[0])
+    estimate = 1.0
+    for _ in range(_POWER_ITERATIONS):
+        y = inverse_diagonal * (A @ x)
+        norm = float(np.linalg.norm(y))
+        if norm == 0.0:
+            return 1.0
+        estimate = norm / float(np.linalg.norm(x))
+        x = y / norm
+    return estimate

@@ -1,0 +1,222 @@
+"""Geometric multigrid-preconditioned conjugate gradients (``"gmg"``) for structured grids.
+
+One V-cycle of the hierarchy of :mod:`fesens.solvers.grid_hierarchy` preconditions every CG
+iteration (Amir, Aage & Lazarov, "On multigrid-CG for efficient topology optimization",
+SMO 2014). The solver needs to know where the matrix's unknowns sit on the lattice: a
+:class:`~fesens.solvers.grid_hierarchy.StructuredGrid` given as the ``grid`` option or
+attribute. A model gives it (``model.solve(solver="gmg")``, ``Differentiable(model,
+solver="gmg")``), and refuses a mesh that is not structured.
+
+Solves that know they are in an optimization loop:
+
+* **warm start**: without ``x0``, a solve starts from the previous solution of the same
+  kind (forward or transposed) when that leaves a smaller residual than zero does;
+* **preconditioner reuse**: a new matrix on the same pattern refreshes only the finest
+  level (its operator, diagonal and eigenvalue estimate) and keeps the coarse Galerkin
+  operators and the coarse factorization of an earlier matrix, until a solve needs more
+  than ``1 + rebuild_growth`` times the CG iterations of the first solve after the last
+  full build: the next :meth:`factorize` then rebuilds (``stats["n_rebuilds"]``,
+  ``stats["n_reuses"]``). The preconditioner stays symmetric positive definite, so CG on
+  the current matrix is exact to ``rtol`` whatever was reused;
+* **the adjoint** is the same symmetric operator: ``solve_transpose`` uses the same
+  hierarchy.
+
+A solve stops when the true relative residual ``||b - A x|| / ||b||`` is at most ``rtol``,
+and raises :class:`~fesens.errors.ConvergenceError` with the iteration count and residual
+otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.errors import ConvergenceError, NonFiniteError, SolverError
+from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
+from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
+
+GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
+SMOOTHERS = ("chebyshev", "jacobi")
+#: Every this many CG iterations the recursive residual is replaced by the true one.
+_RESIDUAL_REFRESH = 50
+
+
+@register_solver("gmg")
+class MultigridCGSolver(LinearSolver):
+    """CG preconditioned by one geometric-multigrid V-cycle, for SPD matrices on a lattice.
+
+    Parameters
+    ----------
+    grid : StructuredGrid or callable, optional
+        Where the unknowns sit (a callable returning it is evaluated at every full
+        build). Models set it; a bare matrix needs it.
+    rtol : float, default 1e-8
+        Required relative residual ``||b - A x|| / ||b||``, in (0, 1).
+    maxiter : int, optional
+        CG iterations per right-hand side; default ``min(n, 1000)``.
+    smoother : {"chebyshev", "jacobi"}, default "chebyshev"
+        Chebyshev polynomial of the Jacobi-preconditioned operator (eigenvalue bound from
+        power iterations), or damped Jacobi (``ω = 4 / (3 λ_max)``).
+    degree : int, default 2
+        Chebyshev degree, or Jacobi sweeps, before and after the coarse correction (1-10).
+    coarse_size : int, default 2000
+        Coarsening stops at a level of at most this many dofs (factorized directly).
+    reuse : bool, default True
+        Keep the coarse levels across factorizations of one pattern (module docstring).
+    rebuild_growth : float, default 0.5
+        Relative growth of the CG iterations that triggers a rebuild, > 0.
+    warm_start : bool, default True
+        Start from the previous solution when no ``x0`` is given.
+    """
+
+    symmetric = True
+    is_direct = False
+    needs_grid = True
+    """Models give a backend with this attribute its ``grid``."""
+
+    def __init__(self, *, grid: GridSpec = None, rtol: float = 1e-8, maxiter: int | None = None,
+                 smoother: str = "chebyshev", degree: int = 2, coarse_size: int = 2000,
+                 reuse: bool = True, rebuild_growth: float = 0.5, warm_start: bool = True
+                 ) -> None:
+        super().__init__()
+        _check_range("rtol", rtol, 0.0, 1.0, "a relative residual in (0, 1), e.g. 1e-8")
+        if maxiter is not None:
+            _check_range("maxiter", maxiter, 1, None, "a positive iteration count")
+        if smoother not in SMOOTHERS:
+            raise ValueError(f"gmg: smoother {smoother!r} is unknown; choose one of {SMOOTHERS}")
+        _check_range("degree", degree, 1, 10, "an integer from 1 to 10")
+        _check_range("coarse_size", coarse_size, 1, None, "a positive number of dofs")
+        _check_range("rebuild_growth", rebuild_growth, 0.0, None, "a positive fraction, e.g. 0.5")
+        self.grid = grid
+        self.rtol, self.maxiter = rtol, maxiter
+        self.smoother, self.degree, self.coarse_size = smoother, degree, coarse_size
+        self.reuse, self.rebuild_growth, self.warm_start = reuse, rebuild_growth, warm_start
+        self._hierarchy: Hierarchy | None = None
+        self._pattern: SparsityPattern | None = None
+        self._baseline: int | None = None  # CG iterations of the first solve after a build
+        self._stale = False
+        self._previous: dict[bool, np.ndarray] = {}
+        self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
+                           n_reuses=0, levels=[], coarsening_stop="")
+
+    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
+        A = A.tocsr()
+        with self._timed("numeric_seconds"):
+            if (self.reuse and self._hierarchy is not None and not self._stale
+                    and self._pattern.matches(A)):
+                self._hierarchy.refresh_fine(A)
+                self._stats["n_reuses"] += 1
+            else:
+                self._build(A)
+        self._stats["n_numeric"] += 1
+
+    def _build(self, A: sp.csr_matrix) -> None:
+        grid = self.grid() if callable(self.grid) else self.grid
+        if grid is None:
+            raise SolverError(
+                "gmg needs the structured grid of the matrix's unknowns: solve through a "
+                "model built on rectangle() or box() (model.solve(solver='gmg')), or pass "
+                "grid=StructuredGrid(...); for other matrices use solver 'cg' with "
+                "preconditioner 'amg'")
+        self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
+                                    coarse_size=self.coarse_size)
+        self._pattern = SparsityPattern(A)
+        self._baseline, self._stale = None, False
+        self._stats["n_rebuilds"] += 1
+        self._stats["n_symbolic"] += 1
+        self._stats["levels"] = self._hierarchy.shapes
+        self._stats["coarsening_stop"] = self._hierarchy.stop_reason
+
+    def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
+        if x0 is None and self.warm_start:
+            previous = self._previous.get(transpose)
+            x0 = previous if previous is not None and previous.shape == b.shape else None
+        columns = b.reshape(b.shape[0], -1)
+        guesses = None if x0 is None else x0.reshape(columns.shape)
+        x = np.empty_like(columns)
+        iterations, residuals = [], []
+        for j in range(columns.shape[1]):
+            guess = None if guesses is None else guesses[:, j]
+            x[:, j], n_iterations, residual = self._pcg(columns[:, j], guess)
+            iterations.append(n_iterations)
+            residuals.append(residual)
+        self._stats["last_iterations"] = max(iterations, default=0)
+        self._stats["last_residual"] = max(residuals, default=0.0)
+        self._judge_reuse(self._stats["last_iterations"])
+        x = x.reshape(b.shape)
+        self._previous[transpose] = x.copy()
+        return x
+
+    def _judge_reuse(self, iterations: int) -> None:
+        """Mark the hierarchy stale when CG needs ``rebuild_growth`` more iterations than
+        right after the last full build."""
+        if self._baseline is None:
+            self._baseline = max(iterations, 1)
+        elif iterations > (1.0 + self.rebuild_growth) * self._baseline:
+            self._stale = True
+
+    def _pcg(self, b: np.ndarray, x0: np.ndarray | None) -> tuple[np.ndarray, int, float]:
+        """Preconditioned CG to ``rtol``; returns (x, iterations, true relative residual)."""
+        A, M = self._matrix, self._hierarchy.vcycle
+        b_norm = float(np.linalg.norm(b))
+        if b_norm == 0.0:
+            return np.zeros_like(b), 0, 0.0
+        x = np.zeros_like(b) if x0 is None else x0.copy()
+        r = b - A @ x if x0 is not None else b.copy()
+        if x0 is not None and np.linalg.norm(r) >= b_norm:  # the guess does not help
+            x, r = np.zeros_like(b), b.copy()
+        maxiter = min(b.size, 1000) if self.maxiter is None else self.maxiter
+        iterations, residual = 0, float(np.linalg.norm(r)) / b_norm
+        z = M(r)
+        p, rz = z.copy(), float(r @ z)
+        while residual > self.rtol and iterations < maxiter:
+            q = A @ p
+            curvature = float(p @ q)
+            if not curvature > 0.0:
+                raise SolverError(
+                    f"gmg: CG met non-positive curvature pᵀAp = {curvature:.3e} after "
+                    f"{iterations} iterations; the matrix is not symmetric positive definite")
+            alpha = rz / curvature
+            x += alpha * p
+            iterations += 1
+            if iterations % _RESIDUAL_REFRESH == 0:
+                r = b - A @ x
+            else:
+                r -= alpha * q
+            residual = float(np.linalg.norm(r)) / b_norm
+            if residual <= self.rtol:  # confirm with the true residual
+                r = b - A @ x
+                residual = float(np.linalg.norm(r)) / b_norm
+                if residual <= self.rtol:
+                    break
+            z = M(r)
+            rz_next = float(r @ z)
+            p = z + (rz_next / rz) * p
+            rz = rz_next
+        if not np.all(np.isfinite(x)):
+            raise NonFiniteError(f"gmg: the solution holds NaN or infinity after {iterations} "
+                                 "iterations")
+        if not residual <= self.rtol:
+            raise ConvergenceError(
+                f"gmg did not converge: relative residual {residual:.3e} > rtol "
+                f"{self.rtol:.1e} after {iterations} iterations (maxiter {maxiter}, levels "
+                f"{self._stats['levels']}); raise maxiter or rtol",
+                iterations=iterations, residual=residual, tolerance=self.rtol)
+        return x, iterations, residual
+
+
+def _check_range(name: str, value: float, low: float, high: float | None, what: str) -> None:
+    """Raise ValueError naming the option unless ``low <(=) value <(=) high``.
+
+    ``rtol`` and ``rebuild_growth`` exclude their bounds; integer options include them.
+    """
+    exclusive = isinstance(low, float)
+    try:
+        ok = (low < value if exclusive else low <= value) and (
+            high is None or (value < high if exclusive else value <= high))
+    except TypeError:
+        ok = False
+    if isinstance(value, bool) or not ok:
+        raise ValueError(f"gmg: {name} = {value!r} is out of range; give {what}")
