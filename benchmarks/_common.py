@@ -248,7 +248,7 @@ def load_line(samples: Sequence[tuple[float, ...]]) -> str:
 
 def machine_lines(packages: Sequence[str]) -> list[str]:
     """Date, CPU, library versions, CHOLMOD's BLAS and thread settings, one per line."""
-    from fesens.sysinfo import blas_description
+    from fesens.sysinfo import blas_description, thread_lines
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     versions = ", ".join(f"{name} {package_version(name)}" for name in packages)
@@ -261,4 +261,5 @@ def machine_lines(packages: Sequence[str]) -> list[str]:
         f"python {platform.python_version()}; {versions}",
         f"CHOLMOD BLAS: {blas_description()}",
         f"thread settings: {threads or 'library defaults'}",
+        *thread_lines(),
     ]

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from fesens.openmp import (
+    SINGLE_THREAD_MAX_ROW_NNZ,
+    SINGLE_THREAD_MAX_ROWS,
+    THREAD_LIMIT_VARIABLE,
+    THREAD_RULE,
+    blas_threads,
+    usable_cores,
+)
 
 
 def blas_description() -> str:
@@ -29,3 +39,16 @@ def blas_description() -> str:
     kind = ("OpenBLAS" if "openblas" in path else "MKL" if "mkl" in path
             else "reference BLAS (slow: install libopenblas0)")
     return f"{kind}: {path}"
+
+
+def thread_lines() -> list[str]:
+    """How many threads fesens gives the solvers (``fesens info``, benchmark headers):
+    the rule, what it picks for a small and a large problem, the OpenMP limit."""
+    small, _ = blas_threads(SINGLE_THREAD_MAX_ROWS // 2, SINGLE_THREAD_MAX_ROWS * 9, True)
+    large, _ = blas_threads(10 * SINGLE_THREAD_MAX_ROWS,
+                            10 * SINGLE_THREAD_MAX_ROWS * 3 * SINGLE_THREAD_MAX_ROW_NNZ, True)
+    iterative, _ = blas_threads(10 * SINGLE_THREAD_MAX_ROWS, 0, False)
+    limit = os.environ.get(THREAD_LIMIT_VARIABLE, "unset (set when CHOLMOD loads)")
+    return [f"threads: {usable_cores()} usable cores; BLAS threads per solve: {THREAD_RULE}",
+            f"threads chosen: small direct solve {small}, large 3D direct solve {large}, "
+            f"iterative solve {iterative}; OpenMP ({THREAD_LIMIT_VARIABLE}): {limit}"]

@@ -23,6 +23,7 @@ from fesens.ad.numpy_wrapper import MATMUL_BY_TYPE, getval
 from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
+from fesens.openmp import BlasThreadLimit, blas_threads
 from fesens.solvers import LinearSolver, make_solver, solver_class
 
 
@@ -38,6 +39,22 @@ class SparsePattern:
         self.indices = indices
         self.shape = shape
         self._solvers: dict[tuple, LinearSolver] = {}
+        self._thread_limits: dict[bool, tuple] = {}
+
+    def threads(self, direct: bool) -> tuple[int, str]:
+        """The BLAS threads of a direct or iterative solve on this pattern, and why
+        (:func:`fesens.openmp.blas_threads`; chosen on first use, then kept)."""
+        return self._thread_limit(direct)[:2]
+
+    def _thread_limit(self, direct: bool) -> tuple:
+        if direct not in self._thread_limits:
+            count, reason = blas_threads(self.shape[0], self.nnz, direct)
+            self._thread_limits[direct] = (count, reason, BlasThreadLimit(count))
+        return self._thread_limits[direct]
+
+    def thread_limit(self, backend: LinearSolver) -> BlasThreadLimit:
+        """The context that runs a solve with ``backend`` on the chosen BLAS threads."""
+        return self._thread_limit(bool(backend.is_direct))[2]
 
     def solver(self, spec="auto", configure: Callable[[LinearSolver], None] | None = None
                ) -> LinearSolver:
@@ -215,13 +232,17 @@ def solve(K: PatternMatrix, f, solver="auto"):
     f = np.asarray(f, dtype=float)
     if not np.all(np.isfinite(f)):
         raise NonFiniteError("the right-hand side of solve contains NaN or infinity")
-    return _factorized(K, solver).solve(f)
+    backend = K.pattern.solver(solver)
+    with K.pattern.thread_limit(backend):
+        return _factorized(K, backend).solve(f)
 
 
 @primitive
 def _adjoint_solve(K: PatternMatrix, g, solver="auto"):
     """``λ = K⁻ᵀ g`` with the factorization of ``K`` (linear in ``g``)."""
-    return _factorized(K, solver).solve_transpose(np.asarray(g, dtype=float))
+    backend = K.pattern.solver(solver)
+    with K.pattern.thread_limit(backend):
+        return _factorized(K, backend).solve_transpose(np.asarray(g, dtype=float))
 
 
 def _factorized(K: PatternMatrix, solver) -> LinearSolver:

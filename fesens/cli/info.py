@@ -16,13 +16,16 @@ DOC_TOPICS = sorted(entry.name.removesuffix(".md") for entry in DOCS.iterdir()
 
 @click.command()
 def info() -> None:
-    """Print the version, the available solver backends and the BLAS in use."""
+    """Print the version, the available solver backends, the BLAS in use and how many
+    threads fesens gives the solvers."""
     from fesens.solvers import available_solvers
-    from fesens.sysinfo import blas_description
+    from fesens.sysinfo import blas_description, thread_lines
 
     click.echo(f"fesens {__version__}")
     click.echo(f"solvers: {', '.join(available_solvers())}")
     click.echo(f"BLAS (SuiteSparse): {blas_description()}")
+    for line in thread_lines():
+        click.echo(line)
 
 
 @click.command()
