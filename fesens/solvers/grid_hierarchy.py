@@ -193,17 +193,18 @@ class Hierarchy:
         if index == len(self.levels) - 1:
             return self.coarse_solver.solve(r)
         level = self.levels[index]
-        x = self._smooth(level, r, np.zeros_like(r))
+        x = self._smooth(level, r, None)
         residual = r - level.A @ x
         x += level.P @ self.vcycle(level.P.T @ residual, index + 1)
         return self._smooth(level, r, x)
 
-    def _smooth(self, level: Level, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def _smooth(self, level: Level, b: np.ndarray, x: np.ndarray | None) -> np.ndarray:
+        """Smooth ``A x = b`` from ``x`` (None: from zero, saving a product)."""
         A, D = level.A, level.inverse_diagonal
         if self.smoother == "jacobi":
             omega = 4.0 / (3.0 * level.lambda_max)
             for _ in range(self.degree):
-                x = x + omega * D * (b - A @ x)
+                x = omega * D * b if x is None else x + omega * D * (b - A @ x)
             return x
         # Chebyshev iteration on D⁻¹A (Saad, Iterative Methods, alg. 12.1)
         upper = _CHEBYSHEV_UPPER * level.lambda_max
@@ -211,10 +212,10 @@ class Hierarchy:
         theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
         sigma = theta / delta
         rho = 1.0 / sigma
-        r = D * (b - A @ x)
+        r = D * b if x is None else D * (b - A @ x)
         d = r / theta
         for step in range(self.degree):
-            x = x + d
+            x = d.copy() if x is None else x + d
             if step == self.degree - 1:
                 break
             r = r - D * (A @ d)

@@ -16,8 +16,11 @@ Solves that know they are in an optimization loop:
   operators and the coarse factorization of an earlier matrix, until a solve needs more
   than ``1 + rebuild_growth`` times the CG iterations of the first solve after the last
   full build: the next :meth:`factorize` then rebuilds (``stats["n_rebuilds"]``,
-  ``stats["n_reuses"]``). The preconditioner stays symmetric positive definite, so CG on
-  the current matrix is exact to ``rtol`` whatever was reused;
+  ``stats["n_reuses"]``), and so do the 1, 2, 4, ... following ones after each further
+  failed reuse (early in an optimization the design changes too fast for reuse to pay; a
+  reuse that keeps the iterations resets the back-off). The preconditioner stays
+  symmetric positive definite, so CG on the current matrix reaches ``rtol`` whatever was
+  reused;
 * **the adjoint** is the same symmetric operator: ``solve_transpose`` uses the same
   hierarchy.
 
@@ -97,6 +100,8 @@ class MultigridCGSolver(LinearSolver):
         self._pattern: SparsityPattern | None = None
         self._baseline: int | None = None  # CG iterations of the first solve after a build
         self._stale = False
+        self._reused = False  # the current hierarchy's fine level was refreshed, not built
+        self._backoff, self._penalty = 0, 1  # full builds before the next reuse attempt
         self._previous: dict[bool, np.ndarray] = {}
         self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
                            n_reuses=0, levels=[], coarsening_stop="")
@@ -104,11 +109,14 @@ class MultigridCGSolver(LinearSolver):
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
         A = A.tocsr()
         with self._timed("numeric_seconds"):
-            if (self.reuse and self._hierarchy is not None and not self._stale
-                    and self._pattern.matches(A)):
+            reusable = (self.reuse and self._hierarchy is not None and not self._stale
+                        and self._pattern.matches(A))
+            if reusable and self._backoff == 0:
                 self._hierarchy.refresh_fine(A)
                 self._stats["n_reuses"] += 1
+                self._reused = True
             else:
+                self._backoff -= int(reusable)  # a build the back-off asked for
                 self._build(A)
         self._stats["n_numeric"] += 1
 
@@ -123,7 +131,7 @@ class MultigridCGSolver(LinearSolver):
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
                                     coarse_size=self.coarse_size)
         self._pattern = SparsityPattern(A)
-        self._baseline, self._stale = None, False
+        self._baseline, self._stale, self._reused = None, False, False
         self._stats["n_rebuilds"] += 1
         self._stats["n_symbolic"] += 1
         self._stats["levels"] = self._hierarchy.shapes
@@ -156,6 +164,10 @@ class MultigridCGSolver(LinearSolver):
             self._baseline = max(iterations, 1)
         elif iterations > (1.0 + self.rebuild_growth) * self._baseline:
             self._stale = True
+            if self._reused:  # back off: the next reuse attempt waits longer
+                self._backoff, self._penalty = self._penalty, 2 * self._penalty
+        elif self._reused:
+            self._penalty = 1
 
     def _pcg(self, b: np.ndarray, x0: np.ndarray | None) -> tuple[np.ndarray, int, float]:
         """Preconditioned CG to ``rtol``; returns (x, iterations, true relative residual)."""

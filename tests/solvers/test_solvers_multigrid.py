@@ -130,8 +130,13 @@ def test_a_slower_solve_triggers_a_rebuild():
     assert (stats["n_rebuilds"], stats["n_reuses"]) == (1, 1)
     assert stats["last_iterations"] > 1.1 * first
     problem.solve(scale=x**3 * 1.001)
+    assert problem.solver.stats["n_rebuilds"] == 2
+    # the failed reuse backs off: one more full build before the next reuse
+    problem.solve(scale=x**3 * 1.002)
+    assert problem.solver.stats["n_rebuilds"] == 3
+    problem.solve(scale=x**3 * 1.003)
     stats = problem.solver.stats
-    assert stats["n_rebuilds"] == 2, stats
+    assert (stats["n_rebuilds"], stats["n_reuses"]) == (3, 2)
 
 
 def test_adjoint_solve_reuses_the_hierarchy():
