@@ -13,12 +13,14 @@ Solves that know they are in an optimization loop:
   kind (forward or transposed) when that leaves a smaller residual than zero does;
 * **preconditioner reuse**: a new matrix on the same pattern refreshes only the finest
   level (its operator, diagonal and eigenvalue estimate) and keeps the coarse Galerkin
-  operators and the coarse factorization of an earlier matrix, until a solve needs more
-  than ``1 + rebuild_growth`` times the CG iterations of the first solve after the last
-  full build: the next :meth:`factorize` then rebuilds (``stats["n_rebuilds"]``,
-  ``stats["n_reuses"]``), and so do the 1, 2, 4, ... following ones after each further
-  failed reuse (early in an optimization the design changes too fast for reuse to pay; a
-  reuse that keeps the iterations resets the back-off). The preconditioner stays
+  operators and the coarse factorization of an earlier matrix. The stagnation criterion
+  is measured: when CG with a reused hierarchy reaches ``1 + rebuild_growth`` times the
+  iterations of the first solve after the last full build without converging, the
+  hierarchy is rebuilt from the current matrix on the spot and CG continues from its
+  iterate (``stats["n_rebuilds"]``, ``stats["n_reuses"]``); a failed reuse costs at most
+  those extra iterations. After a failed reuse the next 1, then 2, 4, ... factorizations
+  build afresh (early in an optimization the design changes too fast for reuse to pay);
+  a reuse that keeps the iterations resets this back-off. The preconditioner stays
   symmetric positive definite, so CG on the current matrix reaches ``rtol`` whatever was
   reused;
 * **the adjoint** is the same symmetric operator: ``solve_transpose`` uses the same
@@ -99,7 +101,6 @@ class MultigridCGSolver(LinearSolver):
         self._hierarchy: Hierarchy | None = None
         self._pattern: SparsityPattern | None = None
         self._baseline: int | None = None  # CG iterations of the first solve after a build
-        self._stale = False
         self._reused = False  # the current hierarchy's fine level was refreshed, not built
         self._backoff, self._penalty = 0, 1  # full builds before the next reuse attempt
         self._previous: dict[bool, np.ndarray] = {}
@@ -109,7 +110,7 @@ class MultigridCGSolver(LinearSolver):
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
         A = A.tocsr()
         with self._timed("numeric_seconds"):
-            reusable = (self.reuse and self._hierarchy is not None and not self._stale
+            reusable = (self.reuse and self._hierarchy is not None
                         and self._pattern.matches(A))
             if reusable and self._backoff == 0:
                 self._hierarchy.refresh_fine(A)
@@ -131,7 +132,7 @@ class MultigridCGSolver(LinearSolver):
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
                                     coarse_size=self.coarse_size)
         self._pattern = SparsityPattern(A)
-        self._baseline, self._stale, self._reused = None, False, False
+        self._baseline, self._reused = None, False
         self._stats["n_rebuilds"] += 1
         self._stats["n_symbolic"] += 1
         self._stats["levels"] = self._hierarchy.shapes
@@ -147,30 +148,49 @@ class MultigridCGSolver(LinearSolver):
         iterations, residuals = [], []
         for j in range(columns.shape[1]):
             guess = None if guesses is None else guesses[:, j]
-            x[:, j], n_iterations, residual = self._pcg(columns[:, j], guess)
+            x[:, j], n_iterations, residual = self._solve_column(columns[:, j], guess)
             iterations.append(n_iterations)
             residuals.append(residual)
         self._stats["last_iterations"] = max(iterations, default=0)
         self._stats["last_residual"] = max(residuals, default=0.0)
-        self._judge_reuse(self._stats["last_iterations"])
         x = x.reshape(b.shape)
         self._previous[transpose] = x.copy()
         return x
 
-    def _judge_reuse(self, iterations: int) -> None:
-        """Mark the hierarchy stale when CG needs ``rebuild_growth`` more iterations than
-        right after the last full build."""
-        if self._baseline is None:
+    def _solve_column(self, b: np.ndarray, x0: np.ndarray | None
+                      ) -> tuple[np.ndarray, int, float]:
+        """CG on one right-hand side; a reused hierarchy that lets CG run past
+        ``1 + rebuild_growth`` times the iterations after the last build is rebuilt from
+        the current matrix on the spot, and CG continues from where it stopped."""
+        maxiter = min(b.size, 1000) if self.maxiter is None else self.maxiter
+        limit = maxiter
+        if self._reused and self._baseline is not None:
+            limit = min(maxiter, int(np.ceil((1.0 + self.rebuild_growth) * self._baseline)))
+        x, iterations, residual = self._pcg(b, x0, limit)
+        if residual > self.rtol and limit < maxiter:
+            # back off: the next reuse attempt waits longer
+            self._backoff, self._penalty = self._penalty, 2 * self._penalty
+            with self._timed("numeric_seconds"):
+                self._build(self._matrix)
+            x, more, residual = self._pcg(b, x, maxiter - iterations)
+            self._baseline = max(more, 1)
+            iterations += more
+        elif self._baseline is None:
             self._baseline = max(iterations, 1)
-        elif iterations > (1.0 + self.rebuild_growth) * self._baseline:
-            self._stale = True
-            if self._reused:  # back off: the next reuse attempt waits longer
-                self._backoff, self._penalty = self._penalty, 2 * self._penalty
         elif self._reused:
-            self._penalty = 1
+            self._penalty = 1  # a reuse that kept the iterations
+        if residual > self.rtol:
+            raise ConvergenceError(
+                f"gmg did not converge: relative residual {residual:.3e} > rtol "
+                f"{self.rtol:.1e} after {iterations} iterations (maxiter {maxiter}, levels "
+                f"{self._stats['levels']}); raise maxiter or rtol",
+                iterations=iterations, residual=residual, tolerance=self.rtol)
+        return x, iterations, residual
 
-    def _pcg(self, b: np.ndarray, x0: np.ndarray | None) -> tuple[np.ndarray, int, float]:
-        """Preconditioned CG to ``rtol``; returns (x, iterations, true relative residual)."""
+    def _pcg(self, b: np.ndarray, x0: np.ndarray | None, maxiter: int
+             ) -> tuple[np.ndarray, int, float]:
+        """Preconditioned CG until ``rtol`` or ``maxiter`` iterations; returns (x,
+        iterations, true relative residual)."""
         A, M = self._matrix, self._hierarchy.vcycle
         b_norm = float(np.linalg.norm(b))
         if b_norm == 0.0:
@@ -179,7 +199,6 @@ class MultigridCGSolver(LinearSolver):
         r = b - A @ x if x0 is not None else b.copy()
         if x0 is not None and np.linalg.norm(r) >= b_norm:  # the guess does not help
             x, r = np.zeros_like(b), b.copy()
-        maxiter = min(b.size, 1000) if self.maxiter is None else self.maxiter
         iterations, residual = 0, float(np.linalg.norm(r)) / b_norm
         z = M(r)
         p, rz = z.copy(), float(r @ z)
@@ -210,12 +229,8 @@ class MultigridCGSolver(LinearSolver):
         if not np.all(np.isfinite(x)):
             raise NonFiniteError(f"gmg: the solution holds NaN or infinity after {iterations} "
                                  "iterations")
-        if not residual <= self.rtol:
-            raise ConvergenceError(
-                f"gmg did not converge: relative residual {residual:.3e} > rtol "
-                f"{self.rtol:.1e} after {iterations} iterations (maxiter {maxiter}, levels "
-                f"{self._stats['levels']}); raise maxiter or rtol",
-                iterations=iterations, residual=residual, tolerance=self.rtol)
+        if residual > self.rtol:  # stopped by maxiter: report the true residual
+            residual = float(np.linalg.norm(b - A @ x)) / b_norm
         return x, iterations, residual
 
 

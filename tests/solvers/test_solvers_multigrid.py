@@ -116,25 +116,24 @@ def test_warm_start_and_hierarchy_reuse_in_a_design_loop():
     assert relative_error(u, fresh) < 1e-7
 
 
-def test_a_slower_solve_triggers_a_rebuild():
+def test_a_slower_solve_triggers_a_rebuild_and_a_back_off():
     model = cantilever_3d()
-    # 18 CG iterations on the first design, 23 on the second with the reused coarse levels
+    # 18 CG iterations on the first design; the second, with near-void cells, needs more
+    # than 1.1 x 18 with the reused coarse levels: rebuilt within that solve
     options = {"rtol": 1e-10, "warm_start": False, "rebuild_growth": 0.1, **SMALL}
     problem = Differentiable(model, solver=("gmg", options))
     problem.solve(scale=np.ones(model.mesh.n_cells))
     first = problem.solver.stats["last_iterations"]
-    # a design with near-void cells: the reused coarse levels fit it less well
     x = np.where(np.arange(model.mesh.n_cells) % 3 == 0, 1e-3, 1.0)
-    problem.solve(scale=x**3)
+    u = problem.solve(scale=x**3).u
     stats = problem.solver.stats
-    assert (stats["n_rebuilds"], stats["n_reuses"]) == (1, 1)
-    assert stats["last_iterations"] > 1.1 * first
+    assert (stats["n_rebuilds"], stats["n_reuses"]) == (2, 1)
+    assert stats["last_iterations"] > int(np.ceil(1.1 * first))
+    assert relative_error(u, cantilever_3d().solve(solver=REFERENCE, scale=x**3).u) < 1e-7
+    # the failed reuse backs off: one full build before the next reuse
     problem.solve(scale=x**3 * 1.001)
-    assert problem.solver.stats["n_rebuilds"] == 2
-    # the failed reuse backs off: one more full build before the next reuse
-    problem.solve(scale=x**3 * 1.002)
     assert problem.solver.stats["n_rebuilds"] == 3
-    problem.solve(scale=x**3 * 1.003)
+    problem.solve(scale=x**3 * 1.002)
     stats = problem.solver.stats
     assert (stats["n_rebuilds"], stats["n_reuses"]) == (3, 2)
 
