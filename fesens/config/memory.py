@@ -1,12 +1,9 @@
 """How much memory a generated mesh and its solve need, estimated before anything is built.
 
 A generated (structured) mesh is refused when the estimate of its arrays, the sparsity
-pattern of its system matrix and a sparse Cholesky factor does not fit in the memory the
-machine has available, unless ``mesh.allow_large = true``. The factor's fill follows the
-nested-dissection bounds for grids (George 1973; Lipton, Rose and Tarjan 1979):
-``O(n log n)`` entries in 2D and ``O(n^(4/3))`` in 3D, for ``n`` unknowns; the constants
-below were fitted to the peak RSS of a solve on 200², 400² quad4 and 16³, 28³ hex8 meshes
-(the estimate is 75-95 % of it), so it errs towards letting a run through.
+pattern of its system matrix and a sparse Cholesky factor (its fill:
+:func:`fesens.solvers.memory.factor_bytes`) does not fit in the memory the machine has
+available, unless ``mesh.allow_large = true``.
 """
 
 from __future__ import annotations
@@ -14,6 +11,9 @@ from __future__ import annotations
 import math
 
 from fesens.config.checks import ConfigError
+from fesens.solvers.memory import available_bytes, factor_bytes
+
+__all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes"]
 
 #: Per generated cell type: nodes per cell, nodes one node couples to, nodes per grid
 #: vertex (mid-edge, face and cell nodes of quadratic cells), cells per grid cell.
@@ -23,8 +23,6 @@ _CELL_TYPES = {"quad4": (4, 9, 1, 1), "quad8": (8, 21, 3, 1), "quad9": (9, 25, 4
                "tet10": (10, 65, 8, 6)}
 #: Bytes of one matrix entry in the pattern, the cached cell matrices and the gather maps.
 _ENTRY = 24
-#: Factor entries per unknown: ``C2 log2 n`` in 2D, ``C3 n^(1/3)`` in 3D; 12 bytes each.
-_FILL_2D, _FILL_3D, _FACTOR_ENTRY = 12.0, 24.0, 12
 
 
 def estimate_bytes(cells: list[int], cell_type: str) -> float:
@@ -40,26 +38,7 @@ def estimate_bytes(cells: list[int], cell_type: str) -> float:
     unknowns = dim * n_nodes
     mesh = n_nodes * dim * 8 + n_cells * per_cell * 8
     pattern = unknowns * coupled * dim * _ENTRY + n_cells * (per_cell * dim) ** 2 * 8
-    fill = (_FILL_2D * math.log2(max(unknowns, 2.0)) if dim == 2
-            else _FILL_3D * unknowns ** (1.0 / 3.0))
-    return mesh + pattern + unknowns * fill * _FACTOR_ENTRY
-
-
-def available_bytes() -> float | None:
-    """Memory the machine can give a new allocation now (``MemAvailable`` of
-    ``/proc/meminfo``, or psutil's ``available``); None where neither is known."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as file:
-            for line in file:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        import psutil
-    except ImportError:
-        return None
-    return float(psutil.virtual_memory().available)
+    return mesh + pattern + factor_bytes(unknowns, dim)
 
 
 def check_mesh_memory(spec: dict) -> None:

@@ -10,9 +10,35 @@ from __future__ import annotations
 
 import numpy as np
 
+from fesens.errors import SolverError
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
-from fesens.solvers import IterativeSolver, LinearSolver, make_solver
+from fesens.mesh.structured import lattice_of
+from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
+from fesens.solvers.base import SOLVER_ALIASES
+from fesens.solvers.memory import available_bytes, factor_bytes
+from fesens.solvers.preconditioners import default_preconditioner
+
+#: ``auto`` solves a 3D problem of more free unknowns than this iteratively: the issue 16
+#: measurements (2 cores) had CHOLMOD at 2.5 s per gradient at 92k unknowns (48x24x24
+#: hex8) but 24 s at 212k, where CG + AMG took 10.4 s.
+AUTO_DIRECT_MAX_3D_UNKNOWNS = 150_000
+
+
+class AutoChoice(str):
+    """The backend ``auto`` chose (a name) with ``options`` and ``reason`` (one line)."""
+
+    options: dict
+    reason: str
+
+    def __new__(cls, name: str, options: dict, reason: str) -> AutoChoice:
+        choice = super().__new__(cls, name)
+        choice.options, choice.reason = options, reason
+        return choice
+
+    def line(self) -> str:
+        """``solver: <name> (auto: <reason>)``, what a job prints."""
+        return f"solver: {self}{self.options or ''} (auto: {self.reason})"
 
 
 class SolverChoice:
@@ -20,7 +46,14 @@ class SolverChoice:
 
     Uses the model's ``mesh``, ``n_components``, ``assembler``, ``operator`` and
     ``default_solver``.
+
+    Attributes
+    ----------
+    solver_choice : AutoChoice or None
+        What ``auto`` last resolved to, with the reason (:meth:`AutoChoice.line`).
     """
+
+    solver_choice: AutoChoice | None = None
 
     def solver(self, spec=None, **options) -> LinearSolver:
         """The model's solver instance for ``spec`` on the current pattern (kept, so the
@@ -43,9 +76,66 @@ class SolverChoice:
         if isinstance(spec, tuple):
             spec, options = spec[0], {**spec[1], **options}
         spec = spec or self.default_solver
+        if spec == "auto" or solver_class(spec).is_direct:
+            spec, options = self._checked_choice(spec, options)
         key = (spec, options) if options else spec
         return self.operator("ff").pattern.solver(
             key, lambda backend: self._give_near_nullspace(backend, options))
+
+    def auto_solver(self) -> AutoChoice:
+        """The backend ``auto`` stands for on this model, and why.
+
+        CHOLMOD (or the direct fallback of :data:`SOLVER_ALIASES`) in 2D and for 3D
+        problems of at most :data:`AUTO_DIRECT_MAX_3D_UNKNOWNS` free unknowns whose
+        estimated factor (:func:`fesens.solvers.memory.factor_bytes`) fits in the available
+        memory; otherwise CG with geometric multigrid (``gmg``) on a structured mesh when
+        that backend is registered, else CG with AMG (Jacobi without pyamg).
+        """
+        n, dim = self.assembler.free.size, self.mesh.dim
+        direct = str(solver_class("auto").name)
+        needed, available = factor_bytes(n, dim), available_bytes()
+        fits = available is None or needed <= available
+        if fits and (dim < 3 or n <= AUTO_DIRECT_MAX_3D_UNKNOWNS):
+            size = (f"{dim}D" if dim < 3 else
+                    f"3D with {n} <= {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns")
+            return AutoChoice(direct, {}, f"{size}, factor about {needed / 2**20:.0f} MiB")
+        why = (f"3D with {n} > {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns" if fits else
+               f"the factor of {n} unknowns needs about {needed / 2**30:.3g} GiB, more than "
+               f"the {available / 2**30:.3g} GiB available")
+        if _registered("gmg") and lattice_of(self.mesh) is not None:
+            return AutoChoice("gmg", {}, f"{why}; structured mesh: multigrid-CG")
+        preconditioner = default_preconditioner()
+        return AutoChoice("cg", {"preconditioner": preconditioner},
+                          f"{why}; unstructured mesh: CG with {preconditioner} preconditioner")
+
+    def _checked_choice(self, spec: str, options: dict) -> tuple[str, dict]:
+        """``auto`` resolved (:meth:`auto_solver`, kept in :attr:`solver_choice`) and a
+        direct backend checked against the memory, once per assembler."""
+        assembler = self.assembler
+        cache = self.__dict__.get("_solver_checks")
+        if cache is None or cache[0] is not assembler:
+            cache = self.__dict__["_solver_checks"] = (assembler, {})
+        done = cache[1]
+        if spec == "auto":
+            if "auto" not in done:
+                done["auto"] = self.solver_choice = self.auto_solver()
+            choice = done["auto"]
+            spec, options = str(choice), {**choice.options, **options}
+        if solver_class(spec).is_direct and spec not in done:
+            self._check_factor_fits(spec)
+            done[spec] = True
+        return spec, options
+
+    def _check_factor_fits(self, name: str) -> None:
+        """Refuse up front a direct factorization whose estimate exceeds the memory."""
+        n, dim = self.assembler.free.size, self.mesh.dim
+        needed, available = factor_bytes(n, dim), available_bytes()
+        if available is not None and needed > available:
+            raise SolverError(
+                f"solver {name!r}: the factorization of {n} unknowns ({dim}D) needs about "
+                f"{needed / 2**30:.3g} GiB, more than the {available / 2**30:.3g} GiB "
+                "available; use solver 'auto' or an iterative one ('gmg' on a structured "
+                "mesh, 'cg' with AMG otherwise), or fewer cells")
 
     def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
         if self._needs_near_nullspace(backend, options):
@@ -102,3 +192,11 @@ class SolverChoice:
             and backend.preconditioner == "amg"
             and "near_nullspace" not in options
         )
+
+
+def _registered(name: str) -> bool:
+    """Whether the backend ``name`` is registered and installed."""
+    try:
+        return bool(solver_class(name).available()) and name not in SOLVER_ALIASES
+    except ValueError:
+        return False

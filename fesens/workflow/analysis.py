@@ -95,6 +95,8 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
     model = build_model(config)
     backend, options = _solver(config)
     solution = model.solve(solver=backend, solver_options=options)
+    if model.solver_choice is not None:  # what "auto" chose, and why
+        echo(model.solver_choice.line())
     folder.prepare(clear=force)
     solution.write(folder.file("solution.vtu"))
     fields = _output_fields(solution)
@@ -105,7 +107,8 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
         reactions[_support_label(support, i)] = solution.reaction_force(where).tolist()
     summary = {"name": config.name, "physics": config.physics,
                "dofs": model.dofmap.n_dofs, "compliance": solution.compliance(),
-               "reactions": reactions, "solver": solver_class(backend).name,
+               "reactions": reactions,
+               "solver": str(model.solver_choice or solver_class(backend).name),
                "fesens_version": __version__}
     fragment = config.physics_class.config
     summary.update(reported_values(fragment, *fields))

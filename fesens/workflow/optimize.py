@@ -244,6 +244,8 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
         echo(_describe(config, problem, model))
+        if model.solver_choice is not None:  # what "auto" chose, and why
+            echo(model.solver_choice.line())
         x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
                                             resume, echo)
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
@@ -273,6 +275,8 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     problem = build_problem(config, model)
     optimizer = build_optimizer(config)
     echo(_describe(config, problem, model))
+    if model.solver_choice is not None:  # what "auto" chose, and why
+        echo(model.solver_choice.line())
     extras = [c.name for c in problem.constraints]
     stop = config.data["stop"]
     result = optimize(problem, optimizer, max_iter=stop["max_iter"],

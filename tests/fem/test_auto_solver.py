@@ -1,0 +1,75 @@
+"""Issue 16: ``auto`` picks the solver by dimension, size, structure and memory, says why,
+and a direct factorization that will not fit is refused up front."""
+
+import numpy as np
+import pytest
+
+from fesens.errors import SolverError
+from fesens.fem import model_solvers
+from fesens.mesh import Mesh, box, rectangle
+from fesens.physics import Elasticity
+
+
+def cantilever(mesh):
+    model = Elasticity(mesh, plane="stress") if mesh.dim == 2 else Elasticity(mesh)
+    model.fix("left")
+    return model
+
+
+@pytest.fixture
+def plenty_of_memory(monkeypatch):
+    monkeypatch.setattr(model_solvers, "available_bytes", lambda: 1e12)
+
+
+def test_2d_and_small_3d_get_cholmod(plenty_of_memory):
+    for mesh in (rectangle(8, 4), box(4, 2, 2)):
+        model = cantilever(mesh)
+        backend = model.solver()
+        assert backend.name == "cholmod"
+        assert model.solver_choice == "cholmod"
+        assert model.solver_choice.line().startswith(f"solver: cholmod (auto: {mesh.dim}D")
+
+
+def test_large_structured_3d_gets_multigrid(plenty_of_memory, monkeypatch):
+    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    model = cantilever(box(8, 4, 4))
+    assert model.solver().name == "gmg"
+    assert "structured mesh: multigrid-CG" in model.solver_choice.reason
+    direct = cantilever(box(8, 4, 4))
+    for m in (model, direct):
+        m.traction("right", (0.0, -1.0, 0.0))
+    u = model.solve(scale=np.ones(model.mesh.n_cells)).u
+    reference = direct.solve(scale=np.ones(model.mesh.n_cells), solver="cholmod").u
+    assert np.abs(u - reference).max() < 1e-6 * np.abs(reference).max()
+
+
+def test_large_unstructured_3d_gets_amg_cg(plenty_of_memory, monkeypatch):
+    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    mesh = box(4, 2, 2)
+    rng = np.random.default_rng(0)
+    interior = (mesh.points > 0).all(axis=1) & (mesh.points < [1, 1, 1]).all(axis=1)
+    points = mesh.points + 0.05 * interior[:, None] * rng.uniform(-1, 1, mesh.points.shape)
+    perturbed = Mesh(points, mesh.cells, mesh.cell_type)
+    perturbed.node_sets["left"] = mesh.node_sets["left"]
+    model = cantilever(perturbed)
+    backend = model.solver()
+    assert backend.name == "cg" and backend.preconditioner == "amg"
+    assert "unstructured mesh: CG with amg" in model.solver_choice.reason
+
+
+def test_gmg_missing_falls_back_to_amg(plenty_of_memory, monkeypatch):
+    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(model_solvers, "_registered", lambda name: False)
+    model = cantilever(box(4, 2, 2))
+    assert model.solver().name == "cg"
+
+
+def test_a_factor_beyond_the_memory_goes_iterative_with_auto_and_is_refused_by_name(
+        monkeypatch):
+    monkeypatch.setattr(model_solvers, "available_bytes", lambda: 1e3)  # a 1 kB machine
+    model = cantilever(rectangle(8, 4))
+    assert model.solver().name != "cholmod"
+    assert "more than the" in model.solver_choice.reason
+    with pytest.raises(SolverError, match=r"solver 'cholmod': the factorization of 80 "
+                                          r"unknowns \(2D\) needs about .* GiB, more than"):
+        model.solver("cholmod")
