@@ -15,6 +15,7 @@ import numpy as np
 from fesens.errors import MeshError, writing
 from fesens.mesh.io import FieldData, file_formats
 from fesens.mesh.mesh import Mesh
+from fesens.mesh.vtu_stream import can_stream, write_vtu
 
 #: Writer options: XDMF keeps its data inline, so no HDF5 file is named after the
 #: temporary file (meshio's XDMF writer still needs h5py installed).
@@ -31,6 +32,41 @@ def _field(kind: str, name: str, values, n_rows: int, dim: int) -> np.ndarray:
     if dim == 2 and array.ndim == 2 and array.shape[1] == 2:
         array = np.column_stack([array, np.zeros(n_rows, dtype=array.dtype)])
     return array
+
+
+def _checked(kind: str, data: FieldData | None, n_rows: int) -> dict:
+    """``name -> array`` after checking every shape (:func:`_field`), no conversion."""
+    out = {}
+    for name, values in (data or {}).items():
+        array = np.asarray(values)
+        if array.ndim not in (1, 2) or array.shape[0] != n_rows:
+            raise MeshError(f"{kind} data {name!r} must have shape ({n_rows},) or "
+                            f"({n_rows}, k), got {array.shape}")
+        out[name] = array
+    return out
+
+
+def _write_vtu_streaming(path: Path, mesh: Mesh, point_data: FieldData | None,
+                         cell_data: FieldData | None) -> bool:
+    """Write ``path`` with :func:`fesens.mesh.vtu_stream.write_vtu` (one field converted
+    at a time); False when that writer does not handle the mesh or a field's dtype."""
+    points = _checked("point", point_data, mesh.n_points)
+    cells = _checked("cell", cell_data, mesh.n_cells)
+    if not can_stream(mesh.type_info.meshio_name, [*points.values(), *cells.values()]):
+        return False
+
+    def lazily(kind: str, fields: dict, n_rows: int) -> dict:
+        return {name: (lambda name=name, a=a: _field(kind, name, a, n_rows, mesh.dim))
+                for name, a in fields.items()}
+
+    temporary = _sibling_temporary(path)
+    with writing(path, temporary):
+        with open(temporary, "wb") as file:
+            write_vtu(file, _points_3d(mesh), mesh.type_info.meshio_name, mesh.cells,
+                      lazily("point", points, mesh.n_points),
+                      lazily("cell", cells, mesh.n_cells))
+        os.replace(temporary, path)
+    return True
 
 
 def _fields(mesh: Mesh, point_data: FieldData | None, cell_data: FieldData | None):
@@ -71,8 +107,9 @@ def write_mesh(
     """Write ``mesh`` and fields to a single-file format chosen by the extension.
 
     The file is written to a temporary sibling and renamed, so a reader never sees a
-    half-written file. Points are written with 3 coordinates and 2-component fields of
-    2D meshes are padded to 3 components, as ParaView expects.
+    half-written file. A ``.vtu`` file is streamed (:mod:`fesens.mesh.vtu_stream`): one
+    field converted and compressed at a time. Points are written with 3 coordinates and
+    2-component fields of 2D meshes are padded to 3 components, as ParaView expects.
 
     Parameters
     ----------
@@ -91,6 +128,9 @@ def write_mesh(
         meshio cannot write. ``.msh`` is written as Gmsh 4.1 (not ANSYS).
     """
     path = Path(path)
+    if path.suffix.lower() == ".vtu" and _write_vtu_streaming(path, mesh, point_data,
+                                                              cell_data):
+        return
     points, cells = _fields(mesh, point_data, cell_data)
     raw = meshio.Mesh(_points_3d(mesh), _cell_blocks(mesh), point_data=points, cell_data=cells)
     file_format = file_formats(path)[0]
