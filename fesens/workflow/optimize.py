@@ -130,7 +130,9 @@ def _describe(config: Config, problem: DesignProblem, model) -> str:
             f"{model.dofmap.n_dofs} dofs, {problem.n_design} design variables; "
             f"{data['objective']['type']}, volume ≤ {data['constraints']['volume_fraction']:g}; "
             f"{pen['type'].upper()} {penalty}, {flt['type']} filter{radius}, "
-            f"{data['optimizer']['type'].upper()}")
+            f"{data['optimizer']['type'].upper()}"
+            # what the "auto" solver chose, and why
+            + (f"; {model.solver_choice.line()}" if model.solver_choice is not None else ""))
 
 
 @dataclass
@@ -244,8 +246,6 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
         echo(_describe(config, problem, model))
-        if model.solver_choice is not None:  # what "auto" chose, and why
-            echo(model.solver_choice.line())
         x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
                                             resume, echo)
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
@@ -275,8 +275,6 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     problem = build_problem(config, model)
     optimizer = build_optimizer(config)
     echo(_describe(config, problem, model))
-    if model.solver_choice is not None:  # what "auto" chose, and why
-        echo(model.solver_choice.line())
     extras = [c.name for c in problem.constraints]
     stop = config.data["stop"]
     result = optimize(problem, optimizer, max_iter=stop["max_iter"],
