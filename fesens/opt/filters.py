@@ -112,12 +112,28 @@ class SensitivityFilter(NoFilter):
 
     def __init__(self, mesh: Mesh, radius: float, gamma: float = 1e-3):
         self.radius = float(radius)
+        if not self.radius > 0:
+            raise ValueError(f"filter radius must be > 0, got {radius!r}")
         self.gamma = gamma
-        self.H = cone_weights(mesh.cell_centroids(), self.radius)
-        self.Hs = np.asarray(self.H.sum(axis=1)).ravel()
+        self._centroids = mesh.cell_centroids()
+        lattice = CentroidLattice.of(self._centroids)
+        #: ``H`` as a stencil on a lattice of centroids (structured grids), else None.
+        self.stencil = (None if lattice is None
+                        else ConeStencil(lattice, self.radius, np.ones(mesh.n_cells)))
+        self.Hs = (self.stencil.normaliser if self.stencil is not None
+                   else np.asarray(self.H.sum(axis=1)).ravel())
+
+    @cached_property
+    def H(self) -> sp.csr_matrix:
+        """The cone weights as a sparse matrix (built on first use; on a structured grid
+        the filter itself never builds it)."""
+        return cone_weights(self._centroids, self.radius)
 
     def filter_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-        return (self.H @ (x * gradient)) / self.Hs / np.maximum(self.gamma, x)
+        weighted = x * gradient
+        smoothed = (self.stencil.correlate(weighted) if self.stencil is not None
+                    else self.H @ weighted)
+        return smoothed / self.Hs / np.maximum(self.gamma, x)
 
 
 class HelmholtzFilter(NoFilter):

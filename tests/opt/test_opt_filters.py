@@ -154,3 +154,16 @@ def test_density_filter_on_a_grid_is_a_stencil_equal_to_the_matrix(mesh, radius)
 def test_density_filter_on_an_unstructured_mesh_keeps_the_matrix():
     assert DensityFilter(graded_mesh("quad4"), 2.0).stencil is None
     assert DensityFilter(rectangle(4, 3, cell_type="tri3"), 0.6).stencil is None
+
+
+def test_sensitivity_filter_on_a_grid_is_a_stencil_equal_to_the_matrix():
+    mesh = box(5, 4, 3, 5.0, 4.0, 3.0)
+    sensitivity = SensitivityFilter(mesh, 1.8)
+    assert sensitivity.stencil is not None
+    rng = np.random.default_rng(6)
+    x, g = rng.uniform(0, 1, mesh.n_cells), rng.standard_normal(mesh.n_cells)
+    filtered = sensitivity.filter_gradient(x, g)
+    assert "H" not in vars(sensitivity)  # the filter never built the matrix
+    H = sensitivity.H
+    expected = (H @ (x * g)) / np.asarray(H.sum(axis=1)).ravel() / np.maximum(1e-3, x)
+    np.testing.assert_allclose(filtered, expected, rtol=1e-12, atol=1e-14)
