@@ -216,12 +216,17 @@ def instrument(problem, solver_class) -> Buckets:
     node_cotangents = fesens.ad.tracer.node_cotangents
     per_bucket = {name: buckets.timed(name, node_cotangents)
                   for name in ("assembler VJP", "filter", "sensitivities")}
-    filter_matrix = problem.filter.matrix
+    from fesens.opt.grid_filter import apply_cone_stencil
+
+    # the filter's VJP: a stencil on structured grids, else a product with its matrix
+    stencil = getattr(problem.filter, "stencil", None)
+    filter_matrix = problem.filter.matrix if stencil is None else None
 
     def classified(node, g):
         if node.fun is assemble:
             return per_bucket["assembler VJP"](node, g)
-        if node.fun is matmul and node.args[0] is filter_matrix:
+        if ((node.fun is matmul and node.args[0] is filter_matrix)
+                or node.fun is apply_cone_stencil):
             return per_bucket["filter"](node, g)
         return per_bucket["sensitivities"](node, g)
 

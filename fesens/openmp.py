@@ -74,8 +74,9 @@ class ThreadSettingError(FesensError, ValueError):
 THREADS_VARIABLE = "FESENS_THREADS"
 #: Variables a user sets to cap the BLAS threads; the rule never exceeds them.
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
-#: A direct factorization of fewer rows than this runs on one BLAS thread.
-SINGLE_THREAD_MAX_ROWS = 20_000
+#: A direct factorization of fewer rows than this runs on one BLAS thread (measured up to
+#: 29k 3D unknowns: one thread was faster; see :func:`blas_threads`).
+SINGLE_THREAD_MAX_ROWS = 100_000
 #: ... and so does one whose matrix has fewer stored entries per row than this (2D-like
 #: sparsity: small supernodes, where BLAS threads only add synchronisation).
 SINGLE_THREAD_MAX_ROW_NNZ = 30
@@ -117,10 +118,13 @@ def blas_threads(n_rows: int, nnz: int, direct: bool) -> tuple[int, str]:
     """The BLAS threads for solving an ``n_rows``-row matrix with ``nnz`` stored entries,
     and why (:data:`THREAD_RULE`).
 
-    Measured on 2 cores (issue 16; ``value_and_grad`` of a cantilever's compliance/‖u‖,
-    CHOLMOD): 2D 200x100 (20k unknowns) 85 ms with 1 thread, 168 ms with 2; 2D 400x200
-    (161k, 18 entries per row) 424 ms vs 490 ms; 3D 32x16x16 (29k, 81 per row) 504 ms vs
-    456 ms (forward 502 vs 361 ms).
+    Measured on the shared 2-core machine of issue 16 (CHOLMOD, a forward and a
+    ``value_and_grad`` evaluation alternating, minimum of 7; ``FESENS_THREADS=1`` vs 2):
+    2D 200x100 (40k unknowns, 18 entries per row) forward 71 vs 127 ms, gradient 79 vs
+    100 ms; 2D 400x200 (161k) gradient 424 vs 490 ms; 3D 16x8x8 (3.5k, 81 per row)
+    forward 21 vs 122 ms; 24x8x8 (6k) 37 vs 139 ms; 32x16x16 (29k) 442 vs 559 ms. Where
+    more threads start to pay (large 3D fronts, an unloaded machine) was not measured:
+    above :data:`SINGLE_THREAD_MAX_ROWS` 3D-like problems get all usable cores.
     """
     override = thread_override()
     if override is not None:

@@ -54,11 +54,11 @@ def test_a_small_model_solves_on_one_blas_thread(two_cores):
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         model.solve(scale=np.ones(model.mesh.n_cells), solver="cholmod")
     assert seen == [{1}]
-    assert pattern.threads(direct=True) == (1, "direct solve of 80 < 20000 unknowns")
+    assert pattern.threads(direct=True) == (1, "direct solve of 80 < 100000 unknowns")
 
 
 def test_fesens_info_shows_the_threads(two_cores):
     result = CliRunner().invoke(cli, ["info"])
     assert result.exit_code == 0, result.output
-    assert "BLAS threads per solve: direct solvers: 1 BLAS thread below 20000" in result.output
+    assert "BLAS threads per solve: direct solvers: 1 BLAS thread below 100000" in result.output
     assert "threads chosen: small direct solve 1, large 3D direct solve 2" in result.output
