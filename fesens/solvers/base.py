@@ -365,7 +365,8 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
         CHOLMOD when scikit-sparse is installed (the matrix must be symmetric positive
         definite, as FEM stiffness matrices with Dirichlet conditions are), else SuperLU
         with a one-time :class:`FesensPerformanceWarning`; ``"lu"`` is UMFPACK when
-        scikit-umfpack is installed, else SuperLU.
+        scikit-umfpack is installed, else SuperLU. A model's ``"auto"`` chooses further,
+        by dimension, size and memory (:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`).
     **options
         Keyword arguments of the backend's constructor, e.g. ``rtol``,
         ``preconditioner`` and ``maxiter`` for iterative backends, ``check_residual``
