@@ -73,3 +73,18 @@ def test_a_factor_beyond_the_memory_goes_iterative_with_auto_and_is_refused_by_n
     with pytest.raises(SolverError, match=r"solver 'cholmod': the factorization of 80 "
                                           r"unknowns \(2D\) needs about .* GiB, more than"):
         model.solver("cholmod")
+
+
+def test_fesens_solve_and_optimize_print_the_choice(tmp_path):
+    from click.testing import CliRunner
+
+    from fesens.cli import cli
+
+    result = CliRunner().invoke(cli, ["solve", "--preset", "lbracket", "--out",
+                                      str(tmp_path / "solve")])
+    assert result.exit_code == 0, result.output
+    assert "solver: cholmod (auto: 2D, factor about" in result.output
+    result = CliRunner().invoke(cli, ["optimize", "--preset", "mbb", "--out",
+                                      str(tmp_path / "opt"), "--max-iter", "1"])
+    assert result.exit_code == 0, result.output
+    assert "; solver: cholmod (auto: 2D" in result.output.splitlines()[0]
