@@ -64,6 +64,8 @@ def run_command(command: click.Command) -> NoReturn:
     except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         code = _report(exc)
+    else:  # the work is done and written: a Ctrl-C now must not turn success into a signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code if isinstance(code, int) else 0)
 
 

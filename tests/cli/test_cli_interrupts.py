@@ -87,3 +87,24 @@ def test_two_ctrl_c_in_quick_succession_save_and_exit_130(tmp_path, gap):
                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr
     assert load_checkpoint(out / "checkpoint.npz")[1] == iteration + 1
+
+
+def test_a_ctrl_c_after_a_successful_command_does_not_change_its_exit(monkeypatch,
+                                                                      default_sigint):
+    """Found by benchmarks/reliability.py: a SIGINT landing after the results were written
+    and before the process exited killed it by the signal. Once the command has succeeded,
+    Ctrl-C is ignored until exit (code 0)."""
+    import click
+
+    from fesens.cli.errors import run_command
+
+    @click.command()
+    def finished() -> None:
+        """Does its work and returns."""
+
+    monkeypatch.setattr(sys, "argv", ["fesens"])
+    with pytest.raises(SystemExit) as exited:
+        run_command(finished)
+    assert exited.value.code == 0
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    signal.raise_signal(signal.SIGINT)  # as a late Ctrl-C: nothing happens
