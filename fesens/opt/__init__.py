@@ -28,6 +28,7 @@ from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
 from fesens.opt.problem import Constraint, DesignProblem, Evaluation
+from fesens.opt.tolerance import AdaptiveTolerance
 
 __all__ = [
     "FILTERS",
@@ -38,6 +39,7 @@ __all__ = [
     "PROJECTIONS",
     "RAMP",
     "SIMP",
+    "AdaptiveTolerance",
     "CheckpointError",
     "Constraint",
     "Continuation",

@@ -46,7 +46,7 @@ class Result:
         Responses at the final design.
     history : list of dict
         One record per iteration: iteration, objective, volume, change, seconds, plus the
-        constraints' values and schedule parameters.
+        constraints' values, schedule parameters and the solver's ``rtol`` when adaptive.
     converged : bool
         True when the design change fell below the tolerance.
     """
@@ -172,6 +172,10 @@ def optimize(
         ``.npz`` file written atomically every iteration.
     resume : bool
         Continue from ``checkpoint``.
+
+    With ``problem.adaptive_tolerance`` (:mod:`fesens.opt.tolerance`) the solver's ``rtol``
+    is set before every evaluation from the previous change and recorded in the history
+    (``rtol``); the loop stops only on an iteration solved to its ``rtol_min``.
     """
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     history: list[dict] = []
@@ -184,9 +188,13 @@ def optimize(
         optimizer.load_state(optimizer_state)
     evaluation = None
     converged = False
+    tolerance = getattr(problem, "adaptive_tolerance", None)
     for iteration in range(start + 1, max_iter + 1):
         tic = time.perf_counter()
         problem.update_schedules(iteration)
+        if tolerance is not None:
+            rtol = tolerance.rtol(history[-1]["change"] if history else None, tol_change)
+            problem.set_solver_rtol(rtol)
         evaluation = problem.evaluate(x)
         if not np.isfinite(evaluation.objective) or not np.all(np.isfinite(evaluation.gradient)):
             raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
@@ -200,14 +208,19 @@ def optimize(
             record["penalty"] = problem.interpolation.parameter
         if problem.projection.beta is not None:
             record["beta"] = problem.projection.beta
+        if tolerance is not None:
+            record["rtol"] = rtol
         history.append(record)
         x, evaluated = x_new, x
         if checkpoint is not None:
             _save_checkpoint(checkpoint, x, iteration, history, optimizer.state(), evaluated)
         if callback is not None:
             callback(record, evaluation, x)
-        if change < tol_change and problem.schedules_done(iteration):
+        if change < tol_change and problem.schedules_done(iteration) and (
+                tolerance is None or rtol <= tolerance.rtol_min):  # stop on a tight solve
             converged = True
             break
+    if tolerance is not None:  # later solves (the user's) get the final tolerance back
+        problem.set_solver_rtol(tolerance.rtol_min)
     return Result(x, problem.evaluate(x) if evaluation is None else evaluation, history,
                   converged)

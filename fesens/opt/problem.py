@@ -9,7 +9,7 @@ objective and extra constraints are functions of the traced solve; the volume co
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,9 +17,11 @@ from fesens.ad.api import value_and_grad, vjp
 from fesens.ad.numpy_wrapper import getval, untake
 from fesens.adjoint.objectives import volume
 from fesens.adjoint.problem import Differentiable, State
+from fesens.errors import SolverError
 from fesens.fem.model import LinearModel
 from fesens.opt.filters import NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
+from fesens.opt.tolerance import AdaptiveTolerance
 
 #: A response: ``f(state, rho) -> scalar`` (traced).
 Response = Callable[[State, object], object]
@@ -87,6 +89,10 @@ class DesignProblem:
         Solver backend for the forward and adjoint solves.
     load_cases : list of dict, optional
         Load magnitudes per case (all solved with one factorization).
+    adaptive_tolerance : AdaptiveTolerance, optional
+        Set the iterative solver's ``rtol`` per iteration from the last design change
+        (:mod:`fesens.opt.tolerance`); its ``rtol_min`` defaults to the solver's ``rtol``.
+        Needs an iterative backend (``gmg``, ``cg``, ...).
     """
 
     def __init__(
@@ -103,6 +109,7 @@ class DesignProblem:
         constraints: list[Constraint] | None = None,
         solver="auto",
         load_cases: list[dict] | None = None,
+        adaptive_tolerance: AdaptiveTolerance | None = None,
     ):
         if not 0.0 < volume_fraction <= 1.0:
             raise ValueError(f"volume_fraction must be in (0, 1], got {volume_fraction!r}")
@@ -116,6 +123,7 @@ class DesignProblem:
         self.constraints = list(constraints or [])
         self.load_cases = load_cases
         self.differentiable = Differentiable(model, solver)
+        self.adaptive_tolerance = self._checked_tolerance(adaptive_tolerance)
         n = self.mesh.n_cells
         self.solid = np.zeros(n, dtype=bool)
         self.void = np.zeros(n, dtype=bool)
@@ -128,6 +136,32 @@ class DesignProblem:
         self.design = np.flatnonzero(~(self.solid | self.void))
         if self.design.size == 0:
             raise ValueError("every cell is passive: nothing to design")
+
+    def _checked_tolerance(self, tolerance: AdaptiveTolerance | None
+                           ) -> AdaptiveTolerance | None:
+        """``tolerance`` with ``rtol_min`` defaulting to the solver's ``rtol``; refuses a
+        direct solver."""
+        if tolerance is None:
+            return None
+        solver = self.differentiable.solver
+        if solver.is_direct or not isinstance(getattr(solver, "rtol", None), float):
+            raise SolverError(
+                f"adaptive_tolerance needs an iterative solver with an rtol, but the solver "
+                f"is {solver.name!r}: choose solver 'gmg' (structured mesh) or 'cg' "
+                "([solver] backend), or drop adaptive_tolerance ([solver] adaptive_rtol)")
+        if tolerance.rtol_min is None:
+            tolerance = replace(tolerance, rtol_min=min(solver.rtol, tolerance.rtol_max))
+        return tolerance
+
+    def set_solver_rtol(self, rtol: float) -> None:
+        """Set the iterative solver's relative residual for the next solves.
+
+        The solver instance (and a multigrid hierarchy it holds) is kept: only the
+        stopping test of the following solves changes.
+        """
+        if not 0.0 < rtol < 1.0:
+            raise ValueError(f"rtol = {rtol!r} must be in (0, 1)")
+        self.differentiable.solver.rtol = float(rtol)
 
     @property
     def n_design(self) -> int:
