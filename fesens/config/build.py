@@ -26,6 +26,7 @@ from fesens.fem import LinearModel
 from fesens.opt import (
     INTERPOLATIONS,
     PROJECTIONS,
+    AdaptiveTolerance,
     Constraint,
     Continuation,
     DesignProblem,
@@ -148,7 +149,18 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         volume_fraction=data["constraints"]["volume_fraction"],
         interpolation=interpolation, filter=density_filter, projection=projection,
         passive_solid=_passive(config, "solid"), passive_void=_passive(config, "void"),
-        constraints=constraints, solver=solver_argument(config))
+        constraints=constraints, solver=solver_argument(config),
+        adaptive_tolerance=adaptive_tolerance(config))
+
+
+def adaptive_tolerance(config: Config) -> AdaptiveTolerance | None:
+    """The ``[solver] adaptive_rtol*`` keys as an :class:`AdaptiveTolerance` (None when off)."""
+    solver = config.data["solver"]
+    if not solver.get("adaptive_rtol"):
+        return None
+    keys = {"factor": "adaptive_rtol_factor", "rtol_max": "adaptive_rtol_max"}
+    return AdaptiveTolerance(**{name: solver[key] for name, key in keys.items()
+                                if key in solver})
 
 
 def build_optimizer(config: Config):

@@ -80,6 +80,7 @@ from fesens.mesh.cell_types import VOLUME_CELL_TYPES
 from fesens.mesh.ground_structure import ground_structure
 from fesens.opt import (
     OPTIMIZERS,
+    AdaptiveTolerance,
 )
 from fesens.physics import PHYSICS
 
@@ -268,14 +269,39 @@ def _check_solver(raw: Any) -> dict:
     spec = {"backend": Key(choice(*SOLVER_ALIASES, *available_solvers()), "auto",
                            "linear solver backend"),
             "options": Key(table_of_scalars(), {}, "backend options (rtol, preconditioner, "
-                                                   "maxiter, ...)")}
+                                                   "maxiter, ...)"),
+            "adaptive_rtol": Key(boolean(), None, "optimize: rtol per iteration from the "
+                                 "design change (iterative backends; default false)"),
+            "adaptive_rtol_factor": Key(number(0.0, low_open=True), None,
+                                        "rtol = factor * change (default 1e-2)"),
+            "adaptive_rtol_max": Key(number(0.0, 1.0, low_open=True, high_open=True), None,
+                                     "loosest rtol (default 1e-3)")}
     solver = check_table("solver", raw, spec)
-    if solver["options"]:
+    backend = None
+    if solver["options"] or solver.get("adaptive_rtol"):
         try:
-            make_solver(solver["backend"], **solver["options"])
+            backend = make_solver(solver["backend"], **solver["options"])
         except (TypeError, ValueError, FesensError) as err:
             raise ConfigError(f"solver.options = {show(solver['options'])}: {err}") from None
+    if solver.get("adaptive_rtol"):
+        _check_adaptive_rtol(solver, backend)
     return solver
+
+
+def _check_adaptive_rtol(solver: dict, backend) -> None:
+    """``adaptive_rtol`` needs an iterative backend whose rtol is below the loosest one."""
+    if backend.is_direct or not isinstance(getattr(backend, "rtol", None), float):
+        raise ConfigError(
+            f"solver.adaptive_rtol = true needs an iterative backend, but solver.backend = "
+            f"{show(solver['backend'])} is not one (it is or may pick a direct solver); "
+            "set solver.backend = \"gmg\" (rectangle or box mesh) or \"cg\", or drop "
+            "adaptive_rtol")
+    loosest = solver.get("adaptive_rtol_max", AdaptiveTolerance.rtol_max)
+    if backend.rtol > loosest:
+        raise ConfigError(
+            f"solver.adaptive_rtol_max = {loosest:g} is below the final tolerance, the "
+            f"backend's rtol {backend.rtol:g}: give adaptive_rtol_max >= {backend.rtol:g} "
+            "or a smaller solver.options.rtol")
 
 
 def _check_consistency(data: dict) -> None:
@@ -403,7 +429,8 @@ def documented_keys() -> dict[str, set[str]]:
         "optimizer": {"type"},
         "stop": set(STOP),
         "output": set(OUTPUT),
-        "solver": {"backend", "options"},
+        "solver": {"backend", "options", "adaptive_rtol", "adaptive_rtol_factor",
+                   "adaptive_rtol_max"},
         "schedule": {"start", "final", "every", "step", "factor"},
         "region": set(selections.REGION),
     }

@@ -2,15 +2,22 @@
 the gradient error a loose ``rtol`` introduces, and an optimization that ends where the
 fixed tight tolerance does."""
 
+import tomllib
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from fesens.ad import grad
 from fesens.adjoint import Differentiable, compliance
+from fesens.config import ConfigError, resolve
+from fesens.config.build import build_problem
 from fesens.errors import SolverError
 from fesens.mesh import box
 from fesens.opt import OC, SIMP, AdaptiveTolerance, DesignProblem, make_filter, optimize
 from fesens.physics import Elasticity
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cantilever(nx: int, ny: int, nz: int) -> Elasticity:
@@ -99,3 +106,33 @@ def test_adaptive_tolerance_ends_at_the_design_of_the_tight_tolerance():
                           for a, t in zip(adaptive.history, tight.history, strict=False)])
     np.testing.assert_allclose(objective[:, 0], objective[:, 1], rtol=1e-4)
     assert np.max(np.abs(adaptive.evaluation.density - tight.evaluation.density)) < 0.01
+
+
+def small_config(solver: dict):
+    raw = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
+    raw["solver"] = solver
+    return resolve(raw, base_dir=ROOT, source="test.toml")
+
+
+def test_config_keys_build_the_adaptive_tolerance():
+    config = small_config({"backend": "gmg", "options": {"rtol": 1e-9},
+                           "adaptive_rtol": True, "adaptive_rtol_factor": 0.02,
+                           "adaptive_rtol_max": 1e-4})
+    problem = build_problem(config)
+    assert problem.adaptive_tolerance == AdaptiveTolerance(0.02, 1e-4, 1e-9)
+    result = optimize(problem, OC(), max_iter=2)
+    assert [record["rtol"] for record in result.history] == [1e-4, 1e-4]
+    assert build_problem(small_config({"backend": "gmg"})).adaptive_tolerance is None
+
+
+@pytest.mark.parametrize(("solver", "message"), [
+    ({"backend": "auto", "adaptive_rtol": True},
+     r'solver.adaptive_rtol = true needs an iterative backend.*solver.backend = "gmg"'),
+    ({"backend": "gmg", "options": {"rtol": 1e-2}, "adaptive_rtol": True},
+     r"solver.adaptive_rtol_max = 0.001 is below the final tolerance"),
+    ({"backend": "gmg", "adaptive_rtol": True, "adaptive_rtol_max": 1.0},
+     r"solver.adaptive_rtol_max = 1"),
+])
+def test_config_refuses_adaptive_rtol_it_cannot_honour(solver, message):
+    with pytest.raises(ConfigError, match=message):
+        small_config(solver)
