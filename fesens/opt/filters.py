@@ -32,8 +32,12 @@ from fesens.fem.assembler import Assembler
 from fesens.fem.elements import reference_element
 from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import gradient_matrices, mass_matrices
+from fesens.fem.model_solvers import AUTO_DIRECT_MAX_3D_UNKNOWNS
+from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.mesh import Mesh
+from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
+from fesens.solvers import solver_class
 
 
 def cone_weights(centroids: np.ndarray, radius: float) -> sp.csr_matrix:
@@ -143,6 +147,11 @@ class HelmholtzFilter(NoFilter):
     the cell-to-node load operator ``T_ea = ∫_Ωe N_a``; the output is the cell mean
     ``x̃_e = (T x̃_nodes)_e / |Ω_e|``. The matrix is constant and factorized once; the VJP
     is a solve with the same factor.
+
+    ``solver`` (a name, with options, or an instance) may be ``"gmg"`` on a structured mesh
+    (the unknowns are the mesh's points, so the lattice is the mesh's); ``"auto"`` picks it
+    for a structured 3D mesh of more points than
+    :data:`~fesens.fem.model_solvers.AUTO_DIRECT_MAX_3D_UNKNOWNS`, like a model's ``auto``.
     """
 
     name = "helmholtz"
@@ -152,7 +161,7 @@ class HelmholtzFilter(NoFilter):
         if not radius > 0:
             raise ValueError(f"filter radius must be > 0, got {radius!r}")
         self.radius = float(radius)
-        self.solver = solver
+        self.solver = _helmholtz_solver(mesh, solver)
         r_h = self.radius / (2.0 * np.sqrt(3.0))
         element = reference_element(mesh.cell_type)
         stiffness_geometry = cell_geometry(mesh)
@@ -171,10 +180,28 @@ class HelmholtzFilter(NoFilter):
             (weights.ravel(), (np.repeat(np.arange(mesh.n_cells), mesh.cells.shape[1]),
                                mesh.cells.ravel())), shape=(mesh.n_cells, mesh.n_points))
         self._volumes = np.asarray(self._to_nodes.sum(axis=1)).ravel()
+        name = self.solver if isinstance(self.solver, str) else None
+        if isinstance(self.solver, tuple):
+            name = self.solver[0]
+        if name is not None and getattr(solver_class(name), "needs_grid", False):
+            # the pattern keeps this instance: every solve of the filter (and its VJP) uses
+            # it; an unstructured mesh is refused here (MeshError suggesting AMG)
+            grid = structured_grid(mesh, 1, np.arange(mesh.n_points))
+            self._matrix.pattern.solver(self.solver,
+                                        configure=lambda backend: setattr(backend, "grid", grid))
 
     def __call__(self, x):
         nodal = solve(self._matrix, matmul(self._to_nodes.T.tocsr(), x), solver=self.solver)
         return matmul(self._to_nodes, nodal) / self._volumes
+
+
+def _helmholtz_solver(mesh: Mesh, solver):
+    """``solver``, with ``auto`` resolved to ``gmg`` on a large structured 3D mesh."""
+    if (isinstance(solver, str) and solver == "auto" and mesh.dim == 3
+            and mesh.n_points > AUTO_DIRECT_MAX_3D_UNKNOWNS and lattice_of(mesh) is not None
+            and solver_class("gmg").available()):
+        return "gmg"
+    return solver
 
 
 #: Filters by name (:func:`make_filter`, the config's ``[filter] type``).

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad, taylor_test
+from fesens.errors import MeshError
 from fesens.fem.geometry import cell_geometry
-from fesens.mesh import Mesh, box, rectangle
+from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.opt import (
     DensityFilter,
     HelmholtzFilter,
@@ -167,3 +168,37 @@ def test_sensitivity_filter_on_a_grid_is_a_stencil_equal_to_the_matrix():
     H = sensitivity.H
     expected = (H @ (x * g)) / np.asarray(H.sum(axis=1)).ravel() / np.maximum(1e-3, x)
     np.testing.assert_allclose(filtered, expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("mesh", [rectangle(24, 12, 2.0, 1.0), box(12, 6, 6, 2.0, 1.0, 1.0)],
+                         ids=["quad4 24x12", "hex8 12x6x6"])
+def test_helmholtz_filter_with_multigrid_agrees_with_the_direct_solve(mesh):
+    x = np.random.default_rng(3).uniform(0.0, 1.0, mesh.n_cells)
+    weights = np.random.default_rng(4).normal(size=mesh.n_cells)
+    direct = HelmholtzFilter(mesh, 0.3, solver="superlu")
+    multigrid = HelmholtzFilter(mesh, 0.3, solver=("gmg", {"rtol": 1e-10, "coarse_size": 20}))
+    np.testing.assert_allclose(multigrid(x), direct(x), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(grad(lambda x: np.sum(weights * multigrid(x)))(x),
+                               grad(lambda x: np.sum(weights * direct(x)))(x), rtol=0, atol=1e-9)
+    backend = multigrid._matrix.pattern.solver(multigrid.solver)
+    assert len(backend.stats["levels"]) >= 2 and backend.stats["last_iterations"] > 1
+
+
+def test_helmholtz_filter_with_multigrid_refuses_an_unstructured_mesh():
+    with pytest.raises(MeshError, match="structured"):
+        HelmholtzFilter(quarter_annulus(4, 6, 1.0, 2.0), 0.3, solver="gmg")
+
+
+def test_helmholtz_filter_auto_takes_multigrid_on_a_large_structured_3d_mesh(monkeypatch):
+    """``auto`` follows the models' size rule (the threshold lowered, so a small box is
+    "large"); 2D and unstructured meshes keep ``auto``."""
+    import fesens.opt.filters as filters
+
+    monkeypatch.setattr(filters, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    mesh = box(8, 4, 4, 2.0, 1.0, 1.0)
+    x = np.random.default_rng(5).uniform(0.0, 1.0, mesh.n_cells)
+    chosen = HelmholtzFilter(mesh, 0.3)
+    assert chosen.solver == "gmg"
+    np.testing.assert_allclose(chosen(x), HelmholtzFilter(mesh, 0.3, solver="superlu")(x),
+                               rtol=0, atol=1e-7)
+    assert HelmholtzFilter(rectangle(24, 12, 2.0, 1.0), 0.3).solver == "auto"
