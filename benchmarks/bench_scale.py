@@ -129,7 +129,8 @@ def report(sizes: Sequence[str], solvers: Sequence[str], results: dict, warmup: 
         for solver in solvers:
             result = results[(size, solver)]
             if "error" in result:
-                rows.append([size, "", "", solver, result["error"], *[""] * 9])
+                rows.append([size, "", "", solver, result["error"],
+                             *[""] * (len(headers) - 5)])
                 continue
             medians = summary(result, warmup)
             speedup = (summary(reference, warmup)["iteration"] / medians["iteration"]
