@@ -18,6 +18,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 OUTPUT = Path(__file__).resolve().parent / "annulus.msh"
 
 R_INNER = 1.0
@@ -27,7 +29,7 @@ N_ANGULAR = 32
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("annulus")

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 HERE = Path(__file__).resolve().parent
 # element order -> (file, maximum cell size)
 OUTPUTS = {1: (HERE / "bracket3d.msh", 4.0), 2: (HERE / "bracket3d_tet10.msh", 8.0)}
@@ -67,7 +69,7 @@ def _build() -> int:
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("bracket3d")

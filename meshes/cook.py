@@ -21,6 +21,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 OUTPUT = Path(__file__).resolve().parent / "cook.msh"
 
 # Vertices counter-clockwise, so that the quadrilaterals are too.
@@ -29,7 +31,7 @@ N = 32  # cells per edge
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("cook")

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 OUTPUT = Path(__file__).resolve().parent / "heatsink.msh"
 
 SIDE = 100.0
@@ -38,7 +40,7 @@ def _curves_in_box(x0: float, y0: float, x1: float, y1: float) -> list[int]:
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("heatsink")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 OUTPUT = Path(__file__).resolve().parents[1] / "fesens" / "data" / "meshes" / "lbracket.msh"
 
 # Boundary vertices, counter-clockwise so that the triangles are too.
@@ -26,7 +28,7 @@ SIZE_FAR = 3.8
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("lbracket")

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -41,7 +43,7 @@ def generate(path: Path | str, n: int = 16, order: int = 2, quads: bool = False,
     that a patch recovery centred inside the membrane reaches ``D``.
     """
     path = Path(path)
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("le1")

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 HERE = Path(__file__).resolve().parent
 
 #: Meridian key points ``(r, z)`` of the section, counter-clockwise from A.
@@ -47,7 +49,7 @@ def generate(path: Path | str, size: float = 0.05, layers: int = 8, order: int =
     revolution; ``order``: 1 (hex8) or 2 (hex20).
     """
     path = Path(path)
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("le11")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 HERE = Path(__file__).resolve().parent
 OUTPUTS = {1: HERE / "plate_hole_tri3.msh", 2: HERE / "plate_hole.msh"}  # element order -> file
 
@@ -33,7 +35,7 @@ SIZE_FAR = 8.0
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("plate_hole")

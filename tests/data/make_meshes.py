@@ -16,6 +16,8 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 HERE = Path(__file__).resolve().parent
 EPS = 1e-6
 
@@ -47,7 +49,7 @@ def _build(name: str, dim: int, order: int, size: float) -> None:
 
 
 def main() -> None:
-    gmsh.initialize()
+    initialize_gmsh()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.option.setNumber("Mesh.Binary", 0)

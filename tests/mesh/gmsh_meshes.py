@@ -4,9 +4,11 @@ from pathlib import Path
 
 import gmsh
 
+from fesens.mesh.gmsh_session import initialize_gmsh
+
 
 def _start(incomplete: bool) -> None:
-    gmsh.initialize(["-noenv"])
+    initialize_gmsh(["-noenv"])
     gmsh.option.setNumber("General.Terminal", 0)
     gmsh.option.setNumber("Mesh.SecondOrderIncomplete", int(incomplete))
 
