@@ -167,18 +167,9 @@ class IterativeSolver(LinearSolver):
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         operator = self._matrix.T if transpose else self._matrix
         M = self._preconditioner_for(transpose)
-        columns = b.reshape(b.shape[0], -1)
-        guesses = None if x0 is None else x0.reshape(columns.shape)
-        x = np.empty_like(columns)
-        iterations, residuals = [], []
-        for j in range(columns.shape[1]):
-            guess = None if guesses is None else guesses[:, j]
-            x[:, j], n_iterations, residual = self._solve_column(operator, M, columns[:, j], guess)
-            iterations.append(n_iterations)
-            residuals.append(residual)
-        self._stats["last_iterations"] = max(iterations, default=0)
-        self._stats["last_residual"] = max(residuals, default=0.0)
-        return x.reshape(b.shape)
+        return solve_columns(
+            b, x0, lambda column, guess: self._solve_column(operator, M, column, guess),
+            self._stats)
 
     def _solve_column(
         self, operator: sp.spmatrix, M: Preconditioner, b: np.ndarray, x0: np.ndarray | None
@@ -281,6 +272,27 @@ class IterativeSolver(LinearSolver):
         maxiter: int,
     ) -> tuple[np.ndarray, int, int]:
         """Run the scipy method from ``x0 = 0``; returns (x, scipy info, iterations)."""
+
+
+def solve_columns(b: np.ndarray, x0: np.ndarray | None,
+                  solve_column: Callable[[np.ndarray, np.ndarray | None],
+                                         tuple[np.ndarray, int, float]],
+                  stats: dict) -> np.ndarray:
+    """Solve every right-hand side of ``b`` (``(n,)`` or ``(n, k)``) by ``solve_column(b_j,
+    x0_j) -> (x_j, iterations, residual)``; ``stats`` records the most iterations and the
+    largest residual of the columns. Returns ``x`` shaped like ``b``."""
+    columns = b.reshape(b.shape[0], -1)
+    guesses = None if x0 is None else x0.reshape(columns.shape)
+    x = np.empty_like(columns)
+    iterations, residuals = [], []
+    for j in range(columns.shape[1]):
+        guess = None if guesses is None else guesses[:, j]
+        x[:, j], n_iterations, residual = solve_column(columns[:, j], guess)
+        iterations.append(n_iterations)
+        residuals.append(residual)
+    stats["last_iterations"] = max(iterations, default=0)
+    stats["last_residual"] = max(residuals, default=0.0)
+    return x.reshape(b.shape)
 
 
 def _is_symmetric(A: sp.csr_matrix | sp.csc_matrix) -> bool:

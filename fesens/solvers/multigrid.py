@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
 from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
+from fesens.solvers.iterative import solve_columns
 
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
 SMOOTHERS = ("chebyshev", "jacobi")
@@ -142,18 +143,7 @@ class MultigridCGSolver(LinearSolver):
         if x0 is None and self.warm_start:
             previous = self._previous.get(transpose)
             x0 = previous if previous is not None and previous.shape == b.shape else None
-        columns = b.reshape(b.shape[0], -1)
-        guesses = None if x0 is None else x0.reshape(columns.shape)
-        x = np.empty_like(columns)
-        iterations, residuals = [], []
-        for j in range(columns.shape[1]):
-            guess = None if guesses is None else guesses[:, j]
-            x[:, j], n_iterations, residual = self._solve_column(columns[:, j], guess)
-            iterations.append(n_iterations)
-            residuals.append(residual)
-        self._stats["last_iterations"] = max(iterations, default=0)
-        self._stats["last_residual"] = max(residuals, default=0.0)
-        x = x.reshape(b.shape)
+        x = solve_columns(b, x0, self._solve_column, self._stats)
         self._previous[transpose] = x.copy()
         return x
 
