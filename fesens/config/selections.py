@@ -111,11 +111,10 @@ def nearest_node(path: str, point: list[float], mesh: Mesh) -> int:
         raise ConfigError(f"{full} = {show(point)} is not allowed: expected {mesh.dim} "
                           f"coordinates (the mesh is {mesh.dim}D)")
     low, high = mesh.bounding_box()
-    tol = 1e-6 * float(np.ptp(mesh.points, axis=0).max())
-    if np.any(coords < low - tol) or np.any(coords > high + tol):
+    node, distance, tolerance = probe.nearest_node(mesh, coords)
+    if np.any(coords < low - tolerance) or np.any(coords > high + tolerance):
         raise ConfigError(f"{full} = {show(point)} is outside the mesh, which spans "
                           f"{show(low.tolist())} to {show(high.tolist())}")
-    node, distance, tolerance = probe.nearest_node(mesh, coords)
     if distance > tolerance:
         raise ConfigError(f"{full} = {show(point)} is not on a node: the nearest node is "
                           f"{show(mesh.points[node].tolist())}, {distance:.6g} away; give a "
