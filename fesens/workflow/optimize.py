@@ -282,11 +282,9 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
                       callback=lambda record, *_: echo(_progress_line(record, extras)))
     run.history = result.history
     evaluation = result.evaluation
-    summary = _summary(config, problem, model, run, "converged" if result.converged
-                       else "max_iter", evaluation=evaluation, converged=result.converged)
-    summary["outcome"] = _outcome(config, run.history, result.converged)
-    point_data, cell_data = design_fields(problem, evaluation, config.data["objective"]["type"])
-    summary.update(reported_values(config.physics_class.config, point_data, cell_data))
+    summary = _final_summary(config, problem, model, run, evaluation, result.converged,
+                             design_fields(problem, evaluation,
+                                           config.data["objective"]["type"]))
     echo(_final_line(config, summary))
     return OptimizationRun(summary, result.x, evaluation.density, run.history, evaluation,
                            result.converged, None)
@@ -362,12 +360,20 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
                          tol_change=config.data["stop"]["tol_change"], converged=converged,
                          max_iter=config.data["stop"]["max_iter"])
     folder.write_history(run.history)
+    summary = _final_summary(config, problem, model, run, evaluation, converged,
+                             (point_data, cell_data))
+    summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
+    folder.write_json("summary.json", summary)
+    return summary
+
+
+def _final_summary(config, problem, model, run, evaluation, converged, fields) -> dict:
+    """The summary of a finished run: :func:`_summary`, its outcome sentence and the values
+    the physics reports from ``fields`` (point and cell data of the final design)."""
     summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
                        evaluation=evaluation, converged=converged)
     summary["outcome"] = _outcome(config, run.history, converged)
-    summary.update(reported_values(config.physics_class.config, point_data, cell_data))
-    summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
-    folder.write_json("summary.json", summary)
+    summary.update(reported_values(config.physics_class.config, *fields))
     return summary
 
 
