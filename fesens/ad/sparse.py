@@ -27,22 +27,23 @@ from fesens.openmp import BlasThreadLimit, blas_threads
 from fesens.solvers import LinearSolver, make_solver, solver_class
 
 
-class SparsePattern:
-    """The constant structure of a CSR matrix: ``indptr``, ``indices``, ``shape``.
+class SolverHost:
+    """Owner of the solver instances of one operator structure and of their BLAS threads.
 
-    A pattern owns the solver instances used on it (:meth:`solver`): every matrix on the
-    pattern, traced or not, shares their symbolic analysis.
+    A subclass sets ``shape`` and ``nnz``; :meth:`solver` keeps one instance per backend
+    spec, so every matrix on the structure shares its symbolic analysis (or multigrid
+    hierarchy).
     """
 
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int]):
-        self.indptr = indptr
-        self.indices = indices
-        self.shape = shape
+    shape: tuple[int, int]
+    nnz: int
+
+    def __init__(self) -> None:
         self._solvers: dict[tuple, LinearSolver] = {}
         self._thread_limits: dict[bool, tuple] = {}
 
     def threads(self, direct: bool) -> tuple[int, str]:
-        """The BLAS threads of a direct or iterative solve on this pattern, and why
+        """The BLAS threads of a direct or iterative solve on this structure, and why
         (:func:`fesens.openmp.blas_threads`; chosen on first use, then kept)."""
         return self._thread_limit(direct)[:2]
 
@@ -58,7 +59,7 @@ class SparsePattern:
 
     def solver(self, spec="auto", configure: Callable[[LinearSolver], None] | None = None
                ) -> LinearSolver:
-        """This pattern's solver instance for ``spec`` (created on first use, then kept).
+        """This structure's solver instance for ``spec`` (created on first use, then kept).
 
         Parameters
         ----------
@@ -78,6 +79,20 @@ class SparsePattern:
             if configure is not None:
                 configure(backend)
         return backend
+
+
+class SparsePattern(SolverHost):
+    """The constant structure of a CSR matrix: ``indptr``, ``indices``, ``shape``.
+
+    A pattern owns the solver instances used on it (:meth:`solver`): every matrix on the
+    pattern, traced or not, shares their symbolic analysis.
+    """
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int]):
+        super().__init__()
+        self.indptr = indptr
+        self.indices = indices
+        self.shape = shape
 
     @classmethod
     def of(cls, matrix) -> SparsePattern:
@@ -256,7 +271,7 @@ def _factorized(K: PatternMatrix, solver) -> LinearSolver:
     return backend
 
 
-def _self_adjoint(g, f, solver) -> bool:
+def self_adjoint(g, f, solver) -> bool:
     """True when ``g`` is the forward right-hand side of a symmetric backend: ``λ = u``.
 
     (Compliance ``fᵀu`` has ``ū = f``: its adjoint solve would repeat the forward one.)
@@ -276,7 +291,7 @@ def _named_symmetric(solver) -> bool:
 
 def _solve_vjp(argnums, u, K, f, solver="auto"):
     def vjp(g):
-        lam = u if _self_adjoint(g, f, solver) else _adjoint_solve(K, g, solver=solver)
+        lam = u if self_adjoint(g, f, solver) else _adjoint_solve(K, g, solver=solver)
         grads = {1: lam}
         if 0 in argnums:
             grads[0] = OuterCotangent(getval(K).pattern, [(-lam, u)])

@@ -33,10 +33,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from fesens.ad.lattice import lattice_solve
 from fesens.ad.numpy_wrapper import getval, untake
 from fesens.ad.sparse import matvec, solve
 from fesens.errors import (
-    BoundaryConditionError,
     MeshError,
     NonFiniteError,
     SingularMatrixError,
@@ -44,14 +44,14 @@ from fesens.errors import (
 )
 from fesens.fem.assemble import BlockOperator, assemble, assemble_at_points, unfolded
 from fesens.fem.assembler import Assembler
+from fesens.fem.dirichlet import DirichletConditions
 from fesens.fem.dofs import DofMap
 from fesens.fem.geometry import CellGeometry, cell_geometry
-from fesens.fem.load_terms import LoadTerms, Where
-from fesens.fem.loads import FieldSpec, evaluate_field
+from fesens.fem.load_terms import LoadTerms
+from fesens.fem.matrix_free import matrix_free_system
 from fesens.fem.model_solvers import SolverChoice
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.postprocess import dof_gradients
-from fesens.fem.probe import node_at
 from fesens.fem.rigid_modes import free_rigid_modes
 from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
@@ -60,7 +60,7 @@ from fesens.mesh.mesh import Mesh
 from fesens.readonly import snapshot, unchanged
 
 
-class LinearModel(LoadTerms, SolverChoice, ABC):
+class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ABC):
     """Base class of every physics (:mod:`fesens.physics`).
 
     Parameters
@@ -136,58 +136,6 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
     def parameter_names(cls) -> tuple[str, ...]:
         """Names of the parameters :meth:`solve` accepts."""
         return tuple(cls.parameters)
-
-    # ------------------------------------------------------------ boundary conditions
-    @property
-    def n_components(self) -> int:
-        return self.dofmap.n_components
-
-    def fix(self, where: Where, components=None, value: FieldSpec = 0.0) -> LinearModel:
-        """Prescribe values on the nodes of a named set or a coordinate predicate.
-
-        Parameters
-        ----------
-        where : str, callable or coordinates
-            Node-set / facet-set name, predicate ``f(points) -> bool mask``, or the
-            coordinates ``(dim,)`` of a point (the nearest node; an
-            :class:`~fesens.fem.probe.OffNodeWarning` gives the distance when it misses).
-        components : int, str or list of int or str, optional
-            Components to fix, as indices or axis names (``"x"``, ``"y"``, ``"z"``, as in
-            config files); default: all.
-        value : float, sequence or callable
-            Prescribed value(s): a scalar for every fixed component, one value per fixed
-            component, or ``f(points (n, dim)) -> (n, n_fixed_components)`` (evaluated at
-            the mesh's coordinates).
-
-        Returns
-        -------
-        LinearModel
-            ``self``, so calls can be chained.
-        """
-        if isinstance(where, str) or callable(where):
-            nodes = self.mesh.nodes(where)
-        else:
-            nodes = np.array([node_at(self.mesh, where, "fixed point")])
-        if nodes.size == 0:
-            raise BoundaryConditionError(f"Dirichlet condition on {where!r} selects no node")
-        comps = self.dofmap.components(components)
-        if np.ndim(value) == 0 and not callable(value):
-            value = np.full(comps.size, float(value))
-        values = evaluate_field(value, self.mesh.points[nodes], comps.size, "prescribed value")
-        if not np.all(np.isfinite(values)):
-            raise NonFiniteError(f"prescribed values on {where!r} contain NaN or infinity")
-        dofs = self.dofmap.node_dofs(nodes, comps)
-        self._dirichlet.update(zip(dofs.ravel().tolist(), values.ravel().tolist(), strict=True))
-        return self
-
-    @property
-    def constrained_dofs(self) -> np.ndarray:
-        """Sorted global ids of the Dirichlet dofs."""
-        return np.array(sorted(self._dirichlet), dtype=np.int64)
-
-    def prescribed_values(self) -> np.ndarray:
-        """Prescribed values ``g``, ordered like :attr:`constrained_dofs`."""
-        return np.array([self._dirichlet[d] for d in sorted(self._dirichlet)], dtype=float)
 
     def _thickness(self) -> float:
         return self.thickness if self.mesh.dim == 2 else 1.0
@@ -420,7 +368,9 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
         self.check_parameters(parameters)
         points = self.checked_points(points)
         weights, fields = self.stiffness_fields(**parameters)
-        K = self._block_matrix("ff", weights, fields, points)
+        backend = self.solver(solver, **(solver_options or {}))
+        matrix_free = getattr(backend, "matrix_free", False)
+        K = None if matrix_free else self._block_matrix("ff", weights, fields, points)
         if load_cases is None:
             f = self.load_vector(loads, points)
         else:
@@ -428,23 +378,27 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
         extra = self.parameter_load(points, **parameters)
         if extra is not None:  # in every load case
             f = f + (extra if load_cases is None else extra[:, None])
-        assembler = self.assembler
+        constrained = self.constrained_dofs
         g = self.prescribed_values() if dirichlet is None else dirichlet
-        if np.shape(getval(g)) != assembler.constrained.shape:
-            raise ValueError(f"dirichlet values must have shape {assembler.constrained.shape}, "
+        if np.shape(getval(g)) != constrained.shape:
+            raise ValueError(f"dirichlet values must have shape {constrained.shape}, "
                              f"got {np.shape(getval(g))}")
         if not np.all(np.isfinite(getval(g))):
             raise NonFiniteError("dirichlet values contain NaN or infinity")
-        rhs = f[assembler.free]
+        rhs = f[self.free_dofs]
         # Given (possibly traced) or non-zero Dirichlet values only: for the usual
         # homogeneous supports K_fc is not even assembled, and u is zero there already.
-        prescribed = assembler.fc is not None and (dirichlet is not None or np.any(g))
-        if prescribed:
-            lift = matvec(self._block_matrix("fc", weights, fields, points), g)
-            rhs = rhs - (lift if load_cases is None else lift[:, None])
-        backend = self.solver(solver, **(solver_options or {}))
+        prescribed = bool(constrained.size) and (dirichlet is not None or bool(np.any(g)))
         try:
-            u_free = solve(K, rhs, solver=backend)
+            if matrix_free:
+                system = matrix_free_system(self, weights, points=points,
+                                            prescribed=prescribed)
+                u_free = lattice_solve(system, fields[0], rhs, backend)
+            else:
+                if prescribed:
+                    lift = matvec(self._block_matrix("fc", weights, fields, points), g)
+                    rhs = rhs - (lift if load_cases is None else lift[:, None])
+                u_free = solve(K, rhs, solver=backend)
         except SolverError as exc:
             exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
             raise
@@ -457,12 +411,11 @@ class LinearModel(LoadTerms, SolverChoice, ABC):
 
     def _full_vector(self, u_free, g, prescribed: bool, several: bool):
         """``u = P_fᵀ u_f + P_cᵀ g``: ``(n_dofs,)``, or ``(n_dofs, n_cases)``."""
-        assembler = self.assembler
         n = self.dofmap.n_dofs
         shape = (n, np.shape(u_free)[1]) if several else (n,)
-        u = untake(u_free, assembler.free, shape, unique=True)
+        u = untake(u_free, self.free_dofs, shape, unique=True)
         if prescribed:
-            lifted = untake(g, assembler.constrained, (n,), unique=True)
+            lifted = untake(g, self.constrained_dofs, (n,), unique=True)
             u = u + (lifted[:, None] if several else lifted)
         return u
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.errors import SolverError
+from fesens.errors import MeshError, SolverError
+from fesens.fem.matrix_free import lattice_system, wants_matrix_free
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
@@ -44,7 +45,7 @@ class AutoChoice(str):
 class SolverChoice:
     """Mixin of :class:`~fesens.fem.model.LinearModel`: its solvers.
 
-    Uses the model's ``mesh``, ``n_components``, ``assembler``, ``operator`` and
+    Uses the model's ``mesh``, ``n_components``, ``free_dofs``, ``operator`` and
     ``default_solver``.
 
     Attributes
@@ -79,8 +80,11 @@ class SolverChoice:
         if spec == "auto" or solver_class(spec).is_direct:
             spec, options = self._checked_choice(spec, options)
         key = (spec, options) if options else spec
-        return self.operator("ff").pattern.solver(
-            key, lambda backend: self._give_near_nullspace(backend, options))
+        if wants_matrix_free(spec, options):  # no sparsity pattern is ever built
+            host = lattice_system(self, self.stiffness_fields()[0])
+        else:
+            host = self.operator("ff").pattern
+        return host.solver(key, lambda backend: self._give_near_nullspace(backend, options))
 
     def auto_solver(self) -> AutoChoice:
         """The backend ``auto`` stands for on this model, and why.
@@ -91,7 +95,7 @@ class SolverChoice:
         memory; otherwise CG with geometric multigrid (``gmg``) on a structured mesh when
         that backend is registered, else CG with AMG (Jacobi without pyamg).
         """
-        n, dim = self.assembler.free.size, self.mesh.dim
+        n, dim = self.free_dofs.size, self.mesh.dim
         direct = str(solver_class("auto").name)
         needed, available = factor_bytes(n, dim), available_bytes()
         fits = available is None or needed <= available
@@ -103,18 +107,24 @@ class SolverChoice:
                f"the factor of {n} unknowns needs about {needed / 2**30:.3g} GiB, more than "
                f"the {available / 2**30:.3g} GiB available")
         if _registered("gmg") and lattice_of(self.mesh) is not None:
-            return AutoChoice("gmg", {}, f"{why}; structured mesh: multigrid-CG")
+            refusal = self._matrix_free_refusal()
+            if refusal is None:
+                return AutoChoice("gmg", {"matrix_free": True},
+                                  f"{why}; lattice of identical linear cells: matrix-free "
+                                  "multigrid-CG")
+            return AutoChoice("gmg", {}, f"{why}; structured mesh: multigrid-CG (assembled: "
+                                         f"{refusal})")
         preconditioner = default_preconditioner()
         return AutoChoice("cg", {"preconditioner": preconditioner},
                           f"{why}; unstructured mesh: CG with {preconditioner} preconditioner")
 
     def _checked_choice(self, spec: str, options: dict) -> tuple[str, dict]:
         """``auto`` resolved (:meth:`auto_solver`, kept in :attr:`solver_choice`) and a
-        direct backend checked against the memory, once per assembler."""
-        assembler = self.assembler
+        direct backend checked against the memory, once per set of Dirichlet dofs."""
+        constrained = self.constrained_dofs
         cache = self.__dict__.get("_solver_checks")
-        if cache is None or cache[0] is not assembler:
-            cache = self.__dict__["_solver_checks"] = (assembler, {})
+        if cache is None or not np.array_equal(cache[0], constrained):
+            cache = self.__dict__["_solver_checks"] = (constrained, {})
         done = cache[1]
         if spec == "auto":
             if "auto" not in done:
@@ -128,7 +138,7 @@ class SolverChoice:
 
     def _check_factor_fits(self, name: str) -> None:
         """Refuse up front a direct factorization whose estimate exceeds the memory."""
-        n, dim = self.assembler.free.size, self.mesh.dim
+        n, dim = self.free_dofs.size, self.mesh.dim
         needed, available = factor_bytes(n, dim), available_bytes()
         if available is not None and needed > available:
             raise SolverError(
@@ -137,12 +147,20 @@ class SolverChoice:
                 "available; use solver 'auto' or an iterative one ('gmg' on a structured "
                 "mesh, 'cg' with AMG otherwise), or fewer cells")
 
+    def _matrix_free_refusal(self) -> str | None:
+        """Why this model's solves cannot be matrix-free, or None when they can."""
+        try:
+            lattice_system(self, self.stiffness_fields()[0])
+        except (SolverError, MeshError) as exc:
+            return str(exc).split(":")[0]
+        return None
+
     def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
         if self._needs_near_nullspace(backend, options):
             backend.near_nullspace = self.near_nullspace()
         if getattr(backend, "needs_grid", False) and backend.grid is None:
             # geometric multigrid: where K_ff's rows sit on the mesh's lattice
-            backend.grid = structured_grid(self.mesh, self.n_components, self.assembler.free)
+            backend.grid = structured_grid(self.mesh, self.n_components, self.free_dofs)
 
     def with_near_nullspace(self, solver="auto"):
         """``solver`` for matrices ``K_ff`` of the current Dirichlet set, given the model's
@@ -182,7 +200,7 @@ class SolverChoice:
         if self.n_components != self.mesh.dim:
             return None
         points = self.mesh.points
-        return rigid_body_modes(points, points.mean(axis=0))[0][self.assembler.free]
+        return rigid_body_modes(points, points.mean(axis=0))[0][self.free_dofs]
 
     def _needs_near_nullspace(self, backend: LinearSolver, options: dict) -> bool:
         """Whether ``backend`` builds AMG for this vector field without a given near-null space."""

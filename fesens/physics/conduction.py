@@ -23,8 +23,9 @@ from fesens.fem.facet_matrices import (
     owned_boundary_facets,
 )
 from fesens.fem.kernels import gradient_matrices
+from fesens.fem.load_terms import Where
 from fesens.fem.loads import FieldSpec, surface_load_vector
-from fesens.fem.model import LinearModel, Where
+from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh

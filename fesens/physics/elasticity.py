@@ -23,8 +23,9 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.errors import NonFiniteError
 from fesens.fem import postprocess
 from fesens.fem.geometry import CellGeometry
+from fesens.fem.load_terms import Where
 from fesens.fem.loads import FieldSpec
-from fesens.fem.model import LinearModel, Where
+from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh

@@ -63,15 +63,15 @@ class StructuredGrid:
         return int(self.rows.shape[1])
 
 
-def _coarse_points(n_points: int) -> np.ndarray:
+def coarse_points(n_points: int) -> np.ndarray:
     """Fine indices of the coarse points of an axis: every second one and the last."""
     coarse = np.arange(0, n_points, 2)
     return coarse if coarse[-1] == n_points - 1 else np.append(coarse, n_points - 1)
 
 
 def _interpolation_1d(n_points: int) -> sp.csr_matrix:
-    """Linear interpolation ``(n_points, n_coarse)`` from :func:`_coarse_points`."""
-    coarse = _coarse_points(n_points)
+    """Linear interpolation ``(n_points, n_coarse)`` from :func:`coarse_points`."""
+    coarse = coarse_points(n_points)
     fine = np.arange(n_points)
     right = np.searchsorted(coarse, fine)  # first coarse point at or after each fine one
     on_coarse = coarse[right] == fine
@@ -132,8 +132,7 @@ class Hierarchy:
                 self.stop_reason = "every coarse dof is a Dirichlet dof"
                 break
             self.levels[-1].P = P
-            fine = self.levels[-1].A
-            self.levels.append(self._level((P.T @ fine @ P).tocsr(), shape))
+            self.levels.append(self._level(_galerkin(self.levels[-1].A, P), shape))
         self.coarse_solver = self._coarse_solver(self.levels[-1].A)
 
     def refresh_fine(self, A: sp.csr_matrix) -> None:
@@ -183,9 +182,9 @@ class Hierarchy:
         return prolongation
 
     @staticmethod
-    def _coarse_solver(A: sp.csr_matrix) -> LinearSolver:
+    def _coarse_solver(A) -> LinearSolver:
         solver = make_solver("cholmod" if solver_class("cholmod").available() else "superlu")
-        solver.factorize(A)
+        solver.factorize(A if sp.issparse(A) else A.tocsr())
         return solver
 
     def vcycle(self, r: np.ndarray, index: int = 0) -> np.ndarray:
@@ -236,13 +235,26 @@ def _lattice_prolongation(shape: tuple[int, ...], free: np.ndarray):
     # x fastest, component fastest of all: kron(Pz, kron(Py, kron(Px, I)))
     for n_points in shape:
         P = sp.kron(_interpolation_1d(n_points), P, format="csr")
-    coarse_points = [_coarse_points(n) for n in shape]
-    coarse_shape = tuple(c.size for c in coarse_points)
+    kept = [coarse_points(n) for n in shape]
+    coarse_shape = tuple(c.size for c in kept)
     grid = free.reshape(*shape[::-1], n_components)
-    coarse_free = grid[np.ix_(*coarse_points[::-1], np.arange(n_components))]
+    coarse_free = grid[np.ix_(*kept[::-1], np.arange(n_components))]
     coarse_free = coarse_free.reshape(-1, n_components)
     P = P[np.flatnonzero(free.ravel())][:, np.flatnonzero(coarse_free.ravel())]
     return P.tocsr(), coarse_shape, coarse_free
+
+
+def _galerkin(A, P: sp.csr_matrix) -> sp.csr_matrix:
+    """``Pᵀ A P``: a sparse product, or the operator's own cell-by-cell form (a matrix-free
+    :class:`~fesens.solvers.lattice_operator.LatticeOperator` has ``galerkin``)."""
+    if sp.issparse(A):
+        return (P.T @ A @ P).tocsr()
+    coarse = A.galerkin()
+    if coarse.shape != (P.shape[1], P.shape[1]):
+        raise SolverError(f"gmg: the operator's Galerkin coarse level has shape "
+                          f"{coarse.shape}, the prolongation {P.shape}; the operator and "
+                          "the grid disagree")
+    return coarse
 
 
 def _largest_eigenvalue(A: sp.csr_matrix, inverse_diagonal: np.ndarray) -> float:

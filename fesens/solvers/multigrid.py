@@ -42,6 +42,7 @@ from fesens.errors import ConvergenceError, NonFiniteError, SolverError
 from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
+from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
 SMOOTHERS = ("chebyshev", "jacobi")
@@ -75,6 +76,11 @@ class MultigridCGSolver(LinearSolver):
         Relative growth of the CG iterations that triggers a rebuild, > 0.
     warm_start : bool, default True
         Start from the previous solution when no ``x0`` is given.
+    matrix_free : bool, default False
+        What a model does with this backend: apply the fine-level stiffness as a batched
+        cell operation (:class:`~fesens.solvers.lattice_operator.LatticeOperator`) instead
+        of assembling it, on a lattice of identical first-order cells. The solver itself
+        takes either (:meth:`factorize`).
     """
 
     symmetric = True
@@ -84,8 +90,8 @@ class MultigridCGSolver(LinearSolver):
 
     def __init__(self, *, grid: GridSpec = None, rtol: float = 1e-8, maxiter: int | None = None,
                  smoother: str = "chebyshev", degree: int = 2, coarse_size: int = 2000,
-                 reuse: bool = True, rebuild_growth: float = 0.5, warm_start: bool = True
-                 ) -> None:
+                 reuse: bool = True, rebuild_growth: float = 0.5, warm_start: bool = True,
+                 matrix_free: bool = False) -> None:
         super().__init__()
         _check_range("rtol", rtol, 0.0, 1.0, "a relative residual in (0, 1), e.g. 1e-8")
         if maxiter is not None:
@@ -99,8 +105,11 @@ class MultigridCGSolver(LinearSolver):
         self.rtol, self.maxiter = rtol, maxiter
         self.smoother, self.degree, self.coarse_size = smoother, degree, coarse_size
         self.reuse, self.rebuild_growth, self.warm_start = reuse, rebuild_growth, warm_start
+        if not isinstance(matrix_free, bool):
+            raise ValueError(f"gmg: matrix_free = {matrix_free!r} must be true or false")
+        self.matrix_free = matrix_free
         self._hierarchy: Hierarchy | None = None
-        self._pattern: SparsityPattern | None = None
+        self._pattern: SparsityPattern | LatticeStructure | None = None
         self._baseline: int | None = None  # CG iterations of the first solve after a build
         self._reused = False  # the current hierarchy's fine level was refreshed, not built
         self._backoff, self._penalty = 0, 1  # full builds before the next reuse attempt
@@ -108,11 +117,23 @@ class MultigridCGSolver(LinearSolver):
         self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
                            n_reuses=0, levels=[], coarsening_stop="")
 
+    def factorize(self, A: sp.spmatrix | sp.sparray | LatticeOperator) -> None:
+        """Prepare solves with ``A``: a sparse matrix (:meth:`LinearSolver.factorize`), or a
+        matrix-free :class:`~fesens.solvers.lattice_operator.LatticeOperator`, which
+        carries its own grid."""
+        if not isinstance(A, LatticeOperator):
+            super().factorize(A)
+            return
+        self._matrix, self._held = None, None
+        self._setup(A)
+        self._matrix = A
+
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        A = A.tocsr()
+        self._setup(A.tocsr())
+
+    def _setup(self, A: sp.csr_matrix | LatticeOperator) -> None:
         with self._timed("numeric_seconds"):
-            reusable = (self.reuse and self._hierarchy is not None
-                        and self._pattern.matches(A))
+            reusable = self.reuse and self._hierarchy is not None and self._same_structure(A)
             if reusable and self._backoff == 0:
                 self._hierarchy.refresh_fine(A)
                 self._stats["n_reuses"] += 1
@@ -122,8 +143,17 @@ class MultigridCGSolver(LinearSolver):
                 self._build(A)
         self._stats["n_numeric"] += 1
 
-    def _build(self, A: sp.csr_matrix) -> None:
-        grid = self.grid() if callable(self.grid) else self.grid
+    def _same_structure(self, A: sp.csr_matrix | LatticeOperator) -> bool:
+        """Whether ``A`` has the pattern (or lattice structure) of the current hierarchy."""
+        if isinstance(A, LatticeOperator):
+            return self._pattern is A.structure
+        return isinstance(self._pattern, SparsityPattern) and self._pattern.matches(A)
+
+    def _build(self, A: sp.csr_matrix | LatticeOperator) -> None:
+        if isinstance(A, LatticeOperator):
+            grid = A.grid
+        else:
+            grid = self.grid() if callable(self.grid) else self.grid
         if grid is None:
             raise SolverError(
                 "gmg needs the structured grid of the matrix's unknowns: solve through a "
@@ -132,7 +162,7 @@ class MultigridCGSolver(LinearSolver):
                 "preconditioner 'amg'")
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
                                     coarse_size=self.coarse_size)
-        self._pattern = SparsityPattern(A)
+        self._pattern = A.structure if isinstance(A, LatticeOperator) else SparsityPattern(A)
         self._baseline, self._reused = None, False
         self._stats["n_rebuilds"] += 1
         self._stats["n_symbolic"] += 1

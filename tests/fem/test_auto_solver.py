@@ -33,14 +33,27 @@ def test_2d_and_small_3d_get_cholmod(plenty_of_memory):
 def test_large_structured_3d_gets_multigrid(plenty_of_memory, monkeypatch):
     monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
     model = cantilever(box(8, 4, 4))
-    assert model.solver().name == "gmg"
-    assert "structured mesh: multigrid-CG" in model.solver_choice.reason
+    backend = model.solver()
+    assert backend.name == "gmg" and backend.matrix_free
+    assert "identical linear cells: matrix-free multigrid-CG" in model.solver_choice.reason
     direct = cantilever(box(8, 4, 4))
     for m in (model, direct):
         m.traction("right", (0.0, -1.0, 0.0))
     u = model.solve(scale=np.ones(model.mesh.n_cells)).u
     reference = direct.solve(scale=np.ones(model.mesh.n_cells), solver="cholmod").u
     assert np.abs(u - reference).max() < 1e-6 * np.abs(reference).max()
+
+
+def test_large_structured_quadratic_3d_gets_assembled_multigrid(plenty_of_memory,
+                                                                 monkeypatch):
+    """A lattice of hex27 cells: multigrid-CG on the assembled matrix, and the reason
+    the matrix-free path was not taken."""
+    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    model = cantilever(box(4, 2, 2, cell_type="hex27"))
+    backend = model.solver()
+    assert backend.name == "gmg" and not backend.matrix_free
+    assert "(assembled: " in model.solver_choice.reason
+    assert "first-order cells" in model.solver_choice.reason
 
 
 def test_large_unstructured_3d_gets_amg_cg(plenty_of_memory, monkeypatch):

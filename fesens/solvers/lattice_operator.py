@@ -1,0 +1,301 @@
+"""The stiffness of a lattice of identical cells, applied without a global matrix.
+
+On a lattice of congruent first-order cells (quad4 in 2D, hex8 in 3D, as ``rectangle()``
+and ``box()`` make them) every cell matrix is one reference matrix ``K_ref`` times a
+per-cell coefficient ``s_e`` (SIMP: ``s_e = E(ρ_e)``), so the free–free stiffness
+
+    A = Σ_e s_e P_eᵀ K_ref P_e        (rows and columns of eliminated dofs dropped)
+
+is applied as a batched cell operation: gather the cells' corner values from the
+lattice array by slicing (the cell–dof map is implicit), one ``(cells, m) @ (m, m)``
+product, scale, scatter back by slicing. No sparse matrix and no gather map of one entry
+per cell-matrix entry exists on the fine level (issue 16 item 2; memory per cell: the
+coefficient and the vectors). Work goes in slabs of cells along the slowest axis, so
+temporaries stay small.
+
+The first multigrid coarse level is the Galerkin operator ``Pᵀ A P`` of the linear
+prolongation of :mod:`fesens.solvers.grid_hierarchy`, formed cell by cell: a fine cell
+lies inside one coarse cell (2 per axis, or 1 for the last cell of an odd axis), and
+its corner values interpolate from that coarse cell's corners only, ``u_e = R_e u_E``,
+so ``Pᵀ A P = Σ_E G_Eᵀ (Σ_(e ⊂ E) s_e R_eᵀ D_e K_ref D_e R_e) G_E`` with ``D_e`` the
+free-dof mask of cell ``e``. It is assembled as a sparse matrix (an eighth of the fine
+unknowns); coarser levels are sparse Galerkin products as before.
+
+Local numbering: corner ``c = i + 2 j + 4 k`` (x fastest) with components fastest, dof
+``c · n_components + component``; cells and lattice points in lattice order, x fastest.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.errors import NonFiniteError
+from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
+
+#: Cells per slab of a batched cell operation (bounds the temporaries to a few MB).
+_SLAB_CELLS = 32_768
+#: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
+#: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
+_HALVES = {"left": np.array([[1.0, 0.0], [0.5, 0.5]]),
+           "right": np.array([[0.5, 0.5], [0.0, 1.0]]),
+           "whole": np.eye(2)}
+
+
+class LatticeStructure:
+    """What stays fixed while the coefficients change: the lattice, its free dofs and
+    the reference cell matrix.
+
+    Parameters
+    ----------
+    grid : StructuredGrid
+        The lattice points and the row of every free dof (-1: eliminated).
+    element : numpy.ndarray
+        ``(2**dim · n_components, 2**dim · n_components)`` symmetric reference cell
+        matrix in the local numbering of the module docstring.
+    """
+
+    def __init__(self, grid: StructuredGrid, element: np.ndarray) -> None:
+        dim, nc = len(grid.shape), grid.n_components
+        m = 2**dim * nc
+        element = np.asarray(element, dtype=float)
+        if element.shape != (m, m):
+            raise ValueError(f"LatticeStructure: the reference cell matrix must be ({m}, {m}) "
+                             f"for {dim}D cells with {nc} components, got {element.shape}")
+        if not np.all(np.isfinite(element)):
+            raise NonFiniteError("LatticeStructure: the reference cell matrix holds NaN or "
+                                 "infinity")
+        if not np.allclose(element, element.T, rtol=1e-10, atol=1e-12 * np.abs(element).max()):
+            raise ValueError("LatticeStructure: the reference cell matrix is not symmetric")
+        self.grid, self.element = grid, 0.5 * (element + element.T)
+        self.dim, self.n_components = dim, nc
+        self.cells = tuple(n - 1 for n in grid.shape)  # per axis, x first
+        self.n_cells = int(np.prod(self.cells))
+        rows = np.asarray(grid.rows).ravel()
+        free = rows >= 0
+        self.n = int(np.count_nonzero(free))
+        position_type = np.int32 if rows.size < 2**31 - 1 else np.int64
+        # the lattice dof of each row, component-major (see expand)
+        point, component = np.divmod(np.flatnonzero(free), nc)
+        self.positions = np.empty(self.n, dtype=position_type)
+        self.positions[rows[free]] = component * (rows.size // nc) + point
+        lattice_cells = int(np.prod([max(c, 1) for c in self.cells[1:]]))
+        self._slab = max(1, _SLAB_CELLS // lattice_cells)  # slow-axis cells per slab
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.n)
+
+    def operator(self, coefficients: np.ndarray) -> LatticeOperator:
+        """The operator for per-cell coefficients ``(n_cells,)`` in lattice order."""
+        return LatticeOperator(self, coefficients)
+
+    # ------------------------------------------------------------ lattice arrays
+    def expand(self, x: np.ndarray) -> np.ndarray:
+        """A free-dof vector ``(n,)`` as the lattice array ``(nc, *reversed shape)``,
+        component-major (zero at eliminated dofs): every corner slice is then a set of
+        contiguous rows."""
+        full = np.zeros(self.n_components * int(np.prod(self.grid.shape)))
+        full[self.positions] = x
+        return full.reshape(self.n_components, *self.grid.shape[::-1])
+
+    def restrict(self, lattice: np.ndarray) -> np.ndarray:
+        """The free-dof vector ``(n,)`` of a lattice array."""
+        return lattice.reshape(-1)[self.positions]
+
+    def _slabs(self):
+        """``(start, stop, corner slices)`` per slab: the slices of every corner's lattice
+        points (all components) for the cells ``start:stop`` of the slowest axis."""
+        slow = self.cells[-1]
+        for start in range(0, slow, self._slab):
+            stop = min(start + self._slab, slow)
+            spans = [(start, stop)] + [(0, n) for n in self.cells[::-1][1:]]
+            corners = []
+            for corner in range(2**self.dim):
+                offset = [(corner >> axis) & 1 for axis in range(self.dim)][::-1]
+                corners.append((slice(None),) + tuple(
+                    slice(o + lo, o + hi) for o, (lo, hi) in zip(offset, spans, strict=True)))
+            yield start, stop, corners
+
+    def _gather(self, lattice: np.ndarray, corners: list) -> np.ndarray:
+        """Corner values of a slab's cells, ``(m, slab cells)`` (row ``corner · nc +
+        component``)."""
+        nc = self.n_components
+        size = lattice[corners[0]][0].size
+        out = np.empty((len(corners) * nc, size))
+        for corner, where in enumerate(corners):
+            out[corner * nc:(corner + 1) * nc] = lattice[where].reshape(nc, size)
+        return out
+
+    def _scatter(self, lattice: np.ndarray, values: np.ndarray, corners: list) -> None:
+        """Add a slab's cell vectors ``(m, slab cells)`` into the lattice array."""
+        nc = self.n_components
+        for corner, where in enumerate(corners):
+            target = lattice[where]
+            target += values[corner * nc:(corner + 1) * nc].reshape(target.shape)
+
+    def _cell_slab(self, field: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """The per-cell values ``(n_cells,)`` of the slab, flat."""
+        per_layer = self.n_cells // self.cells[-1]
+        return field[start * per_layer: stop * per_layer]
+
+    # ------------------------------------------------------------ cell operations
+    def apply(self, coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``A x`` for ``x`` ``(n,)`` or ``(n, k)``."""
+        if x.ndim == 2:
+            return np.stack([self.apply(coefficients, column) for column in x.T], axis=1)
+        source = self.expand(x)
+        target = np.zeros_like(source)
+        for start, stop, corners in self._slabs():
+            local = self.element @ self._gather(source, corners)
+            local *= self._cell_slab(coefficients, start, stop)
+            self._scatter(target, local, corners)
+        return self.restrict(target)
+
+    def diagonal(self, coefficients: np.ndarray) -> np.ndarray:
+        """The diagonal of ``A``, ``(n,)``."""
+        target = self.expand(np.zeros(self.n))
+        diagonal = np.diag(self.element)[:, None]
+        for start, stop, corners in self._slabs():
+            self._scatter(target, diagonal * self._cell_slab(coefficients, start, stop),
+                          corners)
+        return self.restrict(target)
+
+    def cell_bilinear(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``a_eᵀ K_ref b_e`` per cell ``(n_cells,)``, lattice order; ``a``, ``b`` ``(n,)``
+        or ``(n, k)`` (summed over the ``k`` columns)."""
+        if a.ndim == 2:
+            return sum(self.cell_bilinear(a[:, j], b[:, j]) for j in range(a.shape[1]))
+        out = np.empty(self.n_cells)
+        first, second = self.expand(a), self.expand(b)
+        for start, stop, corners in self._slabs():
+            local = self.element @ self._gather(first, corners)
+            np.einsum("ie,ie->e", local, self._gather(second, corners),
+                      out=self._cell_slab(out, start, stop))
+        return out
+
+    # ------------------------------------------------------------ assembled forms
+    def _cell_rows(self, shape: tuple[int, ...], rows: np.ndarray) -> np.ndarray:
+        """Rows of every cell's local dofs on the lattice of ``shape`` points, ``(cells,
+        m)`` (-1 where eliminated); ``rows`` ``(points, nc)`` as in a StructuredGrid."""
+        lattice = rows.reshape(*shape[::-1], self.n_components)
+        cells = tuple(n - 1 for n in shape)
+        out = np.empty((*cells[::-1], 2**self.dim, self.n_components), dtype=rows.dtype)
+        for corner in range(2**self.dim):
+            offset = [(corner >> axis) & 1 for axis in range(self.dim)][::-1]
+            where = tuple(slice(o, o + n) for o, n in zip(offset, cells[::-1], strict=True))
+            out[..., corner, :] = lattice[where]
+        return out.reshape(-1, 2**self.dim * self.n_components)
+
+    def matrix(self, coefficients: np.ndarray) -> sp.csr_matrix:
+        """``A`` assembled, ``(n, n)`` CSR (for checks and a one-level hierarchy)."""
+        rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
+        values = coefficients[:, None, None] * self.element[None]
+        return _assembled(rows, values, self.n)
+
+    def galerkin(self, coefficients: np.ndarray) -> sp.csr_matrix:
+        """``Pᵀ A P`` for the prolongation of the first coarsening (module docstring),
+        rows in the order of the coarse level's free dofs (lattice order)."""
+        nc, m = self.n_components, self.element.shape[0]
+        coarse = [coarse_points(n) for n in self.grid.shape]
+        coarse_shape = tuple(c.size for c in coarse)
+        coarse_cells = tuple(n - 1 for n in coarse_shape)
+        free = np.asarray(self.grid.rows) >= 0
+        coarse_free = free.reshape(*self.grid.shape[::-1], nc)[
+            np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
+        coarse_rows = np.full(coarse_free.shape, -1, dtype=np.int64)
+        coarse_rows[coarse_free] = np.arange(int(np.count_nonzero(coarse_free)))
+        fine_rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
+        masked = np.any(fine_rows < 0, axis=1)  # cells with an eliminated dof
+        s = coefficients.reshape(self.cells[::-1])
+        blocks = np.zeros((*coarse_cells[::-1], m * m))
+        for kinds in itertools.product(*(_children(n) for n in self.cells)):
+            R = np.ones((1, 1))
+            for kind, _, _ in kinds:  # x first: kron(Rz, kron(Ry, Rx))
+                R = np.kron(_HALVES[kind], R)
+            R = np.kron(R, np.eye(nc))
+            where_coarse = tuple(c for _, c, _ in kinds)[::-1]
+            where_fine = tuple(f for _, _, f in kinds)[::-1]
+            blocks[where_coarse] += s[where_fine][..., None] * (R.T @ self.element @ R).ravel()
+            # cells with eliminated dofs: the masked product replaces the plain one
+            fine_ids = np.arange(self.n_cells).reshape(self.cells[::-1])[where_fine].ravel()
+            coarse_ids = np.arange(blocks.size // (m * m)).reshape(coarse_cells[::-1])[
+                where_coarse].ravel()
+            pick = masked[fine_ids]
+            if np.any(pick):
+                fine_ids, coarse_ids = fine_ids[pick], coarse_ids[pick]
+                D = (fine_rows[fine_ids] >= 0).astype(float)
+                RD = D[:, :, None] * R[None]
+                correction = np.matmul(RD.transpose(0, 2, 1), self.element @ RD) - (
+                    R.T @ self.element @ R)[None]
+                flat = blocks.reshape(-1, m * m)
+                flat[coarse_ids] += coefficients[fine_ids][:, None] * correction.reshape(-1, m * m)
+        rows = self._cell_rows(coarse_shape, coarse_rows)
+        return _assembled(rows, blocks.reshape(-1, m, m), int(np.count_nonzero(coarse_free)))
+
+
+def _children(n_cells: int) -> list[tuple[str, slice, slice]]:
+    """The fine cells of an axis of ``n_cells`` cells per kind of child: ``(kind, coarse
+    cells, fine cells)`` (slices), ``kind`` a key of ``_HALVES``."""
+    pairs = n_cells // 2
+    kinds = [("left", slice(0, pairs), slice(0, 2 * pairs, 2)),
+             ("right", slice(0, pairs), slice(1, 2 * pairs, 2))]
+    if n_cells % 2:
+        kinds.append(("whole", slice(pairs, pairs + 1), slice(n_cells - 1, n_cells)))
+    return [kind for kind in kinds if kind[1].stop > kind[1].start]
+
+
+def _assembled(rows: np.ndarray, values: np.ndarray, n: int) -> sp.csr_matrix:
+    """``Σ_e`` of cell matrices ``values`` ``(cells, m, m)`` on the rows ``(cells, m)``
+    (-1: dropped), as an ``(n, n)`` CSR matrix."""
+    m = rows.shape[1]
+    i = np.broadcast_to(rows[:, :, None], (rows.shape[0], m, m)).ravel()
+    j = np.broadcast_to(rows[:, None, :], (rows.shape[0], m, m)).ravel()
+    keep = (i >= 0) & (j >= 0)
+    index = np.int32 if n < 2**31 - 1 else np.int64
+    matrix = sp.coo_matrix((values.ravel()[keep], (i[keep].astype(index),
+                                                   j[keep].astype(index))), shape=(n, n))
+    return matrix.tocsr()
+
+
+class LatticeOperator:
+    """``A`` of a :class:`LatticeStructure` for given coefficients: what the ``gmg``
+    solver factorizes instead of a sparse matrix.
+
+    Parameters
+    ----------
+    structure : LatticeStructure
+    coefficients : numpy.ndarray
+        ``(n_cells,)`` per-cell coefficients in lattice order, finite and positive.
+    """
+
+    def __init__(self, structure: LatticeStructure, coefficients: np.ndarray) -> None:
+        coefficients = np.asarray(coefficients, dtype=float)
+        if coefficients.shape != (structure.n_cells,):
+            raise ValueError(f"LatticeOperator: coefficients must have shape "
+                             f"({structure.n_cells},), got {coefficients.shape}")
+        if not np.all(np.isfinite(coefficients)):
+            raise NonFiniteError("LatticeOperator: the coefficients hold NaN or infinity")
+        self.structure, self.coefficients = structure, coefficients
+        self.grid = structure.grid
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.structure.shape
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        return self.structure.apply(self.coefficients, np.asarray(x, dtype=float))
+
+    def diagonal(self) -> np.ndarray:
+        """The diagonal ``(n,)``."""
+        return self.structure.diagonal(self.coefficients)
+
+    def galerkin(self) -> sp.csr_matrix:
+        """The first coarse level ``Pᵀ A P`` (:meth:`LatticeStructure.galerkin`)."""
+        return self.structure.galerkin(self.coefficients)
+
+    def tocsr(self) -> sp.csr_matrix:
+        """``A`` assembled (checks, and a hierarchy of one level)."""
+        return self.structure.matrix(self.coefficients)
