@@ -361,16 +361,14 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
     Parameters
     ----------
     name : str, default "auto"
-        A registered backend (see :func:`available_solvers`) or an alias: ``"auto"`` is
-        CHOLMOD when scikit-sparse is installed (the matrix must be symmetric positive
-        definite, as FEM stiffness matrices with Dirichlet conditions are), else SuperLU
-        with a one-time :class:`FesensPerformanceWarning`; ``"lu"`` is UMFPACK when
-        scikit-umfpack is installed, else SuperLU. A model's ``"auto"`` chooses further,
-        by dimension, size and memory (:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`).
+        A registered backend (see :func:`available_solvers`) or an alias: ``"auto"``
+        (:class:`~fesens.solvers.auto.AutoSolver`) picks at ``factorize``, from the size
+        and memory, CHOLMOD (else SuperLU, with a one-time :class:`FesensPerformanceWarning`)
+        or CG with AMG, for symmetric positive definite matrices; ``"lu"`` is UMFPACK, else
+        SuperLU. A model's ``"auto"`` knows its mesh (``SolverChoice.auto_solver``).
     **options
-        Keyword arguments of the backend's constructor, e.g. ``rtol``,
-        ``preconditioner`` and ``maxiter`` for iterative backends, ``check_residual``
-        for direct ones.
+        Keyword arguments of the backend's constructor, e.g. ``rtol``, ``preconditioner``,
+        ``maxiter`` (iterative), ``check_residual`` (direct; for ``"auto"`` also ``dim``).
 
     Returns
     -------
@@ -389,17 +387,19 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
         _warn_cholmod_fallback()
     if not cls.available():
         raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
-    return cls(**options)
+    from fesens.solvers.auto import AutoSolver  # it imports this module
+
+    return AutoSolver(**options) if name == "auto" else cls(**options)
 
 
 def solver_class(name: str) -> type[LinearSolver]:
     """The backend class a name (or alias) stands for, without instantiating it.
 
-    Lets a caller holding only a name ask about the backend's properties:
-    ``solver_class("auto").symmetric``, ``solver_class("lu").is_direct``, and
-    ``solver_class(name).name`` for the backend an alias resolves to. An alias resolves
-    to the first of its backends that is installed (:data:`SOLVER_ALIASES`); an explicit
-    name is returned whether or not its dependency is installed. Issues no warning.
+    Lets a caller holding only a name ask about the backend's properties
+    (``solver_class("lu").is_direct``). An alias resolves to the first of its backends
+    that is installed (:data:`SOLVER_ALIASES`): for ``"auto"`` the direct backend of
+    :func:`make_solver`'s ``AutoSolver``. An explicit name is returned whether or not its
+    dependency is installed. Issues no warning.
 
     Parameters
     ----------

@@ -160,7 +160,7 @@ class IterativeSolver(LinearSolver):
         if self._M_transpose is None:  # AMG: never None once built
             A = self._matrix
             self._M_transpose = (
-                self._M if _is_symmetric(A) else self._build_preconditioner(A.T.tocsr())
+                self._M if is_symmetric(A) else self._build_preconditioner(A.T.tocsr())
             )
         return self._M_transpose
 
@@ -295,7 +295,7 @@ def solve_columns(b: np.ndarray, x0: np.ndarray | None,
     return x.reshape(b.shape)
 
 
-def _is_symmetric(A: sp.csr_matrix | sp.csc_matrix) -> bool:
+def is_symmetric(A: sp.csr_matrix | sp.csc_matrix) -> bool:
     """Whether ``max |A - A^T| <= _SYMMETRY_RTOL max |A|`` (one O(nnz) pass)."""
     difference = abs(A - A.T)
     if difference.nnz == 0:

@@ -112,25 +112,30 @@ def test_refactorize_with_new_values(name, spd_system):
     assert solver.stats["n_numeric"] == 2
 
 
-def test_auto_is_cholmod_when_installed():
+def test_auto_is_cholmod_when_installed(spd_system):
     if not cholmod_available():
         pytest.skip("scikit-sparse is not installed")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert isinstance(make_solver(), CholmodSolver)
+        solver = make_solver()
+    solver.factorize(spd_system[0])  # small: direct (tests/solvers/test_solvers_auto.py)
+    assert isinstance(solver.backend, CholmodSolver)
+    assert solver.stats["choice"] == "cholmod"
 
 
-def test_auto_falls_back_to_superlu_and_warns_once(monkeypatch):
+def test_auto_falls_back_to_superlu_and_warns_once(monkeypatch, spd_system):
     monkeypatch.setattr(cholmod_module, "_cholmod", None)
     with pytest.warns(FesensPerformanceWarning) as record:
         solver = make_solver("auto")
-    assert isinstance(solver, SuperLUSolver)
+    solver.factorize(spd_system[0])
+    assert isinstance(solver.backend, SuperLUSolver)
+    assert solver.stats["choice"] == "superlu"
     assert len(record) == 1
     assert str(record[0].message) == base.CHOLMOD_FALLBACK_MESSAGE
     assert record[0].filename == __file__  # points at the caller of make_solver
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert isinstance(make_solver("auto"), SuperLUSolver)  # no second warning
+        make_solver("auto").factorize(spd_system[0])  # no second warning
 
 
 def test_explicit_cholmod_without_scikit_sparse_raises(monkeypatch):
@@ -203,10 +208,15 @@ def test_every_backend_declares_symmetry_and_directness():
 
 
 @pytest.mark.parametrize("name", [*SOLVER_ALIASES, *BACKENDS])
-def test_solver_class_is_the_class_make_solver_makes(name):
+def test_solver_class_is_the_class_make_solver_makes(name, spd_system):
+    """For ``auto``: the direct backend its ``AutoSolver`` picks for a small matrix."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FesensPerformanceWarning)  # auto without CHOLMOD
-        assert type(make_solver(name)) is solver_class(name)
+        solver = make_solver(name)
+    if name == "auto":
+        solver.factorize(spd_system[0])
+        solver = solver.backend
+    assert type(solver) is solver_class(name)
 
 
 def test_solver_class_resolves_auto_without_warning(monkeypatch):

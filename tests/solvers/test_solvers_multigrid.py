@@ -11,10 +11,10 @@ from fesens.errors import ConvergenceError, MeshError, SolverError
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh import box, quarter_annulus, rectangle
 from fesens.physics import Elasticity, HeatConduction
-from fesens.solvers import make_solver
+from fesens.solvers import make_solver, solver_class
 from fesens.solvers.grid_hierarchy import StructuredGrid
 
-REFERENCE = "cholmod" if make_solver("auto").name == "cholmod" else "superlu"
+REFERENCE = solver_class("auto").name  # the direct backend: CHOLMOD, else SuperLU
 #: Small coarse levels, so that even these meshes get several levels.
 SMALL = {"coarse_size": 50}
 
