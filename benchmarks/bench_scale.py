@@ -8,7 +8,9 @@ a density filter of radius 1.5 cells and the OC update, on each grid of ``--size
 * ``cholmod``: sparse Cholesky (the default path);
 * ``amg-cg``: the ``cg`` backend with pyamg smoothed aggregation (rigid-body modes);
 * ``gmg-cg``: the ``gmg`` backend, geometric multigrid-CG with warm start and hierarchy
-  reuse (``fesens/solvers/multigrid.py``).
+  reuse (``fesens/solvers/multigrid.py``), on the assembled matrix;
+* ``gmg-mf``: the same with ``matrix_free = True``: no fine-level matrix, the stiffness
+  applied cell by cell (``fesens/solvers/lattice_operator.py``).
 
 The time of an iteration is split, from the outside by wrapping fesens functions with the
 timers of ``bench_opt.Buckets``, into *solve* (the solver's ``factorize``, ``solve`` and
@@ -59,6 +61,7 @@ SOLVERS: dict[str, Any] = {
     "cholmod": "cholmod",
     "amg-cg": ("cg", {"preconditioner": "amg", "rtol": RTOL}),
     "gmg-cg": ("gmg", {"rtol": RTOL}),
+    "gmg-mf": ("gmg", {"rtol": RTOL, "matrix_free": True}),
 }
 BUCKETS = ("solve", "sensitivities", "filter", "update")
 CASE_TIMEOUT = 4 * 3600.0
