@@ -1,9 +1,14 @@
 """How much memory a generated mesh and its solve need, estimated before anything is built.
 
-A generated (structured) mesh is refused when the estimate of its arrays, the sparsity
-pattern of its system matrix and a sparse Cholesky factor (its fill:
-:func:`fesens.solvers.memory.factor_bytes`) does not fit in the memory the machine has
-available, unless ``mesh.allow_large = true``.
+A generated (structured) mesh is refused when the estimate does not fit in the memory the
+machine has available, unless ``mesh.allow_large = true``. The estimate depends on the
+solver the config asks for (``auto``: the one it will pick, as
+:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver` does):
+
+* a direct solver: the mesh's arrays, the sparsity pattern of the system matrix and a
+  sparse Cholesky factor (its fill: :func:`fesens.solvers.memory.factor_bytes`);
+* an iterative solver on the assembled matrix: the arrays and the pattern;
+* ``gmg`` with ``matrix_free = true``: the arrays and :data:`MATRIX_FREE_BYTES_PER_UNKNOWN`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ from __future__ import annotations
 import math
 
 from fesens.config.checks import ConfigError
+from fesens.fem.matrix_free import MATRIX_FREE_CELL_TYPES
+from fesens.fem.model_solvers import AUTO_DIRECT_MAX_3D_UNKNOWNS
+from fesens.solvers import solver_class
 from fesens.solvers.memory import available_bytes, factor_bytes
 
 __all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes"]
@@ -23,12 +31,22 @@ _CELL_TYPES = {"quad4": (4, 9, 1, 1), "quad8": (8, 21, 3, 1), "quad9": (9, 25, 4
                "tet10": (10, 65, 8, 6)}
 #: Bytes of one matrix entry in the pattern, the cached cell matrices and the gather maps.
 _ENTRY = 24
+#: Peak bytes per unknown of a matrix-free multigrid optimization iteration: measured
+#: 6228 MB for 3,168,963 unknowns (1,024,000 hex8 cells, ``benchmarks/bench_scale.py``,
+#: issue 16), rounded up.
+MATRIX_FREE_BYTES_PER_UNKNOWN = 2_100
+#: What each kind of solve holds, for the messages.
+_HOLDS = {"direct": "mesh, matrix and factorization",
+          "iterative": "mesh and matrix of an iterative solver",
+          "matrix_free": "mesh and vectors of the matrix-free multigrid solver"}
 
 
-def estimate_bytes(cells: list[int], cell_type: str) -> float:
+def estimate_bytes(cells: list[int], cell_type: str, kind: str = "direct") -> float:
     """Memory (bytes) of a generated mesh of ``cells`` (``[nx, ny]`` or ``[nx, ny, nz]``)
-    of ``cell_type``: coordinates and cells, the matrix pattern and a sparse Cholesky factor
-    of a vector field (one unknown per node and dimension). Floats, so that absurd sizes
+    of ``cell_type`` and its solve, for a vector field (one unknown per node and
+    dimension): coordinates and cells, and for ``kind`` ``"direct"`` the matrix pattern and
+    a sparse Cholesky factor, ``"iterative"`` the pattern, ``"matrix_free"`` the vectors
+    and coarse levels of the matrix-free multigrid. Floats, so that absurd sizes
     (``[10**15, 1]``) cannot overflow."""
     dim = len(cells)
     per_cell, coupled, node_factor, cell_factor = _CELL_TYPES.get(
@@ -37,13 +55,36 @@ def estimate_bytes(cells: list[int], cell_type: str) -> float:
     n_nodes = math.prod(float(c) + 1.0 for c in cells) * node_factor
     unknowns = dim * n_nodes
     mesh = n_nodes * dim * 8 + n_cells * per_cell * 8
+    if kind == "matrix_free":
+        return mesh + unknowns * MATRIX_FREE_BYTES_PER_UNKNOWN
     pattern = unknowns * coupled * dim * _ENTRY + n_cells * (per_cell * dim) ** 2 * 8
-    return mesh + pattern + factor_bytes(unknowns, dim)
+    return mesh + pattern + (factor_bytes(unknowns, dim) if kind == "direct" else 0.0)
 
 
-def check_mesh_memory(spec: dict) -> None:
+def solve_kind(spec: dict, solver: dict) -> str:
+    """``"direct"``, ``"iterative"`` or ``"matrix_free"``: how the checked ``[solver]``
+    table will solve on the generated mesh of the checked ``[mesh]`` table ``spec``."""
+    backend, options = solver["backend"], solver["options"]
+    if backend == "gmg":
+        matrix_free = options.get("matrix_free", False)
+        return "matrix_free" if matrix_free else "iterative"
+    if backend != "auto":
+        return "direct" if solver_class(backend).is_direct else "iterative"
+    cells, cell_type = spec["cells"], spec["cell_type"]
+    dim = len(cells)
+    unknowns = dim * math.prod(float(c) + 1.0 for c in cells) * _CELL_TYPES.get(
+        cell_type, (0, 0, 1, 1))[2]
+    available = available_bytes()
+    fits = available is None or estimate_bytes(cells, cell_type, "direct") <= available
+    if fits and (dim < 3 or unknowns <= AUTO_DIRECT_MAX_3D_UNKNOWNS):
+        return "direct"
+    return "matrix_free" if cell_type in MATRIX_FREE_CELL_TYPES else "iterative"
+
+
+def check_mesh_memory(spec: dict, solver: dict) -> None:
     """Refuse the generated mesh of a checked ``[mesh]`` table whose estimate
-    (:func:`estimate_bytes`) exceeds the available memory, unless ``allow_large``.
+    (:func:`estimate_bytes` for the solve of the checked ``[solver]`` table, see
+    :func:`solve_kind`) exceeds the available memory, unless ``allow_large``.
 
     Raises
     ------
@@ -53,9 +94,10 @@ def check_mesh_memory(spec: dict) -> None:
     if spec["type"] not in ("rectangle", "box") or spec.get("allow_large"):
         return
     available = available_bytes()
-    needed = estimate_bytes(spec["cells"], spec["cell_type"])
+    kind = solve_kind(spec, solver)
+    needed = estimate_bytes(spec["cells"], spec["cell_type"], kind)
     if available is not None and needed > available:
         raise ConfigError(
-            f"mesh.cells = {spec['cells']} needs about {needed / 1e9:.3g} GB (mesh, matrix "
-            f"and factorization), more than the {available / 1e9:.3g} GB of memory available; "
-            "use fewer cells, or set mesh.allow_large = true to build it anyway")
+            f"mesh.cells = {spec['cells']} needs about {needed / 1e9:.3g} GB ({_HOLDS[kind]}),"
+            f" more than the {available / 1e9:.3g} GB of memory available; use fewer cells, "
+            "or set mesh.allow_large = true to build it anyway")

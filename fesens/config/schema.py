@@ -168,9 +168,9 @@ class Config:
         return self.mesh.dim
 
 
-def _make_mesh(spec: dict, base_dir: Path) -> tuple[Mesh, str]:
+def _make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
     kind = spec["type"]
-    check_mesh_memory(spec)
+    check_mesh_memory(spec, solver)
     try:
         if kind == "rectangle":
             (lx, ly), (nx, ny) = spec["size"], spec["cells"]
@@ -368,8 +368,9 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         "description": string()("description", raw.get("description", "")),
     }
     data["mesh"] = check_typed("mesh", raw["mesh"], MESH)
+    solver = _check_solver(raw.get("solver", {}))  # the mesh's memory check reads it
     base_dir = Path(base_dir)
-    mesh, label = _make_mesh(data["mesh"], base_dir)
+    mesh, label = _make_mesh(data["mesh"], base_dir, solver)
     data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
     kind = data["physics"]["type"]
     materials = material_variants()
@@ -397,7 +398,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     for section, check in checks.items():
         if optimize or section in raw:
             data[section] = check(raw.get(section, {}))
-    data["solver"] = _check_solver(raw.get("solver", {}))
+    data["solver"] = solver
     _check_consistency(data)
     warn_about_filter(data, mesh, source)
     return config

@@ -33,7 +33,8 @@ def test_a_mesh_beyond_the_available_memory_is_refused_at_once(tmp_path, cells):
     assert seconds < 1.0 and peak < 50e6
     message = str(caught.value)
     assert f"big.toml: mesh.cells = {cells} needs about " in message
-    assert " GB (mesh, matrix and factorization), more than the " in message
+    # no [solver]: auto, which would pick the matrix-free multigrid for a mesh this size
+    assert " GB (mesh and vectors of the matrix-free multigrid solver), more than the " in message
     assert "mesh.allow_large = true" in message
 
 
@@ -47,6 +48,29 @@ def test_allow_large_overrides_the_estimate(tmp_path, monkeypatch):
         load_config(config_with(tmp_path, "[24, 8]"))
     config = load_config(config_with(tmp_path, "[24, 8]", "\nallow_large = true"))
     assert config.mesh.n_cells == 192
+
+
+MILLION = {"type": "box", "cells": [160, 80, 80], "cell_type": "hex8"}
+
+
+def solver_table(backend="auto", **options):
+    return {"backend": backend, "options": options}
+
+
+def test_the_estimate_follows_the_solver(monkeypatch):
+    """Issue 16: a million hex8 cells fit a 24 GB machine with the matrix-free multigrid
+    (measured peak 6.2 GB), not with CHOLMOD; auto picks what fits."""
+    monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
+    memory.check_mesh_memory(MILLION, solver_table("gmg", matrix_free=True))
+    memory.check_mesh_memory(MILLION, solver_table())  # auto: matrix-free gmg
+    assert memory.solve_kind(MILLION, solver_table()) == "matrix_free"
+    assert memory.solve_kind({**MILLION, "cell_type": "hex27"}, solver_table()) == "iterative"
+    assert memory.solve_kind({**MILLION, "cells": [16, 8, 8]}, solver_table()) == "direct"
+    with pytest.raises(ConfigError, match=r"GB \(mesh, matrix and factorization\)"):
+        memory.check_mesh_memory(MILLION, solver_table("cholmod"))
+    matrix_free = estimate_bytes(MILLION["cells"], "hex8", "matrix_free")
+    assert 6.2e9 < matrix_free < 8e9
+    assert estimate_bytes(MILLION["cells"], "hex8", "iterative") > matrix_free
 
 
 def test_the_estimate_grows_like_nested_dissection():
