@@ -8,7 +8,7 @@
 from fesens.ad.api import grad, jvp, value_and_grad, vjp
 from fesens.ad.checks import TaylorResult, check_grad, taylor_test
 from fesens.ad.numpy_wrapper import getval, stop_gradient
-from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_joint
+from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_argnum, defvjp_joint
 from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
 from fesens.ad.tracer import Box, primitive
 
@@ -20,6 +20,7 @@ __all__ = [
     "TaylorResult",
     "check_grad",
     "defvjp",
+    "defvjp_argnum",
     "defvjp_joint",
     "getval",
     "grad",

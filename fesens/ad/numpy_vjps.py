@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from fesens.ad import numpy_wrapper as w
-from fesens.ad.registry import defvjp, defvjp_joint
+from fesens.ad.registry import defvjp, defvjp_argnum, defvjp_joint
 from fesens.ad.tracer import Box
 
 
@@ -294,20 +294,7 @@ def _einsum_vjp(argnum, ans, subscripts, *operands):
     return vjp
 
 
-def _register_einsum():
-    from fesens.ad.registry import _PER_ARGUMENT
-
-    class _EinsumRules(dict):
-        def __contains__(self, argnum):
-            return argnum >= 1
-
-        def __getitem__(self, argnum):
-            return lambda ans, *args: _einsum_vjp(argnum, ans, *args)
-
-    _PER_ARGUMENT[w.einsum] = _EinsumRules()
-
-
-_register_einsum()
+defvjp_argnum(w.einsum, _einsum_vjp, first=1)
 
 
 def _norm_vjp(ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
@@ -399,21 +386,8 @@ def _split_vjp(kind):
     return maker
 
 
-def _register_variadic(prim, maker):
-    from fesens.ad.registry import _PER_ARGUMENT
-
-    class _Rules(dict):
-        def __contains__(self, argnum):
-            return argnum >= 1
-
-        def __getitem__(self, argnum):
-            return lambda ans, *args: maker(argnum, ans, *args)
-
-    _PER_ARGUMENT[prim] = _Rules()
-
-
-_register_variadic(w.concatenate_arrays, _split_vjp("concatenate"))
-_register_variadic(w.stack_arrays, _split_vjp("stack"))
+defvjp_argnum(w.concatenate_arrays, _split_vjp("concatenate"), first=1)
+defvjp_argnum(w.stack_arrays, _split_vjp("stack"), first=1)
 defvjp(
     w.where,
     None,

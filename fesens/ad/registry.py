@@ -4,7 +4,9 @@ A rule *maker* has the signature ``maker(ans, *args, **kwargs) -> (g -> cotangen
 one argument. For primitives whose argument cotangents share work (a sparse solve: one
 adjoint solve serves the matrix and the right-hand side) a joint maker
 ``maker(argnums, ans, *args, **kwargs) -> (g -> tuple of cotangents)`` is registered
-with :func:`defvjp_joint`.
+with :func:`defvjp_joint`. Variadic primitives (``einsum(subscripts, *operands)``,
+``concatenate``) register one maker for every argument from ``first`` on with
+:func:`defvjp_argnum`: ``maker(argnum, ans, *args, **kwargs) -> (g -> cotangent)``.
 
 A maker registered with ``uses_ans=False`` promises not to read ``ans``: a node whose
 traced arguments all have such rules does not keep its output alive (rule 5 of DESIGN.md;
@@ -23,6 +25,7 @@ class NotDifferentiableError(TypeError):
 
 _PER_ARGUMENT: dict[Callable, dict[int, Callable]] = {}
 _JOINT: dict[Callable, Callable] = {}
+_ARGNUM: dict[Callable, tuple[int, Callable]] = {}  # fun -> (first argnum, maker)
 _ANS_FREE: dict[Callable, set[int]] = {}  # argnums whose makers never read ``ans``
 _NO_RULES: dict[int, Callable] = {}
 
@@ -51,6 +54,17 @@ def defvjp_joint(fun: Callable, maker: Callable) -> None:
     _JOINT[fun] = maker
 
 
+def defvjp_argnum(fun: Callable, maker: Callable, *, first: int = 0) -> None:
+    """Register one maker for every argument of ``fun`` from position ``first`` on.
+
+    ``maker(argnum, ans, *args, **kwargs)`` returns the VJP ``g -> cotangent`` of argument
+    ``argnum``; it suits variadic primitives (``einsum(subscripts, *operands)``: ``first=1``)
+    and rules that differ per argument only by an index. Per-argument rules registered with
+    :func:`defvjp` for the same primitive take precedence.
+    """
+    _ARGNUM[fun] = (first, maker)
+
+
 def needs_ans(fun: Callable, argnums: tuple[int, ...]) -> bool:
     """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``."""
     free = _ANS_FREE.get(fun)
@@ -70,7 +84,12 @@ def node_cotangents(node, g) -> list:
     joint = _JOINT.get(fun)
     if joint is not None:
         return joint(node.argnums, ans, *args, **kwargs)(g)
-    rules = _PER_ARGUMENT.get(fun, _NO_RULES)
+    rules = _PER_ARGUMENT.get(fun)
+    if rules is None:
+        by_argnum = _ARGNUM.get(fun)
+        if by_argnum is not None:
+            return _argnum_cotangents(node, g, *by_argnum)
+        rules = _NO_RULES
     out = []
     for argnum in node.argnums:
         if argnum not in rules:
@@ -81,6 +100,18 @@ def node_cotangents(node, g) -> list:
     return out
 
 
+def _argnum_cotangents(node, g, first: int, maker: Callable) -> list:
+    out = []
+    for argnum in node.argnums:
+        if argnum < first:
+            raise _missing(node.fun, argnum, {first: maker})
+        out.append(maker(argnum, node.ans, *node.args, **node.kwargs)(g))
+    return out
+
+
 def has_rule(fun: Callable, argnum: int) -> bool:
     """True when argument ``argnum`` of ``fun`` can be differentiated."""
-    return fun in _JOINT or argnum in _PER_ARGUMENT.get(fun, {})
+    if fun in _JOINT or argnum in _PER_ARGUMENT.get(fun, _NO_RULES):
+        return True
+    by_argnum = _ARGNUM.get(fun)
+    return by_argnum is not None and argnum >= by_argnum[0]

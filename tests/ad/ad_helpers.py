@@ -76,5 +76,6 @@ def scratch_rules(monkeypatch):
     """Let a test register VJP rules for its own primitives without leaking them."""
     monkeypatch.setattr(registry, "_PER_ARGUMENT", dict(registry._PER_ARGUMENT))
     monkeypatch.setattr(registry, "_JOINT", dict(registry._JOINT))
+    monkeypatch.setattr(registry, "_ARGNUM", dict(registry._ARGNUM))
     monkeypatch.setattr(registry, "_ANS_FREE",
                         {fun: set(argnums) for fun, argnums in registry._ANS_FREE.items()})

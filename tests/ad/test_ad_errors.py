@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from ad_helpers import normal, scratch_rules  # noqa: F401 - fixture
 
-from fesens.ad import NotDifferentiableError, defvjp, grad, primitive
+from fesens.ad import NotDifferentiableError, defvjp, defvjp_argnum, grad, primitive
 
 X = normal(5, seed=1)
 
@@ -72,6 +72,17 @@ def test_primitive_without_any_rule():
     assert np.array_equal(bare(X), 2.0 * X)  # untraced calls go straight through
     with pytest.raises(NotDifferentiableError, match=r"argument 0 of primitive 'bare'.*no rules"):
         grad(lambda a: np.sum(bare(a)))(X)
+
+
+@pytest.mark.usefixtures("scratch_rules")
+def test_defvjp_argnum_serves_every_argument_from_first_on():
+    weighted = primitive(lambda w, *xs: w * np.sum(np.stack(xs)), "weighted")
+    defvjp_argnum(weighted, lambda argnum, ans, w, *xs: lambda g: g * w * np.ones_like(xs[0]),
+                  first=1)
+    gx, gy = grad(lambda x, y: np.sum(weighted(3.0, x, y)), argnums=(0, 1))(X, 2 * X)
+    assert np.array_equal(gx, np.full(5, 3.0)) and np.array_equal(gy, np.full(5, 3.0))
+    with pytest.raises(NotDifferentiableError, match="argument 0 of primitive 'weighted'"):
+        grad(lambda w: weighted(w, X))(3.0)
 
 
 def test_float_of_a_traced_value_raises_with_the_stop_gradient_hint():
