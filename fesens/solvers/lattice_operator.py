@@ -28,6 +28,7 @@ Local numbering: corner ``c = i + 2 j + 4 k`` (x fastest) with components fastes
 from __future__ import annotations
 
 import itertools
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -195,45 +196,62 @@ class LatticeStructure:
         values = coefficients[:, None, None] * self.element[None]
         return _assembled(rows, values, self.n)
 
+    @cached_property
+    def _masked_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """The cells with an eliminated dof (lattice order) and their free-dof masks
+        ``(cells, m)``."""
+        rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
+        masked = np.flatnonzero(np.any(rows < 0, axis=1))
+        return masked, (rows[masked] >= 0).astype(float)
+
     def galerkin(self, coefficients: np.ndarray) -> sp.csr_matrix:
         """``Pᵀ A P`` for the prolongation of the first coarsening (module docstring),
-        rows in the order of the coarse level's free dofs (lattice order)."""
+        rows in the order of the coarse level's free dofs (lattice order).
+
+        Every coarse cell matrix is ``Σ_kinds s_child R_kindᵀ K_ref R_kind`` (one child of
+        each kind at most): one matrix product over all coarse cells. They are summed
+        into the coarse lattice's stencil (:class:`_Stencil`), which gives the CSR arrays
+        without sorting.
+        """
         nc, m = self.n_components, self.element.shape[0]
         coarse = [coarse_points(n) for n in self.grid.shape]
         coarse_shape = tuple(c.size for c in coarse)
         coarse_cells = tuple(n - 1 for n in coarse_shape)
-        free = np.asarray(self.grid.rows) >= 0
-        coarse_free = free.reshape(*self.grid.shape[::-1], nc)[
-            np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
-        coarse_rows = np.full(coarse_free.shape, -1, dtype=np.int64)
-        coarse_rows[coarse_free] = np.arange(int(np.count_nonzero(coarse_free)))
-        fine_rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
-        masked = np.any(fine_rows < 0, axis=1)  # cells with an eliminated dof
+        coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
+            *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
         s = coefficients.reshape(self.cells[::-1])
-        blocks = np.zeros((*coarse_cells[::-1], m * m))
-        for kinds in itertools.product(*(_children(n) for n in self.cells)):
+        masked, masks = self._masked_cells
+        coarse_of = _coarse_cell_ids(self.cells)  # coarse cell of each fine cell
+        kinds_list = list(itertools.product(*(_children(n) for n in self.cells)))
+        products = np.empty((m * m, len(kinds_list)))
+        weights = np.zeros((len(kinds_list), *coarse_cells[::-1]))
+        corrections = []
+        for k, kinds in enumerate(kinds_list):
             R = np.ones((1, 1))
             for kind, _, _ in kinds:  # x first: kron(Rz, kron(Ry, Rx))
                 R = np.kron(_HALVES[kind], R)
             R = np.kron(R, np.eye(nc))
-            where_coarse = tuple(c for _, c, _ in kinds)[::-1]
+            plain = R.T @ self.element @ R
+            products[:, k] = plain.ravel()
             where_fine = tuple(f for _, _, f in kinds)[::-1]
-            blocks[where_coarse] += s[where_fine][..., None] * (R.T @ self.element @ R).ravel()
+            weights[(k, *(c for _, c, _ in kinds[::-1]))] = s[where_fine]
             # cells with eliminated dofs: the masked product replaces the plain one
-            fine_ids = np.arange(self.n_cells).reshape(self.cells[::-1])[where_fine].ravel()
-            coarse_ids = np.arange(blocks.size // (m * m)).reshape(coarse_cells[::-1])[
-                where_coarse].ravel()
-            pick = masked[fine_ids]
+            of_kind = np.zeros(self.cells[::-1], dtype=bool)
+            of_kind[where_fine] = True
+            pick = of_kind.ravel()[masked]
             if np.any(pick):
-                fine_ids, coarse_ids = fine_ids[pick], coarse_ids[pick]
-                D = (fine_rows[fine_ids] >= 0).astype(float)
-                RD = D[:, :, None] * R[None]
-                correction = np.matmul(RD.transpose(0, 2, 1), self.element @ RD) - (
-                    R.T @ self.element @ R)[None]
-                flat = blocks.reshape(-1, m * m)
-                flat[coarse_ids] += coefficients[fine_ids][:, None] * correction.reshape(-1, m * m)
-        rows = self._cell_rows(coarse_shape, coarse_rows)
-        return _assembled(rows, blocks.reshape(-1, m, m), int(np.count_nonzero(coarse_free)))
+                RD = masks[pick][:, :, None] * R[None]
+                correction = np.matmul(RD.transpose(0, 2, 1), self.element @ RD) - plain
+                corrections.append((coarse_of[masked[pick]],
+                                    coefficients[masked[pick]][:, None, None] * correction))
+        blocks = products @ weights.reshape(len(kinds_list), -1)  # (m·m, coarse cells)
+        del weights
+        stencil = _Stencil(coarse_shape, nc)
+        stencil.add_blocks(blocks.reshape(m, m, *coarse_cells[::-1]))
+        del blocks
+        for cell_ids, values in corrections:
+            stencil.add_cell_blocks(cell_ids, values)
+        return stencil.matrix(coarse_free)
 
 
 def _children(n_cells: int) -> list[tuple[str, slice, slice]]:
@@ -258,6 +276,93 @@ def _assembled(rows: np.ndarray, values: np.ndarray, n: int) -> sp.csr_matrix:
     matrix = sp.coo_matrix((values.ravel()[keep], (i[keep].astype(index),
                                                    j[keep].astype(index))), shape=(n, n))
     return matrix.tocsr()
+
+
+def _coarse_cell_ids(cells: tuple[int, ...]) -> np.ndarray:
+    """The coarse cell (lattice order of the coarse cells) of every fine cell."""
+    coarse_cells = [(n + 1) // 2 for n in cells]
+    strides = np.concatenate([[1], np.cumprod(coarse_cells[:-1])]).astype(np.int64)
+    ids = np.zeros(cells[::-1], dtype=np.int64)
+    for axis, n in enumerate(cells):
+        shape = [1] * len(cells)
+        shape[len(cells) - 1 - axis] = n
+        ids += (np.arange(n) // 2 * strides[axis]).reshape(shape)  # odd end: its own
+    return ids.ravel()
+
+
+class _Stencil:
+    """A symmetric matrix on a lattice of points with ``nc`` unknowns each, coupling
+    neighbours at most one point apart per axis: one plane ``(*reversed shape)`` per
+    direction ``t = Σ_axis (δ_axis + 1) 3**axis`` and component pair."""
+
+    def __init__(self, shape: tuple[int, ...], nc: int) -> None:
+        self.shape, self.nc, self.dim = shape, nc, len(shape)
+        self.values = np.zeros((3**self.dim, nc, nc, *shape[::-1]))
+        self._offsets = [[(c >> axis) & 1 for axis in range(self.dim)]
+                         for c in range(2**self.dim)]
+
+    def _direction(self, a: int, b: int) -> int:
+        return sum((self._offsets[b][axis] - self._offsets[a][axis] + 1) * 3**axis
+                   for axis in range(self.dim))
+
+    def _points(self, a: int, cells: tuple[int, ...]) -> tuple[slice, ...]:
+        """The lattice points at corner ``a`` of all cells (reversed axes)."""
+        return tuple(slice(o, o + n) for o, n in zip(self._offsets[a][::-1], cells,
+                                                      strict=True))
+
+    def add_blocks(self, blocks: np.ndarray) -> None:
+        """Add the cell matrices ``blocks`` ``(m, m, *reversed cells)`` of every cell."""
+        nc, cells = self.nc, blocks.shape[2:]
+        for a in range(len(self._offsets)):
+            points = self._points(a, cells)
+            for b in range(len(self._offsets)):
+                plane = self.values[self._direction(a, b)]
+                plane[(slice(None), slice(None), *points)] += (
+                    blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc])
+
+    def add_cell_blocks(self, cell_ids: np.ndarray, blocks: np.ndarray) -> None:
+        """Add one ``(m, m)`` block per listed cell (lattice ids of the cells)."""
+        cells = [n - 1 for n in self.shape]
+        index = np.unravel_index(cell_ids, cells[::-1])  # reversed axes
+        flat = self.values.reshape(3**self.dim, self.nc, self.nc, -1)
+        nc = self.nc
+        for a, off_a in enumerate(self._offsets):
+            point = np.ravel_multi_index(
+                tuple(i + o for i, o in zip(index, off_a[::-1], strict=True)),
+                self.shape[::-1])
+            for b in range(len(self._offsets)):
+                plane = flat[self._direction(a, b)]
+                for i in range(nc):
+                    for j in range(nc):
+                        np.add.at(plane[i, j], point, blocks[:, a * nc + i, b * nc + j])
+
+    def matrix(self, free: np.ndarray) -> sp.csr_matrix:
+        """The CSR matrix on the free unknowns ``free`` ``(points, nc)`` (lattice order,
+        rows and columns numbered point-major): columns come out sorted by construction."""
+        nc, n_points, n_dirs = self.nc, int(np.prod(self.shape)), 3**self.dim
+        rows = np.full(free.shape, -1, dtype=np.int64)
+        n = int(np.count_nonzero(free))
+        rows[free] = np.arange(n)
+        # the neighbour of every point in every direction, -1 outside the lattice
+        grid = np.indices(self.shape[::-1]).reshape(self.dim, -1)  # reversed axes
+        neighbour = np.empty((n_points, n_dirs), dtype=np.int64)
+        for t in range(n_dirs):
+            delta = [(t // 3**axis) % 3 - 1 for axis in range(self.dim)][::-1]
+            moved = grid + np.array(delta)[:, None]
+            inside = np.all((moved >= 0) & (moved < np.array(self.shape[::-1])[:, None]),
+                            axis=0)
+            neighbour[:, t] = np.where(inside, np.ravel_multi_index(
+                np.where(inside, moved, 0), self.shape[::-1]), -1)
+        columns = np.where(neighbour[:, :, None] >= 0, rows[neighbour], -1)  # (p, t, nc)
+        columns = np.broadcast_to(columns[:, None, :, :], (n_points, nc, n_dirs, nc))
+        keep = (columns >= 0) & free[:, :, None, None]
+        # (t, i, j, p) -> (p, i, t, j): rows point-major, columns increasing in a row
+        values = self.values.reshape(n_dirs, nc, nc, n_points).transpose(3, 1, 0, 2)
+        index = np.int32 if n < 2**31 - 1 else np.int64
+        indptr = np.zeros(n + 1, dtype=index)
+        np.cumsum(keep.reshape(n_points * nc, -1)[free.ravel()].sum(axis=1), out=indptr[1:])
+        return sp.csr_matrix((values[keep], columns[keep].astype(index), indptr),
+                             shape=(n, n))
 
 
 class LatticeOperator:
