@@ -43,6 +43,10 @@ fi
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip"
 $PIP install -q --upgrade pip 2>/dev/null
+# PyTorch's CPU build first: the bare torch>=2.0 of the [torch] extra would otherwise take
+# a CUDA build of several GB; once installed it satisfies the extra.
+"$VENV/bin/python" -c "import torch" 2>/dev/null ||
+    $PIP install -q "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
 $PIP install -q -e ".[all]" 2>&1 | grep -v "is ignored: it is neither" || true
 
 if ! "$VENV/bin/python" -c "import sksparse.cholmod" 2>/dev/null; then

@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "errors", "readonly", "openmp", "sysinfo"),
     ("mesh", "solvers"),
     ("ad",),
-    ("fem",),
+    ("fem", "interop"),
     ("physics", "adjoint"),
     ("opt",),
     ("plotting", "output"),
@@ -38,12 +38,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 INDEPENDENT: tuple[frozenset[str], ...] = (
     frozenset({"mesh", "solvers"}),
     frozenset({"physics", "adjoint"}),
+    frozenset({"fem", "interop"}),
 )
 
 LEVEL: dict[str, int] = {name: level for level, names in enumerate(LAYERS) for name in names}
 
 #: Only these packages may import a third-party library (the library's one home).
-HOMES: dict[str, str] = {"click": "cli", "matplotlib": "plotting"}
+HOMES: dict[str, str] = {"click": "cli", "matplotlib": "plotting", "jax": "interop",
+                         "torch": "interop"}
 
 #: Never imported anywhere in fesens (plotting draws on Figure + FigureCanvasAgg).
 FORBIDDEN = ("matplotlib.pyplot", "matplotlib.pylab", "pylab")
