@@ -10,6 +10,7 @@ from fesens.ad.checks import TaylorResult, check_grad, taylor_test
 from fesens.ad.numpy_wrapper import getval, stop_gradient
 from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_argnum, defvjp_joint
 from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
+from fesens.ad.special_vjps import logsumexp, polygamma
 from fesens.ad.tracer import Box, primitive
 
 __all__ = [
@@ -25,7 +26,9 @@ __all__ = [
     "getval",
     "grad",
     "jvp",
+    "logsumexp",
     "matvec",
+    "polygamma",
     "primitive",
     "solve",
     "sparse_matrix",

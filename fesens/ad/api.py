@@ -14,7 +14,8 @@ from functools import wraps
 
 import numpy as np
 
-from fesens.ad import numpy_vjps  # noqa: F401 - registers the numpy rules
+# registering the rules of the traced numpy, numpy.linalg and scipy.special subset
+from fesens.ad import array_vjps, linalg_vjps, numpy_vjps, special_vjps  # noqa: F401
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
 from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id

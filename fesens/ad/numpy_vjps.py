@@ -108,6 +108,17 @@ _unary("arctan", lambda ans, x: 1.0 / (1.0 + x**2), fresh=True)
 _unary("absolute", lambda ans, x: np.sign(x), fresh=True)
 _unary("square", lambda ans, x: x + x, fresh=True)  # 2x, exactly, and cheaper than 2.0 * x
 _unary("reciprocal", lambda ans, x: -(ans**2), fresh=True, uses_ans=True)
+_unary("arcsin", lambda ans, x: 1.0 / np.sqrt(1.0 - x**2), fresh=True)
+_unary("arccos", lambda ans, x: -1.0 / np.sqrt(1.0 - x**2), fresh=True)
+_unary("arcsinh", lambda ans, x: 1.0 / np.sqrt(x**2 + 1.0), fresh=True)
+_unary("arccosh", lambda ans, x: 1.0 / np.sqrt(x**2 - 1.0), fresh=True)
+_unary("arctanh", lambda ans, x: 1.0 / (1.0 - x**2), fresh=True)
+_unary("exp2", lambda ans, x: ans * math.log(2.0), fresh=True, uses_ans=True)
+_unary("log2", lambda ans, x: 1.0 / (x * math.log(2.0)), fresh=True)
+_unary("log10", lambda ans, x: 1.0 / (x * math.log(10.0)), fresh=True)
+_unary("fabs", lambda ans, x: np.sign(x), fresh=True)
+_unary("deg2rad", lambda ans, x: math.pi / 180.0)
+_unary("rad2deg", lambda ans, x: 180.0 / math.pi)
 defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g), uses_ans=False)
 
 
@@ -159,6 +170,17 @@ _binary("maximum", lambda x, y: w.getval(x) >= w.getval(y),
 _binary("minimum", lambda x, y: w.getval(x) <= w.getval(y),
         lambda x, y: w.getval(x) > w.getval(y))
 _binary("arctan2", lambda x, y: y / (x**2 + y**2), lambda x, y: -x / (x**2 + y**2))
+_binary("fmax", lambda x, y: w.getval(x) >= w.getval(y), lambda x, y: w.getval(x) < w.getval(y))
+_binary("fmin", lambda x, y: w.getval(x) <= w.getval(y), lambda x, y: w.getval(x) > w.getval(y))
+# log(eˣ + eʸ): ∂x = eˣ⁻ᵃⁿˢ (a softmax weight); base 2 alike; hypot: ∂x = x / ans
+defvjp(w.BINARY["logaddexp"],
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp(x - ans), x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp(y - ans), y))
+defvjp(w.BINARY["logaddexp2"],
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(x - ans), x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(y - ans), y))
+defvjp(w.BINARY["hypot"], lambda ans, x, y: lambda g: _unbroadcast_like(g * x / ans, x),
+       lambda ans, x, y: lambda g: _unbroadcast_like(g * y / ans, y))
 
 
 # ------------------------------------------------------------------ reductions

@@ -30,16 +30,20 @@ def stop_gradient(x):
 UNARY = {
     name: primitive(getattr(np, name), name)
     for name in ("negative", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "absolute",
-                 "square", "sinh", "cosh", "log1p", "expm1", "arctan", "reciprocal")
+                 "square", "sinh", "cosh", "log1p", "expm1", "arctan", "reciprocal",
+                 "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10",
+                 "fabs", "deg2rad", "rad2deg")
 }
 BINARY = {
     name: primitive(getattr(np, name), name)
     for name in ("add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
-                 "arctan2")
+                 "arctan2", "logaddexp", "logaddexp2", "hypot", "fmax", "fmin")
 }
 sign = primitive(np.sign, "sign")
 for _name, _prim in {**UNARY, **BINARY, "sign": sign}.items():
     register_ufunc(getattr(np, _name), _prim)
+register_ufunc(np.degrees, UNARY["rad2deg"])
+register_ufunc(np.radians, UNARY["deg2rad"])
 
 add, subtract, multiply = BINARY["add"], BINARY["subtract"], BINARY["multiply"]
 true_divide, power = BINARY["true_divide"], BINARY["power"]
@@ -295,7 +299,7 @@ def _einsum(subscripts, *operands, **kwargs):
 for _func, _prim in {
     np.sum: sum, np.mean: mean, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.matmul: matmul, np.dot: dot, np.einsum: _einsum, np.outer: outer,
-    np.linalg.norm: norm, np.linalg.det: det, np.linalg.inv: inv,
+    np.linalg.det: det, np.linalg.inv: inv,
     np.linalg.solve: dense_solve, np.cross: _cross, np.reshape: reshape, np.transpose: transpose,
     np.broadcast_to: broadcast_to, np.concatenate: _concatenate, np.stack: _stack,
     np.where: _where, np.clip: _clip, np.ravel: _ravel, np.squeeze: _squeeze,
