@@ -14,7 +14,9 @@ C. Workload 2: ``f(x) = Σ_k x·(A_k x)`` with ten constant dense 500x500 matric
    and the extra memory of the gradient over the forward (tracemalloc peaks).
 D. Workload 3: ``‖A(x)⁻¹ b‖`` with the values of a 2D 5-point Laplacian depending on
    ``x`` through :func:`fesens.ad.sparse_matrix`, n = 200 to 10^5, against a
-   finite-difference gradient (n + 1 evaluations).
+   finite-difference gradient (n + 1 evaluations); up to n = 1000 also its dense version,
+   the issue's literal program ``‖solve(A, b)‖`` with ``A_ij = K_ij + x_j²`` (``K`` the same
+   Laplacian, dense), traced through ``np.linalg.solve``.
 
 Timings are minima over rounds that call forward and gradient alternately (the machine
 this runs on is shared and noisy); every ratio is of two numbers from the same run. Each
@@ -77,6 +79,7 @@ W2_N, W2_K = 500, 10
 W3_SIZES = (200, 1000, 10**4, 10**5)
 QUICK_W3_SIZES = (200, 1000, 10**4)
 FD_MEASURED_MAX_N = 1000  # larger n: the finite-difference time is extrapolated
+DENSE_MAX_N = 1000  # the dense version of workload 3 up to this n
 SEED = 0
 
 PENALTY = 3.0  # SIMP: scale = x**PENALTY
@@ -465,6 +468,31 @@ class LaplacianSolveNorm:
         return np.linalg.norm(solve(sparse_matrix(p, data), self.b, solver="cholmod"))
 
 
+class DenseSolveNorm:
+    """Workload 3, dense: ``f(x) = ‖A(x)⁻¹ b‖`` with ``A_ij = K_ij + x_j²``, ``K`` the
+    matrix of :class:`LaplacianSolveNorm` as a dense array (the issue's literal program)."""
+
+    def __init__(self, sparse: LaplacianSolveNorm):
+        p = sparse.pattern
+        self.K = np.zeros(p.shape)
+        self.K[p.rows, p.cols] = sparse.base
+        self.b = sparse.b
+
+    def __call__(self, x):
+        A = self.K + x[None, :] ** 2
+        return np.linalg.norm(np.linalg.solve(A, self.b))
+
+
+def directional_difference(f: Callable, x: np.ndarray, gradient: np.ndarray,
+                           step: float = 1e-6) -> float:
+    """Largest relative difference between ``∇f·h`` and central differences, 3 directions."""
+    worst = 0.0
+    for h in np.random.default_rng(SEED).standard_normal((3, x.size)):
+        fd = (float(f(x + step * h)) - float(f(x - step * h))) / (2 * step)
+        worst = max(worst, abs(fd - gradient @ h) / abs(gradient @ h))
+    return worst
+
+
 def _path_laplacian(m: int) -> sp.csr_matrix:
     return sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m), format="csr")
 
@@ -536,6 +564,10 @@ def case_workload3(sizes: list[int]) -> dict[str, Any]:
             result["fd_s"], fd = timed(lambda f=f, x=x: finite_difference_gradient(f, x))
             ad = grad(f)(x)
             result["fd_difference"] = float(np.abs(fd - ad).max() / np.abs(ad).max())
+        if n <= DENSE_MAX_N:
+            dense = DenseSolveNorm(f)
+            result["dense"] = timed_pair(function_calls(dense, x, drift=True), budget=6.0)
+            result["dense"]["fd_difference"] = directional_difference(dense, x, grad(dense)(x))
         results[str(n)] = result
     return results
 
@@ -835,7 +867,9 @@ def workload2_table(run: Run) -> str:
 
 def workload3_table(run: Run) -> str:
     headers = ["n", "grid", "nnz(A)", "forward", "gradient", "gradient / forward",
-               "FD gradient (n+1 evals)", "FD / gradient", "FD vs AD max rel. diff.", "spread"]
+               "FD gradient (n+1 evals)", "FD / gradient", "FD vs AD max rel. diff.", "spread",
+               "dense forward", "dense gradient", "dense / sparse gradient",
+               "dense FD vs AD"]
     rows = []
     for n, result in run.w3.items():
         if not isinstance(result, dict) or "gradient" not in result:
@@ -848,9 +882,18 @@ def workload3_table(run: Run) -> str:
             ratio(result["gradient"], result["forward"]),
             seconds(fd) + ("" if measured else " (est.)"), f"{fd / result['gradient']:.3g}",
             f"{result['fd_difference']:.1e}" if measured else "-",
-            spread(result, result["medians"], MODES),
+            spread(result, result["medians"], MODES), *dense_cells(result),
         ])
     return table(headers, rows)
+
+
+def dense_cells(result: dict[str, Any]) -> list[str]:
+    """The dense version's columns of a workload 3 row (``-`` above :data:`DENSE_MAX_N`)."""
+    dense = result.get("dense")
+    if not dense:
+        return ["-"] * 4
+    return [microseconds(dense["forward"]), microseconds(dense["gradient"]),
+            ratio(dense["gradient"], result["gradient"]), f"{dense['fd_difference']:.1e}"]
 
 
 def source_line() -> str:
@@ -918,7 +961,9 @@ def report(run: Run) -> str:
                      "(the k-th timed call at x (1 + k 1e-9): every call factorizes). "
                      "FD gradient: one-sided "
                      f"differences, measured up to n = {FD_MEASURED_MAX_N}, else (n + 1) x "
-                     "forward.", "", workload3_table(run), ""]
+                     f"forward. Dense (n <= {DENSE_MAX_N}): A_ij = K_ij + x_j² with K that "
+                     "Laplacian as a dense array, np.linalg.solve (LU); its FD check: central "
+                     "differences along 3 directions.", "", workload3_table(run), ""]
     sections += ["## Targets", "",
                  *(f"- [{'PASS' if c.passed else 'MISS'}] {c.text}" for c in found)]
     for name, text in run.profile_texts.items():

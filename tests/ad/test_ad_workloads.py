@@ -2,7 +2,8 @@
 
 1. ``grad`` of ``sum(x**2)`` and of ``sum(f(x))`` for elementwise ``f``, n = 100 and 10^6.
 2. ``f(x) = Σ_k x·(A_k x)`` with ten constant 500x500 matrices: gradient w.r.t. x only.
-3. ``‖A(x)⁻¹ b‖`` with A's values depending on x through the pattern primitive.
+3. ``‖A(x)⁻¹ b‖`` with A's values depending on x through the pattern primitive, and its
+   dense version (the issue's literal program: ``A_ij = K_ij + x_j²``, ``np.linalg.solve``).
 4. Derivatives at x = 2 of three scalar functions, values from 30-digit arithmetic.
 """
 
@@ -66,6 +67,44 @@ def test_workload3_norm_of_sparse_solve(m):
     x = rng.uniform(0.5, 1.5, m * m)
     assert abs(taylor_test(f, x, verbose=False).rate - 2) < 0.1
     check_grad(f, x)
+
+
+@pytest.mark.parametrize("m", [5, 15])  # n = 25 and 225
+def test_workload3_dense_version_agrees_with_central_differences(m):
+    pattern, base = laplacian_pattern(m)
+    K = np.zeros(pattern.shape)
+    K[pattern.rows, pattern.cols] = base
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal(m * m)
+
+    def J(x):
+        A = K + x[None, :] ** 2  # A[i, j] = K[i, j] + x[j]**2
+        return np.linalg.norm(np.linalg.solve(A, b))
+
+    x = rng.uniform(0.5, 1.5, m * m)
+    g = grad(J)(x)
+    for h in rng.standard_normal((3, m * m)):
+        eps = 1e-6
+        central = (J(x + eps * h) - J(x - eps * h)) / (2 * eps)
+        assert central == pytest.approx(g @ h, rel=1e-7)
+    assert abs(taylor_test(J, x, verbose=False).rate - 2) < 0.1
+
+
+def test_workload3_dense_element_assignment_is_refused_with_the_supported_form_named():
+    """Writing a traced entry into a numpy array would cut the gradient, so it raises (numpy
+    reports a ValueError caused by fesens's TypeError); ``K + x[None, :] ** 2`` builds the
+    same matrix, traced."""
+    K = np.eye(3)
+
+    def J(x):
+        A = K.copy()
+        A[0, 1] = K[0, 1] + x[1] ** 2
+        return np.sum(A)
+
+    with pytest.raises((TypeError, ValueError)) as info:
+        grad(J)(np.ones(3))
+    causes = [info.value, info.value.__cause__, info.value.__context__]
+    assert any("cut the gradient" in str(c) for c in causes if c is not None)
 
 
 # Values computed with 30-digit arithmetic (mpmath), stated by the issue.
