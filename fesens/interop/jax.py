@@ -95,16 +95,21 @@ def _output_structs(out_shape):
 
 
 def _checked_inputs(leaves: list) -> list:
-    """The input leaves as JAX arrays, refusing what is not float64."""
-    arrays = [jnp.asarray(leaf) for leaf in leaves]
+    """The input leaves as arrays (numbers converted), refusing what is not float64."""
+    arrays = [leaf if hasattr(leaf, "dtype") and hasattr(leaf, "shape") else jnp.asarray(leaf)
+              for leaf in leaves]
     for k, array in enumerate(arrays):
         dtype = np.dtype(array.dtype)
         where = f"input leaf {k} (shape {tuple(array.shape)})"
         problem = dtype_problem(dtype.kind, dtype.name, where)
         if problem is None and dtype != np.float64:
-            problem = (f"{where} has the dtype {dtype.name}: fesens computes in float64; turn "
-                       "on JAX's 64-bit mode (jax.config.update('jax_enable_x64', True)) and "
-                       "pass float64 arrays")
+            problem = (f"{where} has the dtype {dtype.name}: fesens computes in float64; "
+                       "pass float64 arrays (with JAX's 64-bit mode on: "
+                       "jax.config.update('jax_enable_x64', True))")
+        if problem is None and not jax.config.jax_enable_x64:
+            problem = (f"{where} is float64, but JAX's 64-bit mode is off, so JAX would "
+                       "round fesens's results to float32; turn it on: "
+                       "jax.config.update('jax_enable_x64', True)")
         if problem is not None:
             raise AdapterDtypeError(problem)
     return arrays
@@ -140,12 +145,11 @@ def as_jax(fn: Callable, out_shape=None, *, keep: int = 4) -> Callable:
     key_struct = jax.ShapeDtypeStruct((), jnp.int32)
     name = getattr(fn, "__name__", "the function")
 
-    def wrapped(*args):
-        leaves, in_tree = jax.tree_util.tree_flatten(args)
-        if not leaves:
-            raise TypeError(f"as_jax({name}) was called without array arguments")
-        leaves = _checked_inputs(leaves)
-        in_structs = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.float64) for leaf in leaves)
+    built: dict = {}  # in_tree -> (custom-VJP function, host evaluation), built once each
+
+    def build(in_tree):
+        """The custom-VJP function of flat inputs of structure ``in_tree``. Its callbacks
+        are the same objects on every call, so JAX reuses what it compiled for them."""
 
         def flat_fn(*np_leaves):
             return fn(*jax.tree_util.tree_unflatten(in_tree, np_leaves))
@@ -187,10 +191,21 @@ def as_jax(fn: Callable, out_shape=None, *, keep: int = 4) -> Callable:
 
         def call_bwd(residuals, g):
             key, flat = residuals
+            in_structs = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.float64) for leaf in flat)
             return tuple(jax.pure_callback(host_backward, in_structs, key, *g, *flat,
                                            vmap_method="sequential"))
 
         call.defvjp(call_fwd, call_bwd)
+        return call, host_value
+
+    def wrapped(*args):
+        leaves, in_tree = jax.tree_util.tree_flatten(args)
+        if not leaves:
+            raise TypeError(f"as_jax({name}) was called without array arguments")
+        leaves = _checked_inputs(leaves)
+        if in_tree not in built:
+            built[in_tree] = build(in_tree)
+        call, host_value = built[in_tree]
         if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             # a plain call, under no transformation: fesens's errors reach the caller as
             # they are, not wrapped in JAX's callback error

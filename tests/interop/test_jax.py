@@ -127,8 +127,11 @@ def test_bad_dtypes_are_refused(dtype, named):
 
 def test_float32_without_64_bit_mode_names_the_fix():
     adapted = as_jax(objective(2, "compliance", False))
-    with jax.enable_x64(False), pytest.raises(AdapterDtypeError, match="jax_enable_x64"):
-        jax.grad(adapted)(jnp.ones(18))
+    with jax.enable_x64(False):
+        with pytest.raises(AdapterDtypeError, match="float32: .*jax_enable_x64"):
+            jax.grad(adapted)(jnp.ones(18))
+        with pytest.raises(AdapterDtypeError, match="64-bit mode is off"):
+            adapted(np.ones(18))  # float64, which JAX would round to float32
 
 
 def test_shapes_that_do_not_match():
