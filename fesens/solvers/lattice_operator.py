@@ -7,8 +7,9 @@ per-cell coefficient ``s_e`` (SIMP: ``s_e = E(ρ_e)``), so the free–free stiff
     A = Σ_e s_e P_eᵀ K_ref P_e        (rows and columns of eliminated dofs dropped)
 
 is applied as a batched cell operation: gather the cells' corner values from the
-lattice array by slicing (the cell–dof map is implicit), one ``(cells, m) @ (m, m)``
-product, scale, scatter back by slicing. No sparse matrix and no gather map of one entry
+lattice array by slicing (the cell–dof map is implicit; lattice arrays are
+component-major, so every slice is contiguous rows), one ``(m, m) @ (m, cells)`` product,
+scale, scatter back by slicing. No sparse matrix and no gather map of one entry
 per cell-matrix entry exists on the fine level (issue 16 item 2; memory per cell: the
 coefficient and the vectors). Work goes in slabs of cells along the slowest axis, so
 temporaries stay small.
@@ -18,8 +19,10 @@ prolongation of :mod:`fesens.solvers.grid_hierarchy`, formed cell by cell: a fin
 lies inside one coarse cell (2 per axis, or 1 for the last cell of an odd axis), and
 its corner values interpolate from that coarse cell's corners only, ``u_e = R_e u_E``,
 so ``Pᵀ A P = Σ_E G_Eᵀ (Σ_(e ⊂ E) s_e R_eᵀ D_e K_ref D_e R_e) G_E`` with ``D_e`` the
-free-dof mask of cell ``e``. It is assembled as a sparse matrix (an eighth of the fine
-unknowns); coarser levels are sparse Galerkin products as before.
+free-dof mask of cell ``e``: one ``(m·m, kinds) @ (kinds, coarse cells)`` product for the
+coarse cell matrices, summed into the coarse lattice's 27-point stencil, which gives the
+CSR arrays (an eighth of the fine unknowns) without sorting. Coarser levels are sparse
+Galerkin products as before.
 
 Local numbering: corner ``c = i + 2 j + 4 k`` (x fastest) with components fastest, dof
 ``c · n_components + component``; cells and lattice points in lattice order, x fastest.
