@@ -289,6 +289,72 @@ def _inner(a, b):
     return _tensordot(a, b, ([-1], [-1]))
 
 
+def _partition(x, kth, axis=-1, kind="introselect", order=None):
+    """A permutation of ``x``, like :func:`_sort`."""
+    if axis is None:
+        x, axis = np.reshape(x, -1), 0
+    return _take_along_axis(x, np.argpartition(w.getval(x), kth, axis=axis), axis)
+
+
+def _split(x, indices_or_sections, axis=0):
+    """``np.split``/``np.array_split``: slices of ``x`` (each one a ``getitem``)."""
+    shape = np.shape(w.getval(x))
+    axis %= len(shape)
+    pieces = np.array_split(np.arange(shape[axis]), indices_or_sections)
+    return [w.getitem(x, _axis_index(len(shape), axis, slice(p[0], p[-1] + 1) if len(p)
+                                     else slice(0, 0))) for p in pieces]
+
+
+def _checked_split(x, indices_or_sections, axis=0):
+    if np.ndim(indices_or_sections) == 0 and \
+            np.shape(w.getval(x))[axis] % int(indices_or_sections):
+        raise ValueError("array split does not result in an equal division")
+    return _split(x, indices_or_sections, axis)
+
+
+def _rot90(m, k=1, axes=(0, 1)):
+    """Quarter turns: flips and an axis swap (permutations, their own rules)."""
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    turned = _swapaxes(m, *axes)
+    return flip(turned, axes[0]) if k == 1 else _swapaxes(flip(m, axes[0]), *axes)
+
+
+def _diag(v, k=0):
+    """``np.diag``: the diagonal of a matrix, or a matrix with ``v`` on its diagonal
+    (``untake``: its rule reads the diagonal back)."""
+    shape = np.shape(w.getval(v))
+    if len(shape) == 2:
+        return _diagonal(v, k)
+    n = shape[0] + abs(k)
+    rows = np.arange(shape[0]) + max(-k, 0)
+    return w.untake(v, (rows, rows + k), (n, n), True)
+
+
+def _at_least(ndim: int):
+    def reshaped(*arrays):
+        out = []
+        for x in arrays:
+            shape = np.shape(w.getval(x))
+            if len(shape) < ndim:
+                shape = {0: (1,) * ndim, 1: (1, *shape, 1)[:ndim] if ndim == 3 else (1, *shape),
+                         2: (*shape, 1)}[len(shape)]
+            out.append(np.reshape(x, shape))
+        return out[0] if len(out) == 1 else out
+
+    return reshaped
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Finite entries pass through (and their cotangent); the others become constants."""
+    value = w.getval(x)
+    return w.where(np.isfinite(value), x,
+                   np.nan_to_num(value, nan=nan, posinf=posinf, neginf=neginf))
+
+
 def _flip(m, axis=None):
     return flip(m, axis)
 
@@ -312,7 +378,12 @@ for _func, _impl in {
     np.tile: _tile, np.repeat: _repeat, np.kron: _kron, np.diagonal: _diagonal,
     np.trace: _trace, np.moveaxis: _moveaxis, np.swapaxes: _swapaxes, np.triu: _triangle(True),
     np.tril: _triangle(False), np.var: _variance, np.std: _std, np.tensordot: _tensordot,
-    np.inner: _inner, np.atleast_1d: lambda x: x if np.ndim(w.getval(x)) else
-    np.reshape(x, (1,)),
+    np.inner: _inner, np.atleast_1d: _at_least(1), np.atleast_2d: _at_least(2),
+    np.atleast_3d: _at_least(3), np.partition: _partition, np.split: _checked_split,
+    np.array_split: _split, np.hsplit: lambda x, s: _checked_split(
+        x, s, 1 if np.ndim(w.getval(x)) > 1 else 0),
+    np.vsplit: lambda x, s: _checked_split(x, s, 0),
+    np.dsplit: lambda x, s: _checked_split(x, s, 2), np.rot90: _rot90, np.diag: _diag,
+    np.nan_to_num: _nan_to_num,
 }.items():
     register_function(_func, _impl)

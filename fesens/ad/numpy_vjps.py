@@ -179,6 +179,8 @@ defvjp(w.BINARY["logaddexp"],
 defvjp(w.BINARY["logaddexp2"],
        lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(x - ans), x),
        lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(y - ans), y))
+# x mod y = x − ⌊x/y⌋ y: ∂x = 1, ∂y = −⌊x/y⌋ (away from the jumps)
+_binary("remainder", lambda x, y: 1.0, lambda x, y: -np.floor_divide(w.getval(x), w.getval(y)))
 defvjp(w.BINARY["hypot"], lambda ans, x, y: lambda g: _unbroadcast_like(g * x / ans, x),
        lambda ans, x, y: lambda g: _unbroadcast_like(g * y / ans, y))
 

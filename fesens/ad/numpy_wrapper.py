@@ -37,7 +37,7 @@ UNARY = {
 BINARY = {
     name: primitive(getattr(np, name), name)
     for name in ("add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
-                 "arctan2", "logaddexp", "logaddexp2", "hypot", "fmax", "fmin")
+                 "arctan2", "logaddexp", "logaddexp2", "hypot", "fmax", "fmin", "remainder")
 }
 sign = primitive(np.sign, "sign")
 for _name, _prim in {**UNARY, **BINARY, "sign": sign}.items():
@@ -292,6 +292,13 @@ def _expand_dims(x, axis):
     return reshape(x, np.expand_dims(np.empty(np.shape(getval(x)), dtype=bool), axis).shape)
 
 
+def _sinc(x):
+    """``sin(πx) / (πx)``, 1 at 0 (the quotient is only evaluated away from 0)."""
+    zero = getval(x) == 0
+    angle = np.pi * where(zero, 1.0, x)
+    return where(zero, 1.0, UNARY["sin"](angle) / angle)
+
+
 def _einsum(subscripts, *operands, **kwargs):
     return einsum(subscripts, *operands)
 
@@ -303,7 +310,7 @@ for _func, _prim in {
     np.linalg.solve: dense_solve, np.cross: _cross, np.reshape: reshape, np.transpose: transpose,
     np.broadcast_to: broadcast_to, np.concatenate: _concatenate, np.stack: _stack,
     np.where: _where, np.clip: _clip, np.ravel: _ravel, np.squeeze: _squeeze,
-    np.expand_dims: _expand_dims,
+    np.expand_dims: _expand_dims, np.sinc: _sinc,
     np.shape: lambda x: np.shape(getval(x)), np.ndim: lambda x: np.ndim(getval(x)),
     np.size: lambda x: np.size(getval(x)),
     np.zeros_like: lambda x, *a, **k: np.zeros_like(getval(x), *a, **k),

@@ -31,12 +31,18 @@ A = np.eye(4) + 0.25 * normal((4, 4), seed=11)  # well conditioned
 AS = np.eye(3) + 0.2 * normal((2, 3, 3), seed=12)  # a stack
 B = normal(4, seed=13)
 C23 = normal((2, 3), seed=14)
+NON_FINITE = np.array([0.0, np.nan, 0.0, np.inf, 0.0])
 IDX = np.argsort(normal((3, 4), seed=15), axis=1)[:, :3]
 
 
 def _sym(m):
     """``(M + Mᵀ)/2 + 3 I``: symmetric positive definite, distinct eigenvalues here."""
     return 0.5 * (m + np.swapaxes(m, -1, -2)) + 3.0 * np.eye(np.shape(m)[-1])
+
+
+def _weighted(pieces, axis):
+    """The pieces of a split joined back, each scaled by its position (1, 2, ...)."""
+    return np.concatenate([(k + 1.0) * p for k, p in enumerate(pieces)], axis=axis)
 
 
 RULES = {
@@ -88,6 +94,20 @@ RULES = {
     "tensordot axes": (lambda p: np.tensordot(p[0], p[1], ([1, 2], [0, 1])), (T3, M)),
     "inner": (lambda p: np.inner(p[0], p[1]), (M, SM)),
     "atleast_1d": (lambda x: np.atleast_1d(np.sum(x)), SV),
+    "atleast_2d": (np.atleast_2d, SV), "atleast_3d": (np.atleast_3d, M),
+    "partition": (lambda x: np.partition(x, 2, axis=1), D34),
+    "split": (lambda x: _weighted(np.split(x, 2, axis=1), 1), M),
+    "array_split": (lambda x: _weighted(np.array_split(x, [1, 4]), 0), SV),
+    "hsplit": (lambda x: _weighted(np.hsplit(x, [1, 3]), 1), M),
+    "vsplit": (lambda x: _weighted(np.vsplit(x, 3), 0), M),
+    "dsplit": (lambda x: _weighted(np.dsplit(x, 2), 2), T3),
+    "rot90": (np.rot90, M), "rot90 k=3": (lambda x: np.rot90(x, 3, (1, 0)), M),
+    "diag of a matrix": (lambda x: np.diag(x, 1), M),
+    "diag of a vector": (lambda x: np.diag(x, -2), SV),
+    "nan_to_num": (lambda x: np.nan_to_num(x + NON_FINITE, posinf=2.0), SV),
+    "sinc": (np.sinc, np.append(SV, 0.0)),
+    "remainder": (lambda p: np.remainder(p[0], p[1]), (V + 2.0, V)),
+    "mod": (lambda x: np.mod(x, 0.7), V),
     # ---------------------------------------------------------------- numpy.linalg
     "solve": (lambda p: np.linalg.solve(p[0], p[1]), (A, B)),
     "inv": (np.linalg.inv, A), "det": (np.linalg.det, A),
