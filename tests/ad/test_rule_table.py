@@ -30,6 +30,7 @@ T3 = normal((2, 3, 4), seed=10)
 A = np.eye(4) + 0.25 * normal((4, 4), seed=11)  # well conditioned
 AS = np.eye(3) + 0.2 * normal((2, 3, 3), seed=12)  # a stack
 B = normal(4, seed=13)
+SEPARATED = np.diag([3.0, 2.0, 1.2, 0.5]) + 0.1 * normal((4, 4), seed=17)  # singular values
 C23 = normal((2, 3), seed=14)
 NON_FINITE = np.array([0.0, np.nan, 0.0, np.inf, 0.0])
 IDX = np.argsort(normal((3, 4), seed=15), axis=1)[:, :3]
@@ -120,6 +121,17 @@ RULES = {
     "eigh vectors": (lambda x: np.linalg.eigh(_sym(x)).eigenvectors ** 2, A),
     "eigh stack": (lambda x: np.linalg.eigh(_sym(x))[1] ** 2, AS),
     "eigvalsh": (lambda x: np.linalg.eigvalsh(_sym(x)), AS),
+    "svd values": (lambda x: np.linalg.svd(x, compute_uv=False), M),
+    # U and Vh squared do not see the sign of each singular pair
+    "svd square": (lambda x: np.linalg.svd(x)[0] ** 2 + np.linalg.svd(x).Vh ** 2, SEPARATED),
+    "svd tall": (lambda x: np.linalg.svd(x, full_matrices=False)[0] ** 2, M.T),
+    "svd wide stack": (lambda x: np.linalg.svd(x, full_matrices=False).Vh ** 2, T3),
+    "svd values stack": (lambda x: np.linalg.svd(x, full_matrices=False)[1], T3),
+    "pinv": (np.linalg.pinv, M), "pinv tall": (np.linalg.pinv, M.T),
+    "norm 2 of a matrix": (lambda x: np.linalg.norm(x, 2), M),
+    "norm -2": (lambda x: np.linalg.norm(x, -2), M),
+    "norm nuc": (lambda x: np.linalg.norm(x, "nuc"), M),
+    "norm nuc axes keepdims": (lambda x: np.linalg.norm(x, "nuc", (2, 0), True), T3),
     "norm 1": (lambda x: np.linalg.norm(x, 1), SV),
     "norm 2": (lambda x: np.linalg.norm(x, 2), SV),
     "norm inf": (lambda x: np.linalg.norm(x, np.inf), DISTINCT),
