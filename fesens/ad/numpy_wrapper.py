@@ -2,7 +2,9 @@
 
 Users write plain numpy: ``np.sum(x ** 2)``, ``np.exp(x)``, ``A @ x`` on a traced ``x``
 dispatch here through ``Box.__array_ufunc__`` / ``__array_function__`` and the operators
-below. The rules live in :mod:`fesens.ad.numpy_vjps`.
+below. The rules live in :mod:`fesens.ad.numpy_vjps`; cumulative, ordering and building
+operations, ``numpy.linalg`` and ``scipy.special`` have their modules (``array_vjps``,
+``linalg_vjps``, ``special_vjps``: primitive and rule side by side).
 """
 
 from __future__ import annotations
