@@ -156,6 +156,12 @@ RULES = {
     "psi": (sc.psi, V), "polygamma": (lambda x: fesens.ad.polygamma(2, x), V),
     "xlogy": (lambda p: sc.xlogy(p[0], p[1]), (SV, V)),
     "xlog1py": (lambda p: sc.xlog1py(p[0], p[1]), (SV, V)),
+    "rgamma": (sc.rgamma, V + 0.5),
+    "gammainc": (lambda x: sc.gammainc(1.5, x), V), "gammaincc": (lambda x: sc.gammaincc(V2, x), V),
+    "j0": (sc.j0, V), "j1": (sc.j1, V), "y0": (sc.y0, V), "y1": (sc.y1, V), "i0": (sc.i0, SV),
+    "i1": (sc.i1, SV), "i0e": (sc.i0e, SV), "i1e": (sc.i1e, SV),
+    "jv": (lambda x: sc.jv(1.5, x), V), "yv": (lambda x: sc.yv(V2, x), V),
+    "iv": (lambda x: sc.iv(2.0, x), SV),
 }
 
 
