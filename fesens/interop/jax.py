@@ -19,6 +19,11 @@ leak; a backward whose pullback was dropped, or that runs twice, re-traces fesen
 saved inputs (correct, one more forward solve). A call without differentiation keeps no
 pullback.
 
+JAX dispatches asynchronously: a backward callback may still run after ``jax.grad``
+returned. The adapters' callbacks take one lock, so they never run fesens concurrently; a
+direct fesens call on a problem an adapter also uses should wait for JAX's results first
+(``jax.block_until_ready``).
+
 ``jax.vmap`` runs the function once per batch element (``vmap_method="sequential"``): a
 loop on the host, not a vectorised solve.
 
@@ -47,6 +52,12 @@ from fesens.interop._common import (
 )
 
 _KEY_RANGE = 2**31 - 1  # keys are int32 arrays
+
+#: fesens's problems are not thread-safe (a model's factorization is shared by its solves),
+#: and JAX may run callbacks on its own threads, one call's backward beside the next call's
+#: forward: every host call of every adapter holds this lock. It holds no data, so nothing
+#: leaks from one call (or test) to the next.
+_HOST_LOCK = threading.RLock()
 
 
 class _PendingPullbacks:
@@ -165,19 +176,22 @@ def as_jax(fn: Callable, out_shape=None, *, keep: int = 4) -> Callable:
                                                    strict=True))]
 
         def host_value(*np_leaves):
-            return tuple(outputs(flat_fn(*_float64(np_leaves))))
+            with _HOST_LOCK:
+                return tuple(outputs(flat_fn(*_float64(np_leaves))))
 
         def host_forward(*np_leaves):
-            value, pullback = value_and_pullback(flat_fn, _float64(np_leaves))
-            return (*outputs(value), np.int32(pending.put(pullback)))
+            with _HOST_LOCK:
+                value, pullback = value_and_pullback(flat_fn, _float64(np_leaves))
+                return (*outputs(value), np.int32(pending.put(pullback)))
 
         def host_backward(key, *g_and_leaves):
             g_leaves = _float64(g_and_leaves[:len(out_struct_leaves)])
             np_leaves = _float64(g_and_leaves[len(out_struct_leaves):])
-            pullback = pending.pop(int(key))
-            if pullback is None:  # dropped from the table, or a second backward
-                _, pullback = value_and_pullback(flat_fn, np_leaves)
-            return tuple(pullback(jax.tree_util.tree_unflatten(out_tree, g_leaves)))
+            with _HOST_LOCK:
+                pullback = pending.pop(int(key))
+                if pullback is None:  # dropped from the table, or a second backward
+                    _, pullback = value_and_pullback(flat_fn, np_leaves)
+                return tuple(pullback(jax.tree_util.tree_unflatten(out_tree, g_leaves)))
 
         @jax.custom_vjp
         def call(*flat):
