@@ -16,14 +16,14 @@ from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
+from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS
 from fesens.solvers.base import SOLVER_ALIASES
 from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
 
-#: ``auto`` solves a 3D problem of more free unknowns than this iteratively: the issue 16
-#: measurements (2 cores) had CHOLMOD at 2.5 s per gradient at 92k unknowns (48x24x24
-#: hex8) but 24 s at 212k, where CG + AMG took 10.4 s.
-AUTO_DIRECT_MAX_3D_UNKNOWNS = 150_000
+#: ``auto`` solves a 3D problem of more free unknowns than this iteratively (one rule for
+#: models and bare solvers: :data:`fesens.solvers.auto.DIRECT_MAX_3D_UNKNOWNS`).
+AUTO_DIRECT_MAX_3D_UNKNOWNS = DIRECT_MAX_3D_UNKNOWNS
 
 
 class AutoChoice(str):

@@ -30,8 +30,8 @@ from fesens.solvers.preconditioners import default_preconditioner
 
 #: A matrix of more unknowns than this that looks 3D is solved by CG + AMG even when its
 #: factor fits: the issue 16 measurements (2 cores) had CHOLMOD at 2.5 s per gradient at
-#: 92k unknowns (48x24x24 hex8) but 24 s at 212k, where CG + AMG took 10.4 s (the same
-#: measurements as the model's ``AUTO_DIRECT_MAX_3D_UNKNOWNS``).
+#: 92k unknowns (48x24x24 hex8) but 24 s at 212k, where CG + AMG took 10.4 s. A model's
+#: ``auto`` uses the same limit (``fesens.fem.model_solvers``).
 DIRECT_MAX_3D_UNKNOWNS = 150_000
 #: Nonzeros per row from which a matrix counts as 3D: linear 2D elasticity has at most
 #: about 18 (quad4; tri3 about 14), linear 3D elasticity 40 or more (tet4 about 43, tet10
