@@ -17,7 +17,7 @@ from fesens.ad import numpy_wrapper as w
 from fesens.ad.dispatch import register_function
 from fesens.ad.numpy_vjps import _expand
 from fesens.ad.registry import defvjp
-from fesens.ad.tracer import primitive
+from fesens.ad.tracer import Box, primitive
 
 
 def _axis_index(ndim: int, axis: int, index) -> tuple:
@@ -343,7 +343,7 @@ def _at_least(ndim: int):
                 shape = {0: (1,) * ndim, 1: (1, *shape, 1)[:ndim] if ndim == 3 else (1, *shape),
                          2: (*shape, 1)}[len(shape)]
             out.append(np.reshape(x, shape))
-        return out[0] if len(out) == 1 else out
+        return out[0] if len(out) == 1 else tuple(out)
 
     return reshaped
 
@@ -353,6 +353,31 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     value = w.getval(x)
     return w.where(np.isfinite(value), x,
                    np.nan_to_num(value, nan=nan, posinf=posinf, neginf=neginf))
+
+
+def _gradient(f, *varargs, axis=None, edge_order=1):
+    """``np.gradient`` with uniform (scalar) spacings: slices combined linearly (central
+    differences inside, one-sided ones of ``edge_order`` at the two ends)."""
+    ndim = np.ndim(w.getval(f))
+    axes = tuple(range(ndim)) if axis is None else tuple(np.atleast_1d(axis) % ndim)
+    spacings = varargs if len(varargs) == len(axes) else tuple(varargs) * len(axes) or \
+        (1.0,) * len(axes)
+    if any(np.ndim(h) for h in spacings):
+        raise NotImplementedError("fesens traces np.gradient with scalar spacings only")
+    out = []
+    for a, h in zip(axes, spacings, strict=True):
+        def part(start, stop, a=a):
+            return w.getitem(f, _axis_index(ndim, a, slice(start, stop)))
+
+        inner = (part(2, None) - part(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1, None) - part(-2, -1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
+            last = (0.5 * part(-3, -2) - 2.0 * part(-2, -1) + 1.5 * part(-1, None)) / h
+        out.append(np.concatenate([first, inner, last], axis=a))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def _flip(m, axis=None):
@@ -384,6 +409,14 @@ for _func, _impl in {
         x, s, 1 if np.ndim(w.getval(x)) > 1 else 0),
     np.vsplit: lambda x, s: _checked_split(x, s, 0),
     np.dsplit: lambda x, s: _checked_split(x, s, 2), np.rot90: _rot90, np.diag: _diag,
-    np.nan_to_num: _nan_to_num,
+    np.nan_to_num: _nan_to_num, np.gradient: _gradient,
 }.items():
     register_function(_func, _impl)
+
+# the array methods of these functions on traced values
+Box.cumsum, Box.cumprod, Box.prod = _cumsum, _cumprod, _prod
+Box.var, Box.std = _variance, _std
+Box.diagonal = _diagonal
+Box.repeat = lambda self, repeats, axis=None: _repeat(self, repeats, axis)
+Box.swapaxes = _swapaxes
+Box.clip = lambda self, min=None, max=None: w.clip(self, min, max)  # noqa: A002

@@ -11,7 +11,7 @@ X = normal(5, seed=1)
 
 
 @pytest.mark.parametrize(("name", "fun"), [
-    ("gradient", lambda x: np.sum(np.gradient(x))),
+    ("interp", lambda x: np.sum(np.interp(0.3, x, x))),
     ("convolve", lambda x: np.sum(np.convolve(x, x))),
     ("unwrap", lambda x: np.sum(np.unwrap(x))),
     ("eig", lambda x: np.sum(np.linalg.eig(np.outer(x, x))[0])),

@@ -107,6 +107,14 @@ RULES = {
     "diag of a vector": (lambda x: np.diag(x, -2), SV),
     "nan_to_num": (lambda x: np.nan_to_num(x + NON_FINITE, posinf=2.0), SV),
     "sinc": (np.sinc, np.append(SV, 0.0)),
+    "gradient": (np.gradient, SV),
+    "gradient axes spacing": (lambda x: np.concatenate(np.gradient(x, 0.5, 2.0)), M),
+    "gradient edge_order 2": (lambda x: np.gradient(x, axis=1, edge_order=2), M),
+    "array methods": (lambda x: np.concatenate([
+        x.cumsum(1), x.cumprod(0), x.prod(1, keepdims=True), x.var(1, keepdims=True),
+        x.std(1, ddof=1, keepdims=True), x.repeat(2, 1), x.swapaxes(0, 1).T,
+        x.clip(0.7, 1.2)], 1), M),
+    "array method diagonal": (lambda x: x.diagonal(1), M),
     "remainder": (lambda p: np.remainder(p[0], p[1]), (V + 2.0, V)),
     "mod": (lambda x: np.mod(x, 0.7), V),
     # ---------------------------------------------------------------- numpy.linalg
