@@ -210,7 +210,9 @@ def as_jax(fn: Callable, out_shape=None, *, keep: int = 4) -> Callable:
                                            vmap_method="sequential"))
 
         call.defvjp(call_fwd, call_bwd)
-        return call, host_value
+        # jitted: an eager jax.grad then reuses the compiled forward and backward instead of
+        # re-dispatching each callback (1.6 instead of 6 ms per call); inlined under jit
+        return jax.jit(call), host_value
 
     def wrapped(*args):
         leaves, in_tree = jax.tree_util.tree_flatten(args)
