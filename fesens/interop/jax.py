@@ -17,7 +17,9 @@ most ``keep`` pullbacks (oldest dropped first), so forward calls whose backward 
 (``jax.vjp`` without calling the pullback, a backward removed by dead-code elimination) do not
 leak; a backward whose pullback was dropped, or that runs twice, re-traces fesens at the
 saved inputs (correct, one more forward solve). A call without differentiation keeps no
-pullback.
+pullback; one under no JAX transformation calls fesens directly, so its errors (a wrong
+input shape, an output unlike ``out_shape``) reach the caller as they are; under ``jit`` or
+``grad`` they arrive inside JAX's callback error, with the same message.
 
 JAX dispatches asynchronously: a backward callback may still run after ``jax.grad``
 returned. The adapters' callbacks take one lock, so they never run fesens concurrently; a
