@@ -47,6 +47,11 @@ def _trace(fun, args, argnums):
             return (zeros_like_leaf(first) if g is None else match_leaf(g, first),)
 
         return fun(*args), trace, [box.node], rebuild_one
+    if type(first) is float or (type(first) is Box and type(getval(first)) is float):
+        # one number, or a number of an outer trace (nested ``grad`` on scalars)
+        box = new_leaf(first, trace)
+        args[argnums[0]] = box
+        return fun(*args), trace, [box.node], _rebuild_number
 
     tree = tuple(args[i] for i in argnums)
     if all(type(t) in _PLAIN_LEAVES for t in tree):
@@ -65,6 +70,12 @@ def _trace(fun, args, argnums):
         return unflatten(filled)
 
     return out, trace, [b.node for b in boxes], rebuild
+
+
+def _rebuild_number(cotangents):
+    """:func:`_trace`'s ``rebuild`` for one number (or a box of one) as the input."""
+    g = cotangents[0]
+    return (0.0 if g is None else match_leaf(g, 0.0),)
 
 
 def _pullback(out, trace, leaf_nodes, rebuild, release):
@@ -101,7 +112,8 @@ def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
             cotangents = [None] * len(leaf_nodes)
         else:
             value = out.value
-            if (value.ndim if type(value) in _SCALAR_TYPES else np.ndim(value)) != 0:
+            kind = type(value)
+            if kind is not float and (value.ndim if kind in _SCALAR_TYPES else np.ndim(value)):
                 raise TypeError(
                     f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
                     f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
