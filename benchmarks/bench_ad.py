@@ -17,6 +17,10 @@ D. Workload 3: ``‖A(x)⁻¹ b‖`` with the values of a 2D 5-point Laplacian d
    finite-difference gradient (n + 1 evaluations); up to n = 1000 also its dense version,
    the issue's literal program ``‖solve(A, b)‖`` with ``A_ij = K_ij + x_j²`` (``K`` the same
    Laplacian, dense), traced through ``np.linalg.solve``.
+E. Issue 17: first and second derivatives (``grad``, ``grad(grad)``) of the scalar
+   functions 5x¹⁰, 3x³(cos x − 10x), exp((5x/2)·sin(x)^(eˣ)) at x = 2, and the n = 100
+   gradient of workload 1 and workload 2's gradient, against jitted JAX (when installed,
+   in its own process: its first call, i.e. compile time, and its steady state).
 
 Timings are minima over rounds that call forward and gradient alternately (the machine
 this runs on is shared and noisy); every ratio is of two numbers from the same run. Each
@@ -36,6 +40,7 @@ import io
 import itertools
 import json
 import math
+import os
 import pstats
 import random
 import statistics
@@ -98,6 +103,23 @@ W2_RATIO = 3.0
 # Workload 2 gradient memory over the forward: O(n). The tape keeps A_k x for every k
 # (K n-vectors); allow twice that.
 W2_EXTRA_VECTORS = 2 * W2_K
+# Part E (issue 17): nested ``grad`` on Python floats, and jitted JAX's steady state.
+SCALAR_X = 2.0
+SCALAR_FIRST_SECONDS, SCALAR_SECOND_SECONDS = 25e-6, 60e-6  # per call, each function
+JAX_RATIO = 2.0  # fesens gradient / jitted JAX gradient (steady state), W1 n = 100 and W2
+SCALAR_ROUNDS = 15  # timeit-style: the median of this many measurements of many calls
+#: Seconds per call at fesens 3a7c846 (before the scalar fast paths), part E's case with
+#: --threads 1 on this machine; printed beside today's figures.
+PREVIOUS_SECONDS = {
+    "5x^10/first": 2.19e-05,
+    "5x^10/second": 5.95e-05,
+    "3x^3 (cos x - 10x)/first": 4.8e-05,
+    "3x^3 (cos x - 10x)/second": 0.000184,
+    "exp((5x/2) sin(x)^(e^x))/first": 6.06e-05,
+    "exp((5x/2) sin(x)^(e^x))/second": 0.000296,
+    "w1": 4.38e-05,
+    "w2": 0.00181,
+}
 
 # Timing rounds: at least MIN_ROUNDS, more while the budget (seconds) lasts. With 3 rounds
 # of 3-5 s calls (800x400, 48x24x24) the minima of two implementations that share the same
@@ -572,6 +594,87 @@ def case_workload3(sizes: list[int]) -> dict[str, Any]:
     return results
 
 
+# --------------------------------------------------------------------------- E
+def scalar_functions(xp: Any) -> dict[str, Callable]:
+    """The issue's scalar workload, written against the numpy namespace ``xp``."""
+    return {
+        "5x^10": lambda x: 5 * x**10,
+        "3x^3 (cos x - 10x)": lambda x: 3 * x**3 * (xp.cos(x) - 10 * x),
+        "exp((5x/2) sin(x)^(e^x))": lambda x: xp.exp((5 * x / 2) * xp.sin(x) ** xp.exp(x)),
+    }
+
+
+def steady_seconds(fn: Callable[[], Any]) -> dict[str, float]:
+    """Median and minimum seconds per call of a warm ``fn`` over :data:`SCALAR_ROUNDS`
+    measurements of many calls each (``timeit``: the cyclic GC is off while timing)."""
+    fn()
+    number = calls_per_measurement(fn, SMALL_CALL_SECONDS)
+    samples = [per_call_seconds(fn, number) for _ in range(SCALAR_ROUNDS)]
+    return {"median": statistics.median(samples), "min": min(samples), "calls": number}
+
+
+def array_workloads(xp_asarray: Callable = np.asarray) -> dict[str, Any]:
+    """Inputs of the two array workloads part E compares: W1 ``sum(tanh(x) exp(-x²))`` at
+    n = 100 and W2's ten quadratic forms of n = 500 (the same values as parts B and C)."""
+    x1 = np.random.default_rng(SEED).standard_normal(100)
+    rng = np.random.default_rng(SEED)
+    matrices = [rng.standard_normal((W2_N, W2_N)) for _ in range(W2_K)]
+    x2 = rng.standard_normal(W2_N)
+    return {"w1_x": xp_asarray(x1), "w2_matrices": [xp_asarray(A) for A in matrices],
+            "w2_x": xp_asarray(x2)}
+
+
+def case_scalar() -> dict[str, Any]:
+    """fesens: first and second derivatives of :func:`scalar_functions` at x = 2 (nested
+    ``grad`` on a Python float), and the W1 (n = 100) and W2 gradients."""
+    from fesens.ad import grad
+
+    result: dict[str, Any] = {"seconds": {}, "values": {}}
+    for name, f in scalar_functions(np).items():
+        for order, d in (("first", grad(f)), ("second", grad(grad(f)))):
+            result["seconds"][f"{name}/{order}"] = steady_seconds(lambda d=d: d(SCALAR_X))
+            result["values"][f"{name}/{order}"] = float(d(SCALAR_X))
+    data = array_workloads()
+    w1, w2 = grad(sum_of_elementwise), grad(quadratic_forms(data["w2_matrices"]))
+    result["seconds"]["w1"] = steady_seconds(lambda: w1(data["w1_x"]))
+    result["seconds"]["w2"] = steady_seconds(lambda: w2(data["w2_x"]))
+    return result
+
+
+def case_jax() -> dict[str, Any]:
+    """Jitted JAX (float64, CPU) on part E's functions: the first call's time (tracing and
+    XLA compilation) and the steady state."""
+    if os.environ.get("OMP_NUM_THREADS") == "1":  # --threads 1: XLA's CPU pool too
+        os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+    try:
+        import jax
+    except ImportError:
+        return {"error": "jax is not installed"}
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    calls = {}
+    for name, f in scalar_functions(jnp).items():
+        calls[f"{name}/first"] = (jax.jit(jax.grad(f)), jnp.float64(SCALAR_X))
+        calls[f"{name}/second"] = (jax.jit(jax.grad(jax.grad(f))), jnp.float64(SCALAR_X))
+    data = array_workloads(jnp.asarray)
+    calls["w1"] = (jax.jit(jax.grad(lambda x: jnp.sum(jnp.tanh(x) * jnp.exp(-(x**2))))),
+                   data["w1_x"])
+    matrices = data["w2_matrices"]
+    calls["w2"] = (jax.jit(jax.grad(lambda x: sum(x @ (A @ x) for A in matrices))),
+                   data["w2_x"])
+    result: dict[str, Any] = {"seconds": {}, "compile": {}, "values": {},
+                              "version": jax.__version__}
+    for key, (fn, x) in calls.items():
+        start = time.perf_counter()
+        value = fn(x).block_until_ready()
+        result["compile"][key] = time.perf_counter() - start
+        result["seconds"][key] = steady_seconds(lambda fn=fn, x=x: fn(x).block_until_ready())
+        if np.ndim(value) == 0:
+            result["values"][key] = float(value)
+    return result
+
+
 # --------------------------------------------------------------------------- profiles
 def case_profile(subject: list) -> dict[str, Any]:
     """cProfile of the forward and gradient calls of ``subject`` (see :func:`subject_calls`)."""
@@ -609,6 +712,8 @@ CASES: dict[str, Callable[..., dict[str, Any]]] = {
     "workload2": case_workload2,
     "workload3": case_workload3,
     "profile": case_profile,
+    "scalar": case_scalar,
+    "jax": case_jax,
 }
 
 
@@ -638,6 +743,8 @@ class Run:
     w1: dict[str, Any] = field(default_factory=dict)
     w2: dict[str, Any] = field(default_factory=dict)
     w3: dict[str, Any] = field(default_factory=dict)
+    scalar: dict[str, Any] = field(default_factory=dict)
+    jax: dict[str, Any] = field(default_factory=dict)
     profile_texts: dict[str, str] = field(default_factory=dict)
 
 
@@ -658,6 +765,9 @@ def measure(run: Run) -> None:
         run.w2 = run_logged("workload2", W2_N, W2_K)
     if "D" in run.parts:
         run.w3 = run_logged("workload3", list(run.w3_sizes))
+    if "E" in run.parts:
+        run.scalar = run_logged("scalar")
+        run.jax = run_logged("jax")
     run.load.append(load_average())
     if run.profiles:
         for name, subject in missed_subjects(run).items():
@@ -752,8 +862,33 @@ def w2_extra_bytes(w2: dict[str, Any]) -> int:
     return peaks["gradient"] - peaks["forward"]
 
 
+def scalar_checks(run: Run) -> list[Check]:
+    """Part E: per-call limits of the scalar derivatives; W1/W2 against jitted JAX."""
+    if "E" not in run.parts:
+        return []
+    if "seconds" not in run.scalar:
+        return [Check(f"part E fesens case ran ({run.scalar.get('error')})", False)]
+    found, mine = [], run.scalar["seconds"]
+    for key, timing in mine.items():
+        if key in ("w1", "w2"):
+            continue
+        limit = SCALAR_FIRST_SECONDS if key.endswith("/first") else SCALAR_SECOND_SECONDS
+        found.append(Check(f"{key} derivative: {timing['median'] * 1e6:.1f} µs < "
+                           f"{limit * 1e6:.0f} µs", timing["median"] < limit))
+    if "seconds" not in run.jax:
+        return found + [Check(f"part E JAX case ran ({run.jax.get('error')})", False)]
+    for key, label in (("w1", "W1 sum(tanh(x)*exp(-x**2)), n = 100"),
+                       ("w2", f"W2 ten quadratic forms, n = {W2_N}")):
+        # both the ratio of medians and that of minima: a loaded machine slows either side
+        median, least = (mine[key][k] / run.jax["seconds"][key][k] for k in ("median", "min"))
+        found.append(Check(f"{label}: fesens / jitted JAX = {median:.2f} (medians), "
+                           f"{least:.2f} (minima) <= {JAX_RATIO:g}",
+                           max(median, least) <= JAX_RATIO))
+    return found
+
+
 def checks(run: Run) -> list[Check]:
-    return fem_checks(run) + workload_checks(run)
+    return fem_checks(run) + workload_checks(run) + scalar_checks(run)
 
 
 def missed_subjects(run: Run) -> dict[str, list]:
@@ -896,6 +1031,36 @@ def dense_cells(result: dict[str, Any]) -> list[str]:
             ratio(dense["gradient"], result["gradient"]), f"{dense['fd_difference']:.1e}"]
 
 
+def scalar_table(run: Run) -> str:
+    mine = run.scalar.get("seconds")
+    if not mine:
+        return f"failed: {run.scalar.get('error')}"
+    theirs = run.jax.get("seconds", {})
+    headers = ["function", "derivative", "fesens", "previous", "target", "jitted JAX",
+               "fesens / JAX", "JAX first call (compile)", "|fesens - JAX| / |JAX|"]
+    rows = []
+    for key, timing in mine.items():
+        name, order = key.rsplit("/", 1) if key not in ("w1", "w2") else (
+            {"w1": "W1 sum(tanh(x)*exp(-x**2)), n = 100",
+             "w2": f"W2 Σ_k x·(A_k x), n = {W2_N}, K = {W2_K}"}[key], "gradient")
+        goal = {"first": f"< {SCALAR_FIRST_SECONDS * 1e6:.0f} µs",
+                "second": f"< {SCALAR_SECOND_SECONDS * 1e6:.0f} µs"}.get(
+                    order, f"<= {JAX_RATIO:g} x JAX")
+        jax_timing = theirs.get(key)
+        value, jax_value = run.scalar["values"].get(key), run.jax.get("values", {}).get(key)
+        rows.append([
+            name, order, f"{microseconds(timing['median'])} ({microseconds(timing['min'])})",
+            microseconds(PREVIOUS_SECONDS[key]) if key in PREVIOUS_SECONDS else "-", goal,
+            microseconds(jax_timing["median"]) if jax_timing else "-",
+            f"{ratio(timing['median'], jax_timing['median'])} "
+            f"({ratio(timing['min'], jax_timing['min'])})" if jax_timing else "-",
+            seconds(run.jax["compile"][key]) if jax_timing else "-",
+            f"{abs(value - jax_value) / abs(jax_value):.1e}"
+            if value is not None and jax_value is not None else "-",
+        ])
+    return table(headers, rows)
+
+
 def source_line() -> str:
     """The fesens commit measured, and whether its working tree has local changes."""
     root = Path(__file__).resolve().parents[1]
@@ -964,6 +1129,15 @@ def report(run: Run) -> str:
                      f"forward. Dense (n <= {DENSE_MAX_N}): A_ij = K_ij + x_j² with K that "
                      "Laplacian as a dense array, np.linalg.solve (LU); its FD check: central "
                      "differences along 3 directions.", "", workload3_table(run), ""]
+    if "E" in run.parts:
+        sections += ["## E. Scalar derivatives (nested grad on a Python float) and jitted JAX",
+                     "", f"x = {SCALAR_X:g}; fesens: grad(f), grad(grad(f)); JAX "
+                     f"{run.jax.get('version', '(not run)')}: jit(grad(f)), "
+                     "jit(grad(grad(f))), float64, each library in its own process. "
+                     "Seconds per call: median of "
+                     f"{SCALAR_ROUNDS} measurements of many calls (min in brackets); "
+                     "previous = fesens 3a7c846, before the scalar fast paths.", "",
+                     scalar_table(run), ""]
     sections += ["## Targets", "",
                  *(f"- [{'PASS' if c.passed else 'MISS'}] {c.text}" for c in found)]
     for name, text in run.profile_texts.items():
@@ -979,8 +1153,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              f"n = {max(QUICK_W3_SIZES)}, {QUICK_FEM_BUDGET:g} s per size")
     parser.add_argument("--sizes", nargs="+", type=GridSize.parse, metavar="NXxNY[xNZ]",
                         help=f"FEM grid sizes (default: {' '.join(SIZES)})")
-    parser.add_argument("--parts", default="ABCD",
-                        help="which parts to run, e.g. 'A' or 'BCD' (default: ABCD)")
+    parser.add_argument("--parts", default="ABCDE",
+                        help="which parts to run, e.g. 'A' or 'BCDE' (default: ABCDE)")
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                         help=f"FEM timing rounds per size beyond the first {MIN_ROUNDS} "
                              f"(default {FEM_BUDGET:g}, --quick {QUICK_FEM_BUDGET:g})")
