@@ -36,6 +36,8 @@ def _shape(v) -> tuple:
         return v.shape
     if kind is float or kind is int:
         return ()
+    if kind is Box:  # np.shape would go through numpy's __array_function__ dispatch
+        return _shape(v.value)
     return np.shape(v)
 
 
@@ -44,10 +46,16 @@ def _ndim(v) -> int:
     return v.ndim if type(v) is np.ndarray else len(_shape(v))
 
 
+_FLOAT_TYPES = frozenset((float, np.float64))
+
+
 def _unbroadcast_like(g, x):
     """``unbroadcast(g, np.shape(x))``, with a shortcut for operands of the same shape."""
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+    kind = type(x)
+    if kind is np.ndarray and type(g) is np.ndarray and g.shape == x.shape:
         return g  # the common case, checked without calls
+    if (kind is float or kind is np.float64) and type(g) in _FLOAT_TYPES:
+        return g  # numbers: nothing was broadcast
     x_shape = _shape(x)
     if _shape(g) == x_shape:
         return g
@@ -136,6 +144,8 @@ def _binary(name, d_first, d_second):
 def _safe_log(x):
     """``log x`` where ``x > 0``, 0 elsewhere (∂(x^y)/∂y there is 0 or undefined)."""
     positive = w.getval(x) > 0
+    if type(positive) is bool or type(positive) is np.bool_:  # a number: no where needed
+        return np.log(x) if positive else 0.0
     return np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
 
 
@@ -152,12 +162,14 @@ defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g * (-ans / 
 
 def _power_base(x, y):
     """``∂(x^y)/∂x = y x^(y−1)``; a new array (fast paths for constant 2 and 1)."""
-    if type(y) is not Box and np.ndim(y) == 0:
+    if type(y) is not Box and _ndim(y) == 0:
         if y == 2:
             return 2.0 * x
         if y == 1:
             return np.ones_like(x, dtype=float) if type(x) is not Box else 0.0 * x + 1.0
         return y * x ** (y - 1.0)
+    if type(w.getval(y)) in _FLOAT_TYPES:  # a (traced) number: no where needed
+        return y * x ** (1.0 if w.getval(y) == 0 else y - 1.0)
     return y * x ** np.where(w.getval(y) == 0, 1.0, y - 1.0)
 
 

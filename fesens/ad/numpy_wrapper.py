@@ -47,16 +47,11 @@ _FLOATS = frozenset((float, np.float64))
 _NUMBERS = frozenset((float, np.float64, int))
 
 
-def _scalars(x, y) -> bool:
-    """True when ``x`` and ``y`` are numbers and at least one is a float."""
-    kind_x, kind_y = type(x), type(y)
-    return ((kind_x in _FLOATS and kind_y in _NUMBERS)
-            or (kind_y in _FLOATS and kind_x in _NUMBERS))
-
-
 def _scalar_operator(ufunc, operator):
     def raw(x, y, **kwargs):
-        if not kwargs and _scalars(x, y):
+        kind_x, kind_y = type(x), type(y)  # two numbers, at least one of them a float
+        if ((kind_x in _FLOATS and kind_y in _NUMBERS)
+                or (kind_y in _FLOATS and kind_x in _NUMBERS)) and not kwargs:
             ans = operator(x, y)
             if math.isfinite(ans):
                 return ans

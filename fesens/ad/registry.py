@@ -28,6 +28,9 @@ _JOINT: dict[Callable, Callable] = {}
 _ARGNUM: dict[Callable, tuple[int, Callable]] = {}  # fun -> (first argnum, maker)
 _ANS_FREE: dict[Callable, set[int]] = {}  # argnums whose makers never read ``ans``
 _NO_RULES: dict[int, Callable] = {}
+#: ``(fun, argnums) -> needs_ans(fun, argnums)``, read by the tape on every traced call;
+#: emptied by every registration.
+ANS_NEEDED: dict[tuple[Callable, tuple[int, ...]], bool] = {}
 
 
 def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool = True
@@ -39,6 +42,7 @@ def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool
     makers reads its ``ans`` argument (it then receives ``None``).
     """
     argnums = range(len(makers)) if argnums is None else argnums
+    ANS_NEEDED.clear()
     rules = _PER_ARGUMENT.setdefault(fun, {})
     for argnum, maker in zip(argnums, makers, strict=True):
         if maker is not None:
@@ -51,6 +55,7 @@ def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool
 
 def defvjp_joint(fun: Callable, maker: Callable) -> None:
     """Register a maker that returns the cotangents of several arguments at once."""
+    ANS_NEEDED.clear()
     _JOINT[fun] = maker
 
 
@@ -62,13 +67,19 @@ def defvjp_argnum(fun: Callable, maker: Callable, *, first: int = 0) -> None:
     and rules that differ per argument only by an index. Per-argument rules registered with
     :func:`defvjp` for the same primitive take precedence.
     """
+    ANS_NEEDED.clear()
     _ARGNUM[fun] = (first, maker)
 
 
 def needs_ans(fun: Callable, argnums: tuple[int, ...]) -> bool:
-    """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``."""
+    """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``.
+
+    The answer is kept in :data:`ANS_NEEDED`, where the tape looks it up first.
+    """
     free = _ANS_FREE.get(fun)
-    return free is None or fun in _JOINT or not free.issuperset(argnums)
+    needed = ANS_NEEDED[fun, argnums] = (free is None or fun in _JOINT
+                                         or not free.issuperset(argnums))
+    return needed
 
 
 def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:
@@ -90,8 +101,12 @@ def node_cotangents(node, g) -> list:
         if by_argnum is not None:
             return _argnum_cotangents(node, g, *by_argnum)
         rules = _NO_RULES
+    argnums = node.argnums
+    if len(argnums) == 1 and argnums[0] in rules:  # one traced argument: no loop, no list
+        maker = rules[argnums[0]]
+        return [(maker(ans, *args, **kwargs) if kwargs else maker(ans, *args))(g)]
     out = []
-    for argnum in node.argnums:
+    for argnum in argnums:
         if argnum not in rules:
             raise _missing(fun, argnum, rules)
         # most primitives take no keyword arguments: skip the ``**`` of an empty dict

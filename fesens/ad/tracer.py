@@ -29,7 +29,7 @@ from heapq import heappop, heappush, heapreplace
 import numpy as np
 
 from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_ufunc
-from fesens.ad.registry import needs_ans, node_cotangents
+from fesens.ad.registry import ANS_NEEDED, needs_ans, node_cotangents
 
 _trace_ids = itertools.count(1)
 _FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)
@@ -141,7 +141,10 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
             if type(value) is not Box:
                 # a ufunc takes a slower call path when given keywords, even none
                 ans = raw(value, **kwargs) if kwargs else raw(value)
-                saved = ans if needs_ans(wrapped, _FIRST) else None
+                needed = ANS_NEEDED.get((wrapped, _FIRST))
+                if needed is None:
+                    needed = needs_ans(wrapped, _FIRST)
+                saved = ans if needed else None
                 node = Node(wrapped, (value,), kwargs, saved, (arg.node,), _FIRST)
                 return Box(ans, node, arg.trace)
         values = None
@@ -186,7 +189,10 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
             ans = wrapped(*values, **kwargs)
         else:
             ans = raw(*values, **kwargs) if kwargs else raw(*values)
-        saved = ans if needs_ans(wrapped, boxed) else None
+        needed = ANS_NEEDED.get((wrapped, boxed))
+        if needed is None:
+            needed = needs_ans(wrapped, boxed)
+        saved = ans if needed else None
         return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
 
     wrapped.__name__ = name or raw.__name__
@@ -194,6 +200,9 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     wrapped.__doc__ = raw.__doc__
     wrapped.raw = raw
     return wrapped
+
+
+_ABSENT = object()  # a node without a cotangent yet
 
 
 def new_leaf(value, trace: int) -> Box:
@@ -251,5 +260,3 @@ def backward(end: Node, g, leaves: list[Node], *, release: bool = True) -> list:
         else:
             return list(map(results.get, leaves))
 
-
-_ABSENT = object()

@@ -79,3 +79,7 @@ def scratch_rules(monkeypatch):
     monkeypatch.setattr(registry, "_ARGNUM", dict(registry._ARGNUM))
     monkeypatch.setattr(registry, "_ANS_FREE",
                         {fun: set(argnums) for fun, argnums in registry._ANS_FREE.items()})
+    # the tape's cache of ``needs_ans`` is derived from the rules: drop what the test saw
+    registry.ANS_NEEDED.clear()
+    yield
+    registry.ANS_NEEDED.clear()

@@ -9,9 +9,12 @@ import math
 
 import numpy as np
 import pytest
+from ad_helpers import scratch_rules  # noqa: F401 - fixture
 
 from fesens.ad import grad, value_and_grad
 from fesens.ad import numpy_wrapper as w
+from fesens.ad.registry import defvjp
+from fesens.ad.tracer import new_leaf, primitive
 
 RNG = np.random.default_rng(17)
 BASES = [*RNG.uniform(1e-3, 10.0, 40).tolist(), *np.exp(RNG.uniform(-30, 30, 40)).tolist()]
@@ -85,3 +88,31 @@ def test_nested_grad_on_arrays_keeps_array_zeros():
     # the number fast path must not take a box of an array: its zero is an array
     g = grad(lambda x: np.sum(grad(lambda y: np.sum(y * 2.0))(x)))(np.ones(3))
     assert isinstance(g, np.ndarray) and g.shape == (3,) and not np.any(g)
+
+
+@pytest.mark.parametrize("x", [2.5, 0.7])
+def test_power_rules_on_numbers_match_the_array_path(x):
+    # numbers skip the np.where of the power rules; arrays of one entry still take it
+    for y in (0.0, 2.0, 3.5, -1.5):
+        for f in (lambda a, b: a**b, lambda a, b: np.exp(a) ** b):
+            on_numbers = grad(grad(f, 1), 0)(x, y), grad(grad(f, 0), 1)(x, y)
+            on_arrays = (grad(lambda a, b: np.sum(grad(lambda c, d: np.sum(f(c, d)), 1)(a, b)),
+                              0)(np.array([x]), np.array([y])),
+                         grad(lambda a, b: np.sum(grad(lambda c, d: np.sum(f(c, d)), 0)(a, b)),
+                              1)(np.array([x]), np.array([y])))
+            assert on_numbers[0] == on_arrays[0][0] and on_numbers[1] == on_arrays[1][0]
+
+
+def test_power_of_a_non_positive_base_has_no_exponent_derivative():
+    assert grad(lambda y: (-2.0) ** y)(2.0) == 0.0
+    assert grad(lambda y: 0.0**y)(2.0) == 0.0
+
+
+@pytest.mark.usefixtures("scratch_rules")
+def test_a_rule_registered_after_tracing_decides_whether_the_output_is_kept():
+    twice = primitive(lambda x: 2.0 * x, "twice")
+    defvjp(twice, lambda ans, x: lambda g: 2.0 * g, uses_ans=False)
+    assert twice(new_leaf(np.ones(3), 10**9)).node.ans is None
+    defvjp(twice, lambda ans, x: lambda g: g * ans / x)  # reads ans from now on
+    assert twice(new_leaf(np.ones(3), 10**9)).node.ans is not None
+    assert np.array_equal(grad(lambda x: np.sum(twice(x)))(np.ones(3)), [2.0, 2.0, 2.0])
