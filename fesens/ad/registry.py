@@ -28,9 +28,9 @@ _JOINT: dict[Callable, Callable] = {}
 _ARGNUM: dict[Callable, tuple[int, Callable]] = {}  # fun -> (first argnum, maker)
 _ANS_FREE: dict[Callable, set[int]] = {}  # argnums whose makers never read ``ans``
 _NO_RULES: dict[int, Callable] = {}
-#: ``(fun, argnums) -> needs_ans(fun, argnums)``, read by the tape on every traced call;
-#: emptied by every registration.
-ANS_NEEDED: dict[tuple[Callable, tuple[int, ...]], bool] = {}
+#: ``fun -> ans_flags(fun)``, read by the tape on every traced call; emptied by every
+#: registration.
+ANS_FLAGS: dict[Callable, tuple[bool, bool, bool]] = {}
 
 
 def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool = True
@@ -42,7 +42,7 @@ def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool
     makers reads its ``ans`` argument (it then receives ``None``).
     """
     argnums = range(len(makers)) if argnums is None else argnums
-    ANS_NEEDED.clear()
+    ANS_FLAGS.clear()
     rules = _PER_ARGUMENT.setdefault(fun, {})
     for argnum, maker in zip(argnums, makers, strict=True):
         if maker is not None:
@@ -55,7 +55,7 @@ def defvjp(fun: Callable, *makers: Callable | None, argnums=None, uses_ans: bool
 
 def defvjp_joint(fun: Callable, maker: Callable) -> None:
     """Register a maker that returns the cotangents of several arguments at once."""
-    ANS_NEEDED.clear()
+    ANS_FLAGS.clear()
     _JOINT[fun] = maker
 
 
@@ -67,19 +67,22 @@ def defvjp_argnum(fun: Callable, maker: Callable, *, first: int = 0) -> None:
     and rules that differ per argument only by an index. Per-argument rules registered with
     :func:`defvjp` for the same primitive take precedence.
     """
-    ANS_NEEDED.clear()
+    ANS_FLAGS.clear()
     _ARGNUM[fun] = (first, maker)
 
 
 def needs_ans(fun: Callable, argnums: tuple[int, ...]) -> bool:
-    """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``.
-
-    The answer is kept in :data:`ANS_NEEDED`, where the tape looks it up first.
-    """
+    """True unless every rule for the traced arguments ``argnums`` of ``fun`` ignores ``ans``."""
     free = _ANS_FREE.get(fun)
-    needed = ANS_NEEDED[fun, argnums] = (free is None or fun in _JOINT
-                                         or not free.issuperset(argnums))
-    return needed
+    return free is None or fun in _JOINT or not free.issuperset(argnums)
+
+
+def ans_flags(fun: Callable) -> tuple[bool, bool, bool]:
+    """:func:`needs_ans` of ``fun`` for the traced arguments ``(0,)``, ``(1,)`` and
+    ``(0, 1)``, kept in :data:`ANS_FLAGS` (where the tape looks first)."""
+    flags = ANS_FLAGS[fun] = (needs_ans(fun, (0,)), needs_ans(fun, (1,)),
+                              needs_ans(fun, (0, 1)))
+    return flags
 
 
 def _missing(fun: Callable, argnum: int, rules: dict) -> NotDifferentiableError:

@@ -29,7 +29,7 @@ from heapq import heappop, heappush, heapreplace
 import numpy as np
 
 from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_ufunc
-from fesens.ad.registry import ANS_NEEDED, needs_ans, node_cotangents
+from fesens.ad.registry import ANS_FLAGS, ans_flags, needs_ans, node_cotangents
 
 _trace_ids = itertools.count(1)
 _FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)
@@ -133,66 +133,62 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
-        if len(args) == 1:  # unary fast path: one traced argument, not nested
-            arg = args[0]
-            if type(arg) is not Box:
-                return raw(arg, **kwargs)
-            value = arg.value
-            if type(value) is not Box:
-                # a ufunc takes a slower call path when given keywords, even none
-                ans = raw(value, **kwargs) if kwargs else raw(value)
-                needed = ANS_NEEDED.get((wrapped, _FIRST))
-                if needed is None:
-                    needed = needs_ans(wrapped, _FIRST)
-                saved = ans if needed else None
-                node = Node(wrapped, (value,), kwargs, saved, (arg.node,), _FIRST)
-                return Box(ans, node, arg.trace)
+        # Fast paths: one or two arguments, the traced ones of one trace. ``which`` indexes
+        # the rule facts of ``ans_flags``: traced argument 0, 1 or both.
         values = None
-        if len(args) == 2:  # binary fast path: finds the traced arguments without the loops
+        if len(args) == 2:
             x, y = args
             if type(x) is Box:
                 if type(y) is not Box:
-                    values, parents, boxed, top = (x.value, y), (x.node,), _FIRST, x.trace
+                    values, parents, boxed, which, top = (x.value, y), (x.node,), _FIRST, 0, x.trace
                 elif x.trace == y.trace:
-                    values, parents, boxed = (x.value, y.value), (x.node, y.node), _BOTH
+                    values, parents, boxed, which = (x.value, y.value), (x.node, y.node), _BOTH, 2
                     top = x.trace
             elif type(y) is Box:
-                values, parents, boxed, top = (x, y.value), (y.node,), _SECOND, y.trace
+                values, parents, boxed, which, top = (x, y.value), (y.node,), _SECOND, 1, y.trace
             else:
                 return raw(x, y, **kwargs)
+        elif len(args) == 1:
+            arg = args[0]
+            if type(arg) is not Box:
+                return raw(arg, **kwargs)
+            values, parents, boxed, which, top = (arg.value,), (arg.node,), _FIRST, 0, arg.trace
         if values is not None:
-            nested = type(values[0]) is Box or type(values[1]) is Box  # boxes a box
-        else:
-            top = 0
-            boxed = ()
-            nested = False  # some argument belongs to an older trace, or boxes a box
-            for i, arg in enumerate(args):
-                if type(arg) is Box:
-                    trace = arg.trace
-                    if trace > top:
-                        nested = nested or top > 0
-                        top, boxed = trace, (i,)
-                    elif trace == top:
-                        boxed += (i,)
-                    else:
-                        nested = True
-            if not top:
-                return raw(*args, **kwargs)
-            values = list(args)
-            parents = []
-            for i in boxed:
-                box = args[i]
-                parents.append(box.node)
-                value = values[i] = box.value
-                nested = nested or type(value) is Box
+            if type(values[0]) is Box or (len(values) == 2 and type(values[1]) is Box):
+                ans = wrapped(*values, **kwargs)  # boxes a box: record in the older trace too
+            else:
+                # a ufunc takes a slower call path when given keywords, even none
+                ans = raw(*values, **kwargs) if kwargs else raw(*values)
+            flags = ANS_FLAGS.get(wrapped) or ans_flags(wrapped)
+            return Box(ans, Node(wrapped, values, kwargs, ans if flags[which] else None, parents,
+                                 boxed), top)
+        top = 0
+        boxed = ()
+        nested = False  # some argument belongs to an older trace, or boxes a box
+        for i, arg in enumerate(args):
+            if type(arg) is Box:
+                trace = arg.trace
+                if trace > top:
+                    nested = nested or top > 0
+                    top, boxed = trace, (i,)
+                elif trace == top:
+                    boxed += (i,)
+                else:
+                    nested = True
+        if not top:
+            return raw(*args, **kwargs)
+        values = list(args)
+        parents = []
+        for i in boxed:
+            box = args[i]
+            parents.append(box.node)
+            value = values[i] = box.value
+            nested = nested or type(value) is Box
         if nested:
             ans = wrapped(*values, **kwargs)
         else:
             ans = raw(*values, **kwargs) if kwargs else raw(*values)
-        needed = ANS_NEEDED.get((wrapped, boxed))
-        if needed is None:
-            needed = needs_ans(wrapped, boxed)
-        saved = ans if needed else None
+        saved = ans if needs_ans(wrapped, boxed) else None
         return Box(ans, Node(wrapped, values, kwargs, saved, parents, boxed), top)
 
     wrapped.__name__ = name or raw.__name__

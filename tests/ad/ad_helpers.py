@@ -80,6 +80,6 @@ def scratch_rules(monkeypatch):
     monkeypatch.setattr(registry, "_ANS_FREE",
                         {fun: set(argnums) for fun, argnums in registry._ANS_FREE.items()})
     # the tape's cache of ``needs_ans`` is derived from the rules: drop what the test saw
-    registry.ANS_NEEDED.clear()
+    registry.ANS_FLAGS.clear()
     yield
-    registry.ANS_NEEDED.clear()
+    registry.ANS_FLAGS.clear()

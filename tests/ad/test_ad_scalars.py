@@ -95,12 +95,19 @@ def test_power_rules_on_numbers_match_the_array_path(x):
     # numbers skip the np.where of the power rules; arrays of one entry still take it
     for y in (0.0, 2.0, 3.5, -1.5):
         for f in (lambda a, b: a**b, lambda a, b: np.exp(a) ** b):
-            on_numbers = grad(grad(f, 1), 0)(x, y), grad(grad(f, 0), 1)(x, y)
-            on_arrays = (grad(lambda a, b: np.sum(grad(lambda c, d: np.sum(f(c, d)), 1)(a, b)),
-                              0)(np.array([x]), np.array([y])),
-                         grad(lambda a, b: np.sum(grad(lambda c, d: np.sum(f(c, d)), 0)(a, b)),
-                              1)(np.array([x]), np.array([y])))
-            assert on_numbers[0] == on_arrays[0][0] and on_numbers[1] == on_arrays[1][0]
+            for inner, outer in ((1, 0), (0, 1)):
+                on_numbers = grad(grad(f, inner), outer)(x, y)
+                assert on_numbers == _mixed_derivative_on_arrays(f, inner, outer, x, y)[0]
+
+
+def _mixed_derivative_on_arrays(f, inner, outer, x, y):
+    def summed(a, b):
+        return np.sum(f(a, b))
+
+    def inner_gradient(a, b):
+        return np.sum(grad(summed, inner)(a, b))
+
+    return grad(inner_gradient, outer)(np.array([x]), np.array([y]))
 
 
 def test_power_of_a_non_positive_base_has_no_exponent_derivative():
