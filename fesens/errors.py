@@ -71,6 +71,28 @@ class MechanismError(SingularMatrixError):
         self.nodes = nodes
 
 
+class ModeCountError(FesensError, ValueError):
+    """More eigenpairs were asked for than the problem has (free dofs)."""
+
+
+class ZeroModeError(SingularMatrixError):
+    """An eigen solve found zero-energy modes (rigid-body motions or mechanisms).
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        The eigenvalues found at zero (relative to the spectrum's scale).
+    """
+
+    def __init__(self, message: str, values=None):
+        super().__init__(message)
+        self.values = values
+
+
+class SingularMassError(SingularMatrixError):
+    """A mass matrix is singular: dofs without mass (e.g. lumped mass, empty cells)."""
+
+
 class NotPositiveDefiniteError(SolverError):
     """A Cholesky factorization met a matrix that is not symmetric positive definite."""
 
