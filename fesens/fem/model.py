@@ -49,6 +49,7 @@ from fesens.fem.dofs import DofMap
 from fesens.fem.geometry import CellGeometry, cell_geometry
 from fesens.fem.load_terms import LoadTerms
 from fesens.fem.matrix_free import matrix_free_system
+from fesens.fem.modal import ModalAnalysis
 from fesens.fem.model_solvers import SolverChoice
 from fesens.fem.parameters import SCALE, Parameter
 from fesens.fem.postprocess import dof_gradients
@@ -60,7 +61,7 @@ from fesens.mesh.mesh import Mesh
 from fesens.readonly import snapshot, unchanged
 
 
-class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ABC):
+class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ModalAnalysis, ABC):
     """Base class of every physics (:mod:`fesens.physics`).
 
     Parameters
