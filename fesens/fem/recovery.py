@@ -34,6 +34,10 @@ from fesens.fem.elements.base import ReferenceElement
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
 
+#: Patches fitted in one batch (the batched least-squares arrays hold about 10 kB per
+#: patch in 3D, so a million-cell mesh is fitted in ~50 batches of ~200 MB).
+_PATCHES_PER_FIT = 20_000
+
 
 def is_simplex(element: ReferenceElement) -> bool:
     """True for an element on the unit simplex, False on ``[-1, 1]^d``."""
@@ -136,25 +140,13 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
     sums = np.zeros((mesh.n_points, flat.shape[2]))
     counts = np.zeros(mesh.n_points)
     for size in np.unique(sizes[sizes > 0]):
-        vertices = np.flatnonzero((sizes == size) & interior)
-        if vertices.size == 0:
-            continue
-        patch_cells = node_cells.indices[node_cells.indptr[vertices][:, None]
-                                         + np.arange(size)]  # (P, size)
-        fitted, scale = _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells)
-        coefficients[vertices], scales[vertices] = fitted, scale
-        good = ~np.isnan(fitted[:, 0, 0])
-        if not good.any():
-            continue
-        # every node of the patch, once per patch
-        nodes = np.sort(mesh.cells[patch_cells[good]].reshape(int(good.sum()), -1), axis=1)
-        first = np.ones(nodes.shape, dtype=bool)
-        first[:, 1:] = nodes[:, 1:] != nodes[:, :-1]
-        owner = np.broadcast_to(vertices[good][:, None], nodes.shape)[first]
-        ids = nodes[first]
-        np.add.at(sums, ids, _evaluate(coords, coefficients, scales, owner, ids, exponents))
-        counts += np.bincount(ids, minlength=mesh.n_points)
+        same_size = np.flatnonzero((sizes == size) & interior)
+        # patches in chunks: the batched fits hold about 10 kB per patch (3D)
+        for vertices in np.array_split(same_size, max(1, -(-same_size.size // _PATCHES_PER_FIT))):
+            _fit_and_spread(mesh, coords, x_qp, flat, exponents, vertices, node_cells, size,
+                            coefficients, scales, sums, counts)
     out = fallback.reshape(mesh.n_points, -1).copy()
+
     reached = counts > 0
     out[reached] = sums[reached] / counts[reached, None]
     missed = np.flatnonzero(~reached & (np.bincount(mesh.cells.ravel(),
@@ -162,6 +154,29 @@ def patch_recovery(mesh: Mesh, x_qp: np.ndarray, values: np.ndarray,
     if missed.size:
         out[missed] = _wide_patch_values(mesh, coords, x_qp, flat, exponents, missed, out[missed])
     return out.reshape(mesh.n_points, *values.shape[2:])
+
+
+def _fit_and_spread(mesh, coords, x_qp, flat, exponents, vertices, node_cells, size,
+                    coefficients, scales, sums, counts) -> None:
+    """Fit the patches of ``vertices`` (all of ``size`` cells) and add each fit's values at
+    the nodes of its patch to ``sums`` and ``counts`` (in place)."""
+    if vertices.size == 0:
+        return
+    patch_cells = node_cells.indices[node_cells.indptr[vertices][:, None]
+                                     + np.arange(size)]  # (P, size)
+    fitted, scale = _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells)
+    coefficients[vertices], scales[vertices] = fitted, scale
+    good = ~np.isnan(fitted[:, 0, 0])
+    if not good.any():
+        return
+    # every node of the patch, once per patch
+    nodes = np.sort(mesh.cells[patch_cells[good]].reshape(int(good.sum()), -1), axis=1)
+    first = np.ones(nodes.shape, dtype=bool)
+    first[:, 1:] = nodes[:, 1:] != nodes[:, :-1]
+    owner = np.broadcast_to(vertices[good][:, None], nodes.shape)[first]
+    ids = nodes[first]
+    np.add.at(sums, ids, _evaluate(coords, coefficients, scales, owner, ids, exponents))
+    counts += np.bincount(ids, minlength=mesh.n_points)
 
 
 def _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells):
@@ -178,8 +193,9 @@ def _fit(mesh, coords, x_qp, flat, exponents, vertices, patch_cells):
         return coefficients, scale
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     good = s[:, -1] > 1e-8 * s[:, 0]
-    coefficients[good] = np.einsum("pjt,pj,psj,psc->ptc", Vt[good], 1.0 / s[good],
-                                   U[good], b[good])
+    # Vᵀ diag(1/s) Uᵀ b, per patch
+    projected = np.matmul(U[good].transpose(0, 2, 1), b[good]) / s[good][:, :, None]
+    coefficients[good] = np.matmul(Vt[good].transpose(0, 2, 1), projected)
     return coefficients, scale
 
 
