@@ -5,6 +5,12 @@
 >>> dC = fesens.ad.grad(lambda x: compliance(problem.solve(scale=x**3)))(x)  # doctest: +SKIP
 """
 
+from fesens.adjoint.eigen_objectives import (
+    eigenvalue,
+    eigenvalue_ks,
+    eigenvalue_sum,
+    frequency,
+)
 from fesens.adjoint.objectives import (
     compliance,
     displacement_at,
@@ -28,6 +34,10 @@ __all__ = [
     "compliance",
     "displacement_at",
     "displacement_norm",
+    "eigenvalue",
+    "eigenvalue_ks",
+    "eigenvalue_sum",
+    "frequency",
     "mean_displacement",
     "mean_temperature",
     "mean_value",
