@@ -75,6 +75,20 @@ def test_spr_reproduces_a_polynomial_of_the_element_degree(cell_type):
     np.testing.assert_allclose(out, expected, atol=1e-10)
 
 
+@pytest.mark.parametrize("cell_type", ["quad4", "hex8", "tet10"])
+def test_spr_in_small_batches_equals_one_batch(cell_type, monkeypatch):
+    """Patches are fitted in batches (a million-cell mesh at once needed ~20 GB): batches of
+    7 patches give the values of one batch, for arbitrary (non-polynomial) sampled values."""
+    mesh = distorted(unit_mesh(cell_type, n=4), amount=0.15)
+    x = cell_geometry(mesh).x
+    values = np.random.default_rng(2).standard_normal((*x.shape[:2], 3))
+    fallback = np.zeros((mesh.n_points, 3))
+    whole = recovery.patch_recovery(mesh, x, values, fallback)
+    monkeypatch.setattr(recovery, "_PATCHES_PER_FIT", 7)
+    np.testing.assert_allclose(recovery.patch_recovery(mesh, x, values, fallback), whole,
+                               rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", VOLUME_ELEMENTS)
 def test_extrapolation_reproduces_the_polynomials_its_points_determine(name):
     element = ELEMENTS[name]
