@@ -43,5 +43,6 @@ def presets() -> None:
 @click.argument("topic", type=click.Choice(DOC_TOPICS))
 def docs(topic: str) -> None:
     """Print a reference shipped with fesens (Markdown): `config`, every key of a config
-    file; `study`, study files and the Python study API."""
+    file; `modal`, natural frequencies and their sensitivities in Python; `study`, study
+    files and the Python study API."""
     click.echo((DOCS / f"{topic}.md").read_text(encoding="utf-8"), nl=False)

@@ -8,7 +8,7 @@ from fesens.cli import cli
 from fesens.cli.info import DOC_TOPICS
 
 
-@pytest.mark.parametrize("topic", ["config", "study"])
+@pytest.mark.parametrize("topic", ["config", "modal", "study"])
 def test_docs_prints_the_shipped_reference(topic):
     result = run("docs", topic)
     assert result.exit_code == 0
@@ -19,7 +19,7 @@ def test_docs_of_an_unknown_topic_is_bad_input():
     result = run("docs", "nonsense")
     assert result.exit_code == 2
     assert "config" in result.output and "study" in result.output
-    assert DOC_TOPICS == ["config", "study"]
+    assert DOC_TOPICS == ["config", "modal", "study"]
 
 
 @pytest.mark.parametrize("command", sorted(cli.commands))
