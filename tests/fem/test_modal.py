@@ -15,8 +15,8 @@ from fesens.errors import (
     SingularMassError,
     SingularMatrixError,
 )
-from fesens.mesh import box, rectangle
-from fesens.physics import Elasticity, HeatConduction
+from fesens.mesh import Mesh, box, rectangle
+from fesens.physics import Elasticity, HeatConduction, Truss
 
 #: Root of 1 + cos β cosh β = 0, the first cantilever mode (Euler–Bernoulli).
 BETA_1 = 1.875104068711961
@@ -193,3 +193,33 @@ def test_bad_input():
     free = Elasticity(model.mesh, plane="stress")
     with pytest.raises(SingularMatrixError, match="free rigid-body motion"):
         free.modes(2)
+
+
+def test_lobpcg_with_amg_matches_shift_invert_and_static_solves_are_unchanged():
+    """Large-problem path (LOBPCG + AMG, also what an iterative model backend gets), and
+    the factorization of K + τ M on the pattern's solver does not disturb later solves."""
+    model = Elasticity(box(12, 3, 3, 4.0, 1.0, 1.0), E=1.0, nu=0.3)
+    model.fix("left").body_force((0.0, 0.0, -1.0))
+    before = model.solve(solver="cholmod").u.copy()
+    direct = model.modes(4, solver="cholmod").values
+    assert np.allclose(model.modes(4, method="lobpcg").values, direct, rtol=1e-7)
+    assert np.allclose(model.modes(4, solver="cg").values, direct, rtol=1e-7)
+    assert np.array_equal(model.solve(solver="cholmod").u, before)
+    assert model.solver("cholmod").stats["n_symbolic"] == 1  # one analysis for K and K + τM
+
+
+def test_truss_bar_modes_and_their_shape_gradient():
+    """A bar of 20 truss elements, fixed-free: ω_n = (2n − 1) π / (2L) √(E/ρ) (Rao §8.4)."""
+    n, L = 20, 10.0
+    points = np.stack([np.linspace(0, L, n + 1), np.zeros(n + 1)], axis=1)
+    cells = np.stack([np.arange(n), np.arange(1, n + 1)], axis=1)
+    model = Truss(Mesh(points, cells, "line2"), A=2.0, E=3.0)
+    model.fix(lambda p: p[:, 0] < 1e-9).fix(lambda p: np.ones(len(p), bool), "y")
+    omega = model.modes(3, density=1.5).omega
+    exact = (2 * np.arange(1, 4) - 1) * np.pi / (2 * L) * np.sqrt(3.0 / 1.5)
+    assert np.allclose(omega, exact, rtol=1e-2) and np.all(omega > exact)
+    direction = np.zeros_like(points)
+    direction[:, 0] = np.random.default_rng(3).random(n + 1)
+    result = taylor_test(lambda X: model.modes(3, density=1.5, points=X).values[0], points,
+                         direction, step=1e-3)
+    assert result.rate == pytest.approx(2, abs=0.1)
