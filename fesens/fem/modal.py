@@ -68,6 +68,10 @@ class Modes:
         """Frequencies ``f = ω / 2π``, ``(k,)`` (traced like :attr:`values`)."""
         return np.sqrt(self.values) / (2 * np.pi)
 
+    def detached(self) -> Modes:
+        """The same modes with the eigenvalues' values in place of traced ones."""
+        return Modes(getval(self.values), self.vectors, self.clusters)
+
 
 def clusters_of(values: np.ndarray, rtol: float = CLUSTER_RTOL) -> tuple:
     """Groups of indices of (nearly) equal values in an ascending array, singletons left out."""

@@ -8,6 +8,7 @@ from fesens.opt.filters import (
     SensitivityFilter,
     make_filter,
 )
+from fesens.opt.frequency import DuOlhoff, FrequencyProblem, Pedersen
 from fesens.opt.interpolation import (
     INTERPOLATIONS,
     PROJECTIONS,
@@ -45,11 +46,14 @@ __all__ = [
     "Continuation",
     "DensityFilter",
     "DesignProblem",
+    "DuOlhoff",
     "Evaluation",
+    "FrequencyProblem",
     "Heaviside",
     "HelmholtzFilter",
     "NoFilter",
     "NoProjection",
+    "Pedersen",
     "Result",
     "SensitivityFilter",
     "load_checkpoint",
