@@ -74,10 +74,19 @@ TIMING_KEYS = {"seconds", "time", "wall_time", "worker", "pid", "attempts", "sta
 
 
 def _fesens(args: list[str], folder: Path) -> subprocess.Popen:
-    # SIGINT as at a terminal even when this script runs in the background
-    return subprocess.Popen([*FESENS, *args], cwd=folder, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    """Start ``fesens args`` in ``folder`` with SIGINT as at a terminal, even when this
+    script runs in the background (which ignores SIGINT, and children inherit that).
+
+    The child gets the default disposition by inheritance: it is set here around the start,
+    not in a ``preexec_fn``, which would make subprocess fork the whole process (running
+    the fork handlers of threaded libraries such as JAX, which warn of deadlocks).
+    """
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        return subprocess.Popen([*FESENS, *args], cwd=folder, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _job(kind: str, folder: Path) -> list[str]:
