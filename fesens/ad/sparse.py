@@ -300,10 +300,17 @@ def _solve_vjp(argnums, u, K, f, solver="auto"):
     return vjp
 
 
+def _adjoint_solve_vjp(argnums, lam, K, g, solver="auto"):
+    """``w = K⁻¹ h``: ``ḡ = w``, ``K̄ = −λ wᵀ``; one solve for both (a second-order sweep)."""
+    def vjp(h):
+        w = solve(K, h, solver=solver)
+        grads = {1: w}
+        if 0 in argnums:
+            grads[0] = OuterCotangent(getval(K).pattern, [(-lam, w)])
+        return tuple(grads[i] for i in argnums)
+
+    return vjp
+
+
 defvjp_joint(solve, _solve_vjp)
-defvjp(
-    _adjoint_solve,
-    lambda lam, K, g, solver="auto": lambda h: OuterCotangent(
-        getval(K).pattern, [(-lam, solve(K, h, solver=solver))]),
-    lambda lam, K, g, solver="auto": lambda h: solve(K, h, solver=solver),
-)
+defvjp_joint(_adjoint_solve, _adjoint_solve_vjp)
