@@ -7,6 +7,7 @@
 
 from fesens.ad.api import grad, jvp, value_and_grad, vjp
 from fesens.ad.checks import TaylorResult, check_grad, taylor_test
+from fesens.ad.hessian import hvp, value_grad_hvp
 from fesens.ad.numpy_wrapper import getval, stop_gradient
 from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_argnum, defvjp_joint
 from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
@@ -25,6 +26,7 @@ __all__ = [
     "defvjp_joint",
     "getval",
     "grad",
+    "hvp",
     "jvp",
     "logsumexp",
     "matvec",
@@ -35,5 +37,6 @@ __all__ = [
     "stop_gradient",
     "taylor_test",
     "value_and_grad",
+    "value_grad_hvp",
     "vjp",
 ]
