@@ -27,6 +27,9 @@ SKIPPED = {                             # a pattern found in a shell line: why i
                      "`fesens optimize --preset mbb --out results/mbb --force` line, run here",
     r"^make test\b": "machine set-up (apt packages, .venv), then the suite this test is in",
     r"--scheduler\s": "needs a running Dask scheduler at the address printed",
+    r"cantilever3d_million": "the million-element run: about an hour and 4 GB; the README "
+                             "quotes its measured time and picture (its config is checked "
+                             "by tests/config/test_million_example.py)",
 }
 
 CHECKED = [                             # (a fragment of a step, what its output must contain)
