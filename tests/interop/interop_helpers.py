@@ -59,3 +59,16 @@ def densities(fun_dim: int, seed: int = 0) -> np.ndarray:
 def relative_error(a, b) -> float:
     """``max|a − b| / max|b|``."""
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(b)))
+
+
+def pytree_function(dim: int):
+    """``(params, factor) ↦ {"compliance": C · factor, "tip": u[-4:]}`` on :func:`problem`,
+    with ``params = {"x": densities, "load": shear magnitude}``: pytrees in and out."""
+    solved = problem(dim)
+
+    def fun(params, factor):
+        state = solved.solve(scale=params["x"] ** 3, loads={"shear": params["load"],
+                                                              "gravity": 1.0})
+        return {"compliance": compliance(state) * factor, "tip": state.u[-4:]}
+
+    return fun

@@ -12,12 +12,11 @@ from interop_helpers import (  # noqa: E402
     RTOL,
     densities,
     objective,
-    problem,
+    pytree_function,
     relative_error,
 )
 
 from fesens.ad import value_and_grad, vjp  # noqa: E402
-from fesens.adjoint import compliance  # noqa: E402
 from fesens.interop import AdapterDtypeError, AdapterShapeError  # noqa: E402
 from fesens.interop.jax import as_jax  # noqa: E402
 
@@ -71,13 +70,7 @@ def test_one_fesens_evaluation_per_value_and_gradient():
 
 
 def test_pytrees_in_and_out():
-    solved = problem(2)
-
-    def fun(params, factor):
-        state = solved.solve(scale=params["x"] ** 3, loads={"shear": params["load"],
-                                                              "gravity": 1.0})
-        return {"compliance": compliance(state) * factor, "tip": state.u[-4:]}
-
+    fun = pytree_function(2)
     x, load, factor = densities(2, seed=7), 1.3, 0.5
     out_shape = {"compliance": jax.ShapeDtypeStruct((), jnp.float64),
                  "tip": jax.ShapeDtypeStruct((4,), jnp.float64)}
