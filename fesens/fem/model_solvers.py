@@ -38,8 +38,9 @@ class AutoChoice(str):
         return choice
 
     def line(self) -> str:
-        """``solver: <name> (auto: <reason>)``, what a job prints."""
-        return f"solver: {self}{self.options or ''} (auto: {self.reason})"
+        """``solver: <name>[, option=value ...] (auto: <reason>)``, what a job prints."""
+        options = "".join(f", {key}={value}" for key, value in self.options.items())
+        return f"solver: {self}{options} (auto: {self.reason})"
 
 
 class SolverChoice:

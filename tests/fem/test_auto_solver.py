@@ -36,6 +36,7 @@ def test_large_structured_3d_gets_multigrid(plenty_of_memory, monkeypatch):
     backend = model.solver()
     assert backend.name == "gmg" and backend.matrix_free
     assert "identical linear cells: matrix-free multigrid-CG" in model.solver_choice.reason
+    assert model.solver_choice.line().startswith("solver: gmg, matrix_free=True (auto: 3D")
     direct = cantilever(box(8, 4, 4))
     for m in (model, direct):
         m.traction("right", (0.0, -1.0, 0.0))
