@@ -19,6 +19,7 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
+from fesens.config.load_cases import magnitudes, per_case, weighted
 from fesens.config.optimization_sections import create_optimizer
 from fesens.config.physics_keys import LOAD_SELECTIONS, apply_sections, response_kind
 from fesens.config.schema import Config
@@ -144,12 +145,15 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     projection = _from_registry(PROJECTIONS, data["projection"])
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
+    objective, cases = response(data["objective"], config), data.get("load_cases")
+    reports = per_case(objective, cases, data["objective"]["type"]) if cases else None
     return DesignProblem(
-        model, response(data["objective"], config),
+        model, weighted(objective, cases) if cases else objective,
         volume_fraction=data["constraints"]["volume_fraction"],
         interpolation=interpolation, filter=density_filter, projection=projection,
         passive_solid=_passive(config, "solid"), passive_void=_passive(config, "void"),
         constraints=constraints, solver=solver_argument(config),
+        load_cases=magnitudes(data), reports=reports,
         adaptive_tolerance=adaptive_tolerance(config))
 
 

@@ -7,6 +7,7 @@ Sections (every key is documented in ``fesens/docs/config.md``)::
     [mesh]                            rectangle | box | ground_structure | file (+ groups)
     [physics], [material]             a registered physics (fesens.physics) and its keys
     [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
+    [[load_cases]]                    optional: weighted load cases (fesens.config.load_cases)
     [design]                          passive solid/void regions
     [objective], [constraints]        what to minimise; volume fraction, extra constraints
     [penalization], [filter], [projection], [optimizer], [stop], [output], [solver]
@@ -47,6 +48,7 @@ from fesens.config.checks import (
     unknown_key,
     variants_hint,
 )
+from fesens.config.load_cases import LOAD_CASE, check_load_case_use, check_load_cases
 from fesens.config.memory import check_mesh_memory
 from fesens.config.optimization_sections import (
     FILTER,
@@ -126,7 +128,7 @@ OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "
                          "projection", "optimizer", "stop", "output")
 
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
-             *section_names(), *OPTIMIZATION_SECTIONS, "solver")
+             "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver")
 
 
 # ------------------------------------------------------------------ the resolved config
@@ -379,6 +381,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     config = Config(data, mesh, source, label)
     data["supports"] = _check_supports(raw["supports"], config)
     data["loads"] = _check_loads(raw["loads"], config)
+    if "load_cases" in raw:  # absent: every load in one case, as without the key
+        data["load_cases"] = check_load_cases(raw["load_cases"], data["loads"])
     sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
     data.update(sections)
     if not sections:  # a convection or thermal section loads the model too
@@ -400,6 +404,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
             data[section] = check(raw.get(section, {}))
     data["solver"] = solver
     _check_consistency(data)
+    check_load_case_use(data)
     warn_about_filter(data, mesh, source)
     return config
 
@@ -419,6 +424,7 @@ def documented_keys() -> dict[str, set[str]]:
         "material": keys(*material_variants().values()),
         "supports": keys(*(support_spec(name) for name in names)),
         "loads": keys(*loads) | {"type"},
+        "load_cases": set(LOAD_CASE),
         **{section.name: keys(section_spec(section)) for cls in PHYSICS
            for section in cls.config.sections},
         "design": {"passive", "type", "group", "region"},

@@ -46,7 +46,7 @@ class Evaluation:
     state : State
         The (untraced) solution at ``ρ``.
     extras : dict
-        Named values of the extra constraints' responses.
+        Named values of the extra constraints' responses and of the problem's ``reports``.
     """
 
     objective: float
@@ -93,6 +93,9 @@ class DesignProblem:
         Set the iterative solver's ``rtol`` per iteration from the last design change
         (:mod:`fesens.opt.tolerance`); its ``rtol_min`` defaults to the solver's ``rtol``.
         Needs an iterative backend (``gmg``, ``cg``, ...).
+    reports : dict of str to callable, optional
+        Named responses ``f(state, ρ)`` evaluated (untraced, no gradient) at each design and
+        added to :attr:`Evaluation.extras` (e.g. the objective of each load case).
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class DesignProblem:
         solver="auto",
         load_cases: list[dict] | None = None,
         adaptive_tolerance: AdaptiveTolerance | None = None,
+        reports: dict[str, Response] | None = None,
     ):
         if not 0.0 < volume_fraction <= 1.0:
             raise ValueError(f"volume_fraction must be in (0, 1], got {volume_fraction!r}")
@@ -122,6 +126,7 @@ class DesignProblem:
         self.projection = projection or NoProjection()
         self.constraints = list(constraints or [])
         self.load_cases = load_cases
+        self.reports = dict(reports or {})
         self.differentiable = Differentiable(model, solver)
         self.adaptive_tolerance = self._checked_tolerance(adaptive_tolerance)
         n = self.mesh.n_cells
@@ -245,6 +250,8 @@ class DesignProblem:
         plain = state.detached()
         extras = {c.name: float((values[1 + i] + 1.0) * c.limit)
                   for i, c in enumerate(self.constraints)}
+        rho = getval(captured["rho"])
+        extras.update({name: float(report(plain, rho)) for name, report in self.reports.items()})
         return Evaluation(float(values[0]), objective_gradient, constraints,
-                          constraint_gradients, getval(captured["rho"]), float(volume_value),
+                          constraint_gradients, rho, float(volume_value),
                           plain, extras)

@@ -18,6 +18,7 @@ import numpy as np
 
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
+from fesens.config.load_cases import case_names, case_report, case_state
 from fesens.mesh import write_mesh
 from fesens.opt import (
     CheckpointError,
@@ -82,15 +83,22 @@ def _resume_point(folder: ResultsFolder, command: str) -> tuple[int, list[dict]]
     return iteration, history
 
 
-def design_fields(problem: DesignProblem, evaluation: Evaluation,
-                  objective: str) -> tuple[dict, dict]:
+def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str,
+                  cases: list[str] | tuple = ()) -> tuple[dict, dict]:
     """Point and cell data of an evaluated design: the physics' output (e.g. displacement,
     von Mises and stress; temperature, heat flux) at the interpolated stiffness, the
     density, and the sensitivities the optimizer used (:func:`design_sensitivities`).
-    ``evaluation.state`` is a plain solution of the physics' ``solution_class``."""
+    ``evaluation.state`` is a plain solution of the physics' ``solution_class``; with load
+    ``cases`` (their names), the output of each case is named ``<field>_<case>``."""
     solution = evaluation.state
-    return solution.point_data(), {"density": evaluation.density, **solution.cell_data(),
-                                   **design_sensitivities(problem, evaluation, objective)}
+    point_data, cell_data = {}, {}
+    for i, case in enumerate(cases or [None]):
+        single = solution if case is None else case_state(solution, i)
+        suffix = "" if case is None else f"_{case}"
+        point_data.update({name + suffix: v for name, v in single.point_data().items()})
+        cell_data.update({name + suffix: v for name, v in single.cell_data().items()})
+    return point_data, {"density": evaluation.density, **cell_data,
+                        **design_sensitivities(problem, evaluation, objective)}
 
 
 def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
@@ -284,7 +292,8 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     evaluation = result.evaluation
     summary = _final_summary(config, problem, model, run, evaluation, result.converged,
                              design_fields(problem, evaluation,
-                                           config.data["objective"]["type"]))
+                                           config.data["objective"]["type"],
+                                           case_names(config.data)))
     echo(_final_line(config, summary))
     return OptimizationRun(summary, result.x, evaluation.density, run.history, evaluation,
                            result.converged, None)
@@ -313,7 +322,8 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
         echo(_progress_line(record, extras))
         folder.write_history(run.history)
         if every and record["iteration"] % every == 0:
-            point_data, cell_data = design_fields(problem, evaluation, objective)
+            point_data, cell_data = design_fields(problem, evaluation, objective,
+                                                  case_names(config.data))
             write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
                        point_data=point_data, cell_data=cell_data)
             folder.write_collection()
@@ -338,7 +348,8 @@ def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evalu
 
 def _finish(config, problem, model, folder, run, x, evaluation, converged) -> dict:
     point_data, cell_data = design_fields(problem, evaluation,
-                                          config.data["objective"]["type"])
+                                          config.data["objective"]["type"],
+                                          case_names(config.data))
     write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
                cell_data=cell_data)
     iterations = run.history[-1]["iteration"] if run.history else 0
@@ -373,7 +384,16 @@ def _final_summary(config, problem, model, run, evaluation, converged, fields) -
     summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
                        evaluation=evaluation, converged=converged)
     summary["outcome"] = _outcome(config, run.history, converged)
-    summary.update(reported_values(config.physics_class.config, *fields))
+    fragment, (point_data, cell_data) = config.physics_class.config, fields
+    for case in case_names(config.data) or [None]:  # each case's values named <key>_<case>
+        suffix = "" if case is None else f"_{case}"
+
+        def own(data: dict, suffix: str = suffix) -> dict:
+            return {name.removesuffix(suffix): v for name, v in data.items()
+                    if name.endswith(suffix)}
+
+        summary.update({key + suffix: value for key, value in
+                        reported_values(fragment, own(point_data), own(cell_data)).items()})
     return summary
 
 
@@ -401,7 +421,9 @@ def _summary(config, problem, model, run, status, *, evaluation=None, converged=
         "resumed_from_iteration": run.start_iteration or None,
         "objective": {"type": config.data["objective"]["type"],
                       "value": evaluation.objective if evaluation else
-                      (history[-1]["objective"] if history else None)},
+                      (history[-1]["objective"] if history else None),
+                      **case_report(config.data, evaluation.extras if evaluation else
+                                    (history[-1] if history else {}))},
         "volume_fraction": evaluation.volume_fraction if evaluation else
         (history[-1]["volume"] if history else None),
         "constraints": _constraint_report(config, problem, evaluation) if evaluation else [],

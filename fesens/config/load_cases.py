@@ -1,0 +1,140 @@
+"""``[[load_cases]]``: several load cases of one optimization, solved with one factorization.
+
+Each case names the ``[[loads]]`` that act in it (each at its ``value``; loads of other
+sections, such as ``[[convection]]``, act in every case) and has a weight; the objective
+becomes ``Σ_i w_i J(u_i)``, the weighted sum of the objective of each case. Without
+``[[load_cases]]`` every load acts in one case, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fesens.adjoint.problem import State
+from fesens.config.checks import (
+    REQUIRED,
+    ConfigError,
+    Key,
+    check_table,
+    join,
+    number,
+    require_list_of_tables,
+    show,
+    string,
+)
+
+
+def _load_names(path: str, value) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path} = {show(value)} is not allowed: expected a non-empty list "
+                          "of [[loads]] names, e.g. [\"F\"]")
+    return value
+
+
+_load_names.expected = "a non-empty list of [[loads]] names"
+
+#: The keys of one ``[[load_cases]]`` table.
+LOAD_CASE = {
+    "name": Key(string(), REQUIRED, "the case's name (history.csv column <objective>_<name>)"),
+    "weight": Key(number(0.0, low_open=True), 1.0, "weight of the case in the objective"),
+    "loads": Key(_load_names, REQUIRED, "names of the [[loads]] acting in this case"),
+}
+
+
+def check_load_cases(raw, loads: list[dict]) -> list[dict]:
+    """The checked ``[[load_cases]]`` tables (``[]`` when there are none).
+
+    Raises
+    ------
+    ConfigError
+        A duplicate case name or load within a case, an unknown load name, a weight ≤ 0,
+        or a ``[[loads]]`` entry that no case uses.
+    """
+    cases = require_list_of_tables("load_cases", raw)
+    known = [load["name"] for load in loads]
+    out, names, used = [], set(), set()
+    for i, table in enumerate(cases):
+        path = join("load_cases", i)
+        case = check_table(path, table, LOAD_CASE)
+        if case["name"] in names:
+            raise ConfigError(f"{path}.name = {show(case['name'])}: another load case has "
+                              "this name; give each [[load_cases]] its own name")
+        names.add(case["name"])
+        for j, name in enumerate(case["loads"]):
+            if name not in known:
+                raise ConfigError(f"{join(join(path, 'loads'), j)} = {show(name)} is not the "
+                                  f"name of a [[loads]] entry (names: {show(known)})")
+            if name in case["loads"][:j]:
+                raise ConfigError(f"{join(join(path, 'loads'), j)} = {show(name)} is listed "
+                                  "twice in this case")
+        used.update(case["loads"])
+        out.append(case)
+    unused = [(i, name) for i, name in enumerate(known) if name not in used]
+    if out and unused:
+        i, name = unused[0]
+        raise ConfigError(f"loads[{i}].name = {show(name)} is in no load case: add it to the "
+                          "loads of a [[load_cases]] table or remove it")
+    return out
+
+
+def check_load_case_use(data: dict) -> None:
+    """Load cases weight the objective; extra constraints of several cases are not offered."""
+    constraints = data.get("constraints")
+    if data.get("load_cases") and constraints and constraints["extra"]:
+        raise ConfigError("[[constraints.extra]] with [[load_cases]] is not supported: the "
+                          "constraint of several load cases is not defined; remove the "
+                          "[[load_cases]] or the extra constraints")
+
+
+def magnitudes(data: dict) -> list[dict] | None:
+    """The ``load_cases=`` argument of a solve: per case, ``{load name: 1 or 0}`` for every
+    ``[[loads]]`` entry; None without ``[[load_cases]]``."""
+    if not data.get("load_cases"):
+        return None
+    names = [load["name"] for load in data["loads"]]
+    return [{name: float(name in case["loads"]) for name in names}
+            for case in data["load_cases"]]
+
+
+def case_state(state: State, index: int) -> State:
+    """The solution of case ``index`` of a several-case solution (``u``, ``f``:
+    ``(n_dofs,)``), traced when ``state`` is."""
+    loads = state.load_magnitudes
+    return type(state)(state.model, state.u[:, index], state.f[:, index],
+                       state.coefficients, state.parameters,
+                       loads[index] if isinstance(loads, list) else loads, state.points)
+
+
+def weighted(response: Callable, cases: list[dict]) -> Callable:
+    """``(state, ρ) ↦ Σ_i w_i response(state_i, ρ)`` over the load cases."""
+    weights = [case["weight"] for case in cases]
+
+    def total(state, rho):
+        return sum(w * response(case_state(state, i), rho) for i, w in enumerate(weights))
+
+    return total
+
+
+def per_case(response: Callable, cases: list[dict], objective: str) -> dict[str, Callable]:
+    """Named responses ``<objective>_<case name>``: the unweighted objective of each case."""
+    def of_case(index: int) -> Callable:
+        return lambda state, rho: response(case_state(state, index), rho)
+
+    return {f"{objective}_{case['name']}": of_case(i) for i, case in enumerate(cases)}
+
+
+
+def case_report(data: dict, values: dict) -> dict:
+    """``{"cases": [{name, weight, value}, ...]}`` of ``summary.json``'s objective, from the
+    per-case values of an evaluation or a history record (``{}`` without load cases)."""
+    if not data.get("load_cases"):
+        return {}
+    objective = data["objective"]["type"]
+    return {"cases": [{"name": case["name"], "weight": case["weight"],
+                       "value": values.get(f"{objective}_{case['name']}")}
+                      for case in data["load_cases"]]}
+
+
+def case_names(data: dict) -> list[str]:
+    """The names of the load cases (``[]`` without ``[[load_cases]]``)."""
+    return [case["name"] for case in data.get("load_cases", [])]
