@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -145,6 +146,51 @@ def run_case(script: str | Path, case: str, *args: Any, timeout: float) -> dict[
 
 
 # --------------------------------------------------------------------------- measuring
+def size_arguments(doc: str, default_sizes: Sequence[str], repeats: int
+                   ) -> argparse.ArgumentParser:
+    """The options of a benchmark run per grid size in case processes: ``--sizes``,
+    ``--repeats`` (timed calls per quantity), ``--threads`` (of the case processes) and the
+    hidden ``--case`` of a child."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(default_sizes))
+    parser.add_argument("--repeats", type=int, default=repeats, help="timed calls per quantity")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads of the case processes (default 1)")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    return parser
+
+
+def run_sizes(script: str | Path, case: str, title: str, args: argparse.Namespace,
+              packages: Sequence[str] = ("numpy", "scipy", "scikit-sparse")
+              ) -> tuple[dict[str, dict[str, Any]], float]:
+    """Print the header (``title``, machine lines), run ``case`` of ``script`` once per size
+    of ``args.sizes`` (``args.repeats`` passed on) in its own process, print the load line.
+
+    Returns the results by size and the start time (``time.perf_counter``)."""
+    set_child_threads(args.threads)
+    start, loads = time.perf_counter(), [load_average()]
+    print(f"# {title}\n")
+    print("\n".join(machine_lines(packages)))
+    results = {}
+    for label in args.sizes:
+        results[label] = run_case(script, case, label, args.repeats, timeout=1800)
+        print(f"  {label}: done", file=sys.stderr, flush=True)
+    loads.append(load_average())
+    print(load_line(loads) + "\n")
+    return results, start
+
+
+def median_time(fn: Callable[[int], Any], repeats: int) -> float:
+    """Median wall time of ``fn(i)`` for ``i = 1..repeats`` after the warm-up ``fn(0)``."""
+    fn(0)
+    times = []
+    for i in range(1, repeats + 1):
+        start = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def peak_rss_mb() -> float:
     """High-water mark of this process's resident memory, in MiB (Linux: KiB units)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

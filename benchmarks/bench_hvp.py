@@ -26,44 +26,29 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from _common import (
     GridSize,
     cantilever_model,
-    load_average,
-    load_line,
-    machine_lines,
+    median_time,
     peak_rss_mb,
     ratio,
-    run_case,
+    run_sizes,
     seconds,
     serve_case,
-    set_child_threads,
+    size_arguments,
     table,
 )
 
 DEFAULT_SIZES = ("400x200",)
 OBJECTIVES = ("compliance", "displacement_norm")
 TARGET = 2.5  # hvp / (value + gradient), issue 18
-
-
-def median_time(fn: Callable[[int], Any], repeats: int) -> float:
-    """Median wall time of ``fn(i)`` for ``i = 1..repeats`` after the warm-up ``fn(0)``."""
-    fn(0)
-    times = []
-    for i in range(1, repeats + 1):
-        start = time.perf_counter()
-        fn(i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def case_hvp(label: str, repeats: int) -> dict[str, Any]:
@@ -140,31 +125,12 @@ def report(results: dict[str, dict[str, Any]]) -> str:
     return table(headers, rows)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES))
-    parser.add_argument("--repeats", type=int, default=3, help="timed calls per quantity")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS/OpenMP threads of the case processes (default 1)")
-    parser.add_argument("--case", help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = size_arguments(__doc__, DEFAULT_SIZES, repeats=3).parse_args(argv)
     if args.case:
         serve_case(CASES, json.loads(args.case))
         return 0
-    set_child_threads(args.threads)
-    start, loads = time.perf_counter(), [load_average()]
-    print("# fesens Hessian-vector product benchmark\n")
-    print("\n".join(machine_lines(["numpy", "scipy", "scikit-sparse"])))
-    results = {}
-    for label in args.sizes:
-        results[label] = run_case(__file__, "hvp", label, args.repeats, timeout=1800)
-        print(f"  {label}: done", file=sys.stderr, flush=True)
-    loads.append(load_average())
-    print(load_line(loads) + "\n")
+    results, start = run_sizes(__file__, "hvp", "fesens Hessian-vector product benchmark", args)
     print(f"Cantilever (E = 1, nu = 0.3, clamped left), J(model.solve(scale=x³)), CHOLMOD; "
           f"medians of {args.repeats} calls, new random densities x in [0.3, 1] each. "
           "factorizations and solves: numeric factorizations and solves of value + gradient "

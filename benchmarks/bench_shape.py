@@ -26,44 +26,29 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from _common import (
     GridSize,
     cantilever_model,
-    load_average,
-    load_line,
-    machine_lines,
+    median_time,
     peak_rss_mb,
     ratio,
-    run_case,
+    run_sizes,
     seconds,
     serve_case,
-    set_child_threads,
+    size_arguments,
     table,
 )
 
 DEFAULT_SIZES = ("100x50", "200x100", "400x200", "24x12x12")
 TARGET = 2.0
 TARGET_CELLS = 400 * 200
-
-
-def median_time(fn: Callable[[int], Any], repeats: int) -> float:
-    """Median wall time of ``fn(i)`` for ``i = 1..repeats`` after the warm-up ``fn(0)``."""
-    fn(0)
-    times = []
-    for i in range(1, repeats + 1):
-        start = time.perf_counter()
-        fn(i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def case_shape(label: str, repeats: int) -> dict[str, Any]:
@@ -135,31 +120,12 @@ def report(results: dict[str, dict[str, Any]]) -> tuple[str, bool]:
     return table(headers, rows) + "\n\n## Checks\n\n" + "\n".join(checks), ok
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES))
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls per quantity")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS/OpenMP threads of the case processes (default 1)")
-    parser.add_argument("--case", help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = size_arguments(__doc__, DEFAULT_SIZES, repeats=5).parse_args(argv)
     if args.case:
         serve_case(CASES, json.loads(args.case))
         return 0
-    set_child_threads(args.threads)
-    start, loads = time.perf_counter(), [load_average()]
-    print("# fesens shape-sensitivity benchmark\n")
-    print("\n".join(machine_lines(["numpy", "scipy", "scikit-sparse"])))
-    results = {}
-    for label in args.sizes:
-        results[label] = run_case(__file__, "shape", label, args.repeats, timeout=1800)
-        print(f"  {label}: done", file=sys.stderr, flush=True)
-    loads.append(load_average())
-    print(load_line(loads) + "\n")
+    results, start = run_sizes(__file__, "shape", "fesens shape-sensitivity benchmark", args)
     print("Cantilever (E = 1, nu = 0.3, unit traction), CHOLMOD; medians of "
           f"{args.repeats} calls with new inputs each; forward = model.solve(scale=s) "
           "(fast path), forward at X = model.solve(points=X).\n")
