@@ -17,8 +17,8 @@ import math
 
 from fesens.config.checks import ConfigError
 from fesens.fem.matrix_free import MATRIX_FREE_CELL_TYPES
-from fesens.fem.model_solvers import AUTO_DIRECT_MAX_3D_UNKNOWNS
 from fesens.solvers import solver_class
+from fesens.solvers.auto import prefers_direct
 from fesens.solvers.memory import available_bytes, factor_bytes
 
 __all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes"]
@@ -74,9 +74,8 @@ def solve_kind(spec: dict, solver: dict) -> str:
     dim = len(cells)
     unknowns = dim * math.prod(float(c) + 1.0 for c in cells) * _CELL_TYPES.get(
         cell_type, (0, 0, 1, 1))[2]
-    available = available_bytes()
-    fits = available is None or estimate_bytes(cells, cell_type, "direct") <= available
-    if fits and (dim < 3 or unknowns <= AUTO_DIRECT_MAX_3D_UNKNOWNS):
+    if prefers_direct(unknowns, dim, estimate_bytes(cells, cell_type, "direct"),
+                      available_bytes()):
         return "direct"
     return "matrix_free" if cell_type in MATRIX_FREE_CELL_TYPES else "iterative"
 

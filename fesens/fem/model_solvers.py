@@ -16,7 +16,7 @@ from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
-from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS
+from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS, prefers_direct
 from fesens.solvers.base import SOLVER_ALIASES
 from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
@@ -100,7 +100,7 @@ class SolverChoice:
         direct = str(solver_class("auto").name)
         needed, available = factor_bytes(n, dim), available_bytes()
         fits = available is None or needed <= available
-        if fits and (dim < 3 or n <= AUTO_DIRECT_MAX_3D_UNKNOWNS):
+        if prefers_direct(n, dim, needed, available, AUTO_DIRECT_MAX_3D_UNKNOWNS):
             size = (f"{dim}D" if dim < 3 else
                     f"3D with {n} <= {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns")
             return AutoChoice(direct, {}, f"{size}, factor about {needed / 2**20:.0f} MiB")

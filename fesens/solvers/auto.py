@@ -143,14 +143,23 @@ def choose(A: sp.csr_matrix | sp.csc_matrix, dim: int | None = None) -> tuple[st
     factor = f"factor about {_size(needed)}"
     if available is not None:
         factor += f" of {_size(available)} available"
-    fits = available is None or needed <= available
-    if fits and (dim < 3 or n <= DIRECT_MAX_3D_UNKNOWNS):
+    if prefers_direct(n, dim, needed, available):
         return direct, f"{shape}: {factor}, direct"
-    why = (f"more than {DIRECT_MAX_3D_UNKNOWNS} unknowns in 3D" if fits
-           else "the factor does not fit")
+    why = (f"more than {DIRECT_MAX_3D_UNKNOWNS} unknowns in 3D"
+           if available is None or needed <= available else "the factor does not fit")
     if not is_symmetric(A):
         return direct, f"{shape}: {factor}, {why}, but not symmetric (CG needs SPD): direct"
     return "cg", f"{shape}: {factor}, {why}: CG with {default_preconditioner()}"
+
+
+def prefers_direct(n: float, dim: int, needed: float, available: float | None,
+                   limit: float | None = None) -> bool:
+    """``auto``'s rule, for models, config checks and bare matrices alike: a direct
+    factorization when its estimated ``needed`` bytes fit in ``available`` (None: unknown,
+    assumed to fit) and the problem is 2D or has at most ``limit`` unknowns (default
+    :data:`DIRECT_MAX_3D_UNKNOWNS`)."""
+    fits = available is None or needed <= available
+    return fits and (dim < 3 or n <= (DIRECT_MAX_3D_UNKNOWNS if limit is None else limit))
 
 
 def _size(n_bytes: float) -> str:
