@@ -93,6 +93,11 @@ class SingularMassError(SingularMatrixError):
     """A mass matrix is singular: dofs without mass (e.g. lumped mass, empty cells)."""
 
 
+class NoBucklingError(FesensError, ValueError):
+    """A buckling analysis found fewer positive load factors than asked for: the load puts
+    (too little of) the structure in compression (e.g. pure tension)."""
+
+
 class NotPositiveDefiniteError(SolverError):
     """A Cholesky factorization met a matrix that is not symmetric positive definite."""
 
