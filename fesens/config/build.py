@@ -19,7 +19,7 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
-from fesens.config.load_cases import magnitudes, per_case, weighted
+from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.optimization_sections import create_optimizer
 from fesens.config.physics_keys import LOAD_SELECTIONS, apply_sections, response_kind
 from fesens.config.schema import Config
@@ -31,6 +31,7 @@ from fesens.opt import (
     Constraint,
     Continuation,
     DesignProblem,
+    MinMaxProblem,
     make_filter,
 )
 
@@ -136,7 +137,9 @@ def build_interpolation(config: Config):
 
 
 def build_problem(config: Config, model: LinearModel | None = None) -> DesignProblem:
-    """The design problem of an optimization config (builds the model if not given)."""
+    """The design problem of an optimization config (builds the model if not given): with
+    ``[[load_cases]]`` the weighted sum of the cases' objectives, or with ``[objective]
+    combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst."""
     data, mesh = config.data, config.mesh
     model = build_model(config) if model is None else model
     interpolation = _from_registry(INTERPOLATIONS, data["penalization"])
@@ -147,8 +150,9 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
                    for item in data["constraints"]["extra"]]
     objective, cases = response(data["objective"], config), data.get("load_cases")
     reports = per_case(objective, cases, data["objective"]["type"]) if cases else None
-    return DesignProblem(
-        model, weighted(objective, cases) if cases else objective,
+    worst = cases and combination(data) == "max"
+    return (MinMaxProblem if worst else DesignProblem)(
+        model, objective if worst or not cases else weighted(objective, cases),
         volume_fraction=data["constraints"]["volume_fraction"],
         interpolation=interpolation, filter=density_filter, projection=projection,
         passive_solid=_passive(config, "solid"), passive_void=_passive(config, "void"),

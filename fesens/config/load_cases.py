@@ -2,26 +2,29 @@
 
 Each case names the ``[[loads]]`` that act in it (each at its ``value``; loads of other
 sections, such as ``[[convection]]``, act in every case) and has a weight; the objective
-becomes ``Σ_i w_i J(u_i)``, the weighted sum of the objective of each case. Without
-``[[load_cases]]`` every load acts in one case, as before.
+becomes ``Σ_i w_i J(u_i)``, the weighted sum of the objective of each case, or with
+``[objective] combine = "max"`` the worst case ``max_i J(u_i)`` (min–max by the bound
+formulation, :class:`~fesens.opt.minmax.MinMaxProblem`; needs MMA and at least two cases).
+Without ``[[load_cases]]`` every load acts in one case, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from fesens.adjoint.problem import State
 from fesens.config.checks import (
     REQUIRED,
     ConfigError,
     Key,
     check_table,
+    choice,
     join,
     number,
     require_list_of_tables,
     show,
     string,
 )
+from fesens.opt import OPTIMIZERS, case_state
 
 
 def _load_names(path: str, value) -> list[str]:
@@ -39,6 +42,16 @@ LOAD_CASE = {
     "weight": Key(number(0.0, low_open=True), 1.0, "weight of the case in the objective"),
     "loads": Key(_load_names, REQUIRED, "names of the [[loads]] acting in this case"),
 }
+
+
+#: ``[objective] combine``: how the load cases' objectives make the objective.
+COMBINE = Key(choice("weighted", "max"), None,
+              "with [[load_cases]]: the weighted sum (default) or the worst case")
+
+
+def combination(data: dict) -> str:
+    """``"weighted"`` or ``"max"``: how the load cases' objectives are combined."""
+    return (data.get("objective") or {}).get("combine") or "weighted"
 
 
 def check_load_cases(raw, loads: list[dict]) -> list[dict]:
@@ -78,7 +91,25 @@ def check_load_cases(raw, loads: list[dict]) -> list[dict]:
 
 
 def check_load_case_use(data: dict) -> None:
-    """Load cases weight the objective; extra constraints of several cases are not offered."""
+    """Load cases weight the objective or give its worst case (``objective.combine``:
+    ``max`` needs two cases or more and an optimizer with bound constraints, MMA); extra
+    constraints of several cases are not offered."""
+    cases, optimizer = data.get("load_cases", []), data.get("optimizer")
+    if combination(data) == "max":
+        if len(cases) < 2:
+            raise ConfigError(
+                f"objective.combine = \"max\" needs at least two [[load_cases]], the config "
+                f"has {len(cases)}: the worst of one case is that case; add a second "
+                "[[load_cases]] table or drop objective.combine")
+        if optimizer and not getattr(OPTIMIZERS[optimizer["type"]], "bound_constraints",
+                                     False):
+            capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
+                                  if getattr(cls, "bound_constraints", False))
+            raise ConfigError(
+                f"objective.combine = \"max\" needs optimizer.type = {capable}: the worst "
+                f"case is minimized with the bound formulation (min z s.t. each case's "
+                f"objective ≤ z), which optimizer.type = {show(optimizer['type'])} cannot "
+                f"solve; set optimizer.type = {capable} or objective.combine = \"weighted\"")
     constraints = data.get("constraints")
     if data.get("load_cases") and constraints and constraints["extra"]:
         raise ConfigError("[[constraints.extra]] with [[load_cases]] is not supported: the "
@@ -96,13 +127,11 @@ def magnitudes(data: dict) -> list[dict] | None:
             for case in data["load_cases"]]
 
 
-def case_state(state: State, index: int) -> State:
-    """The solution of case ``index`` of a several-case solution (``u``, ``f``:
-    ``(n_dofs,)``), traced when ``state`` is."""
-    loads = state.load_magnitudes
-    return type(state)(state.model, state.u[:, index], state.f[:, index],
-                       state.coefficients, state.parameters,
-                       loads[index] if isinstance(loads, list) else loads, state.points)
+def combined_value(values: list[float], cases: list[dict], combine: str) -> float:
+    """The objective of per-case ``values``: their weighted sum, or their maximum."""
+    if combine == "max":
+        return max(values)
+    return sum(case["weight"] * value for case, value in zip(cases, values, strict=True))
 
 
 def weighted(response: Callable, cases: list[dict]) -> Callable:
@@ -122,15 +151,15 @@ def per_case(response: Callable, cases: list[dict], objective: str) -> dict[str,
 
     return {f"{objective}_{case['name']}": of_case(i) for i, case in enumerate(cases)}
 
-
-
 def case_report(data: dict, values: dict) -> dict:
-    """``{"cases": [{name, weight, value}, ...]}`` of ``summary.json``'s objective, from the
-    per-case values of an evaluation or a history record (``{}`` without load cases)."""
+    """``{"combine": ..., "cases": [{name, weight, value}, ...]}`` of ``summary.json``'s
+    objective, from the per-case values of an evaluation or a history record (``{}``
+    without load cases)."""
     if not data.get("load_cases"):
         return {}
     objective = data["objective"]["type"]
-    return {"cases": [{"name": case["name"], "weight": case["weight"],
+    return {"combine": combination(data),
+            "cases": [{"name": case["name"], "weight": case["weight"],
                        "value": values.get(f"{objective}_{case['name']}")}
                       for case in data["load_cases"]]}
 

@@ -48,7 +48,12 @@ from fesens.config.checks import (
     unknown_key,
     variants_hint,
 )
-from fesens.config.load_cases import LOAD_CASE, check_load_case_use, check_load_cases
+from fesens.config.load_cases import (
+    COMBINE,
+    LOAD_CASE,
+    check_load_case_use,
+    check_load_cases,
+)
 from fesens.config.memory import check_mesh_memory
 from fesens.config.optimization_sections import (
     FILTER,
@@ -390,7 +395,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     checks = {
         "design": lambda r: check_design(r, config),
         "objective": lambda r: check_response("objective", r, config,
-                                               response_variants(kind), default="compliance"),
+                                               response_variants(kind), {"combine": COMBINE},
+                                               default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
         "penalization": check_penalization,
         "filter": lambda r: check_typed("filter", r, FILTER, default="density"),
@@ -428,7 +434,7 @@ def documented_keys() -> dict[str, set[str]]:
         **{section.name: keys(section_spec(section)) for cls in PHYSICS
            for section in cls.config.sections},
         "design": {"passive", "type", "group", "region"},
-        "objective": keys(*responses) | {"type"},
+        "objective": keys(*responses) | {"type", "combine"},
         "constraints": {"volume_fraction", "extra", "limit", "name"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},

@@ -25,6 +25,7 @@ from fesens.opt.loop import (
     load_evaluated_design,
     optimize,
 )
+from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
@@ -51,11 +52,13 @@ __all__ = [
     "FrequencyProblem",
     "Heaviside",
     "HelmholtzFilter",
+    "MinMaxProblem",
     "NoFilter",
     "NoProjection",
     "Pedersen",
     "Result",
     "SensitivityFilter",
+    "case_state",
     "load_checkpoint",
     "load_evaluated_design",
     "make_filter",

@@ -177,6 +177,11 @@ def optimize(
     is set before every evaluation from the previous change and recorded in the history
     (``rtol``); the loop stops only on an iteration solved to its ``rtol_min``.
     """
+    if getattr(problem, "bounded", False) and not getattr(optimizer, "bound_constraints", False):
+        raise ValueError(f"{type(problem).__name__} minimizes the largest of several functions "
+                         "(the bound formulation); the optimizer "
+                         f"{getattr(optimizer, 'name', type(optimizer).__name__)!r} cannot: "
+                         "use MMA")
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     history: list[dict] = []
     start = 0

@@ -15,6 +15,17 @@ whenever that problem is feasible (the artificial ``y_i`` then vanish)::
     min  f0(x) + a0 z + Σ (c_i y_i + ½ d_i y_i²)
     s.t. f_i(x) − a_i z − y_i ≤ 0,   xmin ≤ x ≤ xmax,   y ≥ 0,  z ≥ 0.
 
+**Bound constraints** (min–max, Svanberg 2007 §"min-max problems"): when an evaluation
+carries ``bounds`` ``f_c(x) ≥ 0`` (e.g. the compliance of each load case), the objective is
+``max_c f_c(x)``, written with the variable ``z`` as its bound: ``f0 = 0`` and each ``f_c``
+becomes a constraint with ``a_c = 1``::
+
+    min  z + Σ (c_i y_i + ½ d_i y_i²)
+    s.t. f_c(x) − z − y_c ≤ 0 (each bound),   g_i(x) − y_i ≤ 0 (the other constraints).
+
+All ``f_c`` share one scale (``objective_scale / max_c |f_c(x_1)|``), so the largest stays
+the largest.
+
 Each iteration replaces every ``f_i`` by a convex separable approximation around ``x_k``::
 
     f̃_i(x) = Σ_j p_ij / (U_j − x_j) + q_ij / (x_j − L_j) + r_i
@@ -70,7 +81,8 @@ class MMA:
     objective_scale : float or None
         The objective is multiplied internally by ``objective_scale / |f0(x_1)|`` (its
         value at the first iteration), which makes MMA independent of the objective's
-        units; ``None`` leaves it unscaled. Constraints are used as given.
+        units; ``None`` leaves it unscaled. Constraints are used as given. With bound
+        constraints, every ``f_c`` is multiplied by ``objective_scale / max_c |f_c(x_1)|``.
     lower, upper : float or numpy.ndarray
         Bounds of the design variables, scalars or ``(n_design,)`` (default ``[0, 1]``).
 
@@ -84,6 +96,8 @@ class MMA:
     name = "mma"
     #: Handles constraints besides the volume (``[[constraints.extra]]``): yes.
     general_constraints = True
+    #: Minimizes the largest of several functions (``Evaluation.bounds``): yes.
+    bound_constraints = True
 
     def __init__(
         self,
@@ -145,7 +159,9 @@ class MMA:
             Current design ``(n,)``, within the bounds.
         evaluation : Evaluation
             Uses ``objective``, ``gradient`` ``(n,)``, ``constraints`` ``(m,)`` (``g_i ≤ 0``)
-            and ``constraint_gradients`` ``(m, n)``.
+            and ``constraint_gradients`` ``(m, n)``; when its ``bounds`` ``(k,)`` (with
+            ``bound_gradients`` ``(k, n)``) are given (not None), minimizes their maximum
+            instead of ``objective``.
         volume_excess : callable, optional
             Unused (the volume constraint is one of ``evaluation.constraints``).
         iteration : int
@@ -159,10 +175,16 @@ class MMA:
         constraints = np.atleast_1d(np.asarray(evaluation.constraints, dtype=float))
         jacobian = np.asarray(evaluation.constraint_gradients, dtype=float).reshape(
             constraints.size, x.size)
+        bounds = getattr(evaluation, "bounds", None)
+        if bounds is not None:
+            bounds = np.atleast_1d(np.asarray(bounds, dtype=float))
+            bound_gradients = np.asarray(evaluation.bound_gradients, dtype=float).reshape(
+                bounds.size, x.size)
         fresh = (iteration <= 1 or not self._history
                  or self._history["xold1"].shape != x.shape)
         if fresh:
-            f0 = abs(float(evaluation.objective))
+            f0 = abs(float(evaluation.objective)) if bounds is None else \
+                float(np.max(np.abs(bounds)))
             scale = (self.objective_scale / f0
                      if self.objective_scale is not None and f0 > 0 else 1.0)
             self._history = {"xold1": x.copy(), "xold2": x.copy(), "low": lower.copy(),
@@ -172,8 +194,16 @@ class MMA:
         steps = int(h["steps"]) + 1
         low, upp = self._asymptotes(x, h["xold1"], h["xold2"], h["low"], h["upp"],
                                     lower, upper, steps)
-        gradient = float(h["scale"]) * np.asarray(evaluation.gradient, dtype=float)
-        x_new = self._solve_subproblem(x, gradient, constraints, jacobian, low, upp,
+        scale = float(h["scale"])
+        a = np.zeros(constraints.size)
+        if bounds is None:
+            gradient = scale * np.asarray(evaluation.gradient, dtype=float)
+        else:  # min z s.t. scale f_c(x) − z ≤ 0: f0 = 0, a_c = 1
+            gradient = np.zeros(x.size)
+            constraints = np.concatenate([scale * bounds, constraints])
+            jacobian = np.vstack([scale * bound_gradients, jacobian])
+            a = np.concatenate([np.ones(bounds.size), a])
+        x_new = self._solve_subproblem(x, gradient, constraints, jacobian, a, low, upp,
                                        lower, upper)
         self._history = {"xold1": x.copy(), "xold2": h["xold1"], "low": low, "upp": upp,
                          "scale": h["scale"], "steps": np.array(steps)}
@@ -192,8 +222,10 @@ class MMA:
                       x + ASYMPTOTE_MAX * span)
         return low, upp
 
-    def _solve_subproblem(self, x, gradient, constraints, jacobian, low, upp, lower, upper):
-        """Build the convex approximations at ``x`` and solve the subproblem."""
+    def _solve_subproblem(self, x, gradient, constraints, jacobian, a, low, upp, lower,
+                          upper):
+        """Build the convex approximations at ``x`` and solve the subproblem (``a``: the
+        ``a_i`` of each constraint, 1 for a bound, else 0)."""
         span = np.maximum(upper - lower, 1e-5)
         alpha = np.maximum.reduce([low + self.albefa * (x - low), x - self.move * span, lower])
         beta = np.minimum.reduce([upp - self.albefa * (upp - x), x + self.move * span, upper])
@@ -208,16 +240,17 @@ class MMA:
         P, Q = coefficients(jacobian)
         b = P @ (1.0 / ux) + Q @ (1.0 / xl) - constraints
         m = constraints.size
-        subproblem = _Subproblem(low, upp, alpha, beta, p0, q0, P, Q, b,
+        subproblem = _Subproblem(low, upp, alpha, beta, p0, q0, P, Q, b, a,
                                  np.full(m, self.c), np.full(m, self.d))
         return np.clip(subproblem.solve(), lower, upper)
 
 
 class _Subproblem:
-    """The MMA subproblem (``a0 = 1``, ``a = 0``), solved by Svanberg's ``subsolv``.
+    """The MMA subproblem (``a0 = 1``), solved by Svanberg's ``subsolv``.
 
     ``min Σ_j p0_j/(U_j − x_j) + q0_j/(x_j − L_j) + z + Σ_i c_i y_i + ½ d_i y_i²``
-    s.t. ``Σ_j P_ij/(U_j − x_j) + Q_ij/(x_j − L_j) − y_i ≤ b_i``, ``α ≤ x ≤ β``, ``y, z ≥ 0``.
+    s.t. ``Σ_j P_ij/(U_j − x_j) + Q_ij/(x_j − L_j) − a_i z − y_i ≤ b_i``, ``α ≤ x ≤ β``,
+    ``y, z ≥ 0`` (``a_i`` = 1 for a bound constraint, else 0).
 
     A primal-dual interior-point method: Newton steps on the perturbed KKT conditions (all
     complementarity products equal to ``ε``) with the slack and bound multipliers eliminated
@@ -229,11 +262,11 @@ class _Subproblem:
     #: Variables that must stay positive (``x`` must stay inside ``(α, β)``).
     POSITIVE = ("y", "z", "lam", "xsi", "eta", "mu", "zet", "s")
 
-    def __init__(self, low, upp, alpha, beta, p0, q0, P, Q, b, c, d):
+    def __init__(self, low, upp, alpha, beta, p0, q0, P, Q, b, a, c, d):
         self.low, self.upp, self.alpha, self.beta = low, upp, alpha, beta
         self.p0, self.q0, self.P, self.Q, self.b, self.c, self.d = p0, q0, P, Q, b, c, d
         self.a0 = 1.0
-        self.a = np.zeros_like(b)
+        self.a = np.asarray(a, dtype=float)
 
     def _terms(self, v: dict) -> dict:
         """Quantities at ``v`` shared by the residual and the Newton step."""

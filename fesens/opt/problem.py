@@ -47,6 +47,13 @@ class Evaluation:
         The (untraced) solution at ``ρ``.
     extras : dict
         Named values of the extra constraints' responses and of the problem's ``reports``.
+    bounds : numpy.ndarray or None
+        ``(k,)``: for a min–max problem (:class:`~fesens.opt.minmax.MinMaxProblem`), the
+        functions whose largest is the objective (``objective = max(bounds)``, ``gradient``
+        that of the largest); an optimizer with ``bound_constraints`` (MMA) minimizes their
+        maximum. None otherwise.
+    bound_gradients : numpy.ndarray or None
+        ``(k, n_design)``, filtered as ``gradient``.
     """
 
     objective: float
@@ -57,6 +64,8 @@ class Evaluation:
     volume_fraction: float
     state: State
     extras: dict = field(default_factory=dict)
+    bounds: np.ndarray | None = None
+    bound_gradients: np.ndarray | None = None
 
 
 @dataclass
@@ -97,6 +106,10 @@ class DesignProblem:
         Named responses ``f(state, ρ)`` evaluated (untraced, no gradient) at each design and
         added to :attr:`Evaluation.extras` (e.g. the objective of each load case).
     """
+
+    #: Whether the objective is the largest of several functions (:meth:`objective_values`;
+    #: :class:`~fesens.opt.minmax.MinMaxProblem`), each then an :attr:`Evaluation.bounds`.
+    bounded = False
 
     def __init__(
         self,
@@ -221,11 +234,16 @@ class DesignProblem:
         return lambda candidate: self.volume_fraction_of(candidate) - self.volume_fraction
 
     # ------------------------------------------------------------ evaluation
+    def objective_values(self, state: State, rho) -> list:
+        """The traced objective ``[f(state, ρ)]``; a :attr:`bounded` problem gives the
+        functions whose largest is minimized."""
+        return [self.objective(state, rho)]
+
     def evaluate(self, x: np.ndarray) -> Evaluation:
         """Objective, constraints and their gradients at ``x``.
 
-        One forward solve; one backward sweep per response (the objective's reuses the
-        factorization; compliance needs no extra solve at all).
+        One forward solve (every load case from one factorization); one backward sweep per
+        response (reusing the factorization; compliance needs no extra solve at all).
         """
         x = np.asarray(x, dtype=float)
         volume_value, volume_gradient = value_and_grad(
@@ -236,22 +254,26 @@ class DesignProblem:
             rho = self.density(x)
             state = self.solve(rho)
             captured["state"], captured["rho"] = state, rho
-            values = [self.objective(state, rho)]
+            values = self.objective_values(state, rho)
+            captured["k"] = len(values)
             values += [c.response(state, rho) / c.limit - 1.0 for c in self.constraints]
             return np.stack(values)
 
         values, pullback = vjp(responses, x)
-        m = len(self.constraints)
-        gradients = [pullback(np.eye(m + 1)[i]) for i in range(m + 1)]
-        objective_gradient = self.filter.filter_gradient(x, gradients[0])
-        constraints = np.concatenate([[volume_value - self.volume_fraction], values[1:]])
-        constraint_gradients = np.vstack([volume_gradient[None, :], *gradients[1:]])
+        k, n = captured["k"], len(values)
+        gradients = [pullback(np.eye(n)[i]) for i in range(n)]
+        objective_gradients = [self.filter.filter_gradient(x, g) for g in gradients[:k]]
+        worst = int(np.argmax(values[:k]))
+        constraints = np.concatenate([[volume_value - self.volume_fraction], values[k:]])
+        constraint_gradients = np.vstack([volume_gradient[None, :], *gradients[k:]])
         state = captured["state"]
         plain = state.detached()
-        extras = {c.name: float((values[1 + i] + 1.0) * c.limit)
+        extras = {c.name: float((values[k + i] + 1.0) * c.limit)
                   for i, c in enumerate(self.constraints)}
         rho = getval(captured["rho"])
         extras.update({name: float(report(plain, rho)) for name, report in self.reports.items()})
-        return Evaluation(float(values[0]), objective_gradient, constraints,
+        bounds = (np.asarray(values[:k], dtype=float), np.vstack(objective_gradients)) \
+            if self.bounded else (None, None)
+        return Evaluation(float(values[worst]), objective_gradients[worst], constraints,
                           constraint_gradients, rho, float(volume_value),
-                          plain, extras)
+                          plain, extras, *bounds)
