@@ -37,6 +37,7 @@ import numpy as np
 
 from fesens.ad.buckling import load_factors
 from fesens.ad.numpy_wrapper import getval
+from fesens.errors import NoBucklingError
 from fesens.fem.assemble import BlockOperator, assemble, assemble_at_points
 from fesens.fem.assembler import Assembler
 from fesens.fem.mass import expand_components
@@ -126,6 +127,21 @@ def negative_geometric_stiffness(model, stress, points=None):
     return assemble_at_points(operator, form, None, points, *coefficients)
 
 
+def _principal_range(stress: np.ndarray) -> tuple[float, float]:
+    """The lowest principal stress of all cells and the largest stress magnitude; raises
+    :class:`NoBucklingError` when no cell is in compression (then ``K_σ`` is positive
+    semi-definite and no load factor is positive)."""
+    smallest = float(np.linalg.eigvalsh(np.asarray(stress, dtype=float))[:, 0].min())
+    largest = float(np.abs(stress).max(initial=0.0))
+    if largest == 0.0 or smallest >= -1e-12 * largest:
+        raise NoBucklingError(
+            f"no compressive prestress: the smallest principal stress of every cell is >= 0 "
+            f"(lowest {smallest:.4g}, largest stress magnitude {largest:.4g}), so no "
+            "positive load factor exists (a structure in pure tension does not buckle); "
+            "reverse or change the load")
+    return smallest, largest
+
+
 @dataclass(frozen=True)
 class Buckling:
     """The lowest load factors of ``(K + μ K_σ) φ = 0`` and their modes.
@@ -201,7 +217,10 @@ def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
     ------
     ValueError
         A matrix-free or iterative backend, or a model of bars.
-    ModeCountError, NonFiniteError, NoBucklingError
+    NoBucklingError
+        No cell in compression (every principal stress >= 0), or fewer than ``k``
+        positive load factors.
+    ModeCountError, NonFiniteError
         See :func:`fesens.solvers.buckling.lowest_load_factors`.
     """
     if model.bars:
@@ -214,9 +233,16 @@ def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
                          f"eigen solve), not {backend.name!r}: give solver='cholmod' or "
                          "'superlu'")
     solution = model.solve(solver=backend, loads=loads, points=points, **parameters)
-    G = negative_geometric_stiffness(model, prestress(solution), points)
+    stress = prestress(solution)
+    smallest, largest = _principal_range(getval(stress))
+    G = negative_geometric_stiffness(model, stress, points)
     K = model.stiffness("ff", points=points, **parameters)  # the solve's values: no new factor
-    values, modes = load_factors(K, G, k, solver=backend)
+    try:
+        values, modes = load_factors(K, G, k, solver=backend)
+    except NoBucklingError as exc:
+        exc.args = (f"{exc} (prestress: lowest principal stress {smallest:.4g}, largest "
+                    f"stress magnitude {largest:.4g})", *exc.args[1:])
+        raise
     vectors = np.zeros((model.dofmap.n_dofs, modes.shape[1]))
     vectors[model.free_dofs] = modes
     return Buckling(values, vectors, clusters_of(getval(values)), solution)

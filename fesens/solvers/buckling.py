@@ -17,10 +17,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from fesens.errors import ModeCountError, NoBucklingError, NonFiniteError
 from fesens.solvers.eigen import DENSE_MAX
+
+#: Restarts of ARPACK's Lanczos (the wanted η are the spectrum's extremes: a few dozen do).
+MAXITER = 300
 
 
 def lowest_load_factors(K, G, k: int, solve_K) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +55,7 @@ def lowest_load_factors(K, G, k: int, solve_K) -> tuple[np.ndarray, np.ndarray]:
         NaN or infinity in ``K`` or ``G``.
     NoBucklingError
         Fewer than ``k`` positive ``η = 1/μ`` (the message gives the largest ones).
+        Also when Lanczos does not converge: the largest ``η`` then cluster at 0.
     """
     K, G = sp.csr_matrix(K), sp.csr_matrix(G)
     n = K.shape[0]
@@ -72,7 +76,16 @@ def lowest_load_factors(K, G, k: int, solve_K) -> tuple[np.ndarray, np.ndarray]:
     else:
         inverse = LinearOperator(K.shape, matvec=solve_K, dtype=float)
         start = np.random.default_rng(0).uniform(0.5, 1.5, n)  # reproducible modes
-        etas, modes = eigsh(G, k=k, M=K, Minv=inverse, which="LA", v0=start)
+        try:
+            etas, modes = eigsh(G, k=k, M=K, Minv=inverse, which="LA", v0=start,
+                                maxiter=MAXITER)
+        except ArpackNoConvergence as exc:
+            found = ", ".join(f"{e:.4g}" for e in exc.eigenvalues) or "none"
+            raise NoBucklingError(
+                f"no positive load factor found: Lanczos converged to {len(exc.eigenvalues)} "
+                f"of the {k} largest η = 1/μ of −K_σ φ = η K φ in {MAXITER} restarts (found: "
+                f"{found}); the largest η cluster at 0 when the prestress has (almost) no "
+                "compression, e.g. a structure in tension. Reverse or change the load") from exc
     etas, modes = _rayleigh_ritz(K, G, modes)
     positive = etas > 0
     if np.count_nonzero(positive) < k:
