@@ -5,6 +5,7 @@ The physics themselves (elasticity, heat conduction, ...) live in :mod:`fesens.p
 """
 
 from fesens.fem.assembler import Assembler, BlockPattern
+from fesens.fem.buckling import Buckling, buckling
 from fesens.fem.dofs import DofMap
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
@@ -13,10 +14,12 @@ from fesens.fem.solution import Solution
 __all__ = [
     "Assembler",
     "BlockPattern",
+    "Buckling",
     "DofMap",
     "LinearModel",
     "Parameter",
     "Solution",
+    "buckling",
 ]
 
 _MOVED = {"Elasticity": "fesens.physics", "HeatConduction": "fesens.physics"}

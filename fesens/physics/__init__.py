@@ -3,10 +3,13 @@
 * :mod:`fesens.physics.elasticity`: :class:`Elasticity` (plane stress/strain, 3D).
 * :mod:`fesens.physics.conduction`: :class:`HeatConduction` (steady heat conduction).
 * :mod:`fesens.physics.truss`: :class:`Truss` (pin-jointed bars in 2D and 3D).
+* :mod:`fesens.physics.geometric_stiffness`: :func:`linear_buckling` (buckling load
+  factors of an elastic model and their sensitivities).
 """
 
 from fesens.physics.conduction import HeatConduction, HeatSolution
 from fesens.physics.elasticity import Elasticity, ElasticSolution
+from fesens.physics.geometric_stiffness import linear_buckling
 from fesens.physics.registry import PHYSICS, physics_class, register_physics
 from fesens.physics.truss import Truss, TrussSolution
 
@@ -18,6 +21,7 @@ __all__ = [
     "HeatSolution",
     "Truss",
     "TrussSolution",
+    "linear_buckling",
     "physics_class",
     "register_physics",
 ]

@@ -1,0 +1,63 @@
+"""Buckling topology optimization: the design problem of a linear buckling analysis.
+
+:class:`BucklingProblem` is a :class:`~fesens.opt.problem.DesignProblem` whose traced
+"solve" is :func:`~fesens.physics.geometric_stiffness.linear_buckling` with stiffness scale
+``s(ρ)`` (SIMP or RAMP, with its floor ``s_min``) and stress scale ``s(ρ)`` *without* the
+floor: as Ferrari, Sigmund & Guest ("Topology optimization with linearized buckling
+criteria in 250 lines of Matlab", Struct. Multidisc. Optim. 63, 2021; after Gao & Ma,
+2015), void cells then carry no prestress and give no spurious (pseudo) buckling modes,
+which would otherwise appear where soft material is strained as much as its solid
+neighbours. The objective and constraints receive the
+:class:`~fesens.fem.buckling.Buckling` (``f(result, ρ)``): its ``load_factors``, and its
+static ``solution`` for compliance; the same loop, filters and optimizers run it.
+"""
+
+from __future__ import annotations
+
+from fesens.fem.buckling import Buckling
+from fesens.opt.problem import DesignProblem
+from fesens.physics.geometric_stiffness import linear_buckling
+
+
+class BucklingProblem(DesignProblem):
+    """Density-based design of the buckling load factors of ``(K(ρ) + μ K_σ(ρ, u)) φ = 0``.
+
+    Parameters
+    ----------
+    model : Elasticity
+        With its supports and the reference load.
+    objective : callable
+        ``f(result, ρ)`` of the :class:`~fesens.fem.buckling.Buckling`, minimized; e.g. to
+        maximize a KS bound of the lowest three load factors
+        ``lambda result, rho: -eigenvalue_ks(result, count=3)``, or the compliance
+        ``lambda result, rho: compliance(result.solution)`` with a buckling
+        :class:`~fesens.opt.problem.Constraint`.
+    n_modes : int
+        Load factors computed per evaluation (at least one more than an aggregate such as
+        :func:`~fesens.adjoint.eigen_objectives.eigenvalue_ks` uses).
+    **options
+        As :class:`~fesens.opt.problem.DesignProblem` (``volume_fraction``,
+        ``interpolation``, ``filter``, ``projection``, passive cells, ``constraints``,
+        ``solver``: a direct backend).
+    """
+
+    def __init__(self, model, objective, *, n_modes: int = 4, **options):
+        if options.get("load_cases") is not None:
+            raise ValueError("a buckling problem has one reference load: drop load_cases")
+        super().__init__(model, objective, **options)
+        if not getattr(self.differentiable.solver, "is_direct", False):
+            raise ValueError(f"a buckling problem needs a direct solver, not "
+                             f"{self.differentiable.solver.name!r}: give solver='cholmod'")
+        self.n_modes = int(n_modes)
+
+    def stress_scale(self, rho):
+        """``(s(ρ) − s_min) / (1 − s_min)``: the interpolation without its floor (SIMP:
+        ``ρ^p``), ``(n_cells,)`` (traced)."""
+        floor = self.interpolation.minimum
+        return (self.interpolation(rho) - floor) / (1.0 - floor)
+
+    def solve(self, rho) -> Buckling:
+        """The lowest :attr:`n_modes` load factors at densities ``ρ`` (traced)."""
+        return linear_buckling(self.model, self.n_modes, scale=self.interpolation(rho),
+                               stress_scale=self.stress_scale(rho),
+                               solver=self.differentiable.solver)
