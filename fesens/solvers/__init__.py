@@ -2,10 +2,12 @@
 
 Backends (see :func:`available_solvers`): ``"cholmod"`` (sparse Cholesky, scikit-sparse),
 ``"superlu"`` and ``"umfpack"`` (sparse LU), ``"cg"``, ``"minres"``, ``"gmres"`` (Krylov
-methods with AMG or Jacobi preconditioning). :func:`make_solver` also accepts the aliases
-of :data:`SOLVER_ALIASES`: ``"auto"`` (CHOLMOD if installed, else SuperLU) and ``"lu"``
-(UMFPACK if installed, else SuperLU). :func:`solver_class` answers what a name stands for
-(``solver_class("auto").symmetric``, ``.is_direct``) without creating a solver.
+methods with AMG or Jacobi preconditioning), ``"petsc"`` and ``"petsc_direct"`` (PETSc's KSP
+with GAMG or BoomerAMG, and MUMPS; optional: ``make petsc``). :func:`make_solver` also
+accepts the aliases of :data:`SOLVER_ALIASES`: ``"auto"`` (CHOLMOD if installed, else
+SuperLU) and ``"lu"`` (UMFPACK if installed, else SuperLU). :func:`solver_class` answers
+what a name stands for (``solver_class("auto").symmetric``, ``.is_direct``) without creating
+a solver.
 
 Examples
 --------
@@ -29,6 +31,7 @@ from fesens.solvers.cholmod import CholmodSolver, cholmod_available
 from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
 from fesens.solvers.lu import SuperLUSolver, UmfpackSolver
 from fesens.solvers.multigrid import MultigridCGSolver
+from fesens.solvers.petsc import PetscDirectSolver, PetscSolver
 from fesens.solvers.preconditioners import amg_available
 
 __all__ = [
@@ -42,6 +45,8 @@ __all__ = [
     "LinearSolver",
     "MinresSolver",
     "MultigridCGSolver",
+    "PetscDirectSolver",
+    "PetscSolver",
     "SuperLUSolver",
     "UmfpackSolver",
     "amg_available",

@@ -197,7 +197,7 @@ def test_register_solver_refuses_a_backend_that_does_not_declare_symmetry(monkey
 #: What each backend declares: (symmetric, is_direct).
 PROPERTIES = {"cholmod": (True, True), "superlu": (False, True), "umfpack": (False, True),
               "cg": (True, False), "minres": (True, False), "gmres": (False, False),
-              "gmg": (True, False)}
+              "gmg": (True, False), "petsc": (True, False), "petsc_direct": (True, True)}
 
 
 def test_every_backend_declares_symmetry_and_directness():
