@@ -10,6 +10,7 @@ Without ``[[load_cases]]`` every load acts in one case, as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from fesens.config.checks import (
@@ -72,6 +73,10 @@ def check_load_cases(raw, loads: list[dict]) -> list[dict]:
         if case["name"] in names:
             raise ConfigError(f"{path}.name = {show(case['name'])}: another load case has "
                               "this name; give each [[load_cases]] its own name")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", case["name"]):
+            raise ConfigError(f"{path}.name = {show(case['name'])}: use letters, digits, '_', "
+                              "'.' and '-' only (the name is part of history.csv columns and "
+                              "of field names), e.g. \"down\"")
         names.add(case["name"])
         for j, name in enumerate(case["loads"]):
             if name not in known:

@@ -7,6 +7,12 @@ filter and projection).
 What is plotted and reported, which objectives can be differentiated and with respect to
 what, is read from the physics' configuration fragment (:mod:`fesens.physics.spec`) and its
 parameters, through the registry.
+
+With ``[[load_cases]]`` every case is solved from one factorization (one solve with several
+right-hand sides): ``solve`` writes each case's fields (``<field>_<case>``) and numbers,
+``sensitivity`` each case's gradient (``d_<objective>_<case>_d_<wrt>``, from one adjoint
+sweep per case) and the combined one (the weighted sum, or with ``objective.combine =
+"max"`` the largest case's).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fesens import __version__
-from fesens.ad import getval, value_and_grad
+from fesens.ad import getval, vjp
 from fesens.adjoint import Differentiable
 from fesens.config import (
     Config,
@@ -29,11 +35,13 @@ from fesens.config import (
 )
 from fesens.config.build import solver_argument
 from fesens.config.checks import check_typed, join
+from fesens.config.load_cases import combination, combined_value, magnitudes
 from fesens.config.physics_keys import response_variants
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import SCALE
 from fesens.fem.solution import Solution
 from fesens.mesh import write_mesh
+from fesens.opt import case_state
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS
 from fesens.plotting import plot_cell_field
@@ -62,8 +70,9 @@ def _output_fields(solution: Solution) -> tuple[dict, dict]:
 
 
 def _solution_png(config: Config, solution: Solution, fields: tuple[dict, dict],
-                  path: Path) -> Path | None:
-    """The physics' picture (:class:`~fesens.physics.spec.Plot`) of a 2D solution."""
+                  path: Path, case: str = "") -> Path | None:
+    """The physics' picture (:class:`~fesens.physics.spec.Plot`) of a 2D solution (of the
+    load case named ``case``)."""
     plot, mesh = config.physics_class.config.plot, config.mesh
     if mesh.dim != 2 or plot is None:
         return None
@@ -75,7 +84,8 @@ def _solution_png(config: Config, solution: Solution, fields: tuple[dict, dict],
         values = values.mean(axis=1)
     displacement = np.asarray(getval(solution.field)) if plot.deformed else None
     return plot_cell_field(mesh, values, path, displacement=displacement,
-                           title=f"{config.name}: {plot.title}", label=plot.label,
+                           title=f"{config.name}{f' ({case})' if case else ''}: {plot.title}",
+                           label=plot.label,
                            cmap="inferno", clip_percentile=plot.clip_percentile)
 
 
@@ -90,37 +100,82 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
         return _solve(config, folder, force=force, echo=echo)
 
 
+def _cases(config: Config, solution: Solution) -> list[tuple[dict | None, Solution]]:
+    """``[(load case table, its solution), ...]``, or ``[(None, solution)]`` without
+    ``[[load_cases]]``."""
+    cases = config.data.get("load_cases") or []
+    if not cases:
+        return [(None, solution)]
+    return [(case, case_state(solution, i)) for i, case in enumerate(cases)]
+
+
+def _suffixed(data: dict, case: dict | None) -> dict:
+    """Output fields renamed ``<field>_<case name>`` (unchanged without a case)."""
+    return data if case is None else {f"{name}_{case['name']}": v for name, v in data.items()}
+
+
 def _solve(config: Config, folder: ResultsFolder, *, force: bool,
            echo: Callable[[str], None]) -> dict:
     model = build_model(config)
     backend, options = _solver(config)
-    solution = model.solve(solver=backend, solver_options=options)
+    solution = model.solve(solver=backend, solver_options=options,
+                           load_cases=magnitudes(config.data))
     if model.solver_choice is not None:  # what "auto" chose, and why
         echo(model.solver_choice.line())
     folder.prepare(clear=force)
-    solution.write(folder.file("solution.vtu"))
-    fields = _output_fields(solution)
-    png = _solution_png(config, solution, fields, folder.file("solution.png"))
-    reactions = {}
-    for i, support in enumerate(config.data["supports"]):
-        where = selections.nodes(join("supports", i), support, config.mesh, config.label)
-        reactions[_support_label(support, i)] = solution.reaction_force(where).tolist()
-    summary = {"name": config.name, "physics": config.physics,
-               "dofs": model.dofmap.n_dofs, "compliance": solution.compliance(),
-               "reactions": reactions,
+    fragment = config.physics_class.config
+    point_data, cell_data, results, pngs = {}, {}, [], []
+    for case, single in _cases(config, solution):
+        fields = _output_fields(single)
+        point_data.update(_suffixed(fields[0], case))
+        cell_data.update(_suffixed(fields[1], case))
+        name = "solution" if case is None else f"solution_{case['name']}"
+        png = _solution_png(config, single, fields, folder.file(f"{name}.png"),
+                            "" if case is None else case["name"])
+        pngs += [] if png is None else [png.name]
+        reactions = {}
+        for i, support in enumerate(config.data["supports"]):
+            where = selections.nodes(join("supports", i), support, config.mesh, config.label)
+            reactions[_support_label(support, i)] = single.reaction_force(where).tolist()
+        results.append({"compliance": single.compliance(), "reactions": reactions,
+                        **reported_values(fragment, *fields)})
+    write_mesh(folder.file("solution.vtu"), config.mesh, point_data=point_data,
+               cell_data=cell_data)
+    summary = {"name": config.name, "physics": config.physics, "dofs": model.dofmap.n_dofs,
+               **_solve_numbers(config, results),
                "solver": str(model.solver_choice or solver_class(backend).name),
                "fesens_version": __version__}
-    fragment = config.physics_class.config
-    summary.update(reported_values(fragment, *fields))
-    echo(f"{config.name}: {model.describe()}; {fragment.compliance_name} "
-         f"{summary['compliance']:.6g}"
-         + "".join(f", {item.label} {summary[item.key]:.4g}" for item in fragment.reported))
-    for label, force_vector in reactions.items():
-        echo(f"reaction on {label}: {', '.join(f'{v:.6g}' for v in force_vector)}")
+    cases = config.data.get("load_cases") or []
+    if cases:
+        echo(f"{config.name}: {model.describe()}; {len(cases)} load cases, "
+             f"{fragment.compliance_name} {summary['compliance']:.6g} "
+             f"({'the largest' if summary['combine'] == 'max' else 'weighted sum'})")
+    for case, result in zip(cases or [None], results, strict=True):
+        label = "" if case is None else f"case {case['name']}: "
+        start = f"{config.name}: {model.describe()}; " if case is None else f"  {label}"
+        echo(f"{start}{fragment.compliance_name} {result['compliance']:.6g}"
+             + "".join(f", {item.label} {result[item.key]:.4g}" for item in fragment.reported))
+        for support, force_vector in result["reactions"].items():
+            echo(f"{'  ' if case else ''}reaction on {support}"
+                 f"{'' if case is None else ' (' + case['name'] + ')'}: "
+                 f"{', '.join(f'{v:.6g}' for v in force_vector)}")
     folder.write_json("solution.json", summary)
-    echo(f"results in {folder.path}: solution.vtu, solution.json"
-         + (", solution.png" if png is not None else ""))
+    echo(f"results in {folder.path}: " + ", ".join(["solution.vtu", "solution.json", *pngs]))
     return summary
+
+
+def _solve_numbers(config: Config, results: list[dict]) -> dict:
+    """The numbers of ``solution.json``: compliance, reactions and the physics' reported
+    values; with load cases, ``cases`` (each case's, with its name, weight and loads),
+    ``combine`` and the combined compliance (weighted sum or largest)."""
+    cases = config.data.get("load_cases") or []
+    if not cases:
+        return results[0]
+    combine = combination(config.data)
+    return {"compliance": combined_value([r["compliance"] for r in results], cases, combine),
+            "combine": combine,
+            "cases": [{"name": case["name"], "weight": case["weight"], "loads": case["loads"],
+                       **result} for case, result in zip(cases, results, strict=True)]}
 
 
 def _solver(config: Config) -> tuple[str, dict]:
@@ -199,20 +254,25 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     problem = Differentiable(model, solver_argument(config))
     J = response(spec, config)
     rho = at_design.density
+    cases, case_loads = config.data.get("load_cases") or [], magnitudes(config.data)
     captured = {}
 
-    def stiffness_scale(density):
-        return density if interpolation is None else interpolation(density)
-
     def objective_of(parameter):
-        if wrt == "density":
-            state = problem.solve(**{SCALE.name: stiffness_scale(parameter)})
-            captured["state"] = state
-            return J(state, parameter)
-        keyword = "loads" if wrt == "loads" else wrt
-        state = problem.solve(**{SCALE.name: stiffness_scale(rho), keyword: parameter})
+        density = parameter if wrt == "density" else rho
+        inputs = {SCALE.name: density if interpolation is None else interpolation(density)}
+        if wrt == "loads" and case_loads is not None:  # each load's magnitude in every case
+            inputs["load_cases"] = [{name: parameter[name] * m for name, m in case.items()}
+                                    for case in case_loads]
+        elif wrt not in ("density", "loads"):
+            inputs[wrt] = parameter
+        elif wrt == "loads":
+            inputs["loads"] = parameter
+        inputs.setdefault("load_cases", case_loads)
+        state = problem.solve(**inputs)
         captured["state"] = state
-        return J(state, rho)
+        if not cases:
+            return J(state, density)
+        return np.stack([J(case_state(state, i), density) for i in range(len(cases))])
 
     if wrt == "loads":
         at = {name: 1.0 for name in model.loads}
@@ -221,8 +281,13 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
         at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
                              (config.mesh.n_cells,)).copy()
-    value, gradient = value_and_grad(objective_of)(at)
-    value = float(value)
+    values, pullback = vjp(objective_of, at)
+    if cases:  # one adjoint sweep per case, on the one factorization
+        case_values = [float(v) for v in values]
+        case_gradients = [pullback(np.eye(len(cases))[i]) for i in range(len(cases))]
+        value, gradient = _combined(config, case_values, case_gradients)
+    else:
+        value, gradient = float(values), pullback(np.ones(()))
     solution = captured["state"].detached()
     folder.prepare(clear=force)
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
@@ -233,32 +298,92 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     echo(f"{config.name}: {spec['type']} at {at_design.source}, interpolation "
          f"{summary['interpolation']}")
     field_name = sensitivity_name(spec["type"], wrt)
-    cell_data = {"density": rho, **solution.cell_data()}
+    cell_data, point_data = {"density": rho}, {}
+    for case, single in _cases(config, solution):
+        point_data.update(_suffixed(single.point_data(), case))
+        cell_data.update(_suffixed(single.cell_data(), case))
+    if cases:
+        summary["combine"] = combination(config.data)
+        summary["cases"] = [{"name": case["name"], "weight": case["weight"], "value": v}
+                            for case, v in zip(cases, case_values, strict=True)]
+        echo(f"{spec['type']} per load case: " + ", ".join(
+            f"{case['name']} {v:.6g}" for case, v in zip(cases, case_values, strict=True))
+             + f"; combined ({summary['combine']}): {value:.6g}")
     if wrt == "loads":
-        rows = [{"name": name, "magnitude": at[name], "derivative": float(gradient[name])}
-                for name in model.loads]
-        summary["loads"] = rows
-        folder.write_text("sensitivity.csv", "name,magnitude,derivative\n" + "".join(
-            f"{r['name']},{r['magnitude']!r},{r['derivative']!r}\n" for r in rows))
-        echo(f"{spec['type']} = {value:.6g}; derivatives with respect to the load magnitudes:")
-        for row in rows:
-            echo(f"  {row['name']}: {row['derivative']:.6g}")
+        _load_sensitivities(config, folder, summary, at, gradient,
+                            case_gradients if cases else None, echo)
     else:
-        gradient = np.asarray(gradient, dtype=float)
-        cell_data[field_name] = gradient
-        summary["gradient"] = {"field": field_name, "min": float(gradient.min()),
-                               "max": float(gradient.max()), "sum": float(gradient.sum()),
-                               "norm": float(np.linalg.norm(gradient))}
-        if config.dim == 2:
-            plot_cell_field(config.mesh, gradient, folder.file("sensitivity.png"),
-                            title=f"{config.name}: d {spec['type']} / d {wrt}",
-                            label=field_name, cmap="viridis", color_scale="symlog",
-                            clip_percentile=99.0)
-        echo(f"{spec['type']} = {value:.6g}; d/d{wrt}: min {gradient.min():.4g}, max "
-             f"{gradient.max():.4g}, sum {gradient.sum():.6g}")
-    write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=solution.point_data(),
+        cell_data.update(_field_sensitivities(config, folder, summary, field_name, gradient,
+                                              case_gradients if cases else None, echo))
+    write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=point_data,
                cell_data=cell_data)
     folder.write_json("sensitivity.json", summary)
     echo(f"results in {folder.path}: " + ", ".join(sorted(
         p.name for p in folder.path.iterdir() if p.name.startswith("sensitivity"))))
     return summary
+
+
+def _combined(config: Config, values: list[float], gradients: list) -> tuple[float, object]:
+    """The objective of the load cases and its gradient: the weighted sum of the cases'
+    (gradients as arrays or ``{load: derivative}``), or with ``combine = "max"`` the largest
+    case's (a subgradient where cases tie)."""
+    cases, combine = config.data["load_cases"], combination(config.data)
+    value = combined_value(values, cases, combine)
+    if combine == "max":
+        return value, gradients[int(np.argmax(values))]
+    weights = [case["weight"] for case in cases]
+    if isinstance(gradients[0], dict):
+        return value, {name: sum(w * g[name] for w, g in zip(weights, gradients, strict=True))
+                       for name in gradients[0]}
+    return value, sum(w * np.asarray(g, dtype=float)
+                      for w, g in zip(weights, gradients, strict=True))
+
+
+def _load_sensitivities(config, folder, summary, at, gradient, case_gradients, echo) -> None:
+    """``sensitivity.csv`` and the summary's ``loads``: per load, the derivative of the
+    objective (and of each case's, ``derivative_<case>``) with respect to its magnitude."""
+    cases = config.data.get("load_cases") or []
+    rows = []
+    for name in at:
+        row = {"name": name, "magnitude": at[name], "derivative": float(gradient[name])}
+        for case, per_case in zip(cases, case_gradients or [], strict=True):
+            row[f"derivative_{case['name']}"] = float(per_case[name])
+        rows.append(row)
+    summary["loads"] = rows
+    columns = list(rows[0])
+    folder.write_text("sensitivity.csv", ",".join(columns) + "\n" + "".join(
+        ",".join(str(r[c]) if c == "name" else repr(r[c]) for c in columns) + "\n"
+        for r in rows))
+    echo(f"{summary['objective']} = {summary['value']:.6g}; derivatives with respect to the "
+         "load magnitudes:")
+    for row in rows:
+        echo(f"  {row['name']}: {row['derivative']:.6g}")
+
+
+def _gradient_numbers(field: str, gradient: np.ndarray) -> dict:
+    return {"field": field, "min": float(gradient.min()), "max": float(gradient.max()),
+            "sum": float(gradient.sum()), "norm": float(np.linalg.norm(gradient))}
+
+
+def _field_sensitivities(config, folder, summary, field_name, gradient, case_gradients,
+                         echo) -> dict:
+    """The gradient's cell fields (the combined one, and ``d_<objective>_<case>_d_<wrt>``
+    per load case), its numbers in the summary and, in 2D, ``sensitivity.png``."""
+    objective, wrt = summary["objective"], summary["wrt"]
+    gradient = np.asarray(gradient, dtype=float)
+    fields = {field_name: gradient}
+    summary["gradient"] = _gradient_numbers(field_name, gradient)
+    for case, entry, per_case in zip(config.data.get("load_cases") or [],
+                                     summary.get("cases", []), case_gradients or [],
+                                     strict=True):
+        name = sensitivity_name(f"{objective}_{case['name']}", wrt)
+        fields[name] = np.asarray(per_case, dtype=float)
+        entry["gradient"] = _gradient_numbers(name, fields[name])
+    if config.dim == 2:
+        plot_cell_field(config.mesh, gradient, folder.file("sensitivity.png"),
+                        title=f"{config.name}: d {objective} / d {wrt}",
+                        label=field_name, cmap="viridis", color_scale="symlog",
+                        clip_percentile=99.0)
+    echo(f"{objective} = {summary['value']:.6g}; d/d{wrt}: min {gradient.min():.4g}, max "
+         f"{gradient.max():.4g}, sum {gradient.sum():.6g}")
+    return fields

@@ -18,12 +18,13 @@ import numpy as np
 
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
-from fesens.config.load_cases import case_names, case_report, case_state
+from fesens.config.load_cases import case_names, case_report, combination
 from fesens.mesh import write_mesh
 from fesens.opt import (
     CheckpointError,
     DesignProblem,
     Evaluation,
+    case_state,
     load_checkpoint,
     load_evaluated_design,
     optimize,
@@ -89,7 +90,9 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
     von Mises and stress; temperature, heat flux) at the interpolated stiffness, the
     density, and the sensitivities the optimizer used (:func:`design_sensitivities`).
     ``evaluation.state`` is a plain solution of the physics' ``solution_class``; with load
-    ``cases`` (their names), the output of each case is named ``<field>_<case>``."""
+    ``cases`` (their names), the output of each case is named ``<field>_<case>``, and the
+    worst-case objective (``evaluation.bounds``) gives each case's sensitivity,
+    ``d_<objective>_<case>_d_design``."""
     solution = evaluation.state
     point_data, cell_data = {}, {}
     for i, case in enumerate(cases or [None]):
@@ -97,19 +100,27 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
         suffix = "" if case is None else f"_{case}"
         point_data.update({name + suffix: v for name, v in single.point_data().items()})
         cell_data.update({name + suffix: v for name, v in single.cell_data().items()})
+    if evaluation.bounds is not None and cases:
+        cell_data.update(design_sensitivities(problem, evaluation, objective, cases))
     return point_data, {"density": evaluation.density, **cell_data,
                         **design_sensitivities(problem, evaluation, objective)}
 
 
 def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
-                         objective: str) -> dict[str, np.ndarray]:
+                         objective: str, cases: list[str] | tuple = ()) -> dict[str, np.ndarray]:
     """Per-cell derivatives of the objective, the volume fraction and each extra constraint's
     response with respect to the design variables (``d_<response>_d_design``, passive cells
-    0), as the optimizer received them (with a sensitivity filter: the filtered ones)."""
+    0), as the optimizer received them (with a sensitivity filter: the filtered ones); with
+    ``cases``, those of the objective of each case of a worst-case evaluation instead
+    (``d_<objective>_<case>_d_design``, from ``evaluation.bound_gradients``)."""
     def per_cell(values: np.ndarray) -> np.ndarray:
         full = np.zeros(problem.mesh.n_cells)
         full[problem.design] = values
         return full
+
+    if cases:
+        return {sensitivity_name(f"{objective}_{case}", "design"): per_cell(gradient)
+                for case, gradient in zip(cases, evaluation.bound_gradients, strict=True)}
 
     gradients = evaluation.constraint_gradients
     fields = {sensitivity_name(objective, "design"): per_cell(evaluation.gradient),
@@ -127,6 +138,15 @@ def _progress_line(record: dict, extras: list[str]) -> str:
     return line + "".join(f"  {name} {record[name]:.4g}" for name in extras if name in record)
 
 
+def _combined(data: dict) -> str:
+    """`` (worst of 2 load cases)`` or `` (weighted sum of 2 load cases)``, or ``""``."""
+    count = len(data.get("load_cases", []))
+    if not count:
+        return ""
+    how = "worst" if combination(data) == "max" else "weighted sum"
+    return f" ({how} of {count} load cases)"
+
+
 def _describe(config: Config, problem: DesignProblem, model) -> str:
     data = config.data
     pen, flt = data["penalization"], data["filter"]
@@ -136,7 +156,8 @@ def _describe(config: Config, problem: DesignProblem, model) -> str:
     radius = f" r={flt['radius']:g}" if "radius" in flt else ""
     return (f"{config.name}: {config.mesh.n_cells} {config.mesh.cell_type} cells, "
             f"{model.dofmap.n_dofs} dofs, {problem.n_design} design variables; "
-            f"{data['objective']['type']}, volume ≤ {data['constraints']['volume_fraction']:g}; "
+            f"{data['objective']['type']}{_combined(data)}, "
+            f"volume ≤ {data['constraints']['volume_fraction']:g}; "
             f"{pen['type'].upper()} {penalty}, {flt['type']} filter{radius}, "
             f"{data['optimizer']['type'].upper()}"
             # what the "auto" solver chose, and why

@@ -75,3 +75,9 @@ def test_worst_case_run_reports_the_largest_case(tmp_path):
     assert run.summary["objective"]["combine"] == "max"
 
 
+
+
+def test_a_case_name_must_be_usable_in_column_and_field_names():
+    cases = [{"name": "dead load", "loads": ["F"]}, {"name": "side", "loads": ["H"]}]
+    with pytest.raises(ConfigError, match=r'load_cases\[0\]\.name = "dead load": use letters'):
+        resolved(two_cases(load_cases=cases))
