@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from fesens.ad import grad, taylor_test
 from fesens.ad.numpy_wrapper import getval
-from fesens.adjoint import eigenvalue_ks
+from fesens.adjoint import eigenvalue_ks, eigenvalue_sum
 from fesens.errors import ModeCountError, NoBucklingError, NonFiniteError
 from fesens.fem.buckling import buckling
 from fesens.mesh import box, rectangle
@@ -73,6 +73,25 @@ def test_tri3_column_converges():
     assert 1.0 < fine < coarse < 1.25 and fine < 1.06
 
 
+def test_plane_strain_and_thickness():
+    """Plane strain buckles at Euler's load with E / (1 − ν²); a thickness t carries the
+    force t per unit traction, and P_cr ∝ I ∝ t: μ₁ · t = P_cr(t)."""
+    L, E, nu = 20.0, 1e3, 0.3
+    strain = Elasticity(rectangle(80, 4, L, 1.0, cell_type="quad8"), E=E, nu=nu,
+                        plane="strain")
+    strain.fix("left")
+    strain.traction("right", (-1.0, 0.0))
+    exact = euler_cantilever(E / (1 - nu**2), 1 / 12, L)
+    assert linear_buckling(strain, 1).load_factors[0] / exact == pytest.approx(1.0, abs=2e-3)
+    thin = Elasticity(rectangle(80, 4, L, 1.0, cell_type="quad8"), E=E, nu=nu,
+                      plane="stress", thickness=0.5)
+    thin.fix("left")
+    thin.traction("right", (-1.0, 0.0))
+    force = 0.5
+    assert linear_buckling(thin, 1).load_factors[0] * force / euler_cantilever(
+        E, 0.5 / 12, L) == pytest.approx(1.0, abs=2e-3)
+
+
 def column_3d(nx, ny, nz, cell_type="hex8", length=4.0, width=0.2, depth=0.3, E=1e3):
     """A cantilever of b x h = 0.2 x 0.3 section along x, unit axial compression."""
     model = Elasticity(box(nx, ny, nz, length, width, depth, cell_type=cell_type), E=E, nu=0.3)
@@ -83,6 +102,7 @@ def column_3d(nx, ny, nz, cell_type="hex8", length=4.0, width=0.2, depth=0.3, E=
 
 @pytest.mark.parametrize(("cell_type", "divisions", "tolerance"), [
     ("hex8", (80, 4, 6), 0.04), ("hex20", (20, 2, 3), 0.005), ("tet10", (20, 2, 3), 0.006),
+    ("hex27", (10, 2, 3), 0.008),
 ])
 def test_3d_column_buckles_about_the_weak_axis_at_euler(cell_type, divisions, tolerance):
     """L = 4, b x h = 0.2 x 0.3: the first mode bends about the weak axis (I = h b³/12), the
@@ -190,6 +210,19 @@ def test_3d_lowest_load_factor_taylor_test():
     result = taylor_test(
         lambda x: linear_buckling(model, 3, scale=x**3).load_factors[0], x0)
     assert result.rate == pytest.approx(2.0, abs=0.1)
+
+
+def test_repeated_load_factors_of_a_square_column():
+    """A square section buckles in y and z at one load: the pair is reported as a cluster,
+    and its sum and KS aggregate (symmetric in the pair) pass Taylor tests in a random
+    direction, which splits the pair."""
+    model = column_3d(8, 2, 2, length=2.0, width=0.2, depth=0.2)
+    x0 = np.full(model.mesh.n_cells, 0.8)
+    assert linear_buckling(model, 3, scale=x0**3).clusters == ((0, 1),)
+    for aggregate in (eigenvalue_sum, eigenvalue_ks):
+        result = taylor_test(
+            lambda x, f=aggregate: f(linear_buckling(model, 3, scale=x**3), count=2), x0)
+        assert result.rate == pytest.approx(2.0, abs=0.1)
 
 
 def test_shape_sensitivity_taylor_test():
