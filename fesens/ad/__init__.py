@@ -1,4 +1,5 @@
-"""Operator-level reverse-mode AD: trace array operations, apply hand-derived VJP rules.
+"""Operator-level AD: trace array operations, apply hand-derived VJP rules (reverse mode)
+and JVP rules (forward mode: ``jvp`` and derivatives of functions of one number).
 
 >>> import numpy as np
 >>> from fesens.ad import grad
@@ -9,7 +10,15 @@ from fesens.ad.api import grad, jvp, value_and_grad, vjp
 from fesens.ad.checks import TaylorResult, check_grad, taylor_test
 from fesens.ad.hessian import hvp, value_grad_hvp
 from fesens.ad.numpy_wrapper import getval, stop_gradient
-from fesens.ad.registry import NotDifferentiableError, defvjp, defvjp_argnum, defvjp_joint
+from fesens.ad.registry import (
+    NotDifferentiableError,
+    defjvp,
+    defjvp_argnum,
+    defjvp_linear,
+    defvjp,
+    defvjp_argnum,
+    defvjp_joint,
+)
 from fesens.ad.sparse import PatternMatrix, SparsePattern, matvec, solve, sparse_matrix
 from fesens.ad.special_vjps import logsumexp, polygamma
 from fesens.ad.tracer import Box, primitive
@@ -21,6 +30,9 @@ __all__ = [
     "SparsePattern",
     "TaylorResult",
     "check_grad",
+    "defjvp",
+    "defjvp_argnum",
+    "defjvp_linear",
     "defvjp",
     "defvjp_argnum",
     "defvjp_joint",

@@ -5,6 +5,12 @@ to ``{"E": field, "nu": 0.3, "load": 2.0}`` at once); gradients come back in the
 structure. Forward mode (:func:`jvp`) is the transpose of reverse mode: the pullback
 ``g ↦ Jᵀg`` is linear in ``g``, so ``J v`` is its VJP with cotangent ``v``
 (the "double-VJP" trick); it costs about two reverse sweeps.
+
+Forward mode (:mod:`fesens.ad.forward`) serves :func:`jvp` and the derivative of a
+function of one number (``grad`` and nested ``grad`` on a float: one pass with dual
+numbers, no tape) whenever every primitive reached has a JVP rule; otherwise the
+function is evaluated again in reverse mode (the same numbers; a function with side
+effects then sees them twice).
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from functools import wraps
 import numpy as np
 
 # registering the rules of the traced numpy, numpy.linalg and scipy.special subset
-from fesens.ad import array_vjps, linalg_vjps, numpy_vjps, special_vjps  # noqa: F401
+from fesens.ad import array_vjps, linalg_vjps, numpy_jvps, numpy_vjps, special_vjps  # noqa: F401
+from fesens.ad.forward import Dual, ForwardModeUnsupported, ForwardTrace, give_way
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
+from fesens.ad.traced import Traced
 from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id
 
 _PLAIN_LEAVES = (np.ndarray, float, Box)
@@ -58,6 +66,9 @@ def _trace(fun, args, argnums):
         leaves, unflatten = list(tree), tuple
     else:
         leaves, unflatten = flatten(tree)
+    for leaf in leaves:
+        if type(leaf) is Dual:  # a box never holds a dual: the forward trace gives way
+            give_way(leaf.trace, "a reverse-mode derivative of a forward-mode value")
     leaves = [leaf if type(leaf) is Box else as_leaf_value(leaf) for leaf in leaves]
     boxes = [new_leaf(leaf, trace) for leaf in leaves]
     for i, value in zip(argnums, unflatten(boxes), strict=True):
@@ -100,24 +111,72 @@ def _unbox_output(out, trace):
     return unflatten([o.value if type(o) is Box and o.trace == trace else o for o in leaves])
 
 
+_FORWARD_NUMBERS = (float, np.float64, int)
+
+
+def _forward_number(x) -> bool:
+    """True for an input that forward mode differentiates: a number, or a dual of one."""
+    kind = type(x)
+    if kind is Dual:
+        kind = type(getval(x))
+        return kind is float or kind is np.float64
+    return kind is float or kind is np.float64 or (kind is int and x is not True
+                                                   and x is not False)
+
+
+def _run_forward(fun, args, trace):
+    """``fun(*args)``, or ``None`` when forward mode gave way in ``trace``."""
+    try:
+        out = fun(*args)
+    except ForwardModeUnsupported:
+        if trace.missing is None:
+            raise  # an inner trace's signal that escaped its driver: not ours to handle
+        return None
+    return None if trace.missing is not None else (out,)
+
+
+def _check_scalar(fun, value) -> None:
+    kind = type(value)
+    if kind is not float and (value.ndim if kind in _SCALAR_TYPES else np.ndim(value)):
+        raise TypeError(
+            f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
+            f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
+        )
+
+
+def _forward_derivative(fun, args, argnum):
+    """``(f(x), f'(x))`` for the number ``x = args[argnum]`` by forward mode, or ``None``."""
+    trace = ForwardTrace(new_trace_id())
+    args = list(args)
+    x = args[argnum]
+    args[argnum] = Dual(float(x) if type(x) is int else x, 1.0, trace)
+    result = _run_forward(fun, args, trace)
+    if result is None:
+        return None
+    out = result[0]
+    if type(out) is not Dual or out.trace is not trace:
+        return out, 0.0
+    _check_scalar(fun, getval(out))
+    return out.value, match_leaf(out.tangent, 0.0)
+
+
 def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
     """``x ↦ (f(x), ∇f(x))``, or ``x ↦ ∇f(x)`` without ``with_value``."""
     nums = _argnums_tuple(argnums)
     single = isinstance(argnums, int)
 
     def value_and_gradient(*args):
+        if single and _forward_number(args[argnums]):
+            forward = _forward_derivative(fun, args, argnums)
+            if forward is not None:
+                return forward if with_value else forward[1]
         out, trace, leaf_nodes, rebuild = _trace(fun, args, nums)
         if type(out) is not Box or out.trace != trace:
             value = out
             cotangents = [None] * len(leaf_nodes)
         else:
             value = out.value
-            kind = type(value)
-            if kind is not float and (value.ndim if kind in _SCALAR_TYPES else np.ndim(value)):
-                raise TypeError(
-                    f"grad needs a scalar output; {getattr(fun, '__name__', 'the function')}"
-                    f" returned shape {np.shape(value)} (use vjp for non-scalar outputs)"
-                )
+            _check_scalar(fun, value)
             cotangents = backward(out.node, 1.0, leaf_nodes)
         grads = rebuild(cotangents)
         gradient = grads[0] if single else grads
@@ -159,13 +218,57 @@ def vjp(fun: Callable, *args, argnums: int | Sequence[int] = 0):
     return _unbox_output(out, trace), (lambda g: pull(g)[0]) if single else pull
 
 
+def _dual_leaf(primal, tangent, trace):
+    """A dual of one input leaf; its tangent is broadcast to the leaf's shape."""
+    value = primal if isinstance(primal, Traced) else as_leaf_value(primal)
+    shape = np.shape(getval(value))
+    t = np.asarray(getval(tangent), dtype=float)
+    if t.shape != shape:
+        try:
+            t = np.broadcast_to(t, shape)
+        except ValueError:
+            raise ValueError(f"jvp: a tangent of shape {t.shape} does not fit its primal of "
+                             f"shape {shape}") from None
+    return Dual(value, t if shape else float(t), trace)
+
+
+def _forward_jvp(fun, primals, tangents):
+    """``(fun(*primals), J · tangents)`` by forward mode, or ``None`` when it gives way."""
+    p_leaves, unflatten = flatten(primals)
+    t_leaves, _ = flatten(tangents)
+    if len(p_leaves) != len(t_leaves):
+        raise ValueError(f"jvp: {len(t_leaves)} tangents for {len(p_leaves)} primals")
+    trace = ForwardTrace(new_trace_id())
+    duals = [_dual_leaf(p, t, trace) for p, t in zip(p_leaves, t_leaves, strict=True)]
+    result = _run_forward(fun, unflatten(duals), trace)
+    if result is None:
+        return None
+    out_leaves, unflatten_out = flatten(result[0])
+    values, out_tangents = [], []
+    for o in out_leaves:
+        if type(o) is Dual and o.trace is trace:
+            values.append(o.value)
+            t = o.tangent
+            out_tangents.append(np.array(t, dtype=float) if type(t) is np.ndarray
+                                and not t.flags.writeable else t)
+        else:
+            values.append(o)
+            out_tangents.append(zeros_like_leaf(np.asarray(getval(o), dtype=float))
+                                if np.ndim(getval(o)) else 0.0)
+    return unflatten_out(values), unflatten_out(out_tangents)
+
+
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
     """Forward mode: ``(fun(*primals), J · tangents)``.
 
     ``primals`` and ``tangents`` are sequences of the same structure (one tangent per
-    argument). Computed as the VJP of the (linear) pullback.
+    argument). Computed in forward mode (dual numbers, one pass) when every primitive
+    reached has a JVP rule, otherwise as the VJP of the (linear) pullback.
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    forward = _forward_jvp(fun, primals, tangents)
+    if forward is not None:
+        return forward
     nums = tuple(range(len(primals)))
     value, pull = vjp(fun, *primals, argnums=nums)
     value_leaves, unflatten_value = flatten(value)

@@ -16,8 +16,9 @@ import numpy as np
 from fesens.ad import numpy_wrapper as w
 from fesens.ad.dispatch import register_function
 from fesens.ad.numpy_vjps import _expand
-from fesens.ad.registry import defvjp
-from fesens.ad.tracer import Box, primitive
+from fesens.ad.registry import defjvp, defjvp_linear, defvjp
+from fesens.ad.traced import Traced
+from fesens.ad.tracer import primitive
 
 
 def _axis_index(ndim: int, axis: int, index) -> tuple:
@@ -45,6 +46,8 @@ def _reverse_cumsum(g, axis):
 defvjp(cumsum, lambda ans, x, axis=None: lambda g: np.reshape(
     _reverse_cumsum(g, 0 if axis is None else axis), np.shape(x)), uses_ans=False)
 defvjp(flip, lambda ans, x, axis=None: lambda g: np.flip(g, axis), uses_ans=False)
+defjvp_linear(cumsum, 0)
+defjvp_linear(flip, 0)
 
 
 @primitive
@@ -93,6 +96,7 @@ def _diff_vjp(ans, x, axis=-1):
 
 
 defvjp(diff, _diff_vjp, uses_ans=False)
+defjvp_linear(diff, 0)
 
 
 def _diff(x, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
@@ -117,6 +121,7 @@ def pad_constant(x, widths, value=0.0):
 # the pad's cotangent is the slice of ḡ that holds x
 defvjp(pad_constant, lambda ans, x, widths, value=0.0: lambda g: g[tuple(
     slice(b, b + n) for (b, _), n in zip(widths, np.shape(x), strict=True))], uses_ans=False)
+defjvp(pad_constant, lambda t, ans, x, widths, value=0.0: pad_constant(t, widths, 0.0))
 
 
 def _pad(x, pad_width, mode="constant", **kwargs):
@@ -414,9 +419,9 @@ for _func, _impl in {
     register_function(_func, _impl)
 
 # the array methods of these functions on traced values
-Box.cumsum, Box.cumprod, Box.prod = _cumsum, _cumprod, _prod
-Box.var, Box.std = _variance, _std
-Box.diagonal = _diagonal
-Box.repeat = lambda self, repeats, axis=None: _repeat(self, repeats, axis)
-Box.swapaxes = _swapaxes
-Box.clip = lambda self, min=None, max=None: w.clip(self, min, max)  # noqa: A002
+Traced.cumsum, Traced.cumprod, Traced.prod = _cumsum, _cumprod, _prod
+Traced.var, Traced.std = _variance, _std
+Traced.diagonal = _diagonal
+Traced.repeat = lambda self, repeats, axis=None: _repeat(self, repeats, axis)
+Traced.swapaxes = _swapaxes
+Traced.clip = lambda self, min=None, max=None: w.clip(self, min, max)  # noqa: A002

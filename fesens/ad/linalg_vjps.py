@@ -19,7 +19,7 @@ import numpy as np
 from fesens.ad import numpy_wrapper as w
 from fesens.ad.dispatch import register_function
 from fesens.ad.numpy_vjps import _swap_last
-from fesens.ad.registry import defvjp
+from fesens.ad.registry import defjvp, defvjp
 from fesens.ad.tracer import Box, primitive
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -40,6 +40,7 @@ def logabsdet(a):
 # Giles 2008, §2.2.4: d log|det A| = tr(A⁻¹ dA), so Ā = ḡ A⁻ᵀ
 defvjp(logabsdet, lambda ans, a: lambda g: np.expand_dims(g, (-2, -1)) * _swap_last(w.inv(a)),
        uses_ans=False)
+defjvp(logabsdet, lambda t, ans, a: np.sum(_swap_last(w.inv(a)) * t, axis=(-2, -1)))
 
 
 def _slogdet(a):

@@ -1,5 +1,9 @@
 """VJP rules of the traced numpy subset: one ``defvjp`` per primitive.
 
+The elementwise functions registered from their derivative (``_unary``, ``_binary``) get
+their forward-mode (JVP) rule from the same derivative here; the other JVP rules are in
+:mod:`fesens.ad.numpy_jvps`.
+
 Rules are written with numpy functions that dispatch on boxes, so every rule is itself
 differentiable (nested ``grad``). ``unbroadcast`` undoes numpy broadcasting: it sums the
 cotangent over the axes along which an argument was broadcast.
@@ -12,8 +16,8 @@ import math
 import numpy as np
 
 from fesens.ad import numpy_wrapper as w
-from fesens.ad.registry import defvjp, defvjp_argnum, defvjp_joint
-from fesens.ad.tracer import Box
+from fesens.ad.registry import defjvp, defvjp, defvjp_argnum, defvjp_joint
+from fesens.ad.traced import Traced
 
 
 def unbroadcast(g, shape):
@@ -36,7 +40,7 @@ def _shape(v) -> tuple:
         return v.shape
     if kind is float or kind is int:
         return ()
-    if kind is Box:  # np.shape would go through numpy's __array_function__ dispatch
+    if isinstance(v, Traced):  # np.shape would go through numpy's __array_function__
         return _shape(v.value)
     return np.shape(v)
 
@@ -73,7 +77,7 @@ def _fresh_times(d, g):
     Saves an allocation (and its page faults) per rule on large arrays. Only used when
     neither operand is traced and ``g`` does not broadcast ``d`` to a larger shape.
     """
-    if type(d) is np.ndarray and d.size >= _IN_PLACE_MIN and type(g) is not Box:
+    if type(d) is np.ndarray and d.size >= _IN_PLACE_MIN and not isinstance(g, Traced):
         g_shape = _shape(g)
         if g_shape == () or g_shape == d.shape:
             return np.multiply(d, g, out=d)
@@ -81,7 +85,8 @@ def _fresh_times(d, g):
 
 
 def _unary(name, derivative, fresh=False, uses_ans=False):
-    """Register ``x̄ = g · f'(x)`` with ``derivative(ans, x)``.
+    """Register ``x̄ = g · f'(x)`` and the tangent ``ṫ = f'(x) t`` with
+    ``derivative(ans, x)``.
 
     ``fresh`` says that ``derivative`` returns a new array the rule may overwrite;
     ``uses_ans`` that it reads ``ans``.
@@ -91,6 +96,8 @@ def _unary(name, derivative, fresh=False, uses_ans=False):
     else:
         maker = lambda ans, x: lambda g: g * derivative(ans, x)  # noqa: E731
     defvjp(w.UNARY[name], maker, uses_ans=uses_ans)
+    defjvp(w.UNARY[name], lambda t, ans, x: _fresh_times(derivative(ans, x), t) if fresh
+           else t * derivative(ans, x))
 
 
 def _one_minus_square(ans, x):
@@ -132,7 +139,9 @@ defvjp(w.sign, lambda ans, x: lambda g: np.zeros_like(g), uses_ans=False)
 
 def _binary(name, d_first, d_second):
     """Register the two partial derivatives (which never read ``ans``) of a broadcasting
-    binary ufunc."""
+    binary ufunc, for reverse and forward mode."""
+    defjvp(w.BINARY[name], lambda t, ans, x, y: t * d_first(x, y),
+           lambda t, ans, x, y: t * d_second(x, y))
     defvjp(
         w.BINARY[name],
         lambda ans, x, y: lambda g: _unbroadcast_like(g * d_first(x, y), x),
@@ -161,16 +170,25 @@ defvjp(w.true_divide, lambda ans, x, y: lambda g: _unbroadcast_like(g * (-ans / 
 
 
 def _power_base(x, y):
-    """``∂(x^y)/∂x = y x^(y−1)``; a new array (fast paths for constant 2 and 1)."""
-    if type(y) is not Box and _ndim(y) == 0:
+    """``∂(x^y)/∂x = y x^(y−1)``; a new array (fast paths for constant 2, 1 and 0).
+
+    A traced exponent keeps ``y − 1`` traced except where ``x = 0`` and ``y = 0`` (there
+    ``0 · 0^(−1)`` would be NaN; the exponent 1 gives the limit 0), so the derivative of
+    this expression in ``y`` (a mixed second derivative) is right at ``y = 0`` too.
+    """
+    if not isinstance(y, Traced) and _ndim(y) == 0:
         if y == 2:
             return 2.0 * x
         if y == 1:
-            return np.ones_like(x, dtype=float) if type(x) is not Box else 0.0 * x + 1.0
+            return (np.ones_like(x, dtype=float) if not isinstance(x, Traced)
+                    else 0.0 * x + 1.0)
+        if y == 0:  # x⁰ is constant, at x = 0 too
+            return 0.0 * x
         return y * x ** (y - 1.0)
-    if type(w.getval(y)) in _FLOAT_TYPES:  # a (traced) number: no where needed
-        return y * x ** (1.0 if w.getval(y) == 0 else y - 1.0)
-    return y * x ** np.where(w.getval(y) == 0, 1.0, y - 1.0)
+    xv, yv = w.getval(x), w.getval(y)
+    if type(yv) in _FLOAT_TYPES and type(xv) in _FLOAT_TYPES:  # numbers: no where needed
+        return y * x ** (1.0 if yv == 0 and xv == 0 else y - 1.0)
+    return y * x ** np.where((yv == 0) & (xv == 0), 1.0, y - 1.0)
 
 
 defvjp(w.power, lambda ans, x, y: lambda g: _unbroadcast_like(
@@ -192,7 +210,8 @@ defvjp(w.BINARY["logaddexp2"],
        lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(x - ans), x),
        lambda ans, x, y: lambda g: _unbroadcast_like(g * np.exp2(y - ans), y))
 # x mod y = x − ⌊x/y⌋ y: ∂x = 1, ∂y = −⌊x/y⌋ (away from the jumps)
-_binary("remainder", lambda x, y: 1.0, lambda x, y: -np.floor_divide(w.getval(x), w.getval(y)))
+_binary("remainder", lambda x, y: np.ones_like(w.getval(x) + w.getval(y)),
+        lambda x, y: -np.floor_divide(w.getval(x), w.getval(y)))
 defvjp(w.BINARY["hypot"], lambda ans, x, y: lambda g: _unbroadcast_like(g * x / ans, x),
        lambda ans, x, y: lambda g: _unbroadcast_like(g * y / ans, y))
 
@@ -204,7 +223,7 @@ def _expand(g, shape, axis, keepdims):
     A full reduction of an untraced cotangent is a read-only broadcast view for large
     arrays (no allocation) and a small filled array otherwise (cheaper to build).
     """
-    if axis is None and type(g) is not Box:
+    if axis is None and not isinstance(g, Traced):
         if keepdims:
             g = np.reshape(g, ())  # (1, ..., 1) → scalar
         if math.prod(shape) > 4096:

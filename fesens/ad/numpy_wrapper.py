@@ -1,7 +1,7 @@
 """The traced subset of numpy: primitives, their numpy dispatch, and box operators.
 
 Users write plain numpy: ``np.sum(x ** 2)``, ``np.exp(x)``, ``A @ x`` on a traced ``x``
-dispatch here through ``Box.__array_ufunc__`` / ``__array_function__`` and the operators
+dispatch here through ``Traced.__array_ufunc__`` / ``__array_function__`` and the operators
 below. The rules live in :mod:`fesens.ad.numpy_vjps`; cumulative, ordering and building
 operations, ``numpy.linalg`` and ``scipy.special`` have their modules (``array_vjps``,
 ``linalg_vjps``, ``special_vjps``: primitive and rule side by side).
@@ -16,12 +16,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.ad.dispatch import register_function, register_ufunc
+from fesens.ad.forward import Dual
+from fesens.ad.traced import Traced
 from fesens.ad.tracer import Box, primitive
 
 
 def getval(x):
-    """The raw value under any number of boxes."""
-    while type(x) is Box:
+    """The raw value under any number of boxes and duals."""
+    while type(x) is Box or type(x) is Dual:
         x = x.value
     return x
 
@@ -373,7 +375,7 @@ for _func, _prim in {
     register_function(_func, _prim)
 
 
-# ------------------------------------------------------------------ box operators
+# ------------------------------------------------- operators of traced values (boxes and duals)
 def _reflected(prim):
     return lambda self, other: prim(other, self)
 
@@ -393,14 +395,14 @@ def _rmatmul(self, other):
     return _matmul(other, self)
 
 
-Box.__add__ = add
-Box.__radd__ = _reflected(add)
-Box.__sub__ = subtract
-Box.__rsub__ = _reflected(subtract)
-Box.__mul__ = multiply
-Box.__rmul__ = _reflected(multiply)
-Box.__truediv__ = true_divide
-Box.__rtruediv__ = _reflected(true_divide)
+Traced.__add__ = add
+Traced.__radd__ = _reflected(add)
+Traced.__sub__ = subtract
+Traced.__rsub__ = _reflected(subtract)
+Traced.__mul__ = multiply
+Traced.__rmul__ = _reflected(multiply)
+Traced.__truediv__ = true_divide
+Traced.__rtruediv__ = _reflected(true_divide)
 
 
 def _power_operator(self, other):
@@ -410,33 +412,33 @@ def _power_operator(self, other):
     return power(self, other)
 
 
-Box.__pow__ = _power_operator
-Box.__rpow__ = _reflected(power)
-Box.__neg__ = negative
-Box.__pos__ = lambda self: self
-Box.__abs__ = UNARY["absolute"]
-Box.__matmul__ = _matmul
-Box.__rmatmul__ = _rmatmul
-Box.__getitem__ = getitem
-Box.__lt__ = lambda a, b: getval(a) < getval(b)
-Box.__le__ = lambda a, b: getval(a) <= getval(b)
-Box.__gt__ = lambda a, b: getval(a) > getval(b)
-Box.__ge__ = lambda a, b: getval(a) >= getval(b)
-Box.__eq__ = lambda a, b: getval(a) == getval(b)
-Box.__ne__ = lambda a, b: getval(a) != getval(b)
-Box.T = property(lambda self: transpose(self))
-Box.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)
-Box.mean = lambda self, axis=None, keepdims=False: mean(self, axis, keepdims)
-Box.max = lambda self, axis=None, keepdims=False: amax(self, axis, keepdims)
-Box.min = lambda self, axis=None, keepdims=False: amin(self, axis, keepdims)
-Box.reshape = lambda self, *shape: reshape(
+Traced.__pow__ = _power_operator
+Traced.__rpow__ = _reflected(power)
+Traced.__neg__ = negative
+Traced.__pos__ = lambda self: self
+Traced.__abs__ = UNARY["absolute"]
+Traced.__matmul__ = _matmul
+Traced.__rmatmul__ = _rmatmul
+Traced.__getitem__ = getitem
+Traced.__lt__ = lambda a, b: getval(a) < getval(b)
+Traced.__le__ = lambda a, b: getval(a) <= getval(b)
+Traced.__gt__ = lambda a, b: getval(a) > getval(b)
+Traced.__ge__ = lambda a, b: getval(a) >= getval(b)
+Traced.__eq__ = lambda a, b: getval(a) == getval(b)
+Traced.__ne__ = lambda a, b: getval(a) != getval(b)
+Traced.T = property(lambda self: transpose(self))
+Traced.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)
+Traced.mean = lambda self, axis=None, keepdims=False: mean(self, axis, keepdims)
+Traced.max = lambda self, axis=None, keepdims=False: amax(self, axis, keepdims)
+Traced.min = lambda self, axis=None, keepdims=False: amin(self, axis, keepdims)
+Traced.reshape = lambda self, *shape: reshape(
     self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
-Box.ravel = _ravel
-Box.flatten = _ravel
-Box.transpose = lambda self, *axes: transpose(
+Traced.ravel = _ravel
+Traced.flatten = _ravel
+Traced.transpose = lambda self, *axes: transpose(
     self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
-Box.squeeze = _squeeze
-Box.dot = dot
+Traced.squeeze = _squeeze
+Traced.dot = dot
 
 
 def is_sparse(x) -> bool:

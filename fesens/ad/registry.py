@@ -12,6 +12,12 @@ A maker registered with ``uses_ans=False`` promises not to read ``ans``: a node 
 traced arguments all have such rules does not keep its output alive (rule 5 of DESIGN.md;
 the output of ``x**2`` is freed once the next operation consumed it), and those makers
 are called with ``ans=None``.
+
+Forward mode (:mod:`fesens.ad.forward`) reads the JVP rules registered with :func:`defjvp`:
+``maker(t, ans, *args, **kwargs)`` returns the tangent contribution ``∂f/∂x_i · t`` of
+argument ``i`` (its tangent ``t``); a primitive without one makes forward mode give way to
+reverse mode. :func:`defjvp_linear` registers the rule of a function linear in an argument
+(``f(..., t, ...)``: sums, reshapes, indexing, products).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ _JOINT: dict[Callable, Callable] = {}
 _ARGNUM: dict[Callable, tuple[int, Callable]] = {}  # fun -> (first argnum, maker)
 _ANS_FREE: dict[Callable, set[int]] = {}  # argnums whose makers never read ``ans``
 _NO_RULES: dict[int, Callable] = {}
+#: ``fun -> {argnum: JVP maker}`` (:func:`defjvp`), read by forward mode on every call.
+JVP_RULES: dict[Callable, dict[int, Callable]] = {}
+_JVP_ARGNUM: dict[Callable, tuple[int, Callable]] = {}  # fun -> (first argnum, maker)
 #: ``fun -> ans_flags(fun)``, read by the tape on every traced call; emptied by every
 #: registration.
 ANS_FLAGS: dict[Callable, tuple[bool, bool, bool]] = {}
@@ -69,6 +78,54 @@ def defvjp_argnum(fun: Callable, maker: Callable, *, first: int = 0) -> None:
     """
     ANS_FLAGS.clear()
     _ARGNUM[fun] = (first, maker)
+
+
+def defjvp(fun: Callable, *makers: Callable | None, argnums=None) -> None:
+    """Register one JVP maker per argument of the primitive ``fun``.
+
+    ``makers[i]`` is for argument ``argnums[i]`` (default ``0, 1, ...``):
+    ``maker(t, ans, *args, **kwargs)`` returns argument ``i``'s contribution to the output's
+    tangent, broadcastable to ``ans``; ``None`` marks an argument without a rule.
+    """
+    argnums = range(len(makers)) if argnums is None else argnums
+    rules = JVP_RULES.setdefault(fun, {})
+    for argnum, maker in zip(argnums, makers, strict=True):
+        if maker is not None:
+            rules[argnum] = maker
+
+
+def defjvp_argnum(fun: Callable, maker: Callable, *, first: int = 0) -> None:
+    """Register one JVP maker for every argument of ``fun`` from position ``first`` on:
+    ``maker(argnum, t, ans, *args, **kwargs)`` (variadic primitives, as
+    :func:`defvjp_argnum`)."""
+    _JVP_ARGNUM[fun] = (first, maker)
+
+
+def defjvp_linear(fun: Callable, *argnums: int) -> None:
+    """Register the JVP of a function linear in each of ``argnums`` separately (the others
+    held fixed): the tangent is ``fun`` applied with the argument replaced by its tangent."""
+
+    def replacing(argnum):
+        def maker(t, ans, *args, **kwargs):
+            return fun(*args[:argnum], t, *args[argnum + 1:], **kwargs)
+        return maker
+
+    defjvp(fun, *map(replacing, argnums), argnums=argnums)
+
+
+def jvp_maker(fun: Callable, argnum: int) -> Callable | None:
+    """The JVP maker of argument ``argnum`` of ``fun`` (``maker(t, ans, *args, **kwargs)``),
+    or ``None`` when it has none."""
+    rules = JVP_RULES.get(fun)
+    if rules is not None:
+        maker = rules.get(argnum)
+        if maker is not None:
+            return maker
+    by_argnum = _JVP_ARGNUM.get(fun)
+    if by_argnum is None or argnum < by_argnum[0]:
+        return None
+    maker = by_argnum[1]
+    return lambda t, ans, *args, **kwargs: maker(argnum, t, ans, *args, **kwargs)
 
 
 def needs_ans(fun: Callable, argnums: tuple[int, ...]) -> bool:

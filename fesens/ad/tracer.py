@@ -26,10 +26,9 @@ import itertools
 from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
 
-import numpy as np
-
-from fesens.ad.dispatch import FUNCTIONS, UFUNCS, dispatch_function, dispatch_ufunc
+from fesens.ad.forward import Dual, forward_binary, forward_call, refuse_in_reverse
 from fesens.ad.registry import ANS_FLAGS, ans_flags, needs_ans, node_cotangents
+from fesens.ad.traced import Traced
 
 _trace_ids = itertools.count(1)
 _FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)
@@ -60,68 +59,20 @@ class Node:
         self.index = next(_node_ids)
 
 
-class Box:
-    """A value being traced. Behaves like the array (or number) it wraps.
+class Box(Traced):
+    """A value being traced in reverse mode: its ``node`` is its operation on the tape.
 
-    numpy functions and operators applied to a box dispatch to fesens primitives; one that
-    has no rule raises :class:`~fesens.ad.registry.NotDifferentiableError` naming it.
+    Behaves like the array (or number) it wraps (:class:`~fesens.ad.traced.Traced`); numpy
+    functions and operators applied to a box dispatch to fesens primitives, and one that has
+    no rule raises :class:`~fesens.ad.registry.NotDifferentiableError` naming it.
     """
 
     __slots__ = ("value", "node", "trace")
-    __array_priority__ = 100.0
 
     def __init__(self, value, node: Node, trace: int):
         self.value = value
         self.node = node
         self.trace = trace
-
-    # array facts (never traced)
-    shape = property(lambda self: np.shape(self.value))
-    ndim = property(lambda self: np.ndim(self.value))
-    size = property(lambda self: np.size(self.value))
-    dtype = property(lambda self: np.result_type(self.value))
-
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def __repr__(self) -> str:
-        return f"Box({self.value!r}, trace={self.trace})"
-
-    def __format__(self, spec: str) -> str:
-        # printing a traced value (progress lines inside an objective) formats its value
-        return format(self.value, spec)
-
-    def __bool__(self) -> bool:
-        return bool(self.value)
-
-    def __float__(self) -> float:
-        raise TypeError(
-            "float() of a traced value would cut the gradient; keep it as an array, or use "
-            "fesens.ad.stop_gradient(x) if the constant is what you want"
-        )
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __array__(self, dtype=None, copy=None):
-        # Seen from numpy a box is an opaque object, not a sequence: scipy.sparse's
-        # ``A @ box`` then returns NotImplemented and Python calls ``box.__rmatmul__``.
-        opaque = np.empty((), dtype=object)
-        opaque[()] = self
-        return opaque
-
-    # numpy dispatch: the tables are filled by fesens.ad.numpy_wrapper
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        prim = UFUNCS.get(ufunc)
-        if prim is None or kwargs or method != "__call__":
-            return dispatch_ufunc(ufunc, method, inputs, kwargs)
-        return prim(*inputs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        prim = FUNCTIONS.get(func)
-        if prim is None:
-            return dispatch_function(func, args, kwargs)
-        return prim(*args, **kwargs)
 
 
 def primitive(raw: Callable, name: str | None = None) -> Callable:
@@ -133,24 +84,42 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
-        # Fast paths: one or two arguments, the traced ones of one trace. ``which`` indexes
-        # the rule facts of ``ans_flags``: traced argument 0, 1 or both.
+        # Fast paths: one or two arguments, the traced ones boxes of one trace. ``which``
+        # indexes the rule facts of ``ans_flags``: traced argument 0, 1 or both. Duals
+        # (forward mode) take the general path.
         values = None
         if len(args) == 2:
             x, y = args
-            if type(x) is Box:
-                if type(y) is not Box:
-                    values, parents, boxed, which, top = (x.value, y), (x.node,), _FIRST, 0, x.trace
+            kind_x, kind_y = type(x), type(y)
+            if kind_x is Dual and kind_y is not Box:
+                trace = y.trace if kind_y is Dual and y.trace > x.trace else x.trace
+                if kwargs:
+                    return forward_call(wrapped, args, kwargs, trace)
+                return forward_binary(wrapped, x, y, trace)
+            if kind_y is Dual and kind_x is not Box:
+                if kwargs:
+                    return forward_call(wrapped, args, kwargs, y.trace)
+                return forward_binary(wrapped, x, y, y.trace)
+            if kind_x is Box:
+                if kind_y is not Box:
+                    if kind_y is not Dual:
+                        values, parents, boxed, which = (x.value, y), (x.node,), _FIRST, 0
+                        top = x.trace
                 elif x.trace == y.trace:
                     values, parents, boxed, which = (x.value, y.value), (x.node, y.node), _BOTH, 2
                     top = x.trace
-            elif type(y) is Box:
-                values, parents, boxed, which, top = (x, y.value), (y.node,), _SECOND, 1, y.trace
-            else:
+            elif kind_y is Box:
+                if kind_x is not Dual:
+                    values, parents, boxed, which = (x, y.value), (y.node,), _SECOND, 1
+                    top = y.trace
+            elif kind_x is not Dual and kind_y is not Dual:
                 return raw(x, y, **kwargs)
         elif len(args) == 1:
             arg = args[0]
-            if type(arg) is not Box:
+            kind = type(arg)
+            if kind is not Box:
+                if kind is Dual:
+                    return forward_call(wrapped, args, kwargs, arg.trace)
                 return raw(arg, **kwargs)
             values, parents, boxed, which, top = (arg.value,), (arg.node,), _FIRST, 0, arg.trace
         if values is not None:
@@ -165,8 +134,10 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
         top = 0
         boxed = ()
         nested = False  # some argument belongs to an older trace, or boxes a box
+        forward = None  # the newest forward trace among the arguments
         for i, arg in enumerate(args):
-            if type(arg) is Box:
+            kind = type(arg)
+            if kind is Box:
                 trace = arg.trace
                 if trace > top:
                     nested = nested or top > 0
@@ -175,6 +146,12 @@ def primitive(raw: Callable, name: str | None = None) -> Callable:
                     boxed += (i,)
                 else:
                     nested = True
+            elif kind is Dual and (forward is None or arg.trace > forward):
+                forward = arg.trace
+        if forward is not None:
+            if forward > top:
+                return forward_call(wrapped, args, kwargs, forward)
+            refuse_in_reverse(forward, wrapped)  # a box never holds a dual: gives way
         if not top:
             return raw(*args, **kwargs)
         values = list(args)

@@ -92,12 +92,28 @@ def test_nested_grad_on_arrays_keeps_array_zeros():
 
 @pytest.mark.parametrize("x", [2.5, 0.7])
 def test_power_rules_on_numbers_match_the_array_path(x):
-    # numbers skip the np.where of the power rules; arrays of one entry still take it
+    # numbers run in forward mode (dual numbers) and skip the np.where of the power rules;
+    # arrays of one entry take reverse mode and the np.where: the same derivative, up to
+    # the rounding of a different order of operations
     for y in (0.0, 2.0, 3.5, -1.5):
         for f in (lambda a, b: a**b, lambda a, b: np.exp(a) ** b):
             for inner, outer in ((1, 0), (0, 1)):
                 on_numbers = grad(grad(f, inner), outer)(x, y)
-                assert on_numbers == _mixed_derivative_on_arrays(f, inner, outer, x, y)[0]
+                on_arrays = _mixed_derivative_on_arrays(f, inner, outer, x, y)[0]
+                assert on_numbers == pytest.approx(on_arrays, rel=1e-14, abs=0.0)
+
+
+@pytest.mark.parametrize("x", [2.5, 0.7])
+@pytest.mark.parametrize("y", [0.0, 2.0, -1.5])
+def test_mixed_second_derivative_of_power_is_the_closed_form(x, y):
+    # ∂²(x^y)/∂x∂y = x^(y−1) (1 + y ln x), at y = 0 too (1/x): the derivative of the
+    # x-rule in y must keep the exponent y − 1 traced there
+    expected = x ** (y - 1) * (1 + y * math.log(x))
+    f = lambda a, b: a**b  # noqa: E731
+    for inner, outer in ((1, 0), (0, 1)):
+        assert grad(grad(f, inner), outer)(x, y) == pytest.approx(expected, rel=1e-14)
+        got = _mixed_derivative_on_arrays(f, inner, outer, x, y)[0]
+        assert got == pytest.approx(expected, rel=1e-14)
 
 
 def _mixed_derivative_on_arrays(f, inner, outer, x, y):
