@@ -157,7 +157,8 @@ def _forward_derivative(fun, args, argnum):
     if type(out) is not Dual or out.trace is not trace:
         return out, 0.0
     _check_scalar(fun, getval(out))
-    return out.value, match_leaf(out.tangent, 0.0)
+    tangent = out.tangent
+    return out.value, tangent if type(tangent) is float else match_leaf(tangent, 0.0)
 
 
 def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:

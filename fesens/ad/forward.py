@@ -34,12 +34,10 @@ class ForwardModeUnsupported(Exception):  # noqa: N818 - a signal, caught by the
 
 class ForwardTrace(int):
     """The id of a forward trace (an int, ordered with the reverse traces' ids) that
-    remembers the first reason it gave way (``missing``, ``None`` while it goes on)."""
+    remembers the first reason it gave way (``missing``, ``None`` while it goes on; set on
+    the instance by :func:`give_way`)."""
 
-    def __new__(cls, trace_id: int):
-        trace = super().__new__(cls, trace_id)
-        trace.missing = None
-        return trace
+    missing: str | None = None
 
 
 class Dual(Traced):
