@@ -96,8 +96,10 @@ def _unary(name, derivative, fresh=False, uses_ans=False):
     else:
         maker = lambda ans, x: lambda g: g * derivative(ans, x)  # noqa: E731
     defvjp(w.UNARY[name], maker, uses_ans=uses_ans)
-    defjvp(w.UNARY[name], lambda t, ans, x: _fresh_times(derivative(ans, x), t) if fresh
-           else t * derivative(ans, x))
+    if fresh:
+        defjvp(w.UNARY[name], lambda t, ans, x: _fresh_times(derivative(ans, x), t))
+    else:
+        defjvp(w.UNARY[name], lambda t, ans, x: t * derivative(ans, x))
 
 
 def _one_minus_square(ans, x):
