@@ -5,6 +5,8 @@ import csv
 import json
 import tomllib
 
+import meshio
+import numpy as np
 import pytest
 from test_load_cases import SMALL, resolved, two_cases
 
@@ -61,7 +63,9 @@ def test_max_without_load_cases_is_refused():
 def test_worst_case_run_reports_the_largest_case(tmp_path):
     raw = worst_case()
     raw["stop"]["max_iter"] = 3
-    run = run_optimization(resolved(raw), tmp_path / "out", echo=None)
+    lines = []
+    run = run_optimization(resolved(raw), tmp_path / "out", echo=lines.append)
+    assert "compliance (worst of 2 load cases)" in lines[0]
     with open(tmp_path / "out" / "history.csv", newline="") as stream:
         rows = list(csv.DictReader(stream))
     assert len(rows) == 3
@@ -73,6 +77,11 @@ def test_worst_case_run_reports_the_largest_case(tmp_path):
     assert summary["objective"]["value"] == pytest.approx(
         max(case["value"] for case in summary["objective"]["cases"]), rel=1e-10)
     assert run.summary["objective"]["combine"] == "max"
+    design = meshio.read(tmp_path / "out" / "design.vtu").cell_data
+    worst = max(summary["objective"]["cases"], key=lambda case: case["value"])["name"]
+    np.testing.assert_array_equal(design["d_compliance_d_design"][0],
+                                  design[f"d_compliance_{worst}_d_design"][0])
+    assert "d_compliance_down_d_design" in design and "d_compliance_side_d_design" in design
 
 
 
