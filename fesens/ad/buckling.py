@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from fesens.ad.eigen import eigenvalues
 from fesens.ad.numpy_wrapper import getval
-from fesens.ad.sparse import PatternMatrix, _factorized
+from fesens.ad.sparse import PatternMatrix
 from fesens.solvers.buckling import lowest_load_factors
 
 
@@ -53,6 +53,7 @@ def load_factors(K: PatternMatrix, G: PatternMatrix, k: int, *, solver) -> tuple
     K_raw, G_raw = getval(K), getval(G)
     backend = K_raw.pattern.solver(solver)
     with K_raw.pattern.thread_limit(backend):
-        factorized = _factorized(K_raw, backend)
-        _, modes = lowest_load_factors(K_raw.tocsr(), G_raw.tocsr(), k, factorized.solve)
+        # The static solve of the same values left its factorization here: no new one.
+        backend.factorize_once(K_raw.pattern, K_raw.data, K_raw.tocsr)
+        _, modes = lowest_load_factors(K_raw.tocsr(), G_raw.tocsr(), k, backend.solve)
     return eigenvalues(K, G, modes), modes
