@@ -1,13 +1,17 @@
 # The two commands a new user needs:
 #   make demo   set up, then run the main job: optimize the MBB beam (results in results/mbb)
 #   make test   set up, then run the test suite
+# Optional: make petsc  Debian's PETSc and petsc4py built against it (the petsc backends)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup petsc demo test bench lint clean
 
 setup:
 	@bash scripts/setup.sh
+
+petsc: setup
+	@VENV=$(VENV) bash scripts/install_petsc.sh
 
 demo: setup
 	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force
