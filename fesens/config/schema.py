@@ -271,7 +271,16 @@ def _check_loaded(supports: list[dict], loads: list[dict]) -> None:
 
 
 def _check_solver(raw: Any) -> dict:
-    from fesens.solvers import SOLVER_ALIASES, available_solvers, make_solver
+    from fesens.solvers import SOLVER_ALIASES, available_solvers, make_solver, solver_class
+
+    name = raw.get("backend") if isinstance(raw, dict) else None
+    if isinstance(name, str) and name not in [*SOLVER_ALIASES, *available_solvers()]:
+        try:  # a known backend whose optional library is missing: how to install it
+            hint = solver_class(name).install_hint
+        except ValueError:
+            hint = ""
+        if hint:
+            raise ConfigError(f"solver.backend = {show(name)}: {hint}")
 
     spec = {"backend": Key(choice(*SOLVER_ALIASES, *available_solvers()), "auto",
                            "linear solver backend"),

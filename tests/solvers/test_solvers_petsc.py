@@ -29,6 +29,7 @@ from solver_helpers import (
 
 from fesens.ad import grad, taylor_test
 from fesens.adjoint import Differentiable, displacement_norm
+from fesens.config import ConfigError, parse_config, preset_text
 from fesens.errors import ConvergenceError, SingularMatrixError, SolverError
 from fesens.solvers import available_solvers, make_solver
 from fesens.solvers.petsc import import_petsc, parse_options, petsc4py_available
@@ -236,3 +237,6 @@ def test_without_petsc4py_the_backend_says_how_to_install_it(monkeypatch):
             make_solver(name)
     with pytest.raises(SolverError, match="make petsc"):
         import_petsc()
+    config = preset_text("mbb") + '\n[solver]\nbackend = "petsc"\n'
+    with pytest.raises(ConfigError, match=r'solver.backend = "petsc": petsc4py .*`make petsc`'):
+        parse_config(config, source="petsc.toml", base_dir=Path.cwd())
