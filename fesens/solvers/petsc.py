@@ -12,7 +12,8 @@ with PETSc's own sparse Cholesky or LU; transposed (adjoint) solves reuse the fa
 
 Further PETSc options pass through as option strings, ``petsc="-pc_gamg_threshold 0.02"``
 or a dict ``{"pc_gamg_threshold": 0.02}``. They are set under a prefix of the solver's own
-and removed from PETSc's options database once read, so solvers do not see each other's.
+and are in PETSc's options database only while PETSc works for that solver (setting up,
+solving), so solvers do not see each other's.
 
 petsc4py is imported when a solver is created, never at import of this module (importing
 it initializes MPI). It must be built against the installed PETSc: ``make petsc``.
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -39,6 +42,12 @@ INSTALL_HINT = (
 #: fesens' preconditioner names and PETSc's ``PCType`` for each.
 PRECONDITIONERS = {"amg": "gamg", "hypre": "hypre", "jacobi": "jacobi", "none": "none"}
 FACTORIZATIONS = ("cholesky", "lu")
+# GAMG's level smoother, Chebyshev on Jacobi, is fragile on SIMP designs: its eigenvalue
+# estimate misses, and CG stops with KSP_DIVERGED_INDEFINITE_PC (the cantilever3d preset,
+# 11,253 unknowns, at OC iteration 2; still at iteration 9 with a safety factor 1.5 on the
+# estimate). Chebyshev on symmetric SOR ran all 80 iterations, with CHOLMOD's history.
+#: PETSc options the ``"amg"`` (GAMG) preconditioner starts from (a ``petsc`` option overrides).
+GAMG_OPTIONS = {"mg_levels_pc_type": "sor"}
 # BoomerAMG's defaults (strength 0.25, Falgout coarsening, classical interpolation) make
 # dense coarse levels on 3D elasticity; hypre's advice for 3D took CG + BoomerAMG on a
 # 40 x 12 x 12 hex8 cantilever (20,280 unknowns, rtol 1e-8) from 11.9 s to 2.6 s.
@@ -157,7 +166,7 @@ class _PetscKSP:
     def __init__(self, ksp_type: str, pc_type: str, options: dict[str, str]) -> None:
         self.PETSc = import_petsc()
         self.ksp_type, self.pc_type, self.options = ksp_type, pc_type, options
-        # the options of this KSP only (they leave PETSc's database once read)
+        # the options of this KSP only (in PETSc's database only within `_options`)
         self.prefix = f"fesens{id(self):x}_"
         self.ksp = None
         self.matrix = None
@@ -172,14 +181,19 @@ class _PetscKSP:
         if near_nullspace is not None:
             self.matrix.setNearNullSpace(self._nullspace(near_nullspace))
         try:  # bad options (an unknown type, hypre missing) fail here too
-            if new_pattern or self.ksp is None:
-                self.ksp = self._new_ksp(factor_solver)
-            self.ksp.setOperators(self.matrix)
-            self.ksp.setUp()
+            with self._options():
+                self._set_up(new_pattern, factor_solver)
         except PETSc.Error as error:
             raise self._setup_error(error) from None
         self.pattern = SparsityPattern(A)
         return new_pattern
+
+    def _set_up(self, new_pattern: bool, factor_solver: str | None) -> None:
+        """KSP set-up on ``self.matrix`` (a new KSP for a new pattern)."""
+        if new_pattern or self.ksp is None:
+            self.ksp = self._new_ksp(factor_solver)
+        self.ksp.setOperators(self.matrix)
+        self.ksp.setUp()
 
     def _setup_error(self, error: Any) -> SolverError:
         """The fesens error of a failed ``KSPSetUp``; forgets the KSP and the pattern."""
@@ -202,18 +216,24 @@ class _PetscKSP:
             ksp.getPC().setFactorSolverType(factor_solver)
             ksp.setErrorIfNotConverged(True)  # a failed factorization raises in setUp
         ksp.setOptionsPrefix(self.prefix)
-        database = PETSc.Options(self.prefix)
-        for name, value in self.options.items():
-            database[name] = value
-        try:
-            ksp.setFromOptions()
-        finally:
-            for name in self.options:
-                database.delValue(name)
+        ksp.setFromOptions()
         if ksp.getType() == "cg" and "ksp_norm_type" not in self.options:
             # stop on the true residual, not the preconditioned one
             ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
         return ksp
+
+    @contextmanager
+    def _options(self) -> Iterator[None]:
+        """This KSP's options in PETSc's database (which PETSc reads in setFromOptions,
+        and in set-up and solves for the parts it creates then, e.g. multigrid levels)."""
+        database = self.PETSc.Options(self.prefix)
+        for name, value in self.options.items():
+            database[name] = value
+        try:
+            yield
+        finally:
+            for name in self.options:
+                database.delValue(name)
 
     def _nullspace(self, vectors: np.ndarray) -> Any:
         """PETSc's near-null space of orthonormalized ``vectors`` (n, k)."""
@@ -229,7 +249,8 @@ class _PetscKSP:
         rhs = PETSc.Vec().createWithArray(np.ascontiguousarray(b), comm=PETSc.COMM_SELF)
         x = self.matrix.createVecRight()
         try:
-            (self.ksp.solveTranspose if transpose else self.ksp.solve)(rhs, x)
+            with self._options():
+                (self.ksp.solveTranspose if transpose else self.ksp.solve)(rhs, x)
         except PETSc.Error as error:
             raise SolverError(f"PETSc failed in {self.describe()}: {last_line(error)}") from None
         return x.getArray().copy(), self.ksp.getConvergedReason(), self.ksp.getIterationNumber()
@@ -251,7 +272,8 @@ class PetscSolver(IterativeSolver):
     Parameters
     ----------
     preconditioner : {"amg", "hypre", "jacobi", "none"}, default "amg"
-        ``"amg"``: PETSc's GAMG (smoothed aggregation), given ``near_nullspace``;
+        ``"amg"``: PETSc's GAMG (smoothed aggregation), given ``near_nullspace``, with
+        :data:`GAMG_OPTIONS`;
         ``"hypre"``: BoomerAMG (when PETSc has hypre), with :data:`HYPRE_OPTIONS`.
     rtol : float, default 1e-10
         Required relative residual ``||b - A x|| / ||b||`` of every right-hand side.
@@ -286,7 +308,8 @@ class PetscSolver(IterativeSolver):
         self.near_nullspace = near_nullspace
         self._stats.update(last_iterations=None, last_residual=None)
         self._M = self._M_transpose = None  # PETSc's KSP holds the preconditioner
-        options = {**(HYPRE_OPTIONS if preconditioner == "hypre" else {}), **parse_options(petsc)}
+        defaults = {"amg": GAMG_OPTIONS, "hypre": HYPRE_OPTIONS}.get(preconditioner, {})
+        options = {**defaults, **parse_options(petsc)}
         self._ksp = _PetscKSP(ksp_type, PRECONDITIONERS[preconditioner], options)
         self._reason = ""
 
@@ -304,6 +327,8 @@ class PetscSolver(IterativeSolver):
         try:
             return super()._solve(b, x0, transpose)
         except ConvergenceError as error:
+            if self._reason in str(error):  # raised by _krylov, naming it
+                raise
             raise ConvergenceError(f"{error}; PETSc ({self._ksp.describe()}): {self._reason}",
                                    error.iterations, error.residual, error.tolerance) from None
 

@@ -180,6 +180,16 @@ def test_petsc_options_reach_the_ksp_and_leave_the_options_database():
     assert not [key for key in import_petsc().Options().getAll() if "fesens" in key]
 
 
+@needs_petsc
+def test_petsc_options_reach_the_parts_made_at_set_up():
+    """GAMG makes its levels' smoothers in KSPSetUp, and reads their options then."""
+    solver = make_solver("petsc", petsc="-mg_levels_ksp_type richardson -mg_levels_pc_type sor")
+    solver.factorize(laplacian_2d(40))
+    smoother = solver._ksp.ksp.getPC().getMGSmoother(1)
+    assert (smoother.getType(), smoother.getPC().getType()) == ("richardson", "sor")
+    assert not [key for key in import_petsc().Options().getAll() if "fesens" in key]
+
+
 # ------------------------------------------------------------------ errors
 @needs_petsc
 def test_an_exhausted_ksp_raises_convergence_error_with_petsc_reason():
