@@ -19,9 +19,15 @@ from fesens.adjoint import (
 )
 from fesens.config import selections
 from fesens.config.checks import join
+from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.optimization_sections import create_optimizer
-from fesens.config.physics_keys import LOAD_SELECTIONS, apply_sections, response_kind
+from fesens.config.physics_keys import (
+    LOAD_SELECTIONS,
+    apply_sections,
+    constructor_material,
+    response_kind,
+)
 from fesens.config.schema import Config
 from fesens.fem import LinearModel
 from fesens.opt import (
@@ -54,7 +60,8 @@ def build_model(config: Config) -> LinearModel:
     """
     data, mesh = config.data, config.mesh
     options = {key: value for key, value in data["physics"].items() if key != "type"}
-    model = config.physics_class(mesh, **options, **data["material"])
+    material = constructor_material(config.physics_class, data["material"])
+    model = config.physics_class(mesh, **options, **material)
     for i, support in enumerate(data["supports"]):
         where = selections.nodes(join("supports", i), support, mesh, config.label)
         model.fix(where, components=support.get("components"), value=support["value"])
@@ -139,25 +146,29 @@ def build_interpolation(config: Config):
 def build_problem(config: Config, model: LinearModel | None = None) -> DesignProblem:
     """The design problem of an optimization config (builds the model if not given): with
     ``[[load_cases]]`` the weighted sum of the cases' objectives, or with ``[objective]
-    combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst."""
+    combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst; with an eigen
+    objective a :class:`~fesens.opt.frequency.FrequencyProblem`
+    (:mod:`fesens.config.frequency`)."""
     data, mesh = config.data, config.mesh
     model = build_model(config) if model is None else model
-    interpolation = _from_registry(INTERPOLATIONS, data["penalization"])
     filter_spec = data["filter"]
-    density_filter = make_filter(filter_spec["type"], mesh, filter_spec.get("radius"))
-    projection = _from_registry(PROJECTIONS, data["projection"])
+    design = {
+        "volume_fraction": data["constraints"]["volume_fraction"],
+        "interpolation": _from_registry(INTERPOLATIONS, data["penalization"]),
+        "filter": make_filter(filter_spec["type"], mesh, filter_spec.get("radius")),
+        "projection": _from_registry(PROJECTIONS, data["projection"]),
+        "passive_solid": _passive(config, "solid"), "passive_void": _passive(config, "void"),
+        "solver": solver_argument(config)}
+    if eigen_kind(data, config.physics) is not None:
+        return build_frequency_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
     objective, cases = response(data["objective"], config), data.get("load_cases")
     reports = per_case(objective, cases, data["objective"]["type"]) if cases else None
     worst = cases and combination(data) == "max"
     return (MinMaxProblem if worst else DesignProblem)(
-        model, objective if worst or not cases else weighted(objective, cases),
-        volume_fraction=data["constraints"]["volume_fraction"],
-        interpolation=interpolation, filter=density_filter, projection=projection,
-        passive_solid=_passive(config, "solid"), passive_void=_passive(config, "void"),
-        constraints=constraints, solver=solver_argument(config),
-        load_cases=magnitudes(data), reports=reports,
+        model, objective if worst or not cases else weighted(objective, cases), **design,
+        constraints=constraints, load_cases=magnitudes(data), reports=reports,
         adaptive_tolerance=adaptive_tolerance(config))
 
 

@@ -79,6 +79,8 @@ SCHEDULE = schedule()
 PARAMETER_CHECKS = {
     "penalty": (SCHEDULE, "penalty exponent (SIMP p, RAMP q), or a continuation table"),
     "minimum": (number(0.0, 1.0, high_open=True), "stiffness (conductivity) of void, relative"),
+    "mass_minimum": (number(0.0, 1.0, low_open=True, high_open=True),
+                     "mass of void, relative (du-olhoff, pedersen: frequency design)"),
     "radius": (POSITIVE, "filter radius in mesh units"),
     "beta": (SCHEDULE, "sharpness β, or a continuation table"),
     "eta": (number(0.0, 1.0, low_open=True, high_open=True), "threshold η"),

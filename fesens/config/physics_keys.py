@@ -21,10 +21,12 @@ from fesens.config.checks import (
     REQUIRED,
     ConfigError,
     Key,
+    boolean,
     check_table,
     choice,
     component,
     components,
+    integer,
     join,
     number,
     number_or_numbers,
@@ -38,6 +40,10 @@ from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
 from fesens.physics import PHYSICS
 from fesens.physics.spec import Option, Section, SectionKey
+
+#: ``[material]`` mass density of a physics with eigen objectives (PhysicsConfig.mass).
+MASS_DENSITY = Key(POSITIVE, None, "mass density ρ₀ of the solid, for the eigen objectives "
+                                   "(frequency design; default 1)")
 
 NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
 
@@ -73,7 +79,8 @@ def _parameter_check(parameter: Parameter) -> Callable:
 
 def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
     """The ``[material]`` keys of a physics: its parameters' ranges and descriptions, the
-    defaults of its constructor (required if none)."""
+    defaults of its constructor (required if none); and the mass density of its eigen
+    solves (:attr:`~fesens.physics.spec.PhysicsConfig.mass`, not a constructor keyword)."""
     signature = inspect.signature(cls).parameters
     spec = {}
     for key in cls.config.material:
@@ -82,7 +89,14 @@ def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
         spec[key] = Key(_parameter_check(parameter),
                         REQUIRED if default is inspect.Parameter.empty else default,
                         parameter.description)
+    if cls.config.mass is not None:
+        spec[cls.config.mass] = MASS_DENSITY
     return spec
+
+
+def constructor_material(cls: type[LinearModel], material: dict) -> dict:
+    """The ``[material]`` values that are constructor keywords (the mass density is not)."""
+    return {key: value for key, value in material.items() if key != cls.config.mass}
 
 
 def material_variants() -> dict[str, dict[str, Key]]:
@@ -131,11 +145,36 @@ RESPONSE_KEYS = {
                   "stress_exponent": STRESS_EXPONENT},
     "volume": {},
 }
+#: The keys every eigen objective takes: the eigen solve's settings.
+EIGEN_SOLVE = {
+    "modes": Key(integer(1), None, "eigenpairs computed per iteration (default: one more "
+                                   "than the objective uses, to see a repeated one)"),
+    "lumped": Key(boolean(), False, "lumped (HRZ) instead of consistent mass"),
+}
+INDEX = Key(integer(0), 0, "which eigenvalue, 0 the lowest")
+COUNT = Key(integer(1), 3, "how many of the lowest eigenvalues")
+#: The keys of each eigen objective (:data:`fesens.physics.spec.EIGEN_KINDS`).
+EIGEN_KEYS = {
+    "eigenvalue": {"index": INDEX, **EIGEN_SOLVE},
+    "frequency": {"index": INDEX, **EIGEN_SOLVE},
+    "eigenvalue_sum": {"count": COUNT, **EIGEN_SOLVE},
+    "eigenvalue_ks": {"count": COUNT, "rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                      **EIGEN_SOLVE},
+}
 
 
 def response_kind(physics: str, type_name: str) -> str:
-    """The generic objective of a response type of a physics (``volume`` for volume)."""
-    return PHYSICS.get(physics).config.responses.get(type_name, "volume")
+    """The generic or eigen objective of a response type of a physics (``volume`` for
+    volume)."""
+    fragment = PHYSICS.get(physics).config
+    return fragment.responses.get(type_name) or fragment.eigen_responses.get(type_name, "volume")
+
+
+def eigen_variants(physics: str) -> dict[str, dict[str, Key]]:
+    """The eigen objective types of a physics (``[objective]`` of ``fesens optimize``
+    only) and their keys."""
+    return {name: dict(EIGEN_KEYS[kind])
+            for name, kind in PHYSICS.get(physics).config.eigen_responses.items()}
 
 
 def response_variants(physics: str) -> dict[str, dict[str, Key]]:

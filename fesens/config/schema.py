@@ -48,6 +48,7 @@ from fesens.config.checks import (
     unknown_key,
     variants_hint,
 )
+from fesens.config.frequency import check_frequency, wants_modes
 from fesens.config.load_cases import (
     COMBINE,
     LOAD_CASE,
@@ -72,6 +73,7 @@ from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
     check_sections,
     dims_text,
+    eigen_variants,
     load_variants,
     material_variants,
     physics_variants,
@@ -376,7 +378,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         if key not in TOP_LEVEL:
             raise unknown_key("", key, TOP_LEVEL)
     for key in ("mesh", "supports", "loads"):
-        if key not in raw:
+        if key not in raw and not (key == "loads" and wants_modes(raw)):
             what = "a [mesh] table" if key == "mesh" else f"[[{key}]] tables"
             raise ConfigError(f"missing {key!r}: the config needs {what}")
     data: dict[str, Any] = {
@@ -394,18 +396,18 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
                                    elsewhere=variants_hint(materials, "physics.type", kind))
     config = Config(data, mesh, source, label)
     data["supports"] = _check_supports(raw["supports"], config)
-    data["loads"] = _check_loads(raw["loads"], config)
+    data["loads"] = _check_loads(raw.get("loads", []), config)
     if "load_cases" in raw:  # absent: every load in one case, as without the key
         data["load_cases"] = check_load_cases(raw["load_cases"], data["loads"])
     sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
     data.update(sections)
-    if not sections:  # a convection or thermal section loads the model too
-        _check_loaded(data["supports"], data["loads"])
+    if not sections and not wants_modes(raw):  # a convection or thermal section loads the
+        _check_loaded(data["supports"], data["loads"])  # model too; modes need no loads
+    objectives = {**response_variants(kind), **eigen_variants(kind)}
     checks = {
         "design": lambda r: check_design(r, config),
-        "objective": lambda r: check_response("objective", r, config,
-                                               response_variants(kind), {"combine": COMBINE},
-                                               default="compliance"),
+        "objective": lambda r: check_response("objective", r, config, objectives,
+                                               {"combine": COMBINE}, default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
         "penalization": check_penalization,
         "filter": lambda r: check_typed("filter", r, FILTER, default="density"),
@@ -418,6 +420,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         if optimize or section in raw:
             data[section] = check(raw.get(section, {}))
     data["solver"] = solver
+    check_frequency(data, kind, optimize=optimize)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)
@@ -431,7 +434,8 @@ def documented_keys() -> dict[str, set[str]]:
 
     names = PHYSICS.names()
     loads = [spec for name in names for spec in load_variants(name, 2).values()]
-    responses = [spec for name in names for spec in response_variants(name).values()]
+    responses = [spec for name in names for spec in (*response_variants(name).values(),
+                                                     *eigen_variants(name).values())]
     return {
         "": set(TOP_LEVEL),
         "mesh": keys(*MESH.values()) | {"type"},

@@ -5,7 +5,7 @@ With SIMP stiffness ``ρ^p`` and a linear mass ``ρ``, the stiffness-to-mass rat
 ``ρ^(p−1)``, goes to zero with its density: the void regions of a design then carry
 *localized modes* of artificially low frequency, which become the lowest eigenvalues and
 stall the optimization. Two published fixes keep that ratio away from zero below
-``ρ = 0.1``:
+``ρ = 0.1`` (both in :mod:`fesens.opt.interpolation`, registered for ``[penalization]``):
 
 * :class:`DuOlhoff` — J. Du and N. Olhoff, "Topological design of freely vibrating
   continuum structures for maximum values of simple and multiple eigenfrequencies and
@@ -30,62 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.modal import Modes
-from fesens.opt.interpolation import SIMP, Continuation
+from fesens.opt.interpolation import THRESHOLD, DuOlhoff, Pedersen
 from fesens.opt.problem import DesignProblem
 
-#: Below this density the interpolations of Du & Olhoff and Pedersen switch branch.
-THRESHOLD = 0.1
-
-
-class DuOlhoff(SIMP):
-    """SIMP stiffness ``s_min + ρ^p (1 − s_min)`` with Du & Olhoff's (2007) mass
-    ``m(ρ) = ρ`` for ``ρ > 0.1``, ``6·10⁵ ρ⁶ − 5·10⁶ ρ⁷`` below (plus ``mass_minimum``).
-
-    Parameters
-    ----------
-    penalty : float or Continuation
-        SIMP exponent ``p`` (Du & Olhoff: 3).
-    minimum : float
-        Stiffness floor ``s_min``.
-    mass_minimum : float
-        Mass floor, so that no free dof is massless (a singular mass matrix) where the
-        density is exactly 0; small next to ``s_min`` keeps void regions stiff for their mass.
-    """
-
-    name = "du-olhoff"
-    #: ``c₁ ρ⁶ + c₂ ρ⁷`` has value 0.1 and slope 1 at ρ = 0.1.
-    C1, C2 = 6e5, -5e6
-
-    def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9,
-                 mass_minimum: float = 1e-12):
-        super().__init__(penalty, minimum)
-        if not 0.0 < mass_minimum < 1.0:
-            raise ValueError(f"mass_minimum must be in (0, 1), got {mass_minimum!r}")
-        self.mass_minimum = mass_minimum
-
-    def mass(self, rho):
-        """The mass factor ``m(ρ)`` of densities ``(n_cells,)`` (traced)."""
-        low = self.C1 * rho**6 + self.C2 * rho**7
-        return self.mass_minimum + np.where(rho > THRESHOLD, rho, low) * (1.0 - self.mass_minimum)
-
-
-class Pedersen(DuOlhoff):
-    """Pedersen's (2000) stiffness ``s(ρ) = ρ^p`` for ``ρ > 0.1``, ``0.1^(p−1) ρ`` below
-    (floored at ``s_min``), with the linear mass ``m(ρ) = ρ`` (floored at ``mass_minimum``).
-
-    Parameters as :class:`DuOlhoff`.
-    """
-
-    name = "pedersen"
-
-    def __call__(self, rho):
-        p = self.parameter
-        low = THRESHOLD ** (p - 1.0) * rho
-        return self.minimum + np.where(rho > THRESHOLD, rho**p, low) * (1.0 - self.minimum)
-
-    def mass(self, rho):
-        """The mass factor ``m(ρ) = m_min + ρ (1 − m_min)`` (traced)."""
-        return self.mass_minimum + rho * (1.0 - self.mass_minimum)
+__all__ = ["THRESHOLD", "DuOlhoff", "FrequencyProblem", "Pedersen"]
 
 
 class FrequencyProblem(DesignProblem):

@@ -2,6 +2,9 @@
 
 * SIMP (Bendsøe 1989): ``s(ρ) = s_min + ρ^p (1 − s_min)``.
 * RAMP (Stolpe & Svanberg 2001): ``s(ρ) = s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``.
+* Du & Olhoff (2007), Pedersen (2000): SIMP-like stiffness with a mass interpolation ``m(ρ)``
+  that keeps void regions from carrying spurious low-frequency modes (frequency design,
+  :mod:`fesens.opt.frequency`).
 * Heaviside projection (Wang, Lazarov & Sigmund 2011):
   ``ρ̄ = (tanh(βη) + tanh(β(ρ − η))) / (tanh(βη) + tanh(β(1 − η)))``.
 
@@ -114,9 +117,65 @@ class NoProjection:
         return rho
 
 
+#: Below this density the interpolations of Du & Olhoff and Pedersen switch branch.
+THRESHOLD = 0.1
+
+
+class DuOlhoff(SIMP):
+    """SIMP stiffness ``s_min + ρ^p (1 − s_min)`` with Du & Olhoff's (2007) mass
+    ``m(ρ) = ρ`` for ``ρ > 0.1``, ``6·10⁵ ρ⁶ − 5·10⁶ ρ⁷`` below (plus ``mass_minimum``).
+
+    Parameters
+    ----------
+    penalty : float or Continuation
+        SIMP exponent ``p`` (Du & Olhoff: 3).
+    minimum : float
+        Stiffness floor ``s_min``.
+    mass_minimum : float
+        Mass floor, so that no free dof is massless (a singular mass matrix) where the
+        density is exactly 0; small next to ``s_min`` keeps void regions stiff for their mass.
+    """
+
+    name = "du-olhoff"
+    #: ``c₁ ρ⁶ + c₂ ρ⁷`` has value 0.1 and slope 1 at ρ = 0.1.
+    C1, C2 = 6e5, -5e6
+
+    def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9,
+                 mass_minimum: float = 1e-12):
+        super().__init__(penalty, minimum)
+        if not 0.0 < mass_minimum < 1.0:
+            raise ValueError(f"mass_minimum must be in (0, 1), got {mass_minimum!r}")
+        self.mass_minimum = mass_minimum
+
+    def mass(self, rho):
+        """The mass factor ``m(ρ)`` of densities ``(n_cells,)`` (traced)."""
+        low = self.C1 * rho**6 + self.C2 * rho**7
+        return self.mass_minimum + np.where(rho > THRESHOLD, rho, low) * (1.0 - self.mass_minimum)
+
+
+class Pedersen(DuOlhoff):
+    """Pedersen's (2000) stiffness ``s(ρ) = ρ^p`` for ``ρ > 0.1``, ``0.1^(p−1) ρ`` below
+    (floored at ``s_min``), with the linear mass ``m(ρ) = ρ`` (floored at ``mass_minimum``).
+
+    Parameters as :class:`DuOlhoff`.
+    """
+
+    name = "pedersen"
+
+    def __call__(self, rho):
+        p = self.parameter
+        low = THRESHOLD ** (p - 1.0) * rho
+        return self.minimum + np.where(rho > THRESHOLD, rho**p, low) * (1.0 - self.minimum)
+
+    def mass(self, rho):
+        """The mass factor ``m(ρ) = m_min + ρ (1 − m_min)`` (traced)."""
+        return self.mass_minimum + rho * (1.0 - self.mass_minimum)
+
+
 #: Material interpolations by name (the config's ``[penalization] type``); each takes
-#: ``(penalty, minimum)``.
-INTERPOLATIONS: dict[str, type[SIMP]] = {cls.name: cls for cls in (SIMP, RAMP)}
+#: ``(penalty, minimum)``, those with a ``mass`` (for frequency design) ``mass_minimum`` too.
+INTERPOLATIONS: dict[str, type[SIMP]] = {cls.name: cls for cls in (SIMP, RAMP, DuOlhoff,
+                                                                      Pedersen)}
 #: Density projections by name (the config's ``[projection] type``); each takes its
 #: parameters as keyword arguments (none for ``"none"``).
 PROJECTIONS: dict[str, type[Heaviside] | type[NoProjection]] = {

@@ -31,6 +31,7 @@ from fesens.fem.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics import thermal_strain as thermal
 from fesens.physics.spec import (
+    EIGEN_KINDS,
     LoadKind,
     Option,
     PhysicsConfig,
@@ -380,6 +381,8 @@ class Elasticity(LinearModel):
         ),
         responses={"compliance": "compliance", "displacement": "value",
                    "stress_pnorm": "stress_pnorm", "stress_ks": "stress_ks"},
+        mass="density",
+        eigen_responses={kind: kind for kind in EIGEN_KINDS},
         plot=Plot("von_mises", "von Mises", "von Mises stress", deformed=True,
                   clip_percentile=99.0),
         reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),

@@ -15,6 +15,8 @@ How the config maps to the model (``cls`` the physics class)::
     [[loads]] type = LoadKind.type             model.<LoadKind.method>(...) (see LoadKind)
     [section] or [[section]]                   model.<Section.method>(...) (see Section)
     [objective] type = a key of responses      a generic objective (RESPONSE_KINDS)
+    [objective] type = a key of eigen_responses  an eigen objective (EIGEN_KINDS), maximized;
+    [material] <mass> (e.g. density)           the mass density of its eigen solve
 
 ``fesens sensitivity --wrt`` offers ``density``, the per-cell parameters of
 ``cls.parameters`` (besides ``scale``) and ``loads``; the model keeps each parameter's value
@@ -37,6 +39,13 @@ LOAD_SUPPORTS = ("nodes", "facets", "cells")
 #: with a ``component`` for a vector field), ``stress_pnorm`` and ``stress_ks`` (aggregates of
 #: the solution's ``von_mises_squared``). ``volume`` is offered for every physics.
 RESPONSE_KINDS = ("compliance", "value", "stress_pnorm", "stress_ks")
+
+#: The eigen objectives (:mod:`fesens.adjoint.eigen_objectives`) a physics with a mass can
+#: offer, which ``fesens optimize`` maximizes (a frequency design,
+#: :class:`~fesens.opt.frequency.FrequencyProblem`): ``eigenvalue`` and ``frequency`` (one
+#: simple eigenvalue ``λ = ω²`` or ``f = ω / 2π``), ``eigenvalue_sum`` and ``eigenvalue_ks``
+#: (the sum or a KS lower bound of the lowest few, differentiable when they coalesce).
+EIGEN_KINDS = ("eigenvalue", "frequency", "eigenvalue_sum", "eigenvalue_ks")
 
 #: How a reported number is taken from an output field: ``max``, ``min``, or ``max_norm``
 #: (the largest Euclidean norm of the rows of a vector field).
@@ -233,6 +242,13 @@ class PhysicsConfig:
         Numbers reported after a solve.
     sections : tuple of Section
         Further top-level sections of this physics (e.g. ``[[convection]]``).
+    mass : str or None
+        The ``[material]`` key of the mass density of an eigen solve (e.g. ``density``;
+        not a constructor keyword: ``ρ₀`` of :meth:`~fesens.fem.modal.ModalAnalysis.modes`);
+        None: the physics offers no eigen objectives.
+    eigen_responses : mapping of str to str
+        Objective type names of a frequency design (``fesens optimize`` only), each mapped
+        to an eigen objective of :data:`EIGEN_KINDS`; needs ``mass``.
     """
 
     options: tuple[Option, ...] = ()
@@ -244,13 +260,24 @@ class PhysicsConfig:
     plot: Plot | None = None
     reported: tuple[Reported, ...] = ()
     sections: tuple[Section, ...] = ()
+    mass: str | None = None
+    eigen_responses: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))
+        object.__setattr__(self, "eigen_responses",
+                           MappingProxyType(dict(self.eigen_responses)))
         for name, kind in self.responses.items():
             if kind not in RESPONSE_KINDS:
                 raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
                                  f"expected one of {', '.join(RESPONSE_KINDS)}")
+        for name, kind in self.eigen_responses.items():
+            if kind not in EIGEN_KINDS or name in self.responses:
+                raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
+                                 f"objective ({', '.join(EIGEN_KINDS)}) or the name is taken")
+        if self.eigen_responses and self.mass is None:
+            raise ValueError("eigen_responses need the [material] key of the mass density: "
+                             "give mass (e.g. \"density\")")
         types = [load.type for load in self.loads]
         if len(set(types)) != len(types):
             raise ValueError(f"load types must be unique, got {types}")

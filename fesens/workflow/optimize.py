@@ -19,20 +19,22 @@ import numpy as np
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
 from fesens.config.load_cases import case_names, case_report, combination
+from fesens.fem.modal import Modes
 from fesens.mesh import write_mesh
 from fesens.opt import (
     CheckpointError,
     DesignProblem,
     Evaluation,
-    case_state,
+    FrequencyProblem,
     load_checkpoint,
     load_evaluated_design,
     optimize,
 )
-from fesens.output import ResultsFolder, sensitivity_name
+from fesens.output import ResultsFolder
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values
+from fesens.workflow.design_fields import design_fields, modal_summary, plot_first_mode
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
 RESUMABLE_CHANGES = ("stop", "output", "name", "description")
@@ -84,51 +86,11 @@ def _resume_point(folder: ResultsFolder, command: str) -> tuple[int, list[dict]]
     return iteration, history
 
 
-def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str,
-                  cases: list[str] | tuple = ()) -> tuple[dict, dict]:
-    """Point and cell data of an evaluated design: the physics' output (e.g. displacement,
-    von Mises and stress; temperature, heat flux) at the interpolated stiffness, the
-    density, and the sensitivities the optimizer used (:func:`design_sensitivities`).
-    ``evaluation.state`` is a plain solution of the physics' ``solution_class``; with load
-    ``cases`` (their names), the output of each case is named ``<field>_<case>``, and the
-    worst-case objective (``evaluation.bounds``) gives each case's sensitivity,
-    ``d_<objective>_<case>_d_design``."""
-    solution = evaluation.state
-    point_data, cell_data = {}, {}
-    for i, case in enumerate(cases or [None]):
-        single = solution if case is None else case_state(solution, i)
-        suffix = "" if case is None else f"_{case}"
-        point_data.update({name + suffix: v for name, v in single.point_data().items()})
-        cell_data.update({name + suffix: v for name, v in single.cell_data().items()})
-    if evaluation.bounds is not None and cases:
-        cell_data.update(design_sensitivities(problem, evaluation, objective, cases))
-    return point_data, {"density": evaluation.density, **cell_data,
-                        **design_sensitivities(problem, evaluation, objective)}
-
-
-def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
-                         objective: str, cases: list[str] | tuple = ()) -> dict[str, np.ndarray]:
-    """Per-cell derivatives of the objective, the volume fraction and each extra constraint's
-    response with respect to the design variables (``d_<response>_d_design``, passive cells
-    0), as the optimizer received them (with a sensitivity filter: the filtered ones); with
-    ``cases``, those of the objective of each case of a worst-case evaluation instead
-    (``d_<objective>_<case>_d_design``, from ``evaluation.bound_gradients``)."""
-    def per_cell(values: np.ndarray) -> np.ndarray:
-        full = np.zeros(problem.mesh.n_cells)
-        full[problem.design] = values
-        return full
-
-    if cases:
-        return {sensitivity_name(f"{objective}_{case}", "design"): per_cell(gradient)
-                for case, gradient in zip(cases, evaluation.bound_gradients, strict=True)}
-
-    gradients = evaluation.constraint_gradients
-    fields = {sensitivity_name(objective, "design"): per_cell(evaluation.gradient),
-              sensitivity_name("volume_fraction", "design"): per_cell(gradients[0])}
-    for i, constraint in enumerate(problem.constraints):  # g = r / limit − 1
-        fields[sensitivity_name(constraint.name, "design")] = per_cell(
-            gradients[1 + i] * constraint.limit)
-    return fields
+def _shown(problem: DesignProblem) -> list[str]:
+    """History columns the progress line shows: the extra constraints, the first
+    frequency of a frequency design."""
+    return [c.name for c in problem.constraints] + [
+        name for name in problem.reports if name == "frequency_1"]
 
 
 def _progress_line(record: dict, extras: list[str]) -> str:
@@ -156,7 +118,8 @@ def _describe(config: Config, problem: DesignProblem, model) -> str:
     radius = f" r={flt['radius']:g}" if "radius" in flt else ""
     return (f"{config.name}: {config.mesh.n_cells} {config.mesh.cell_type} cells, "
             f"{model.dofmap.n_dofs} dofs, {problem.n_design} design variables; "
-            f"{data['objective']['type']}{_combined(data)}, "
+            f"{data['objective']['type']}{_combined(data)}"
+            f"{' (maximized)' if isinstance(problem, FrequencyProblem) else ''}, "
             f"volume ≤ {data['constraints']['volume_fraction']:g}; "
             f"{pen['type'].upper()} {penalty}, {flt['type']} filter{radius}, "
             f"{data['optimizer']['type'].upper()}"
@@ -304,7 +267,7 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     problem = build_problem(config, model)
     optimizer = build_optimizer(config)
     echo(_describe(config, problem, model))
-    extras = [c.name for c in problem.constraints]
+    extras = _shown(problem)
     stop = config.data["stop"]
     result = optimize(problem, optimizer, max_iter=stop["max_iter"],
                       tol_change=stop["tol_change"],
@@ -322,7 +285,7 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
 
 def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
     stop, every = config.data["stop"], config.data["output"]["every"]
-    extras = [c.name for c in problem.constraints]
+    extras = _shown(problem)
     objective = config.data["objective"]["type"]
     last = run.history[-1] if run.history else None
     if resume and last is not None and (
@@ -385,6 +348,10 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
                  title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
                        f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
                  **boundary_markers(model))
+    if isinstance(evaluation.state, Modes):
+        frequency = modal_summary(run.history, evaluation.state)["frequencies"]["final"][0]
+        plot_first_mode(problem, evaluation, folder.file("mode_1.png"),
+                        f"{config.name}: the design on its first mode, f1 = {frequency:.5g}")
     if run.history:
         plot_convergence(run.history, folder.file("convergence.png"),
                          volume_limit=config.data["constraints"]["volume_fraction"],
@@ -406,6 +373,9 @@ def _final_summary(config, problem, model, run, evaluation, converged, fields) -
                        evaluation=evaluation, converged=converged)
     summary["outcome"] = _outcome(config, run.history, converged)
     fragment, (point_data, cell_data) = config.physics_class.config, fields
+    if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
+        summary.update(modal_summary(run.history, evaluation.state))
+        return summary
     for case in case_names(config.data) or [None]:  # each case's values named <key>_<case>
         suffix = "" if case is None else f"_{case}"
 

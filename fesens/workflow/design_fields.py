@@ -1,0 +1,118 @@
+"""What a design run writes of one evaluated design: the point and cell data of its VTU
+(the physics' output, the density, the sensitivities the optimizer used) and, for a
+frequency design (an eigen objective, :mod:`fesens.config.frequency`), its modes: the
+first mode shape as the physics' field, every mode as ``mode_<i>``, the picture of the
+design on its first mode, and the eigenvalues and frequencies before and after.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from fesens.fem.modal import Modes
+from fesens.opt import DesignProblem, Evaluation, case_state
+from fesens.output import sensitivity_name
+from fesens.plotting import plot_cell_field
+
+
+def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str,
+                  cases: list[str] | tuple = ()) -> tuple[dict, dict]:
+    """Point and cell data of an evaluated design: the physics' output (e.g. displacement,
+    von Mises and stress; temperature, heat flux) at the interpolated stiffness, the
+    density, and the sensitivities the optimizer used (:func:`design_sensitivities`).
+    ``evaluation.state`` is a plain solution of the physics' ``solution_class``; with load
+    ``cases`` (their names), the output of each case is named ``<field>_<case>``, and the
+    worst-case objective (``evaluation.bounds``) gives each case's sensitivity,
+    ``d_<objective>_<case>_d_design``. A frequency design's state is its
+    :class:`~fesens.fem.modal.Modes` (:func:`modal_fields`)."""
+    solution = evaluation.state
+    if isinstance(solution, Modes):
+        return modal_fields(problem, evaluation, objective)
+    point_data, cell_data = {}, {}
+    for i, case in enumerate(cases or [None]):
+        single = solution if case is None else case_state(solution, i)
+        suffix = "" if case is None else f"_{case}"
+        point_data.update({name + suffix: v for name, v in single.point_data().items()})
+        cell_data.update({name + suffix: v for name, v in single.cell_data().items()})
+    if evaluation.bounds is not None and cases:
+        cell_data.update(design_sensitivities(problem, evaluation, objective, cases))
+    return point_data, {"density": evaluation.density, **cell_data,
+                        **design_sensitivities(problem, evaluation, objective)}
+
+
+def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
+                         objective: str, cases: list[str] | tuple = ()) -> dict[str, np.ndarray]:
+    """Per-cell derivatives of the objective, the volume fraction and each extra constraint's
+    response with respect to the design variables (``d_<response>_d_design``, passive cells
+    0), as the optimizer received them (with a sensitivity filter: the filtered ones); with
+    ``cases``, those of the objective of each case of a worst-case evaluation instead
+    (``d_<objective>_<case>_d_design``, from ``evaluation.bound_gradients``)."""
+    def per_cell(values: np.ndarray) -> np.ndarray:
+        full = np.zeros(problem.mesh.n_cells)
+        full[problem.design] = values
+        return full
+
+    if cases:
+        return {sensitivity_name(f"{objective}_{case}", "design"): per_cell(gradient)
+                for case, gradient in zip(cases, evaluation.bound_gradients, strict=True)}
+
+    gradients = evaluation.constraint_gradients
+    fields = {sensitivity_name(objective, "design"): per_cell(evaluation.gradient),
+              sensitivity_name("volume_fraction", "design"): per_cell(gradients[0])}
+    for i, constraint in enumerate(problem.constraints):  # g = r / limit − 1
+        fields[sensitivity_name(constraint.name, "design")] = per_cell(
+            gradients[1 + i] * constraint.limit)
+    return fields
+
+
+def mode_shape(problem: DesignProblem, modes: Modes, index: int = 0) -> np.ndarray:
+    """Mode ``index`` (mass-normalized) as a nodal field, ``(n_points, n_components)``
+    (``(n_points,)`` for a scalar field)."""
+    model = problem.model
+    shape = (model.mesh.n_points, model.n_components) if model.n_components > 1 \
+        else (model.mesh.n_points,)
+    return np.reshape(modes.vectors[:, index], shape)
+
+
+def modal_fields(problem: DesignProblem, evaluation: Evaluation,
+                 objective: str) -> tuple[dict, dict]:
+    """Point and cell data of a frequency design: the first mode under the physics' field
+    name (e.g. ``displacement``), every mode as ``mode_<i>`` (``i`` from 1), the density
+    and the sensitivities; ``d_<objective>_d_design`` is that of the eigen objective
+    itself (the optimizer minimized its negative)."""
+    modes = evaluation.state
+    point_data = {problem.model.field_name: mode_shape(problem, modes)}
+    point_data.update({f"mode_{i + 1}": mode_shape(problem, modes, i)
+                       for i in range(modes.vectors.shape[1])})
+    sensitivities = design_sensitivities(problem, evaluation, objective)
+    name = sensitivity_name(objective, "design")
+    sensitivities[name] = -sensitivities[name]
+    return point_data, {"density": evaluation.density, **sensitivities}
+
+
+def modal_summary(history: list[dict], modes: Modes) -> dict:
+    """``eigenvalues`` and ``frequencies`` of the first evaluated design (``initial``, from
+    the history) and of the final one (``final``), for ``summary.json``."""
+    final = np.asarray(modes.values, dtype=float)
+    first = history[0] if history else {}
+    count = len(final)
+    initial = [first.get(f"eigenvalue_{i + 1}") for i in range(count)]
+    return {"eigenvalues": {"initial": initial, "final": final.tolist()},
+            "frequencies": {"initial": [None if value is None else
+                                        float(np.sqrt(max(value, 0.0)) / (2 * np.pi))
+                                        for value in initial],
+                            "final": (np.sqrt(np.maximum(final, 0.0)) / (2 * np.pi)).tolist()}}
+
+
+def plot_first_mode(problem: DesignProblem, evaluation: Evaluation, path: Path,
+                    title: str) -> Path | None:
+    """The design (density, grey) drawn on its first mode shape; None when the mesh or the
+    field is not 2D (nothing drawn)."""
+    model = problem.model
+    if model.mesh.dim != 2 or model.n_components != 2:
+        return None
+    return plot_cell_field(model.mesh, evaluation.density, path, cmap="gray_r",
+                           displacement=mode_shape(problem, evaluation.state),
+                           label="density", title=title)
