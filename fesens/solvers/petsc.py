@@ -44,7 +44,7 @@ PRECONDITIONERS = {"amg": "gamg", "hypre": "hypre", "jacobi": "jacobi", "none": 
 FACTORIZATIONS = ("cholesky", "lu")
 # GAMG's level smoother, Chebyshev on Jacobi, is fragile on SIMP designs: its eigenvalue
 # estimate misses, and CG stops with KSP_DIVERGED_INDEFINITE_PC (the cantilever3d preset,
-# 11,253 unknowns, at OC iteration 2; still at iteration 9 with a safety factor 1.5 on the
+# 11,253 dofs, at OC iteration 2; still at iteration 9 with a safety factor 1.5 on the
 # estimate). Chebyshev on symmetric SOR ran all 80 iterations, with CHOLMOD's history.
 #: PETSc options the ``"amg"`` (GAMG) preconditioner starts from (a ``petsc`` option overrides).
 GAMG_OPTIONS = {"mg_levels_pc_type": "sor"}
