@@ -1,18 +1,21 @@
 """From exceptions to what the user sees: one ``error: ...`` line and an exit code.
 
 Exit codes of every fesens command: 0 success, 1 numerical failure (solver, NaN), 2 bad
-input (config, files, usage), 130 interrupted.
+input (config, files, usage), 130 interrupted. Under ``mpirun`` a rank that fails exits at
+once with its code (:func:`fesens.mpi.exit_now`), so that ``mpirun`` ends the others.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import traceback
 from typing import NoReturn
 
 import click
 
 from fesens.errors import FesensError, NonFiniteError, SolverError
+from fesens.mpi import World, exit_now, launched, world
 
 #: Numerical failures (exit 1); every other FesensError, ValueError, OSError is input (2).
 NUMERICAL = (SolverError, NonFiniteError)
@@ -59,14 +62,25 @@ def run_command(command: click.Command) -> NoReturn:
     cannot cut that save short."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _first_interrupt)
+    ranks = launched()
     try:
+        if ranks.distributed:
+            world()  # PETSc's view of the launch, checked before any work
         code = command(standalone_mode=False)
     except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        code = _report(exc)
+        code = _report(exc, ranks)
+    except BaseException:
+        if not ranks.distributed:
+            raise
+        traceback.print_exc()  # an unexpected failure of one rank: end them all
+        exit_now(1)
     else:  # the work is done and written: a Ctrl-C now must not turn success into a signal
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(code if isinstance(code, int) else 0)
+    code = code if isinstance(code, int) else 0
+    if code and ranks.distributed:
+        exit_now(code)  # no collective finalization: mpirun ends the other ranks
+    sys.exit(code)
 
 
 def _first_interrupt(signum: int, frame) -> None:
@@ -75,13 +89,18 @@ def _first_interrupt(signum: int, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _report(exc: BaseException) -> int:
-    """Print the ``error: ...`` line of ``exc`` (or ``aborted``); its exit code."""
+def _report(exc: BaseException, ranks: World) -> int:
+    """Print the ``error: ...`` line of ``exc`` (or ``aborted``), naming the rank when it is
+    not rank 0 of a distributed run; its exit code."""
+    prefix = "" if ranks.is_root else f"rank {ranks.rank} of {ranks.size}: "
     if isinstance(exc, click.exceptions.Abort):
-        click.echo("aborted", err=True)
+        click.echo(f"{prefix}aborted", err=True)
         return 130
     if isinstance(exc, click.ClickException):
-        exc.show()
+        if prefix:
+            click.echo(f"{prefix}error: {exc.format_message()}", err=True)
+        else:
+            exc.show()
         return exc.exit_code
-    click.echo(f"error: {exc}", err=True)
+    click.echo(f"{prefix}error: {exc}", err=True)
     return 1 if isinstance(exc, NUMERICAL) else 2
