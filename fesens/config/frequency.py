@@ -55,9 +55,9 @@ def wants_modes(raw: dict) -> bool:
 def _needed_modes(kind: str, objective: dict) -> tuple[int, int]:
     """``(least, default)`` number of computed modes for the objective: the ones it uses,
     and one more to see whether the last of them is repeated."""
-    used = objective["count"] if kind in ("eigenvalue_sum", "eigenvalue_ks") \
-        else objective["index"] + 1
-    return (used + 1 if "count" in objective else used), used + 1
+    if kind in ("eigenvalue_sum", "eigenvalue_ks"):  # they check the gap above the last
+        return objective["count"] + 1, objective["count"] + 1
+    return objective["index"] + 1, objective["index"] + 2
 
 
 def check_frequency(data: dict, physics: str, *, optimize: bool) -> None:

@@ -247,8 +247,9 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
         folder.remove_temporaries()
         raise
     echo(_final_line(config, summary))
-    echo(f"results in {folder.path}: design.png, design.vtu, convergence.png, history.csv, "
-         "summary.json")
+    mode = "mode_1.png, " if (folder.path / "mode_1.png").is_file() else ""
+    echo(f"results in {folder.path}: design.png, {mode}design.vtu, convergence.png, "
+         "history.csv, summary.json")
     return OptimizationRun(summary, x, evaluation.density, run.history, evaluation,
                            converged, folder.path)
 

@@ -101,3 +101,14 @@ def test_solve_refuses_a_frequency_design_with_the_way_out(tmp_path):
     assert result.exit_code == 2
     assert ('objective.type = "eigenvalue_ks" (a frequency design) is run by `fesens '
             'optimize` only') in result.output
+
+
+def test_force_removes_the_mode_picture_of_a_previous_frequency_run(tmp_path):
+    out = tmp_path / "run"
+    assert run("optimize", "--preset", "frequency", "--out", out, "--max-iter", 1,
+               "-q").exit_code == 0
+    assert (out / "mode_1.png").is_file()
+    static = run("optimize", "--preset", "mbb", "--out", out, "--max-iter", 1, "--force")
+    assert static.exit_code == 0, static.output
+    assert not (out / "mode_1.png").exists()
+    assert "mode_1.png" not in static.output
