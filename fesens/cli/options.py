@@ -41,11 +41,15 @@ def load_source(config_path: Path | None, preset: str | None, *, optimize: bool)
         raise click.UsageError("give either CONFIG or --preset NAME, not both")
     if config_path is None and preset is None:
         raise click.UsageError("give a CONFIG file or --preset NAME (see `fesens presets`)")
+    from fesens.mpi import check_rank_count, world
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConfigWarning)
         config = (load_preset(preset, optimize=optimize) if preset is not None
                   else load_config(config_path, optimize=optimize))
-    echo_warnings(caught)
+    if world().is_root:
+        echo_warnings(caught)
+    check_rank_count(config.mesh.n_cells, config.source)
     return config
 
 

@@ -15,6 +15,7 @@ from fesens.fem.matrix_free import lattice_system, wants_matrix_free
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
+from fesens.mpi import MPIError, launched
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
 from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS, prefers_direct
 from fesens.solvers.base import SOLVER_ALIASES
@@ -78,6 +79,7 @@ class SolverChoice:
         if isinstance(spec, tuple):
             spec, options = spec[0], {**spec[1], **options}
         spec = spec or self.default_solver
+        _check_distributes(spec)
         if spec == "auto" or solver_class(spec).is_direct:
             spec, options = self._checked_choice(spec, options)
         key = (spec, options) if options else spec
@@ -97,6 +99,11 @@ class SolverChoice:
         that backend is registered, else CG with AMG (Jacobi without pyamg).
         """
         n, dim = self.free_dofs.size, self.mesh.dim
+        ranks = launched()
+        if ranks.distributed:
+            return AutoChoice("petsc", {"preconditioner": "amg"},
+                              f"MPI launch on {ranks.size} ranks: PETSc's CG + GAMG solves "
+                              "across them")
         direct = str(solver_class("auto").name)
         needed, available = factor_bytes(n, dim), available_bytes()
         fits = available is None or needed <= available
@@ -219,3 +226,15 @@ def _registered(name: str) -> bool:
         return bool(solver_class(name).available()) and name not in SOLVER_ALIASES
     except ValueError:
         return False
+
+
+def _check_distributes(spec: str) -> None:
+    """Under ``mpirun -n N``, refuse a backend that would solve the whole system on every
+    rank (``auto`` picks PETSc there)."""
+    ranks = launched()
+    if ranks.distributed and spec != "auto" and not getattr(solver_class(spec), "distributes",
+                                                            False):
+        raise MPIError(
+            f"solver {spec!r} cannot solve across the {ranks.size} MPI ranks of this launch "
+            "(every rank would solve the whole system alone); use 'petsc' (CG + GAMG) or "
+            "'petsc_direct' (MUMPS), e.g. [solver] backend = \"petsc\", or 'auto'")

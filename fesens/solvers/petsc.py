@@ -15,6 +15,13 @@ or a dict ``{"pc_gamg_threshold": 0.02}``. They are set under a prefix of the so
 and are in PETSc's options database only while PETSc works for that solver (setting up,
 solving), so solvers do not see each other's.
 
+Under ``mpirun -n N`` (:mod:`fesens.mpi`) both backends solve across the ranks: every rank
+holds the whole matrix (the model is replicated), keeps its block of rows
+(:func:`owned_rows`, PETSc's default layout) in a PETSc matrix on ``COMM_WORLD``, and gets
+the whole solution back (a scatter to all ranks); GAMG's hierarchy, the Krylov iterations
+and MUMPS' factorization are distributed. They are the only backends that do
+(``distributes``).
+
 petsc4py is imported when a solver is created, never at import of this module (importing
 it initializes MPI). It must be built against the installed PETSc: ``make petsc``.
 """
@@ -31,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError, SingularMatrixError, SolverError
+from fesens.mpi import launched
 from fesens.solvers.base import DirectSolver, SparsityPattern, register_solver
 from fesens.solvers.iterative import IterativeSolver, NearNullspace
 from fesens.solvers.preconditioners import Preconditioner
@@ -46,8 +54,11 @@ FACTORIZATIONS = ("cholesky", "lu")
 # estimate misses, and CG stops with KSP_DIVERGED_INDEFINITE_PC (the cantilever3d preset,
 # 11,253 dofs, at OC iteration 2; still at iteration 9 with a safety factor 1.5 on the
 # estimate). Chebyshev on symmetric SOR ran all 80 iterations, with CHOLMOD's history.
+# On 2 MPI ranks (the cantilever3d preset, 10,890 unknowns) SOR stopped at a zero pivot on
+# one of GAMG's tiny coarsest levels (default: coarsen down to 50 equations); stopping the
+# coarsening at 1000 equations (solved by the coarse LU) avoids those levels.
 #: PETSc options the ``"amg"`` (GAMG) preconditioner starts from (a ``petsc`` option overrides).
-GAMG_OPTIONS = {"mg_levels_pc_type": "sor"}
+GAMG_OPTIONS = {"mg_levels_pc_type": "sor", "pc_gamg_coarse_eq_limit": "1000"}
 # BoomerAMG's defaults (strength 0.25, Falgout coarsening, classical interpolation) make
 # dense coarse levels on 3D elasticity; hypre's advice for 3D took CG + BoomerAMG on a
 # 40 x 12 x 12 hex8 cantilever (20,280 unknowns, rtol 1e-8) from 11.9 s to 2.6 s.
@@ -132,14 +143,32 @@ def _is_number(token: str) -> bool:
     return True
 
 
-def petsc_matrix(PETSc: Any, A: sp.csr_matrix | sp.csc_matrix, matrix: Any = None) -> Any:
-    """``A`` as a sequential PETSc AIJ matrix; refills ``matrix`` (same pattern) if given."""
+def owned_rows(n: int, comm: Any) -> tuple[int, int]:
+    """The rows ``[start, stop)`` this rank owns of ``n``: PETSc's default layout (the first
+    ``n mod size`` ranks one more)."""
+    size, rank = comm.getSize(), comm.getRank()
+    base, extra = divmod(n, size)
+    start = rank * base + min(rank, extra)
+    return start, start + base + (rank < extra)
+
+
+def petsc_matrix(PETSc: Any, A: sp.csr_matrix | sp.csc_matrix, matrix: Any = None,
+                 comm: Any = None) -> Any:
+    """``A`` as a PETSc AIJ matrix on ``comm`` (default ``COMM_SELF``: sequential); refills
+    ``matrix`` (same pattern) if given. On several ranks each keeps its
+    :func:`owned_rows` of ``A`` (which every rank holds whole)."""
+    comm = PETSc.COMM_SELF if comm is None else comm
     A = A.tocsr()
+    n = A.shape[0]
+    if comm.getSize() > 1:
+        start, stop = owned_rows(n, comm)
+        A, size = A[start:stop], ((stop - start, n), (stop - start, n))
+    else:
+        size = A.shape
     indptr = A.indptr.astype(PETSc.IntType, copy=False)
     indices = A.indices.astype(PETSc.IntType, copy=False)
     if matrix is None:
-        matrix = PETSc.Mat().createAIJ(size=A.shape, csr=(indptr, indices, A.data),
-                                       comm=PETSc.COMM_SELF)
+        matrix = PETSc.Mat().createAIJ(size=size, csr=(indptr, indices, A.data), comm=comm)
     else:
         matrix.zeroEntries()
         matrix.setValuesCSR(indptr, indices, A.data)
@@ -165,6 +194,9 @@ class _PetscKSP:
 
     def __init__(self, ksp_type: str, pc_type: str, options: dict[str, str]) -> None:
         self.PETSc = import_petsc()
+        # under mpirun: every rank holds the whole matrix and keeps its rows (fesens.mpi)
+        self.comm = self.PETSc.COMM_WORLD if launched().distributed else self.PETSc.COMM_SELF
+        self.gather = None  # scatter of a distributed solution to every rank, and its target
         self.ksp_type, self.pc_type, self.options = ksp_type, pc_type, options
         # the options of this KSP only (in PETSc's database only within `_options`)
         self.prefix = f"fesens{id(self):x}_"
@@ -177,7 +209,9 @@ class _PetscKSP:
         """Set the KSP up on ``A``; returns whether the pattern (symbolic setup) is new."""
         PETSc = self.PETSc
         new_pattern = self.pattern is None or not self.pattern.matches(A)
-        self.matrix = petsc_matrix(PETSc, A, None if new_pattern else self.matrix)
+        self.matrix = petsc_matrix(PETSc, A, None if new_pattern else self.matrix, self.comm)
+        if new_pattern:
+            self.gather = None
         if near_nullspace is not None:
             self.matrix.setNearNullSpace(self._nullspace(near_nullspace))
         try:  # bad options (an unknown type, hypre missing) fail here too
@@ -209,7 +243,7 @@ class _PetscKSP:
 
     def _new_ksp(self, factor_solver: str | None) -> Any:
         PETSc = self.PETSc
-        ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+        ksp = PETSc.KSP().create(comm=self.comm)
         ksp.setType(self.ksp_type)
         ksp.getPC().setType(self.pc_type)
         if factor_solver is not None:
@@ -237,23 +271,40 @@ class _PetscKSP:
 
     def _nullspace(self, vectors: np.ndarray) -> Any:
         """PETSc's near-null space of orthonormalized ``vectors`` (n, k)."""
-        PETSc = self.PETSc
         basis = np.linalg.qr(vectors)[0]
-        vecs = [PETSc.Vec().createWithArray(np.ascontiguousarray(column), comm=PETSc.COMM_SELF)
-                for column in basis.T]
-        return PETSc.NullSpace().create(vectors=vecs, comm=PETSc.COMM_SELF)
+        return self.PETSc.NullSpace().create(vectors=[self._vector(c) for c in basis.T],
+                                             comm=self.comm)
+
+    def _vector(self, values: np.ndarray) -> Any:
+        """A PETSc vector laid out as the matrix's rows, holding this rank's part of
+        ``values`` (the whole vector, which every rank holds)."""
+        vector = self.matrix.createVecLeft()
+        start, stop = vector.getOwnershipRange()
+        vector.setArray(np.ascontiguousarray(values[start:stop]))
+        return vector
+
+    def _whole(self, vector: Any) -> np.ndarray:
+        """A solution vector as a numpy array, gathered on every rank when distributed."""
+        if self.comm.getSize() == 1:
+            return vector.getArray().copy()
+        if self.gather is None:
+            self.gather = self.PETSc.Scatter.toAll(vector)
+        scatter, whole = self.gather
+        scatter.scatter(vector, whole, addv=self.PETSc.InsertMode.INSERT,
+                        mode=self.PETSc.ScatterMode.FORWARD)
+        return whole.getArray().copy()
 
     def run(self, b: np.ndarray, *, transpose: bool = False) -> tuple[np.ndarray, int, int]:
         """One KSP solve from a zero guess; returns (x, converged reason, iterations)."""
         PETSc = self.PETSc
-        rhs = PETSc.Vec().createWithArray(np.ascontiguousarray(b), comm=PETSc.COMM_SELF)
+        rhs = self._vector(b)
         x = self.matrix.createVecRight()
         try:
             with self._options():
                 (self.ksp.solveTranspose if transpose else self.ksp.solve)(rhs, x)
         except PETSc.Error as error:
             raise SolverError(f"PETSc failed in {self.describe()}: {last_line(error)}") from None
-        return x.getArray().copy(), self.ksp.getConvergedReason(), self.ksp.getIterationNumber()
+        return self._whole(x), self.ksp.getConvergedReason(), self.ksp.getIterationNumber()
 
     def describe(self) -> str:
         """``KSP cg, PC gamg`` as PETSc set it up (the options may change both)."""
@@ -289,6 +340,7 @@ class PetscSolver(IterativeSolver):
     """
 
     symmetric = True
+    distributes = True  # solves across the ranks of an MPI launch
     requirement = "PETSc's CG needs a symmetric positive definite matrix"
     install_hint = INSTALL_HINT
 
@@ -369,6 +421,7 @@ class PetscDirectSolver(DirectSolver):
     """
 
     symmetric = True
+    distributes = True
     install_hint = INSTALL_HINT
 
     def __init__(self, *, factorization: str = "cholesky", petsc: PetscOptions = None,

@@ -1,0 +1,142 @@
+"""``mpirun -n 2 fesens ...``: one problem on two MPI ranks (fesens.mpi, the petsc backends).
+
+The 2-rank run of the cantilever3d preset must reproduce the serial run (CHOLMOD) to the
+solver tolerance: the same iteration count, the same final compliance (the preset's own
+comment records C = 140.24 at iteration 162 for the serial run). Failures must end every
+rank with the right exit code: no rank left waiting in a collective operation (each run
+has a timeout far above its normal time).
+"""
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fesens.config import preset_text
+from fesens.mpi import MPIError, World, check_rank_count, launched, world
+from fesens.solvers.petsc import petsc4py_available
+
+needs_mpi = pytest.mark.skipif(
+    not petsc4py_available() or shutil.which("mpirun") is None
+    or not Path(sys.executable).with_name("fesens").is_file(),
+    reason="petsc4py or mpirun missing (make petsc installs both), or no fesens script")
+#: The console script next to this Python (the venv's), so every rank runs this checkout.
+FESENS = [str(Path(sys.executable).with_name("fesens"))]
+
+
+def _mpirun(ranks: int, *arguments: str, cwd: Path, timeout: float = 600):
+    """``mpirun -n ranks fesens arguments`` (one BLAS thread per rank)."""
+    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+               "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", str(ranks),
+               *FESENS, *arguments]
+    # os.environ, not the C environment, which this process's MPI (a singleton, started by
+    # petsc4py) may have extended with variables that make mpirun fail silently
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("OMPI_", "PMIX_"))}
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env=environment, check=False)
+
+
+def _history(folder: Path) -> list[dict]:
+    with open(folder / "history.csv", newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def _config(tmp_path: Path, preset: str, solver: str, **changes: str) -> Path:
+    text = preset_text(preset)
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / f"{preset}-{solver}.toml"
+    path.write_text(text + f'\n[solver]\nbackend = "{solver}"\n' +
+                    ('options = { rtol = 1e-8 }\n' if solver == "petsc" else ""))
+    return path
+
+
+@needs_mpi
+def test_two_ranks_reproduce_the_serial_cantilever3d_run(tmp_path):
+    serial = subprocess.run([*FESENS, "optimize", "--preset", "cantilever3d", "--out",
+                             str(tmp_path / "serial"), "-q"], capture_output=True, text=True,
+                            timeout=900, check=False, cwd=tmp_path)
+    assert serial.returncode == 0, serial.stderr
+    config = _config(tmp_path, "cantilever3d", "petsc")
+    result = _mpirun(2, "optimize", str(config), "--out", str(tmp_path / "two"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    one, two = _history(tmp_path / "serial"), _history(tmp_path / "two")
+    assert len(two) == len(one) == 162  # converged at the same iteration
+    for a, b in zip(one, two, strict=True):
+        assert float(b["objective"]) == pytest.approx(float(a["objective"]), rel=1e-6)
+    assert float(two[-1]["objective"]) == pytest.approx(140.24, abs=0.005)
+    # rank 0 printed the progress once; the other rank wrote nothing next to it
+    assert result.stdout.count("  162  objective") == 1
+    assert not list(tmp_path.glob("fesens-rank*"))
+    assert (tmp_path / "two" / "design.vtu").is_file()
+
+
+@needs_mpi
+def test_a_solver_that_cannot_distribute_is_refused_on_every_rank(tmp_path):
+    config = _config(tmp_path, "mbb", "superlu")
+    result = _mpirun(2, "optimize", str(config), "--out", str(tmp_path / "out"), "--max-iter",
+                     "2", cwd=tmp_path, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot solve across the 2 MPI ranks" in result.stderr
+    assert "petsc" in result.stderr
+
+
+@needs_mpi
+def test_more_ranks_than_cells_is_refused(tmp_path):
+    config = _config(tmp_path, "mbb", "petsc", **{"cells = [60, 20]": "cells = [1, 1]"})
+    result = _mpirun(2, "solve", str(config), "--out", str(tmp_path / "out"), cwd=tmp_path,
+                     timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "2 MPI ranks for 1 cells" in result.stderr
+
+
+@needs_mpi
+def test_one_failing_rank_ends_them_all(tmp_path):
+    # rank 0 cannot use its results folder (a file stands there) and stops before any work;
+    # rank 1 (a private folder) goes on into the first solve, which needs rank 0: mpirun
+    # must end it, not leave it waiting
+    (tmp_path / "taken").write_text("not a folder")
+    config = _config(tmp_path, "mbb", "petsc")
+    result = _mpirun(2, "optimize", str(config), "--out", str(tmp_path / "taken"), cwd=tmp_path,
+                     timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "error:" in result.stderr
+
+
+@needs_mpi
+def test_a_diverging_ksp_ends_every_rank_with_exit_1(tmp_path):
+    config = _config(tmp_path, "cantilever3d", "petsc")
+    text = config.read_text().replace("options = { rtol = 1e-8 }",
+                                      "options = { rtol = 1e-12, maxiter = 1 }")
+    config.write_text(text)
+    result = _mpirun(2, "solve", str(config), "--out", str(tmp_path / "out"), cwd=tmp_path,
+                     timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "did not converge" in result.stderr
+
+
+def test_a_launch_is_read_from_the_launcher_environment(monkeypatch):
+    for name in ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK",
+                 "PMIX_SIZE", "PMIX_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    assert launched() == World(0, 1) and world() == World(0, 1)
+    monkeypatch.setenv("PMI_SIZE", "4")
+    monkeypatch.setenv("PMI_RANK", "3")
+    assert launched() == World(3, 4) and not launched().is_root and launched().distributed
+    with pytest.raises(MPIError, match=r"4 MPI ranks for 3 cells.*mpirun -n 3"):
+        check_rank_count(3, "config.toml")
+    check_rank_count(4, "config.toml")
+
+
+def test_an_mpi_launch_without_petsc4py_says_how_to_install_it(monkeypatch):
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    monkeypatch.setitem(sys.modules, "petsc4py", None)  # import fails
+    with pytest.raises(MPIError, match=r"started by MPI on 2 ranks.*petsc4py.*make petsc"):
+        world()
