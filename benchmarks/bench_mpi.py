@@ -128,7 +128,7 @@ def main() -> None:
                          seconds(r["iteration_median"]), seconds(r["wall"]),
                          megabytes(r["peak_rss_mb"])])
     print(table(["ranks", "rank", "first iteration", "iteration (median)", "run",
-                 "peak RSS"], rows))
+                 "peak RSS (MB)"], rows))
     one, two = runs[1][0], runs[2][0]
     speedup = ratio(one["iteration_median"], two["iteration_median"])
     print(f"\nspeed-up 1 -> 2 ranks: iteration {speedup}, "
