@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from fesens.solvers.petsc import petsc4py_available
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "fesens" / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```(bash|shell|python)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -30,7 +32,12 @@ SKIPPED = {                             # a pattern found in a shell line: why i
     r"cantilever3d_million": "the million-element run: about an hour and 4 GB; the README "
                              "quotes its measured time and picture (its config is checked "
                              "by tests/config/test_million_example.py)",
+    r"^make petsc\b": "machine set-up (apt packages, petsc4py built into .venv); CI runs it "
+                      "before the tests, so the mpirun line below runs there",
 }
+#: Lines that run only where what they need is installed: (pattern, needed, why).
+NEEDS = [(r"^mpirun\b", lambda: petsc4py_available() and shutil.which("mpirun") is not None,
+          "needs petsc4py and mpirun (make petsc)")]
 
 CHECKED = [                             # (a fragment of a step, what its output must contain)
     ("fesens optimize --preset mbb --out results/mbb",       # the run the README prints
@@ -70,6 +77,8 @@ def _steps() -> list:
             for command in _shell_lines(code):
                 marks = [pytest.mark.skip(reason=f"{command!r}: {reason}")
                          for pattern, reason in SKIPPED.items() if re.search(pattern, command)]
+                marks += [pytest.mark.skipif(not needed(), reason=f"{command!r}: {reason}")
+                          for pattern, needed, reason in NEEDS if re.search(pattern, command)]
                 steps.append(pytest.param("shell", command, marks=marks[:1],
                                           id=f"{name}:{command.split('#')[0].strip()}"))
     return steps
@@ -93,7 +102,11 @@ def project_copy(tmp_path_factory) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    environment = dict(os.environ)
+    # Open MPI refuses to start as root (CI's user) unless told; and the variables of this
+    # process's own MPI singleton (petsc4py, if a test started it) would confuse mpirun
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("OMPI_", "PMIX_"))}
+    environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
                                            environment.get("PATH", "")])
     return environment
