@@ -295,6 +295,7 @@ def _check_solver(raw: Any) -> dict:
             "adaptive_rtol_max": Key(number(0.0, 1.0, low_open=True, high_open=True), None,
                                      "loosest rtol (default 1e-3)")}
     solver = check_table("solver", raw, spec)
+    _check_distributes(solver["backend"])
     backend = None
     if solver["options"] or solver.get("adaptive_rtol"):
         try:
@@ -304,6 +305,20 @@ def _check_solver(raw: Any) -> dict:
     if solver.get("adaptive_rtol"):
         _check_adaptive_rtol(solver, backend)
     return solver
+
+
+def _check_distributes(name: str) -> None:
+    """Under ``mpirun -n N`` the backend must solve across the ranks (fesens.mpi)."""
+    from fesens.mpi import launched
+    from fesens.solvers import solver_class
+
+    ranks = launched()
+    if ranks.distributed and name != "auto" and not getattr(solver_class(name), "distributes",
+                                                            False):
+        raise ConfigError(
+            f"solver.backend = {show(name)} cannot solve across the {ranks.size} MPI ranks "
+            "of this launch (every rank would solve the whole system alone); set "
+            "solver.backend = \"petsc\" (CG + GAMG), \"petsc_direct\" (MUMPS) or \"auto\"")
 
 
 def _check_adaptive_rtol(solver: dict, backend) -> None:

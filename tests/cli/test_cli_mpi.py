@@ -83,8 +83,9 @@ def test_a_solver_that_cannot_distribute_is_refused_on_every_rank(tmp_path):
     result = _mpirun(2, "optimize", str(config), "--out", str(tmp_path / "out"), "--max-iter",
                      "2", cwd=tmp_path, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "cannot solve across the 2 MPI ranks" in result.stderr
+    assert 'solver.backend = "superlu" cannot solve across the 2 MPI ranks' in result.stderr
     assert "petsc" in result.stderr
+    assert not (tmp_path / "out").exists()  # refused with the config, before any output
 
 
 @needs_mpi
