@@ -15,7 +15,9 @@ each rank needs the memory of a serial run plus its share of PETSc's matrix
 
 A rank that fails exits at once with its exit code (:func:`exit_now`), without the
 collective MPI finalization, and ``mpirun`` then ends the other ranks: none is left
-waiting in a collective operation.
+waiting in a collective operation. The command line does so for every error; in a script,
+:func:`world` (which every distributed solve calls) installs a ``sys.excepthook`` that does
+it for an uncaught exception.
 
 Nothing here imports MPI unless the process was started by an MPI launcher (the
 environment variables of Open MPI, MPICH/Hydra or PMIx say so): a serial run never loads
@@ -92,6 +94,8 @@ def world() -> World:
             "(Debian's petsc-dev and petsc4py), or run without mpirun") from None
     comm = PETSc.COMM_WORLD
     found = World(comm.getRank(), comm.getSize())
+    if sys.excepthook is not _exit_on_uncaught:  # a script's uncaught error ends every rank
+        sys.excepthook = _exit_on_uncaught
     if found.size != announced.size:
         raise MPIError(
             f"the MPI launcher announced {announced.size} ranks but PETSc sees {found.size}: "
@@ -107,6 +111,14 @@ def check_rank_count(n_cells: int, where: str) -> None:
         raise MPIError(
             f"{where}: {size} MPI ranks for {n_cells} cells; every rank needs at least one "
             f"cell's rows: run with mpirun -n {max(1, n_cells)} or fewer")
+
+
+def _exit_on_uncaught(kind, value, trace) -> None:
+    """``sys.excepthook`` of a distributed launch: report the uncaught exception, then
+    :func:`exit_now` (a normal exit would wait in MPI's collective finalization while the
+    other ranks wait for this one inside a solve)."""
+    sys.__excepthook__(kind, value, trace)
+    exit_now(130 if issubclass(kind, KeyboardInterrupt) else 1)
 
 
 def exit_now(code: int) -> None:

@@ -15,7 +15,6 @@ from fesens.cli.options import (
     output_options,
     source_options,
 )
-from fesens.cli.ranks import rank_output
 
 
 class RegistryChoice(click.Choice):
@@ -52,9 +51,8 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
 
     config = load_source(config_path, preset, optimize=False)
     out_dir = out_dir or Path("results") / f"{config.name}-solve"
-    with rank_output(out_dir, force=force, resume=False, echo=echo_unless(quiet)) as ours:
-        run_solve(config, ours.out_dir, force=ours.force, echo=ours.echo,
-                  command=command_line("solve", config_path, preset))
+    run_solve(config, out_dir, force=force, echo=echo_unless(quiet),
+              command=command_line("solve", config_path, preset))
 
 
 @click.command()
@@ -89,7 +87,6 @@ def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objectiv
 
     config = load_source(config_path, preset, optimize=False)
     out_dir = out_dir or Path("results") / f"{config.name}-sensitivity"
-    with rank_output(out_dir, force=force, resume=False, echo=echo_unless(quiet)) as ours:
-        run_sensitivity(config, ours.out_dir, wrt=wrt, objective=objective, design=design,
-                        force=ours.force, echo=ours.echo,
-                        command=command_line("sensitivity", config_path, preset))
+    run_sensitivity(config, out_dir, wrt=wrt, objective=objective, design=design, force=force,
+                    echo=echo_unless(quiet),
+                    command=command_line("sensitivity", config_path, preset))

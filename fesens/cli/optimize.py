@@ -13,7 +13,6 @@ from fesens.cli.options import (
     output_options,
     source_options,
 )
-from fesens.cli.ranks import rank_output
 
 
 @click.command()
@@ -50,6 +49,5 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
         return
     out_dir = out_dir or Path("results") / config.name
     extra = [f"--max-iter {max_iter}"] if max_iter is not None else []
-    with rank_output(out_dir, force=force, resume=resume, echo=echo_unless(quiet)) as ours:
-        run_optimization(config, ours.out_dir, resume=resume, force=ours.force, echo=ours.echo,
-                         command=command_line("optimize", config_path, preset, *extra))
+    run_optimization(config, out_dir, resume=resume, force=force, echo=echo_unless(quiet),
+                     command=command_line("optimize", config_path, preset, *extra))

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError, SingularMatrixError, SolverError
-from fesens.mpi import launched
+from fesens.mpi import world
 from fesens.solvers.base import DirectSolver, SparsityPattern, register_solver
 from fesens.solvers.iterative import IterativeSolver, NearNullspace
 from fesens.solvers.preconditioners import Preconditioner
@@ -208,7 +208,7 @@ class _PetscKSP:
     def __init__(self, ksp_type: str, pc_type: str, options: dict[str, str]) -> None:
         self.PETSc = import_petsc()
         # under mpirun: every rank holds the whole matrix and keeps its rows (fesens.mpi)
-        self.comm = self.PETSc.COMM_WORLD if launched().distributed else self.PETSc.COMM_SELF
+        self.comm = self.PETSc.COMM_WORLD if world().distributed else self.PETSc.COMM_SELF
         self.gather = None  # scatter of a distributed solution to every rank, and its target
         self.shift_scaled = False  # SOR's diagonal shift is ours (scaled to each matrix)
         self.ksp_type, self.pc_type, self.options = ksp_type, pc_type, options

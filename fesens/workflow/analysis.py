@@ -48,6 +48,7 @@ from fesens.plotting import plot_cell_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import reported_values
 from fesens.workflow.design_input import full_material, read_design
+from fesens.workflow.ranks import rank_output
 
 
 def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
@@ -93,11 +94,12 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
               echo: Callable[[str], None] = print, command: str = "fesens solve") -> dict:
     """Solve the config's model; write ``solution.vtu``, ``solution.json`` (and
     ``solution.png`` in 2D) to ``out``. Returns the JSON summary."""
-    folder = ResultsFolder(out)
-    folder.check(force=force, command=command)
-    with folder.locked():
-        folder.check(force=force, command=command)  # again, now that we hold it
-        return _solve(config, folder, force=force, echo=echo)
+    with rank_output(Path(out), force=force, resume=False, echo=echo) as ours:
+        folder = ResultsFolder(ours.out_dir)
+        folder.check(force=ours.force, command=command)
+        with folder.locked():
+            folder.check(force=ours.force, command=command)  # again, now that we hold it
+            return _solve(config, folder, force=ours.force, echo=ours.echo)
 
 
 def _cases(config: Config, solution: Solution) -> list[tuple[dict | None, Solution]]:
@@ -230,12 +232,13 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     ``sensitivity.json``, and ``sensitivity.csv`` for loads or ``sensitivity.png`` for a
     2D field. Returns the JSON summary.
     """
-    folder = ResultsFolder(out)
-    folder.check(force=force, command=command)
-    with folder.locked():
-        folder.check(force=force, command=command)  # again, now that we hold it
-        return _sensitivity(config, folder, wrt=wrt, objective=objective, design=design,
-                            force=force, echo=echo)
+    with rank_output(Path(out), force=force, resume=False, echo=echo) as ours:
+        folder = ResultsFolder(ours.out_dir)
+        folder.check(force=ours.force, command=command)
+        with folder.locked():
+            folder.check(force=ours.force, command=command)  # again, now that we hold it
+            return _sensitivity(config, folder, wrt=wrt, objective=objective, design=design,
+                                force=ours.force, echo=ours.echo)
 
 
 def _interpolation_label(interpolation) -> str:

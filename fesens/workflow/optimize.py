@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +35,7 @@ from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values
 from fesens.workflow.design_fields import design_fields, modal_summary, plot_first_mode
+from fesens.workflow.ranks import rank_output
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
 RESUMABLE_CHANGES = ("stop", "output", "name", "description")
@@ -213,10 +214,13 @@ def run_optimization(config: Config, out: str | Path | None = None, *, resume: b
         if resume or force:
             raise ValueError("resume and force apply to a results folder; give out=PATH")
         return _run_in_memory(config, echo)
-    folder = ResultsFolder(out)
-    folder.check(force=force, resume=resume, command=command)
-    with folder.locked():
-        return _run(config, folder, resume=resume, force=force, echo=echo, command=command)
+    with rank_output(Path(out), force=force, resume=resume, echo=echo) as ours:
+        folder = ResultsFolder(ours.out_dir)
+        folder.check(force=ours.force, resume=resume, command=command)
+        with folder.locked():
+            run = _run(config, folder, resume=resume, force=ours.force, echo=ours.echo,
+                       command=command)
+    return run if ours.out_dir == Path(out) else replace(run, folder=Path(out))
 
 
 def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,

@@ -141,3 +141,77 @@ def test_an_mpi_launch_without_petsc4py_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "petsc4py", None)  # import fails
     with pytest.raises(MPIError, match=r"started by MPI on 2 ranks.*petsc4py.*make petsc"):
         world()
+
+
+SCRIPT = '''
+import sys
+
+import numpy as np
+
+from fesens.config import load_preset
+from fesens.mesh import box
+from fesens.mpi import world
+from fesens.physics import Elasticity
+from fesens.workflow import run_optimization
+
+config = load_preset("mbb")
+config.data["stop"]["max_iter"] = 3
+run = run_optimization(config, sys.argv[1], echo=None)
+model = Elasticity(box(8, 3, 3, 8.0, 3.0, 3.0), E=1.0, nu=0.3)
+model.fix("left")
+model.point_load((8.0, 0.0, 1.0), (0.0, -1.0, 0.0))
+u = model.solve().u
+print(f"rank {world().rank} of {world().size}: objective {run.history[-1]['objective']:.10e} "
+      f"solver {model.solver_choice} norm {np.linalg.norm(u):.10e} path {run.folder}")
+'''
+
+
+@needs_mpi
+def test_the_python_api_under_mpirun(tmp_path):
+    """A script calling run_optimization and model.solve under mpirun: one results folder
+    (rank 0's), the same numbers on both ranks, auto = petsc, the serial solution."""
+    import numpy as np
+
+    from fesens.mesh import box
+    from fesens.physics import Elasticity
+
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable,
+               str(script), str(tmp_path / "out")]
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("OMPI_", "PMIX_"))}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path, env=environment, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    assert len(lines) == 2 and lines[0].split(":", 1)[1] == lines[1].split(":", 1)[1]
+    assert "solver petsc" in lines[0] and str(tmp_path / "out") in lines[0]
+    assert len(_history(tmp_path / "out")) == 3
+    model = Elasticity(box(8, 3, 3, 8.0, 3.0, 3.0), E=1.0, nu=0.3)
+    model.fix("left")
+    model.point_load((8.0, 0.0, 1.0), (0.0, -1.0, 0.0))
+    serial = np.linalg.norm(model.solve(solver="cholmod").u)
+    norm = float(lines[0].split(" norm ")[1].split()[0])
+    assert norm == pytest.approx(serial, rel=1e-8)
+
+
+@needs_mpi
+def test_an_uncaught_error_in_a_script_ends_every_rank(tmp_path):
+    """Rank 0 raises before its first solve while rank 1 waits in it: the excepthook that
+    fesens.mpi.world() installs ends rank 0 at once, and mpirun ends rank 1."""
+    script = tmp_path / "bad.py"
+    script.write_text(
+        "from fesens.mesh import box\nfrom fesens.mpi import world\n"
+        "from fesens.physics import Elasticity\n"
+        "model = Elasticity(box(8, 3, 3, 8.0, 3.0, 3.0), E=1.0, nu=0.3)\n"
+        "model.fix('left')\nmodel.point_load((8.0, 0.0, 1.0), (0.0, -1.0, 0.0))\n"
+        "if world().rank == 0:\n    raise RuntimeError('rank 0 fails before its solve')\n"
+        "model.solve()\n")
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("OMPI_", "PMIX_"))}
+    result = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2",
+                             sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path, env=environment, check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rank 0 fails before its solve" in result.stderr

@@ -1,6 +1,7 @@
-"""The config-driven commands under ``mpirun -n N``: rank 0 writes the results folder and
-prints; every other rank runs the same job silently into a private temporary folder,
-removed when it ends (:mod:`fesens.mpi` says why the ranks compute the same thing).
+"""The jobs under ``mpirun -n N`` (the command line or a script calling them): rank 0
+writes the results folder and prints; every other rank runs the same job silently into a
+private temporary folder, removed when it ends (:mod:`fesens.mpi` says why the ranks
+compute the same thing).
 
 On ``--resume`` the other ranks start from a copy of rank 0's checkpoint and records (the
 results folder is on a file system all ranks see, as on a cluster).
