@@ -104,6 +104,18 @@ def world() -> World:
     return found
 
 
+def check_distributes(setting: str, distributes: bool) -> None:
+    """Under a launch of several ranks, refuse a linear solver that does not solve across
+    them (every rank would solve the whole system alone); ``setting`` names it for the
+    message, e.g. ``solver.backend = "cholmod"``."""
+    ranks = launched()
+    if ranks.distributed and not distributes:
+        raise MPIError(
+            f"{setting} cannot solve across the {ranks.size} MPI ranks of this launch (every "
+            "rank would solve the whole system alone); use the backend \"petsc\" (CG + "
+            "GAMG), \"petsc_direct\" (MUMPS) or \"auto\" (which picks petsc under MPI)")
+
+
 def check_rank_count(n_cells: int, where: str) -> None:
     """Refuse a launch with more ranks than ``n_cells`` (a rank would own no rows)."""
     size = launched().size

@@ -309,16 +309,11 @@ def _check_solver(raw: Any) -> dict:
 
 def _check_distributes(name: str) -> None:
     """Under ``mpirun -n N`` the backend must solve across the ranks (fesens.mpi)."""
-    from fesens.mpi import launched
+    from fesens.mpi import check_distributes
     from fesens.solvers import solver_class
 
-    ranks = launched()
-    if ranks.distributed and name != "auto" and not getattr(solver_class(name), "distributes",
-                                                            False):
-        raise ConfigError(
-            f"solver.backend = {show(name)} cannot solve across the {ranks.size} MPI ranks "
-            "of this launch (every rank would solve the whole system alone); set "
-            "solver.backend = \"petsc\" (CG + GAMG), \"petsc_direct\" (MUMPS) or \"auto\"")
+    check_distributes(f"solver.backend = {show(name)}",
+                      name == "auto" or getattr(solver_class(name), "distributes", False))
 
 
 def _check_adaptive_rtol(solver: dict, backend) -> None:

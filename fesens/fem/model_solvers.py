@@ -15,7 +15,7 @@ from fesens.fem.matrix_free import lattice_system, wants_matrix_free
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
-from fesens.mpi import MPIError, launched
+from fesens.mpi import check_distributes, launched
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
 from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS, prefers_direct
 from fesens.solvers.base import SOLVER_ALIASES
@@ -231,10 +231,5 @@ def _registered(name: str) -> bool:
 def _check_distributes(spec: str) -> None:
     """Under ``mpirun -n N``, refuse a backend that would solve the whole system on every
     rank (``auto`` picks PETSc there)."""
-    ranks = launched()
-    if ranks.distributed and spec != "auto" and not getattr(solver_class(spec), "distributes",
-                                                            False):
-        raise MPIError(
-            f"solver {spec!r} cannot solve across the {ranks.size} MPI ranks of this launch "
-            "(every rank would solve the whole system alone); use 'petsc' (CG + GAMG) or "
-            "'petsc_direct' (MUMPS), e.g. [solver] backend = \"petsc\", or 'auto'")
+    check_distributes(f"solver {spec!r}",
+                      spec == "auto" or getattr(solver_class(spec), "distributes", False))

@@ -215,3 +215,15 @@ def test_an_uncaught_error_in_a_script_ends_every_rank(tmp_path):
                             timeout=120, cwd=tmp_path, env=environment, check=False)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rank 0 fails before its solve" in result.stderr
+
+
+def test_a_model_refuses_a_backend_that_cannot_distribute(monkeypatch):
+    from fesens.mesh import rectangle
+    from fesens.physics import Elasticity
+
+    model = Elasticity(rectangle(4, 2, 2.0, 1.0), E=1.0, nu=0.3, plane="stress")
+    model.fix("left")
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setenv("PMI_RANK", "0")
+    with pytest.raises(MPIError, match=r"solver 'superlu' cannot solve across the 2 MPI ranks"):
+        model.solver("superlu")
