@@ -92,8 +92,9 @@ def launch(ranks: int, size: GridSize, iterations: int, timeout: float) -> list[
                "-n", str(ranks), sys.executable, __file__, "--worker",
                "--size", "x".join(map(str, size.cells)), "--iterations", str(iterations)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    results = [json.loads(line[len(RESULT_PREFIX):]) for line in done.stdout.splitlines()
-               if line.startswith(RESULT_PREFIX)]
+    # split on the prefix, not on lines: mpirun may join the ranks' lines
+    results = [json.loads(part.split("\n", 1)[0]) for part in
+               done.stdout.split(RESULT_PREFIX)[1:]]
     if done.returncode != 0 or len(results) != ranks:
         raise SystemExit(f"bench_mpi: mpirun -n {ranks} failed ({done.returncode}):\n"
                          f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
