@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from _common import (
     RESULT_PREFIX,
@@ -49,8 +50,6 @@ RTOL = 1e-8
 def worker(size: GridSize, iterations: int) -> None:
     """One rank of an ``mpirun``: the preset on ``size``, ``iterations`` OC steps; prints one
     result line per rank."""
-    from pathlib import Path as _Path
-
     from fesens.config import parse_config, preset_text
     from fesens.mpi import world
     from fesens.workflow import run_optimization
@@ -67,7 +66,7 @@ def worker(size: GridSize, iterations: int) -> None:
             raise SystemExit(f"bench_mpi: the cantilever3d preset no longer has {old!r}")
         text = text.replace(old, new)
     text += f'\n[solver]\nbackend = "petsc"\noptions = {{ rtol = {RTOL} }}\n'
-    config = parse_config(text, source="bench_mpi", base_dir=_Path.cwd(),
+    config = parse_config(text, source="bench_mpi", base_dir=Path.cwd(),
                           default_name="cantilever3d")
     start = time.perf_counter()
     run = run_optimization(config, echo=None)

@@ -2,26 +2,20 @@
 the volume constraint holds, the gradient the optimizer used passes a Taylor test, and the
 printed numbers are those of an independent buckling analysis of the final design."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_helpers import load_example
 from matplotlib.image import imread
 
 from fesens.fem.buckling import buckling
 from fesens.mesh import rectangle
 from fesens.physics import Elasticity
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "buckling_column.py"
-
 
 def load():
-    spec = importlib.util.spec_from_file_location("example_buckling_column", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("buckling_column")
 
 
 def test_buckling_column_raises_the_lowest_load_factor(tmp_path, capsys):

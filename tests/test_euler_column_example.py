@@ -2,21 +2,15 @@
 load P_cr = π² E I / (2L)² of the cantilever (Timoshenko & Gere, Theory of Elastic
 Stability, §2.1), and the printed ratios are those returned."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "euler_column.py"
+from example_helpers import load_example
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("example_euler_column", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("euler_column")
 
 
 def test_euler_column_tables_converge_to_euler(capsys):

@@ -3,7 +3,6 @@ examples-are-tests), checked against expectations computed independently of the
 example's own code path where one exists."""
 
 import contextlib
-import importlib.util
 import io
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from example_helpers import load_example
 from matplotlib.image import imread
 from PIL import Image
 
@@ -26,11 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+load = load_example
 
 
 def test_root_finding_converges_to_known_roots():

@@ -2,26 +2,20 @@
 volume constraint holds, the gradient the optimizer used passes a Taylor test, and the
 printed numbers are those of an independent eigen solve of the final design."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_helpers import load_example
 from matplotlib.image import imread
 
 from fesens.mesh import rectangle
 from fesens.opt import DuOlhoff
 from fesens.physics import Elasticity
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "frequency_topology.py"
-
 
 def load():
-    spec = importlib.util.spec_from_file_location("example_frequency_topology", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("frequency_topology")
 
 
 def test_frequency_topology_raises_the_first_frequency(tmp_path, capsys):

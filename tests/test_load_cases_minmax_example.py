@@ -3,24 +3,18 @@ min–max design has the lower worst case, the weighted one the lower sum), the 
 design balances the two cases, the per-case gradients pass a Taylor test, and the printed
 compliances are those of independent solves of the final densities."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
+from example_helpers import load_example
 from matplotlib.image import imread
 
 from fesens.adjoint import compliance
 from fesens.opt import SIMP
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "load_cases_minmax.py"
-
 
 def load():
-    spec = importlib.util.spec_from_file_location("example_load_cases_minmax", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("load_cases_minmax")
 
 
 def test_min_max_design_has_the_lower_worst_case(tmp_path, capsys):

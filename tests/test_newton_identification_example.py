@@ -2,25 +2,20 @@
 products and L-BFGS-B reach the same identified field, Newton in far fewer iterations, one
 factorization per iterate; the printed table is the returned numbers."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_helpers import load_example
 
 from fesens.ad import grad, hvp
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "newton_identification.py"
 ROW = re.compile(r"^\s*(trust-krylov|L-BFGS-B) \|\s+(\d+) \|\s+(\d+) \|\s+(\d+) \|\s+(\d+) \|"
                  r"\s+([\d.]+) s \|\s+(\S+) \|\s+([\d.]+)$", re.MULTILINE)
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("example_newton_identification", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("newton_identification")
 
 
 def test_newton_krylov_and_lbfgs_identify_the_same_field(capsys):

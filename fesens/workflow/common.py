@@ -1,4 +1,5 @@
-"""What the workflows share: the interruption signal, the numbers a physics reports."""
+"""What the workflows share: the interruption signal, the numbers a physics reports, the
+silent echo."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def reported_values(fragment: PhysicsConfig, point_data: Mapping,
             field = np.linalg.norm(np.reshape(field, (len(field), -1)), axis=1)
         values[item.key] = float(np.min(field) if item.reduce == "min" else np.max(field))
     return values
+
+
+def silent(line: str) -> None:
+    """An echo that prints nothing (a run without progress lines, the ranks other than 0)."""
 
 
 class Interrupted(Exception):  # noqa: N818 - it is a signal, not an error

@@ -33,7 +33,7 @@ from fesens.opt import (
 from fesens.output import ResultsFolder
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
-from fesens.workflow.common import Interrupted, reported_values
+from fesens.workflow.common import Interrupted, reported_values, silent
 from fesens.workflow.design_fields import design_fields, modal_summary, plot_first_mode
 from fesens.workflow.ranks import rank_output
 
@@ -159,10 +159,6 @@ class OptimizationRun:
     folder: Path | None
 
 
-def _silent(line: str) -> None:
-    """An echo that prints nothing."""
-
-
 def run_optimization(config: Config, out: str | Path | None = None, *, resume: bool = False,
                      force: bool = False, echo: Callable[[str], None] | None = print,
                      command: str = "fesens optimize CONFIG") -> OptimizationRun:
@@ -209,7 +205,7 @@ def run_optimization(config: Config, out: str | Path | None = None, *, resume: b
     Interrupted
         On KeyboardInterrupt, after saving; its message says how to resume.
     """
-    echo = _silent if echo is None else echo
+    echo = silent if echo is None else echo
     if out is None:
         if resume or force:
             raise ValueError("resume and force apply to a results folder; give out=PATH")

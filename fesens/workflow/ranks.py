@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fesens.mpi import world
+from fesens.workflow.common import silent
 
 #: What a rank needs of rank 0's folder to resume: the records, not the pictures and VTUs.
 RESUME_FILES = ("config.toml", "checkpoint.npz", "history.csv", "summary.json")
@@ -46,10 +47,6 @@ def rank_output(out_dir: Path, *, force: bool, resume: bool,
             for name in RESUME_FILES:
                 if (out_dir / name).is_file():
                     shutil.copy2(out_dir / name, private / name)
-        yield RankOutput(private, not resume, _silent)
+        yield RankOutput(private, not resume, silent)
     finally:
         shutil.rmtree(private, ignore_errors=True)
-
-
-def _silent(line: str) -> None:
-    """The echo of the ranks that do not print."""
