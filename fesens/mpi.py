@@ -30,6 +30,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+import numpy as np
+
 from fesens.errors import FesensError
 
 #: (size, rank) environment variables of the MPI launchers: Open MPI, MPICH/Hydra, PMIx.
@@ -139,3 +141,120 @@ def exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+class Collective:
+    """Reductions over the ranks among which one problem's arrays are split (each rank
+    holds a part: its cells' densities, its rows); this base class is the serial one, where
+    every reduction is the value itself.
+
+    Every rank must call the same reductions in the same order (they are collective). A
+    reduced value is identical on every rank (computed on rank 0 and broadcast), so the
+    ranks take the same decisions (a bisection's branch, a line search's step).
+    """
+
+    rank = 0
+    size = 1
+
+    @property
+    def distributed(self) -> bool:
+        """True when the arrays are split among several ranks."""
+        return self.size > 1
+
+    def sum(self, value):
+        """The sum over the ranks of ``value`` (a number or an array, elementwise)."""
+        return value
+
+    def max(self, value):
+        """The largest over the ranks of ``value`` (a number or an array, elementwise)."""
+        return value
+
+    def min(self, value):
+        """The smallest over the ranks of ``value`` (a number or an array, elementwise)."""
+        return value
+
+    def dot(self, a, b) -> float:
+        """``Σ_ranks a_r · b_r``: the dot product of two split vectors."""
+        return float(self.sum(float(np.dot(a, b))))
+
+    def allgather(self, part: np.ndarray) -> np.ndarray:
+        """The ranks' parts concatenated in rank order, on every rank."""
+        return np.asarray(part)
+
+    def gather(self, part: np.ndarray) -> np.ndarray | None:
+        """The ranks' parts concatenated in rank order on rank 0; None on the others."""
+        return np.asarray(part)
+
+    def bcast(self, value):
+        """Rank 0's ``value`` on every rank."""
+        return value
+
+    def barrier(self) -> None:
+        """Wait until every rank gets here."""
+
+
+#: The reductions of a serial run (every reduction is the value itself).
+SERIAL = Collective()
+
+
+class MPICollective(Collective):
+    """:class:`Collective` over an mpi4py communicator (PETSc's ``COMM_WORLD``)."""
+
+    def __init__(self, comm) -> None:
+        self.comm = comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+
+    def _reduce(self, value, op):
+        array = np.asarray(value, dtype=float)
+        result = self.comm.reduce(array, op=op, root=0)  # rank 0 reduces, all get its result
+        result = self.comm.bcast(result, root=0)
+        return float(result) if np.ndim(value) == 0 else result
+
+    def sum(self, value):
+        from mpi4py import MPI
+
+        return self._reduce(value, MPI.SUM)
+
+    def max(self, value):
+        from mpi4py import MPI
+
+        return self._reduce(value, MPI.MAX)
+
+    def min(self, value):
+        from mpi4py import MPI
+
+        return self._reduce(value, MPI.MIN)
+
+    def allgather(self, part: np.ndarray) -> np.ndarray:
+        parts = self.comm.allgather(np.asarray(part))
+        return np.concatenate(parts)
+
+    def gather(self, part: np.ndarray) -> np.ndarray | None:
+        parts = self.comm.gather(np.asarray(part), root=0)
+        return np.concatenate(parts) if parts is not None else None
+
+    def bcast(self, value):
+        return self.comm.bcast(value, root=0)
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+
+def collective() -> Collective:
+    """The :class:`Collective` of this launch: :data:`SERIAL` in a serial run, else one over
+    PETSc's ``COMM_WORLD`` (through mpi4py).
+
+    Raises
+    ------
+    MPIError
+        Under an MPI launch without petsc4py or mpi4py (``make petsc`` installs both).
+    """
+    if not world().distributed:
+        return SERIAL
+    from petsc4py import PETSc
+
+    try:
+        return MPICollective(PETSc.COMM_WORLD.tompi4py())
+    except ImportError:
+        raise MPIError("distributed runs reduce with mpi4py, which is not installed: run "
+                       "`make petsc` (or pip install mpi4py)") from None

@@ -5,7 +5,8 @@
 # 1. petsc-dev (Debian: PETSc with OpenMPI, hypre and MUMPS; about 115 packages, 80 MB of
 #    downloads, 16 s to install from the apt cache) unless installed or PETSC_DIR names
 #    another PETSc (built with PETSC_ARCH empty); needs root or passwordless sudo.
-# 2. petsc4py of PETSc's own version (it must match major.minor), compiled against it:
+# 2. mpi4py (pip's wheel loads the system's MPI library at run time).
+# 3. petsc4py of PETSc's own version (it must match major.minor), compiled against it:
 #    about 3 minutes on one core, then kept in pip's wheel cache. petsc4py 3.18's sdist
 #    ships its Cython-generated C (it compiles against numpy 2's headers) but its link step
 #    breaks on setuptools >= 70 (a list-valued rpath option): built with setuptools < 70.
@@ -19,6 +20,8 @@ if [ ! -x "$PY" ]; then
     echo "install_petsc: $PY is missing; run 'make setup' first" >&2
     exit 1
 fi
+# mpi4py (the reductions of distributed runs): its wheel finds the system's Open MPI
+"$PY" -c "import mpi4py" 2>/dev/null || "$PY" -m pip install -q "mpi4py>=4"
 if "$PY" -c "import petsc4py" 2>/dev/null; then
     exit 0
 fi
