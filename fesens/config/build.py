@@ -59,9 +59,7 @@ def build_model(config: Config) -> LinearModel:
     as keywords (:mod:`fesens.physics.spec`).
     """
     data, mesh = config.data, config.mesh
-    options = {key: value for key, value in data["physics"].items() if key != "type"}
-    material = constructor_material(config.physics_class, data["material"])
-    model = config.physics_class(mesh, **options, **material)
+    model = new_model(config, mesh)
     for i, support in enumerate(data["supports"]):
         where = selections.nodes(join("supports", i), support, mesh, config.label)
         model.fix(where, components=support.get("components"), value=support["value"])
@@ -69,6 +67,15 @@ def build_model(config: Config) -> LinearModel:
         _add_load(model, join("loads", i), load, config)
     apply_sections(model, data, mesh, config.label)
     return model
+
+
+def new_model(config: Config, mesh) -> LinearModel:
+    """The physics' model of ``mesh`` with the config's ``[physics]`` options and
+    ``[material]`` values, without supports or loads."""
+    data = config.data
+    options = {key: value for key, value in data["physics"].items() if key != "type"}
+    material = constructor_material(config.physics_class, data["material"])
+    return config.physics_class(mesh, **options, **material)
 
 
 def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None:
@@ -152,13 +159,8 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     data, mesh = config.data, config.mesh
     model = build_model(config) if model is None else model
     filter_spec = data["filter"]
-    design = {
-        "volume_fraction": data["constraints"]["volume_fraction"],
-        "interpolation": _from_registry(INTERPOLATIONS, data["penalization"]),
-        "filter": make_filter(filter_spec["type"], mesh, filter_spec.get("radius")),
-        "projection": _from_registry(PROJECTIONS, data["projection"]),
-        "passive_solid": _passive(config, "solid"), "passive_void": _passive(config, "void"),
-        "solver": solver_argument(config)}
+    design = design_options(config, make_filter(filter_spec["type"], mesh,
+                                                filter_spec.get("radius")))
     if eigen_kind(data, config.physics) is not None:
         return build_frequency_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
@@ -170,6 +172,19 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         model, objective if worst or not cases else weighted(objective, cases), **design,
         constraints=constraints, load_cases=magnitudes(data), reports=reports,
         adaptive_tolerance=adaptive_tolerance(config))
+
+
+def design_options(config: Config, density_filter) -> dict:
+    """The keywords of a :class:`~fesens.opt.DesignProblem` the config gives besides the
+    model and the responses: volume fraction, interpolation, ``density_filter``,
+    projection, passive cells (global ids), solver."""
+    data = config.data
+    return {"volume_fraction": data["constraints"]["volume_fraction"],
+            "interpolation": _from_registry(INTERPOLATIONS, data["penalization"]),
+            "filter": density_filter,
+            "projection": _from_registry(PROJECTIONS, data["projection"]),
+            "passive_solid": _passive(config, "solid"), "passive_void": _passive(config, "void"),
+            "solver": solver_argument(config)}
 
 
 def adaptive_tolerance(config: Config) -> AdaptiveTolerance | None:

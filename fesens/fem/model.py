@@ -293,7 +293,19 @@ class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ModalAnalysis, A
             self._operators[key] = base if weights is None else base.folded(weights)
         return self._operators[key]
 
+    def check_supports(self) -> None:
+        """Refuse Dirichlet conditions that leave a rigid-body motion free.
+
+        Raises
+        ------
+        SingularMatrixError
+            Naming the free motions.
+        """
+        self._check_free_modes(self.constrained_dofs)
+
     def _check_free_modes(self, dofs: np.ndarray) -> None:
+        if self.partition is not None and self.partition.size > 1:
+            return  # a rank's part: the whole model's conditions were checked
         free = free_rigid_modes(self.mesh.points, dofs, self.n_components)
         if free:
             raise SingularMatrixError(

@@ -12,6 +12,7 @@ import numpy as np
 
 from fesens.errors import MeshError, SolverError
 from fesens.fem.matrix_free import lattice_system, wants_matrix_free
+from fesens.fem.partitioned import dof_layout
 from fesens.fem.rigid_modes import rigid_body_modes
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
@@ -57,6 +58,8 @@ class SolverChoice:
     """
 
     solver_choice: AutoChoice | None = None
+    #: One rank's part of a distributed model (:mod:`fesens.fem.partitioned`), else None.
+    partition = None
 
     def solver(self, spec=None, **options) -> LinearSolver:
         """The model's solver instance for ``spec`` on the current pattern (kept, so the
@@ -166,6 +169,13 @@ class SolverChoice:
     def _give_near_nullspace(self, backend: LinearSolver, options: dict) -> None:
         if self._needs_near_nullspace(backend, options):
             backend.near_nullspace = self.near_nullspace()
+        if self.partition is not None and self.partition.size > 1:
+            if not hasattr(backend, "layout"):
+                raise SolverError(f"solver {backend.name!r} cannot solve a distributed model "
+                                  "(each rank holds its cells' matrix only); use 'petsc' or "
+                                  "'petsc_direct'")
+            # the global rows of the local free dofs: PETSc adds the ranks' matrices
+            backend.layout = dof_layout(self.partition, self.n_components, self.free_dofs)
         if getattr(backend, "needs_grid", False) and backend.grid is None:
             # geometric multigrid: where K_ff's rows sit on the mesh's lattice
             backend.grid = structured_grid(self.mesh, self.n_components, self.free_dofs)
@@ -208,7 +218,9 @@ class SolverChoice:
         if self.n_components != self.mesh.dim:
             return None
         points = self.mesh.points
-        return rigid_body_modes(points, points.mean(axis=0))[0][self.free_dofs]
+        # a distributed model's ranks share one centre: the modes agree on shared nodes
+        centre = points.mean(axis=0) if self.partition is None else self.partition.center
+        return rigid_body_modes(points, centre)[0][self.free_dofs]
 
     def _needs_near_nullspace(self, backend: LinearSolver, options: dict) -> bool:
         """Whether ``backend`` builds AMG for this vector field without a given near-null space."""

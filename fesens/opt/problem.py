@@ -19,6 +19,7 @@ from fesens.adjoint.objectives import volume
 from fesens.adjoint.problem import Differentiable, State
 from fesens.errors import SolverError
 from fesens.fem.model import LinearModel
+from fesens.mpi import SERIAL, Collective
 from fesens.opt.filters import NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance
@@ -54,6 +55,11 @@ class Evaluation:
         maximum. None otherwise.
     bound_gradients : numpy.ndarray or None
         ``(k, n_design)``, filtered as ``gradient``.
+    collective : Collective
+        The ranks among which the design is split (:mod:`fesens.mpi`; :data:`SERIAL` in a
+        serial run). The arrays (``gradient``, the rows of ``constraint_gradients`` and
+        ``bound_gradients``, ``density``) are this rank's part; the numbers (``objective``,
+        ``constraints``, ``volume_fraction``, ``bounds``) are global, the same on every rank.
     """
 
     objective: float
@@ -66,6 +72,7 @@ class Evaluation:
     extras: dict = field(default_factory=dict)
     bounds: np.ndarray | None = None
     bound_gradients: np.ndarray | None = None
+    collective: Collective = SERIAL
 
 
 @dataclass
@@ -185,6 +192,39 @@ class DesignProblem:
     def n_design(self) -> int:
         return self.design.size
 
+    @property
+    def collective(self) -> Collective:
+        """The ranks among which the design is split (:data:`SERIAL`: not split)."""
+        return SERIAL
+
+    def gather_design(self, x: np.ndarray) -> np.ndarray:
+        """The whole design vector ``(n_design_global,)`` in the global order, on every rank,
+        from this rank's part ``x`` (serial: ``x`` itself)."""
+        return x
+
+    def design_part(self, x_whole: np.ndarray) -> np.ndarray:
+        """This rank's part of the whole design vector ``x_whole`` (serial: ``x_whole``)."""
+        return x_whole
+
+    def whole_cells(self, values: np.ndarray) -> np.ndarray:
+        """Per-cell values of the whole mesh from this rank's ``(n_cells, ...)`` (serial:
+        ``values``)."""
+        return values
+
+    def whole_points(self, values: np.ndarray) -> np.ndarray:
+        """Per-node values of the whole mesh from this rank's ``(n_points, ...)`` (serial:
+        ``values``)."""
+        return values
+
+    def _total(self, value):
+        """A response's value over the whole problem from this rank's (serial: ``value``;
+        a distributed problem adds the ranks')."""
+        return value
+
+    def _volume_fraction(self, rho):
+        """``V(ρ) / V_Ω`` (traced)."""
+        return volume(self.model, rho, fraction=True)
+
     def initial_design(self) -> np.ndarray:
         """The uniform design at the volume fraction, ``(n_design,)``."""
         return np.full(self.n_design, self.volume_fraction)
@@ -218,7 +258,7 @@ class DesignProblem:
 
     def volume_fraction_of(self, x) -> float:
         """``V(ρ(x)) / V_Ω`` (untraced)."""
-        return float(volume(self.model, self.density(x), fraction=True))
+        return float(self._volume_fraction(self.density(x)))
 
     def volume_excess(self, x: np.ndarray, evaluation: Evaluation) -> Callable:
         """``x' ↦ V(ρ(x'))/V_Ω − f`` for an optimizer's bisection around ``x``.
@@ -230,7 +270,7 @@ class DesignProblem:
         """
         if getattr(self.filter, "linear", False) and getattr(self.projection, "linear", False):
             excess, slope = evaluation.constraints[0], evaluation.constraint_gradients[0]
-            return lambda candidate: excess + slope @ (candidate - x)
+            return lambda candidate: excess + self.collective.dot(slope, candidate - x)
         return lambda candidate: self.volume_fraction_of(candidate) - self.volume_fraction
 
     # ------------------------------------------------------------ evaluation
@@ -247,16 +287,17 @@ class DesignProblem:
         """
         x = np.asarray(x, dtype=float)
         volume_value, volume_gradient = value_and_grad(
-            lambda x: volume(self.model, self.density(x), fraction=True))(x)
+            lambda x: self._volume_fraction(self.density(x)))(x)
         captured = {}
 
         def responses(x):
             rho = self.density(x)
             state = self.solve(rho)
             captured["state"], captured["rho"] = state, rho
-            values = self.objective_values(state, rho)
+            values = [self._total(value) for value in self.objective_values(state, rho)]
             captured["k"] = len(values)
-            values += [c.response(state, rho) / c.limit - 1.0 for c in self.constraints]
+            values += [self._total(c.response(state, rho)) / c.limit - 1.0
+                       for c in self.constraints]
             return np.stack(values)
 
         values, pullback = vjp(responses, x)
@@ -271,9 +312,10 @@ class DesignProblem:
         extras = {c.name: float((values[k + i] + 1.0) * c.limit)
                   for i, c in enumerate(self.constraints)}
         rho = getval(captured["rho"])
-        extras.update({name: float(report(plain, rho)) for name, report in self.reports.items()})
+        extras.update({name: float(self._total(report(plain, rho)))
+                       for name, report in self.reports.items()})
         bounds = (np.asarray(values[:k], dtype=float), np.vstack(objective_gradients)) \
             if self.bounded else (None, None)
         return Evaluation(float(values[worst]), objective_gradients[worst], constraints,
                           constraint_gradients, rho, float(volume_value),
-                          plain, extras, *bounds)
+                          plain, extras, *bounds, collective=self.collective)

@@ -1,0 +1,112 @@
+"""A design config on several MPI ranks: one problem split among them (a distributed model),
+or, for what that cannot do yet, the whole model on every rank with distributed solves.
+
+Under ``mpirun -n N`` (N > 1) :func:`build_run` partitions the mesh
+(:func:`fesens.fem.partition_cells.cell_ranks`: PETSc DMDA blocks on a structured grid,
+PT-Scotch otherwise), builds each rank's model of its cells
+(:func:`fesens.fem.partitioned.adopt`) and a
+:class:`~fesens.opt.distributed.DistributedDesignProblem` with a distributed filter. A config
+that needs what the distributed model does not offer (:func:`distributed_refusal` says what)
+runs replicated as before: every rank builds the whole model, PETSc solves across the ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fesens.adjoint import compliance
+from fesens.config.build import (
+    adaptive_tolerance,
+    build_model,
+    build_problem,
+    design_options,
+    new_model,
+)
+from fesens.config.frequency import eigen_kind
+from fesens.config.physics_keys import response_kind
+from fesens.config.schema import Config
+from fesens.fem import LinearModel
+from fesens.fem.partition_cells import cell_ranks
+from fesens.fem.partitioned import adopt
+from fesens.mesh.partition import partition_mesh
+from fesens.mpi import collective, launched
+from fesens.opt import DesignProblem
+from fesens.opt.distributed import DistributedDesignProblem
+from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
+from fesens.opt.filters import NoFilter
+
+#: The filters a distributed problem offers, by config name.
+DISTRIBUTED_FILTERS = {"density": DistributedDensityFilter,
+                       "sensitivity": DistributedSensitivityFilter}
+
+
+@dataclass
+class Run:
+    """What a design run works on.
+
+    Attributes
+    ----------
+    model : LinearModel
+        The model of the whole mesh (supports, loads; what the outputs describe).
+    problem : DesignProblem
+        The design problem (a rank's part of it in a distributed run).
+    note : str
+        How the ranks share the work (empty in a serial run).
+    """
+
+    model: LinearModel
+    problem: DesignProblem
+    note: str = ""
+
+
+def distributed_refusal(config: Config) -> str | None:
+    """Why ``config`` cannot run as a distributed model (the first reason), or None."""
+    data = config.data
+    physics = config.physics_class
+    reasons = [
+        (physics.bars, f"the {config.physics} physics discretises bars"),
+        (eigen_kind(data, config.physics) is not None, "an eigen objective"),
+        (response_kind(config.physics, data["objective"]["type"]) != "compliance",
+         f"the objective {data['objective']['type']!r} (compliance only)"),
+        (bool(data["constraints"]["extra"]), "extra constraints"),
+        (bool(data.get("load_cases")), "[[load_cases]]"),
+        (data["filter"]["type"] not in (*DISTRIBUTED_FILTERS, NoFilter.name),
+         f"the {data['filter']['type']} filter"),
+        (any(section.name in data for section in physics.config.sections),
+         f"the sections {[s.name for s in physics.config.sections if s.name in data]}"),
+    ]
+    return next((why for refused, why in reasons if refused), None)
+
+
+def build_run(config: Config) -> Run:
+    """The model and design problem of ``config``: serial, distributed (under ``mpirun`` when
+    :func:`distributed_refusal` allows) or replicated (every rank the whole model)."""
+    ranks = launched()
+    refusal = distributed_refusal(config) if ranks.distributed else None
+    if not ranks.distributed or refusal is not None:
+        model = build_model(config)
+        note = "" if not ranks.distributed else (
+            f"replicated on {ranks.size} MPI ranks (each builds the whole model; PETSc solves "
+            f"across them): the distributed model does not offer {refusal}")
+        return Run(model, build_problem(config, model), note)
+    return _distributed(config)
+
+
+def _distributed(config: Config) -> Run:
+    """Each rank's part of the mesh, its model and its part of the design problem."""
+    ranks = collective()
+    mesh = config.mesh
+    part = partition_mesh(mesh, cell_ranks(mesh, ranks.size), ranks.rank, ranks.size)
+    whole = build_model(config)
+    whole.check_supports()
+    model = adopt(new_model(config, part.mesh), whole, part)
+    spec = config.data["filter"]
+    density_filter = (NoFilter() if spec["type"] == NoFilter.name else
+                      DISTRIBUTED_FILTERS[spec["type"]](mesh, part, spec["radius"]))
+    problem = DistributedDesignProblem(
+        model, lambda state, rho: compliance(state), part=part, collective=ranks,
+        **design_options(config, density_filter), adaptive_tolerance=adaptive_tolerance(config))
+    counts = part.cell_counts
+    note = (f"distributed on {ranks.size} MPI ranks: each builds, assembles and designs its "
+            f"own {int(counts.min())}–{int(counts.max())} cells")
+    return Run(whole, problem, note)

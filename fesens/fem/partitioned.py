@@ -1,0 +1,67 @@
+"""One rank's part of a distributed model: the conditions of the whole model restricted to
+the rank's cells, and where its free dofs sit among the global ones.
+
+A distributed run (``mpirun -n N``; :mod:`fesens.mpi`) builds on every rank the model of its
+sub-mesh (:class:`~fesens.mesh.partition.MeshPart`), a normal model of the physics whose
+matrices are those of the rank's cells only. :func:`adopt` gives it the Dirichlet conditions
+and load terms of the model of the whole mesh: every Dirichlet dof of its nodes (so the ranks
+agree on which shared dofs are free), and the load terms on the nodes it owns only (each
+nodal load counted once: the global load vector is the sum of the ranks' local ones).
+:func:`dof_layout` says where its free dofs sit, for the distributed PETSc solve
+(:mod:`fesens.solvers.petsc_distributed`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fesens.errors import BoundaryConditionError
+from fesens.solvers.petsc_distributed import DofLayout
+
+if TYPE_CHECKING:
+    from fesens.mesh.partition import MeshPart
+
+
+def adopt(local, whole, part: MeshPart):
+    """Give ``local`` (a model of ``part.mesh``) the Dirichlet conditions and load terms of
+    ``whole`` (the same physics on the whole mesh) restricted to the part; returns ``local``
+    with ``local.partition = part``.
+
+    Load terms become fixed vectors (the rebuilders for moved nodes are not carried over:
+    shape derivatives are not offered in distributed runs).
+
+    Raises
+    ------
+    BoundaryConditionError
+        ``local`` already has conditions or loads, or the two models differ in their
+        unknowns per node.
+    """
+    n = whole.n_components
+    if local.n_components != n:
+        raise BoundaryConditionError(f"the part's model has {local.n_components} unknowns per "
+                                     f"node, the whole model {n}")
+    if local.constrained_dofs.size or local.loads:
+        raise BoundaryConditionError("adopt() needs a part's model without Dirichlet "
+                                     "conditions or loads of its own")
+    dofs, values = whole.constrained_dofs, whole.prescribed_values()
+    position = np.searchsorted(part.nodes, dofs // n)
+    position = np.minimum(position, part.nodes.size - 1)
+    kept = part.nodes[position] == dofs // n
+    local_dofs = position[kept] * n + dofs[kept] % n
+    local._dirichlet.update(zip(local_dofs.tolist(), values[kept].tolist(), strict=True))
+    owned = part.owned[:, None].astype(float)
+    for name, vector in whole.loads.items():
+        local._add_load(name, "restricted", (vector.reshape(-1, n)[part.nodes] * owned).ravel())
+    local.partition = part
+    return local
+
+
+def dof_layout(part: MeshPart, n_components: int, free_dofs: np.ndarray) -> DofLayout:
+    """Where a part's free dofs ``(n_free,)`` (local ids) sit: their ids in the rank-ordered
+    numbering of all nodes (``node_order * n_components + component``) and which the rank
+    owns."""
+    nodes, components = np.divmod(np.asarray(free_dofs, dtype=np.int64), n_components)
+    return DofLayout(ids=part.node_order[nodes] * n_components + components,
+                     owned=np.asarray(part.owned[nodes], dtype=bool))

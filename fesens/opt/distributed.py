@@ -1,0 +1,102 @@
+"""A design problem split among MPI ranks: each rank holds its cells and their design
+variables (a distributed model, :mod:`fesens.fem.partitioned`).
+
+Every rank evaluates the same program as a serial :class:`~fesens.opt.DesignProblem` on its
+part: the filter is a distributed matrix (:mod:`fesens.opt.distributed_filter`), the solve
+adds the ranks' matrices in PETSc (:mod:`fesens.solvers.petsc_distributed`), and the responses
+are sums over the ranks (:func:`fesens.ad.distributed.total`: compliance ``Σ_r f_r·u_r``,
+volume ``Σ_r Σ_e ρ_e |Ω_e|``), so the objective, the constraints and their values are the
+same numbers on every rank, and each rank's gradient is the part of the serial gradient for
+its design variables. The optimizers reduce over the ranks through
+:attr:`Evaluation.collective`; checkpoints and outputs hold the whole vectors
+(:meth:`gather_design`, :meth:`whole_cells`, :meth:`whole_points`).
+
+Only additive responses are offered (compliance; the volume constraint): a response such as
+a stress p-norm or a value at a point is not a sum of per-rank terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fesens.ad.distributed import total
+from fesens.adjoint.objectives import volume
+from fesens.fem.model import LinearModel
+from fesens.mesh.partition import MeshPart
+from fesens.mpi import Collective
+from fesens.opt.problem import DesignProblem, Response
+
+
+class DistributedDesignProblem(DesignProblem):
+    """:class:`~fesens.opt.DesignProblem` on one rank's part of a distributed model.
+
+    Parameters
+    ----------
+    model : LinearModel
+        The rank's model (:func:`fesens.fem.partitioned.adopt`).
+    objective : callable
+        ``f(state, ρ)`` whose value is a sum over the cells and dofs of the rank (e.g.
+        ``compliance``): the ranks' values are added.
+    part : MeshPart
+        The rank's cells and nodes.
+    collective : Collective
+        The reductions over the ranks (:func:`fesens.mpi.collective`).
+    passive_solid, passive_void : numpy.ndarray, optional
+        GLOBAL cell ids held at 1 and 0 (each rank keeps its own).
+    **options
+        The other arguments of :class:`~fesens.opt.DesignProblem` (``filter``: a
+        distributed one).
+    """
+
+    def __init__(self, model: LinearModel, objective: Response, *, part: MeshPart,
+                 collective: Collective, passive_solid=None, passive_void=None,
+                 **options) -> None:
+        self.part, self._collective = part, collective
+        super().__init__(model, objective, passive_solid=_local(part, passive_solid),
+                         passive_void=_local(part, passive_void), **options)
+        self._volume_total = collective.sum(float(volume(model, 1.0)))
+        design_ids = part.cells[self.design]
+        every = collective.allgather(design_ids)
+        self._design_order = np.argsort(every, kind="stable")
+        self._design_positions = np.searchsorted(every[self._design_order], design_ids)
+        self._cell_order = np.argsort(collective.allgather(part.cells), kind="stable")
+        self._point_order = np.argsort(collective.allgather(part.nodes[part.owned]),
+                                       kind="stable")
+
+    @property
+    def collective(self) -> Collective:
+        """The reductions over the ranks."""
+        return self._collective
+
+    def _total(self, value):
+        """The sum over the ranks of a rank's ``value`` (traced)."""
+        return total(value, self._collective)
+
+    def _volume_fraction(self, rho):
+        """``Σ_r Σ_e ρ_e |Ω_e| / V_Ω`` (traced)."""
+        return self._total(volume(self.model, rho)) / self._volume_total
+
+    # ------------------------------------------------------------ whole vectors
+    def gather_design(self, x: np.ndarray) -> np.ndarray:
+        """The whole design vector (the serial problem's order), on every rank."""
+        return self._collective.allgather(np.asarray(x, dtype=float))[self._design_order]
+
+    def design_part(self, x_whole: np.ndarray) -> np.ndarray:
+        """This rank's design variables of a whole design vector."""
+        return np.asarray(x_whole, dtype=float)[self._design_positions]
+
+    def whole_cells(self, values: np.ndarray) -> np.ndarray:
+        """Per-cell values of the whole mesh ``(n_cells, ...)`` from every rank's
+        ``(n_local_cells, ...)``, on every rank."""
+        return self._collective.allgather(np.asarray(values))[self._cell_order]
+
+    def whole_points(self, values: np.ndarray) -> np.ndarray:
+        """Per-node values of the whole mesh ``(n_points, ...)`` from every rank's
+        ``(n_local_nodes, ...)`` (each node's owner's value), on every rank."""
+        owned = np.asarray(values)[self.part.owned]
+        return self._collective.allgather(owned)[self._point_order]
+
+
+def _local(part: MeshPart, cells) -> np.ndarray | None:
+    """The rank's local ids of the global cell ids ``cells`` (None stays None)."""
+    return None if cells is None else part.local_cells(np.asarray(cells, dtype=np.int64))
