@@ -1,0 +1,188 @@
+"""The density and sensitivity filters of :mod:`fesens.opt.filters` with the design vector
+split over MPI ranks (issue 19, item 2).
+
+Every rank holds the whole mesh and its own cells (a :class:`~fesens.mesh.partition.MeshPart`)
+and builds only the rows of the filter for them: the neighbours of its cells' centroids
+within the radius, found in a :class:`scipy.spatial.cKDTree` over all centroids, with the
+cone weights ``H_ei = max(0, r − |c_e − c_i|)`` of :func:`~fesens.opt.filters.cone_weights`.
+Its columns are renumbered to the rank-ordered cell numbering (rank 0's cells in increasing
+global id, then rank 1's, ...: rank ``r``'s cell ``part.cells[i]`` is
+``part.cell_start + i``), and the rows become a
+:class:`~fesens.solvers.petsc_operator.DistributedOperator` applied with
+:func:`~fesens.ad.distributed.apply_operator` (traced: the VJP is the transposed product).
+
+The map from global cell id to rank-ordered id needs every rank's cells: the constructor
+gathers ``part.cells`` from all ranks (one ``allgather`` of ``n_cells`` integers, a
+collective call: every rank builds its filter at the same point of the program). The
+numbers are those of the serial filters on the whole mesh, to round-off (the serial stencil
+form on structured grids sums in another order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from fesens.ad.distributed import apply_operator
+from fesens.errors import MeshError
+from fesens.fem.geometry import cell_geometry
+from fesens.mesh.mesh import Mesh
+from fesens.mpi import SERIAL, Collective, collective
+from fesens.opt.filters import NoFilter
+from fesens.solvers.petsc_operator import DistributedOperator
+
+
+class DistributedDensityFilter(NoFilter):
+    """This rank's rows of the volume-weighted cone filter ``x̃ = W x`` of
+    :class:`~fesens.opt.filters.DensityFilter`:
+    ``x̃_e = Σ_i H_ei v_i x_i / Σ_i H_ei v_i`` over all neighbours ``i`` (any rank's).
+
+    Parameters
+    ----------
+    mesh : Mesh
+        The whole mesh (every rank's copy).
+    part : MeshPart
+        This rank's part (``cells``, ``cell_counts``, ``size``).
+    radius : float
+        Filter radius in mesh units.
+    reductions : Collective, optional
+        The ranks' reductions; default :func:`fesens.mpi.collective` (``SERIAL`` when
+        ``part.size`` is 1).
+
+    Raises
+    ------
+    ValueError
+        If ``radius`` is not positive.
+    MeshError
+        If ``part`` does not fit ``mesh`` or the launch (see :func:`rank_ordered_ids`).
+    """
+
+    name = "density"
+    takes_radius = True
+
+    def __init__(self, mesh: Mesh, part, radius: float,
+                 reductions: Collective | None = None) -> None:
+        self.radius = _positive_radius(radius)
+        H, neighbours, ranked = cone_rows(mesh, part, self.radius, reductions)
+        volumes = cell_volumes(mesh, neighbours)
+        Hv = H @ sp.diags(volumes)
+        Hv = sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
+        #: This rank's rows of ``W`` ``(n_local_cells, n_cells)``, rank-ordered columns.
+        self.rows = _to_global_columns(Hv, ranked, mesh.n_cells)
+        self.operator = DistributedOperator(self.rows, part.cell_counts)
+
+    def __call__(self, x):
+        """``x̃`` of this rank's cells ``(n_local_cells,)`` from their ``x``
+        ``(n_local_cells,)`` (traced; collective)."""
+        return apply_operator(self.operator, x)
+
+
+class DistributedSensitivityFilter(NoFilter):
+    """Sigmund's sensitivity filter (:class:`~fesens.opt.filters.SensitivityFilter`) on
+    this rank's cells: the densities are unfiltered and
+    ``∂̃c/∂x_e = Σ_i H_ei x_i ∂c/∂x_i / (max(γ, x_e) Σ_i H_ei)``, where ``H (x ∂c/∂x)``
+    needs the neighbours' products (a distributed product).
+
+    Parameters
+    ----------
+    mesh, part, radius, reductions
+        As for :class:`DistributedDensityFilter`.
+    gamma : float
+        ``γ``, the floor of the density in the denominator.
+    """
+
+    name = "sensitivity"
+    takes_radius = True
+
+    def __init__(self, mesh: Mesh, part, radius: float, gamma: float = 1e-3,
+                 reductions: Collective | None = None) -> None:
+        self.radius = _positive_radius(radius)
+        self.gamma = gamma
+        H, _, ranked = cone_rows(mesh, part, self.radius, reductions)
+        #: ``Σ_i H_ei`` over every neighbour of this rank's cells ``(n_local_cells,)``.
+        self.Hs = np.asarray(H.sum(axis=1)).ravel()
+        #: This rank's rows of ``H`` ``(n_local_cells, n_cells)``, rank-ordered columns.
+        self.rows = _to_global_columns(H, ranked, mesh.n_cells)
+        self.operator = DistributedOperator(self.rows, part.cell_counts)
+
+    def filter_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The filtered gradient of this rank's cells ``(n_local_cells,)`` from their ``x``
+        and ``gradient`` (collective)."""
+        weighted = self.operator.apply(np.asarray(x) * np.asarray(gradient))
+        return weighted / self.Hs / np.maximum(self.gamma, x)
+
+
+def rank_ordered_ids(mesh: Mesh, part, reductions: Collective | None = None) -> np.ndarray:
+    """``(n_cells,)``: the rank-ordered id of every global cell, from every rank's
+    ``part.cells`` (gathered: collective).
+
+    Raises
+    ------
+    MeshError
+        If ``reductions`` has another number of ranks than ``part``, or the gathered cells
+        are not each of ``mesh``'s cells once.
+    """
+    if reductions is None:
+        reductions = SERIAL if part.size == 1 else collective()
+    if reductions.size != part.size:
+        raise MeshError(f"the mesh part is one of {part.size} but the launch has "
+                        f"{reductions.size} ranks: partition the mesh for this launch")
+    order = np.asarray(reductions.allgather(np.asarray(part.cells, dtype=np.int64)))
+    if len(order) != mesh.n_cells or not np.array_equal(np.sort(order),
+                                                        np.arange(mesh.n_cells)):
+        raise MeshError(f"the ranks' mesh parts hold {len(order)} cells that are not each of "
+                        f"the mesh's {mesh.n_cells} cells once: partition this mesh")
+    ids = np.empty(mesh.n_cells, dtype=np.int64)
+    ids[order] = np.arange(mesh.n_cells)
+    return ids
+
+
+def cone_rows(mesh: Mesh, part, radius: float, reductions: Collective | None = None
+              ) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """The cone weights ``H`` of this rank's cells (rows) and their neighbours (columns).
+
+    Returns
+    -------
+    H : scipy.sparse.csr_matrix
+        ``(n_local_cells, n_neighbours)``, ``H_ei = r − |c_e − c_i|`` within the radius
+        (the same numbers as :func:`~fesens.opt.filters.cone_weights`).
+    neighbours : numpy.ndarray
+        ``(n_neighbours,)`` global ids of the columns' cells, increasing.
+    ranked : numpy.ndarray
+        ``(n_neighbours,)`` their rank-ordered ids.
+    """
+    ranked = rank_ordered_ids(mesh, part, reductions)  # checks the part first
+    centroids = mesh.cell_centroids()
+    cells = np.asarray(part.cells, dtype=np.int64)
+    found = cKDTree(centroids).query_ball_point(centroids[cells], radius)
+    counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    columns = np.concatenate(found).astype(np.int64)
+    rows = np.repeat(np.arange(len(cells)), counts)
+    distance = np.linalg.norm(centroids[cells[rows]] - centroids[columns], axis=1)
+    weights = radius - distance
+    neighbours, local_columns = np.unique(columns, return_inverse=True)
+    H = sp.csr_matrix((weights, (rows, local_columns)), shape=(len(cells), len(neighbours)))
+    return H, neighbours, ranked[neighbours]
+
+
+def cell_volumes(mesh: Mesh, cells: np.ndarray) -> np.ndarray:
+    """``(len(cells),)`` volumes of the global cells ``cells`` (computed for those only)."""
+    some = Mesh(mesh.points, mesh.cells[cells], mesh.cell_type)
+    return np.broadcast_to(cell_geometry(some).volumes, (len(cells),))
+
+
+def _to_global_columns(rows: sp.csr_matrix, ranked: np.ndarray, n_cells: int
+                       ) -> sp.csr_matrix:
+    """``rows`` ``(n, len(ranked))`` with column ``j`` moved to the rank-ordered id
+    ``ranked[j]``, ``(n, n_cells)``."""
+    matrix = sp.csr_matrix((rows.data, ranked[rows.indices], rows.indptr),
+                           shape=(rows.shape[0], n_cells))
+    matrix.sort_indices()
+    return matrix
+
+
+def _positive_radius(radius: float) -> float:
+    if not radius > 0:
+        raise ValueError(f"filter radius must be > 0, got {radius!r}")
+    return float(radius)
