@@ -104,7 +104,8 @@ def _distributed(config: Config) -> Run:
     density_filter = (NoFilter() if spec["type"] == NoFilter.name else
                       DISTRIBUTED_FILTERS[spec["type"]](mesh, part, spec["radius"]))
     problem = DistributedDesignProblem(
-        model, lambda state, rho: compliance(state), part=part, collective=ranks,
+        model, lambda state, rho: compliance(state), part=part, whole_model=whole,
+        collective=ranks,
         **design_options(config, density_filter), adaptive_tolerance=adaptive_tolerance(config))
     counts = part.cell_counts
     note = (f"distributed on {ranks.size} MPI ranks: each builds, assembles and designs its "

@@ -21,6 +21,7 @@ import numpy as np
 
 from fesens.ad.distributed import total
 from fesens.adjoint.objectives import volume
+from fesens.adjoint.problem import State
 from fesens.fem.model import LinearModel
 from fesens.mesh.partition import MeshPart
 from fesens.mpi import Collective
@@ -39,6 +40,8 @@ class DistributedDesignProblem(DesignProblem):
         ``compliance``): the ranks' values are added.
     part : MeshPart
         The rank's cells and nodes.
+    whole_model : LinearModel
+        The model of the whole mesh (supports and loads), for :meth:`whole_state`.
     collective : Collective
         The reductions over the ranks (:func:`fesens.mpi.collective`).
     passive_solid, passive_void : numpy.ndarray, optional
@@ -49,9 +52,9 @@ class DistributedDesignProblem(DesignProblem):
     """
 
     def __init__(self, model: LinearModel, objective: Response, *, part: MeshPart,
-                 collective: Collective, passive_solid=None, passive_void=None,
-                 **options) -> None:
-        self.part, self._collective = part, collective
+                 whole_model: LinearModel, collective: Collective, passive_solid=None,
+                 passive_void=None, **options) -> None:
+        self.part, self._collective, self.whole_model = part, collective, whole_model
         super().__init__(model, objective, passive_solid=_local(part, passive_solid),
                          passive_void=_local(part, passive_void), **options)
         self._volume_total = collective.sum(float(volume(model, 1.0)))
@@ -95,6 +98,28 @@ class DistributedDesignProblem(DesignProblem):
         ``(n_local_nodes, ...)`` (each node's owner's value), on every rank."""
         owned = np.asarray(values)[self.part.owned]
         return self._collective.allgather(owned)[self._point_order]
+
+
+    def whole_state(self, state: State) -> State:
+        """The solution on the whole mesh (:attr:`whole_model`), on every rank: the field
+        from each node's owner, per-cell coefficients and parameters from each cell's rank.
+        What outputs are computed from (a nodal recovery of stresses needs the cells around
+        a node, which may lie on several ranks)."""
+        state = state.detached()
+        model, n = self.whole_model, state.model.n_components
+
+        def nodal(values):
+            shape = np.shape(values)[1:]
+            local = np.reshape(values, (self.part.mesh.n_points, n, *shape))
+            return np.reshape(self.whole_points(local), (model.dofmap.n_dofs, *shape))
+
+        def per_cell(value):
+            return self.whole_cells(value) if np.ndim(value) else value
+
+        return type(state)(model, nodal(state.u), nodal(state.f),
+                           [per_cell(c) for c in state.coefficients],
+                           {key: per_cell(value) for key, value in state.parameters.items()},
+                           state.load_magnitudes)
 
 
 def _local(part: MeshPart, cells) -> np.ndarray | None:

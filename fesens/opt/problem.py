@@ -216,6 +216,11 @@ class DesignProblem:
         ``values``)."""
         return values
 
+    def whole_state(self, state: State) -> State:
+        """The (untraced) solution on the whole mesh from this rank's ``state`` (serial:
+        ``state``)."""
+        return state
+
     def _total(self, value):
         """A response's value over the whole problem from this rank's (serial: ``value``;
         a distributed problem adds the ranks')."""

@@ -30,16 +30,20 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
     solution = evaluation.state
     if isinstance(solution, Modes):
         return modal_fields(problem, evaluation, objective)
+    # a distributed problem's ranks hold their cells: the fields of the whole mesh
+    solution = problem.whole_state(solution)
     point_data, cell_data = {}, {}
     for i, case in enumerate(cases or [None]):
         single = solution if case is None else case_state(solution, i)
         suffix = "" if case is None else f"_{case}"
         point_data.update({name + suffix: v for name, v in single.point_data().items()})
         cell_data.update({name + suffix: v for name, v in single.cell_data().items()})
-    if evaluation.bounds is not None and cases:
-        cell_data.update(design_sensitivities(problem, evaluation, objective, cases))
-    return point_data, {"density": evaluation.density, **cell_data,
-                        **design_sensitivities(problem, evaluation, objective)}
+    sensitivities = design_sensitivities(problem, evaluation, objective, cases) if (
+        evaluation.bounds is not None and cases) else {}
+    sensitivities.update(design_sensitivities(problem, evaluation, objective))
+    whole = problem.whole_cells  # the design's cells: this rank's in a distributed problem
+    return point_data, {"density": whole(evaluation.density), **cell_data,
+                        **{name: whole(values) for name, values in sensitivities.items()}}
 
 
 def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,

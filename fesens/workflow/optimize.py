@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens import __version__
-from fesens.config import Config, ConfigError, build_model, build_optimizer, build_problem, dumps
+from fesens.config import Config, ConfigError, build_optimizer, dumps
+from fesens.config.distributed import build_run
 from fesens.config.load_cases import case_names, case_report, combination
 from fesens.fem.modal import Modes
 from fesens.mesh import write_mesh
@@ -118,7 +119,8 @@ def _describe(config: Config, problem: DesignProblem, model) -> str:
                if isinstance(penalty, dict) else f"{penalty:g}")
     radius = f" r={flt['radius']:g}" if "radius" in flt else ""
     return (f"{config.name}: {config.mesh.n_cells} {config.mesh.cell_type} cells, "
-            f"{model.dofmap.n_dofs} dofs, {problem.n_design} design variables; "
+            f"{model.dofmap.n_dofs} dofs, {int(problem.collective.sum(problem.n_design))} "
+            "design variables; "
             f"{data['objective']['type']}{_combined(data)}"
             f"{' (maximized)' if isinstance(problem, FrequencyProblem) else ''}, "
             f"volume ≤ {data['constraints']['volume_fraction']:g}; "
@@ -226,8 +228,8 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     if resume:
         _check_same_problem(folder, config)
         run.start_iteration, run.history = _resume_point(folder, command)
-    model = build_model(config)
-    problem = build_problem(config, model)
+    built = build_run(config)  # under mpirun: a rank's part of a distributed problem
+    model, problem = built.model, built.problem
     optimizer = build_optimizer(config)
     folder.prepare(clear=force and not resume)
     try:  # from here on, Ctrl-C ends in _interrupted: saved, exit 130
@@ -238,6 +240,8 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
         echo(_describe(config, problem, model))
+        if built.note:
+            echo(built.note)
         x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
                                             resume, echo)
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
@@ -250,7 +254,8 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     mode = "mode_1.png, " if (folder.path / "mode_1.png").is_file() else ""
     echo(f"results in {folder.path}: design.png, {mode}design.vtu, convergence.png, "
          "history.csv, summary.json")
-    return OptimizationRun(summary, x, evaluation.density, run.history, evaluation,
+    return OptimizationRun(summary, problem.gather_design(x),
+                           problem.whole_cells(evaluation.density), run.history, evaluation,
                            converged, folder.path)
 
 
@@ -264,10 +269,12 @@ def _final_line(config: Config, summary: dict) -> str:
 def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationRun:
     """The run without a results folder: nothing is written, Ctrl-C propagates."""
     run = RunState()
-    model = build_model(config)
-    problem = build_problem(config, model)
+    built = build_run(config)
+    model, problem = built.model, built.problem
     optimizer = build_optimizer(config)
     echo(_describe(config, problem, model))
+    if built.note:
+        echo(built.note)
     extras = _shown(problem)
     stop = config.data["stop"]
     result = optimize(problem, optimizer, max_iter=stop["max_iter"],
@@ -280,7 +287,8 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
                                            config.data["objective"]["type"],
                                            case_names(config.data)))
     echo(_final_line(config, summary))
-    return OptimizationRun(summary, result.x, evaluation.density, run.history, evaluation,
+    return OptimizationRun(summary, problem.gather_design(result.x),
+                           problem.whole_cells(evaluation.density), run.history, evaluation,
                            result.converged, None)
 
 
@@ -293,8 +301,9 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
             run.start_iteration >= stop["max_iter"]
             or (last["change"] < stop["tol_change"]
                 and problem.schedules_done(run.start_iteration))):
-        x = load_checkpoint(folder.checkpoint)[0]
+        x = problem.design_part(load_checkpoint(folder.checkpoint)[0])
         evaluated = load_evaluated_design(folder.checkpoint)
+        evaluated = None if evaluated is None else problem.design_part(evaluated)
         problem.update_schedules(run.start_iteration)
         converged = last["change"] < stop["tol_change"]
         echo(f"the run in {folder.path} has already finished at iteration "
@@ -345,7 +354,7 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
     if folder.snapshots():
         folder.write_collection()
     objective = config.data["objective"]["type"]
-    plot_density(config.mesh, evaluation.density, folder.file("design.png"),
+    plot_density(config.mesh, problem.whole_cells(evaluation.density), folder.file("design.png"),
                  title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
                        f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
                  **boundary_markers(model))
