@@ -171,3 +171,12 @@ def test_lattice_ranges_that_do_not_fit_are_refused():
     triangles = rectangle(4, 3, cell_type="tri3")
     with pytest.raises(MeshError, match="needs quad4 or hex8 cells, got tri3"):
         lattice_cell_ranks(triangles, lattice_of(triangles), [[4], [3]])
+
+
+def test_a_point_of_no_cell_is_numbered_last_and_held_by_no_part():
+    mesh = rectangle(2, 1)
+    lonely = Mesh(np.vstack([mesh.points[:1] - 5.0, mesh.points]), mesh.cells + 1, "quad4")
+    parts = [partition_mesh(lonely, [0, 1], rank) for rank in range(2)]
+    assert [part.owned_node_range for part in parts] == [(0, 4), (4, 6)]
+    assert all(0 not in part.nodes for part in parts)
+    assert sorted(np.concatenate([p.node_order[p.owned] for p in parts])) == list(range(6))
