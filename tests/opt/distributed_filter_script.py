@@ -1,6 +1,6 @@
 """The distributed density and sensitivity filters on cells split among the MPI ranks.
 
-Run by ``tests/opt/test_distributed_filter.py`` under ``mpirun -n 2`` (and serially)::
+Run by ``tests/opt/test_distributed_filter.py`` under ``mpirun -n 2``::
 
     python distributed_filter_script.py OUT
 
@@ -9,8 +9,8 @@ split by centroid: the left half (``x < 0.5``) on rank 0, the right half on the 
 (by hand, so that the test does not depend on the partitioner). Each rank filters its part
 of one field and gathers, in global cell order: the filtered densities, the VJP of the
 density filter, the sensitivity filter's gradient, the gradient of
-``total(Σ x̃², collective)`` and its JVP along a direction. Each rank writes
-``OUT/rank<r>.npz`` (``<case>-<quantity>`` arrays).
+``total(Σ x̃², collective)``, its JVP and its Hessian-vector product along a direction.
+Each rank writes ``OUT/rank<r>.npz`` (``<case>-<quantity>`` arrays).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from fesens.ad import grad, jvp, vjp
+from fesens.ad import grad, hvp, jvp, vjp
 from fesens.ad.distributed import total
 from fesens.mesh.generators import box, rectangle
 from fesens.mpi import collective
@@ -77,6 +77,7 @@ def run_case(mesh, radius: float, reductions) -> dict[str, np.ndarray]:
             "sensitivity": gathered(sensitivity.filter_gradient(given["x"],
                                                                 given["gradient"])),
             "grad": gathered(grad(objective)(given["x"])),
+            "hvp": gathered(hvp(objective)(given["x"], given["direction"])),
             "jvp": np.array([value, slope]), "n_local": np.array([len(part.cells)])}
 
 

@@ -103,9 +103,9 @@ def test_bad_parts_and_radii_are_refused():
 @needs_mpi
 def test_two_ranks_give_the_serial_filters(tmp_path):
     """``mpirun -n 2`` of the script (each mesh split into a left and a right half): both
-    ranks' gathered densities, VJPs, sensitivity-filtered gradients, gradients and JVPs of
-    ``total(Σ x̃²)`` are the serial filters' (the script's own serial run is no reference:
-    the serial classes of fesens.opt.filters are)."""
+    ranks' gathered densities, VJPs, sensitivity-filtered gradients, gradients, JVPs and
+    Hessian-vector products of ``total(Σ x̃²)`` are those of the serial classes of
+    fesens.opt.filters."""
     sys.path.insert(0, str(SCRIPT.parent))
     try:
         import distributed_filter_script as script
@@ -137,7 +137,8 @@ def test_two_ranks_give_the_serial_filters(tmp_path):
                     x, given["gradient"]),
                 "grad": grad(objective)(x),
                 # the serial stencil filter has no JVP (and a VJP that cannot be traced)
-                "jvp": np.array([objective(x), grad(objective)(x) @ given["direction"]])}
+                "jvp": np.array([objective(x), grad(objective)(x) @ given["direction"]]),
+                "hvp": 2 * vjp(density, x)[1](density(given["direction"]))}
             for rank, found in enumerate(ranks):
                 assert found[f"{name}-{radius}-n_local"][0] == mesh.n_cells // 2
                 for key, value in expected.items():
