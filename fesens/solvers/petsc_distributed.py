@@ -112,8 +112,11 @@ class DistributedSystem:
         """An empty matrix preallocated with, per owned row, the summed counts of the ranks'
         entries in its diagonal and off-diagonal blocks (an upper bound of the union)."""
         PETSc = self.PETSc
-        inside = (columns >= self.start) & (columns < self.start + self.n_owned)
         row_of = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        # the diagonal block of a row is its owner's range of columns
+        starts = np.asarray(self.comm.tompi4py().allgather(self.start) + [self.n_global])
+        owner = np.searchsorted(starts, self.rows[row_of], side="right") - 1
+        inside = (columns >= starts[owner]) & (columns < starts[owner + 1])
         counts = [np.bincount(row_of[mask], minlength=A.shape[0]).astype(float)
                   for mask in (inside, ~inside)]
         diagonal, off = (self._added(count) for count in counts)
