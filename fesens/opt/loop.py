@@ -5,6 +5,12 @@ iteration count, the history and the optimizer's internal state, so a resumed ru
 reproduces the uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
 (:func:`deferred_interrupts`): a KeyboardInterrupt raised inside ``np.savez`` can leave the
 zip file half open, and its cleanup then raises a ``ValueError`` in place of the interrupt.
+
+Distributed (``evaluation.collective``, :mod:`fesens.mpi`): each rank holds its part of the
+design; the change is the largest over all ranks, and every rank's checkpoint holds the
+WHOLE design (``problem.gather_design``) and the optimizer's state with each design-sized
+array gathered likewise, so a checkpoint does not depend on the number of ranks; a resume
+takes this rank's part back (``problem.design_part``).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ class Result:
     Attributes
     ----------
     x : numpy.ndarray
-        Final design variables.
+        Final design variables (this rank's part in a distributed run).
     evaluation : Evaluation
         Responses at the final design.
     history : list of dict
@@ -92,6 +98,21 @@ def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
                  evaluated=evaluated,
                  **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
         os.replace(tmp, path)
+
+
+def _gathered_state(problem: DesignProblem, state: dict, n_part: int) -> dict:
+    """The optimizer's ``state`` with each design-sized array (of length ``n_part``, this
+    rank's part) replaced by the whole array (the same decision on every rank: each holds
+    its own part of every such array)."""
+    return {key: problem.gather_design(value) if np.ndim(value) == 1 and len(value) == n_part
+            else value for key, value in state.items()}
+
+
+def _state_part(problem: DesignProblem, state: dict, n_whole: int) -> dict:
+    """The inverse of :func:`_gathered_state`: this rank's part of each array of length
+    ``n_whole`` (the whole design's)."""
+    return {key: problem.design_part(value) if np.ndim(value) == 1 and len(value) == n_whole
+            else value for key, value in state.items()}
 
 
 def load_evaluated_design(path: Path) -> np.ndarray | None:
@@ -173,6 +194,9 @@ def optimize(
     resume : bool
         Continue from ``checkpoint``.
 
+    In a distributed run ``x0`` and the result's ``x`` are this rank's part, the
+    checkpoint holds the whole design (the module's docstring).
+
     With ``problem.adaptive_tolerance`` (:mod:`fesens.opt.tolerance`) the solver's ``rtol``
     is set before every evaluation from the previous change and recorded in the history
     (``rtol``); the loop stops only on an iteration solved to its ``rtol_min``.
@@ -189,8 +213,9 @@ def optimize(
     if resume:
         if checkpoint is None or not checkpoint.exists():
             raise FileNotFoundError(f"no checkpoint to resume from at {checkpoint}")
-        x, start, history, optimizer_state = load_checkpoint(checkpoint)
-        optimizer.load_state(optimizer_state)
+        x_whole, start, history, optimizer_state = load_checkpoint(checkpoint)
+        x = problem.design_part(x_whole)
+        optimizer.load_state(_state_part(problem, optimizer_state, len(x_whole)))
     evaluation = None
     converged = False
     tolerance = getattr(problem, "adaptive_tolerance", None)
@@ -201,11 +226,13 @@ def optimize(
             rtol = tolerance.rtol(history[-1]["change"] if history else None, tol_change)
             problem.set_solver_rtol(rtol)
         evaluation = problem.evaluate(x)
-        if not np.isfinite(evaluation.objective) or not np.all(np.isfinite(evaluation.gradient)):
+        collective = evaluation.collective
+        finite = np.isfinite(evaluation.objective) and np.all(np.isfinite(evaluation.gradient))
+        if not collective.min(float(finite)):  # every rank raises, or none
             raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
                                  "NaN or infinite")
         x_new = optimizer.step(x, evaluation, problem.volume_excess(x, evaluation), iteration)
-        change = float(np.max(np.abs(x_new - x)))
+        change = float(collective.max(float(np.max(np.abs(x_new - x), initial=0.0))))
         record = {"iteration": iteration, "objective": evaluation.objective,
                   "volume": evaluation.volume_fraction, "change": change,
                   "seconds": time.perf_counter() - tic, **evaluation.extras}
@@ -218,7 +245,9 @@ def optimize(
         history.append(record)
         x, evaluated = x_new, x
         if checkpoint is not None:
-            _save_checkpoint(checkpoint, x, iteration, history, optimizer.state(), evaluated)
+            _save_checkpoint(checkpoint, problem.gather_design(x), iteration, history,
+                             _gathered_state(problem, optimizer.state(), len(x)),
+                             problem.gather_design(evaluated))
         if callback is not None:
             callback(record, evaluation, x)
         if change < tol_change and problem.schedules_done(iteration) and (

@@ -41,6 +41,12 @@ Each iteration replaces every ``f_i`` by a convex separable approximation around
 The asymptotes start at ``x_k ∓ asyinit Δ`` (first two iterations); afterwards they widen by
 ``asyincr`` where a variable keeps moving in one direction, narrow by ``asydecr`` where it
 oscillates, and stay within ``[0.01 Δ, 10 Δ]`` of ``x_k``.
+
+**Distributed** (``evaluation.collective``, :mod:`fesens.mpi`): each rank holds its part of
+``x`` and of every gradient; the sums over the design variables in the subproblem (the
+constraint approximations, the reduced Newton system, the residual norm) and the maxima
+(the step length, the stopping test, the bounds check) are taken over all ranks, so every
+rank solves the same ``(m + 1) × (m + 1)`` systems and takes the same steps.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fesens.mpi import SERIAL, Collective
 from fesens.opt.problem import Evaluation
 
 #: Barrier parameter at which the interior-point subproblem solver stops.
@@ -161,16 +168,18 @@ class MMA:
             Uses ``objective``, ``gradient`` ``(n,)``, ``constraints`` ``(m,)`` (``g_i ≤ 0``)
             and ``constraint_gradients`` ``(m, n)``; when its ``bounds`` ``(k,)`` (with
             ``bound_gradients`` ``(k, n)``) are given (not None), minimizes their maximum
-            instead of ``objective``.
+            instead of ``objective``; the arrays are this rank's part when its
+            ``collective`` is distributed.
         volume_excess : callable, optional
             Unused (the volume constraint is one of ``evaluation.constraints``).
         iteration : int
             1-based; ``iteration <= 1`` discards the previous designs and asymptotes.
         """
         x = np.asarray(x, dtype=float)
+        collective = getattr(evaluation, "collective", SERIAL)
         lower = np.broadcast_to(np.asarray(self.lower, dtype=float), x.shape)
         upper = np.broadcast_to(np.asarray(self.upper, dtype=float), x.shape)
-        if np.any(x < lower) or np.any(x > upper):
+        if collective.max(float(np.any(x < lower) or np.any(x > upper))) > 0:
             raise ValueError("MMA: the design lies outside its bounds")
         constraints = np.atleast_1d(np.asarray(evaluation.constraints, dtype=float))
         jacobian = np.asarray(evaluation.constraint_gradients, dtype=float).reshape(
@@ -204,7 +213,7 @@ class MMA:
             jacobian = np.vstack([scale * bound_gradients, jacobian])
             a = np.concatenate([np.ones(bounds.size), a])
         x_new = self._solve_subproblem(x, gradient, constraints, jacobian, a, low, upp,
-                                       lower, upper)
+                                       lower, upper, collective)
         self._history = {"xold1": x.copy(), "xold2": h["xold1"], "low": low, "upp": upp,
                          "scale": h["scale"], "steps": np.array(steps)}
         return x_new
@@ -223,9 +232,10 @@ class MMA:
         return low, upp
 
     def _solve_subproblem(self, x, gradient, constraints, jacobian, a, low, upp, lower,
-                          upper):
+                          upper, collective=SERIAL):
         """Build the convex approximations at ``x`` and solve the subproblem (``a``: the
-        ``a_i`` of each constraint, 1 for a bound, else 0)."""
+        ``a_i`` of each constraint, 1 for a bound, else 0; ``collective``: the ranks among
+        which ``x`` is split)."""
         span = np.maximum(upper - lower, 1e-5)
         alpha = np.maximum.reduce([low + self.albefa * (x - low), x - self.move * span, lower])
         beta = np.minimum.reduce([upp - self.albefa * (upp - x), x + self.move * span, upper])
@@ -238,10 +248,10 @@ class MMA:
 
         p0, q0 = coefficients(gradient)
         P, Q = coefficients(jacobian)
-        b = P @ (1.0 / ux) + Q @ (1.0 / xl) - constraints
+        b = collective.sum(P @ (1.0 / ux) + Q @ (1.0 / xl)) - constraints
         m = constraints.size
         subproblem = _Subproblem(low, upp, alpha, beta, p0, q0, P, Q, b, a,
-                                 np.full(m, self.c), np.full(m, self.d))
+                                 np.full(m, self.c), np.full(m, self.d), collective)
         return np.clip(subproblem.solve(), lower, upper)
 
 
@@ -257,16 +267,24 @@ class _Subproblem:
     and the Newton system reduced to the ``(m + 1) × (m + 1)`` system in ``(Δλ, Δz)``;
     step lengths keep every positive variable positive and are halved until the residual
     norm decreases; ``ε`` goes from 1 to 1e-7 by factors of 10.
+
+    The ``x``-sized arrays (``x``, ``ξ``, ``η``, ``p0``, the columns of ``P``, ...) are this
+    rank's part, the ``m``-sized ones (``y``, ``λ``, ``s``, ``μ``) and ``z``, ``ζ`` are the
+    same on every rank: ``collective`` sums and maximizes over the design variables.
     """
 
     #: Variables that must stay positive (``x`` must stay inside ``(α, β)``).
     POSITIVE = ("y", "z", "lam", "xsi", "eta", "mu", "zet", "s")
+    #: Those of them that are ``x``-sized (split among the ranks).
+    DESIGN_SIZED = ("xsi", "eta")
 
-    def __init__(self, low, upp, alpha, beta, p0, q0, P, Q, b, a, c, d):
+    def __init__(self, low, upp, alpha, beta, p0, q0, P, Q, b, a, c, d,
+                 collective: Collective = SERIAL):
         self.low, self.upp, self.alpha, self.beta = low, upp, alpha, beta
         self.p0, self.q0, self.P, self.Q, self.b, self.c, self.d = p0, q0, P, Q, b, c, d
         self.a0 = 1.0
         self.a = np.asarray(a, dtype=float)
+        self.collective = collective
 
     def _terms(self, v: dict) -> dict:
         """Quantities at ``v`` shared by the residual and the Newton step."""
@@ -276,22 +294,39 @@ class _Subproblem:
         qlam = self.q0 + np.dot(v["lam"], self.Q)
         return {"ux_inv": ux_inv, "xl_inv": xl_inv, "ux_inv2": ux_inv2, "xl_inv2": xl_inv2,
                 "plam": plam, "qlam": qlam, "dpsidx": plam * ux_inv2 - qlam * xl_inv2,
-                "g": self.P @ ux_inv + self.Q @ xl_inv,
+                "g": self.collective.sum(self.P @ ux_inv + self.Q @ xl_inv),
                 "xa": v["x"] - self.alpha, "bx": self.beta - v["x"]}
 
-    def residual(self, v: dict, t: dict, epsi: float) -> np.ndarray:
-        """The perturbed KKT residual at the primal-dual point ``v`` (``t = _terms(v)``)."""
-        return np.concatenate([
+    def residual(self, v: dict, t: dict, epsi: float) -> tuple[np.ndarray, np.ndarray]:
+        """The perturbed KKT residual at the primal-dual point ``v`` (``t = _terms(v)``):
+        its ``x``-sized rows (this rank's part) and its other rows (the same on every
+        rank)."""
+        design = np.concatenate([
             t["dpsidx"] - v["xsi"] + v["eta"],
+            v["xsi"] * t["xa"] - epsi,
+            v["eta"] * t["bx"] - epsi,
+        ])
+        shared = np.concatenate([
             self.c + self.d * v["y"] - v["mu"] - v["lam"],
             [self.a0 - v["zet"] - self.a @ v["lam"]],
             t["g"] - self.a * v["z"] - v["y"] + v["s"] - self.b,
-            v["xsi"] * t["xa"] - epsi,
-            v["eta"] * t["bx"] - epsi,
             v["mu"] * v["y"] - epsi,
             [v["zet"] * v["z"] - epsi],
             v["lam"] * v["s"] - epsi,
         ])
+        return design, shared
+
+    def norm(self, residual: tuple[np.ndarray, np.ndarray]) -> float:
+        """The Euclidean norm of a :meth:`residual` over all ranks."""
+        design, shared = residual
+        return float(np.sqrt(self.collective.sum(float(design @ design))
+                             + float(shared @ shared)))
+
+    def largest(self, residual: tuple[np.ndarray, np.ndarray]) -> float:
+        """The largest absolute entry of a :meth:`residual` over all ranks."""
+        design, shared = residual
+        return max(self.collective.max(float(np.max(np.abs(design), initial=0.0))),
+                   float(np.max(np.abs(shared))))
 
     def newton_direction(self, v: dict, t: dict, epsi: float) -> dict:
         """Newton step of the perturbed KKT system, reduced to ``(Δλ, Δz)``."""
@@ -309,10 +344,12 @@ class _Subproblem:
         diagy = self.d + v["mu"] / y
         m = lam.size
         system = np.empty((m + 1, m + 1))
-        system[:m, :m] = np.diag(v["s"] / lam + 1.0 / diagy) + (G * diagx_inv) @ G.T
+        system[:m, :m] = (np.diag(v["s"] / lam + 1.0 / diagy)
+                          + self.collective.sum((G * diagx_inv) @ G.T))
         system[:m, m] = system[m, :m] = self.a
         system[m, m] = -v["zet"] / z
-        rhs = np.concatenate([dellam + dely / diagy - G @ (delx * diagx_inv), [delz]])
+        rhs = np.concatenate([dellam + dely / diagy
+                              - self.collective.sum(G @ (delx * diagx_inv)), [delz]])
         solution = np.linalg.solve(system, rhs)
         dlam, dz = solution[:m], solution[m]
         dx = -(delx + np.dot(dlam, G)) * diagx_inv
@@ -328,10 +365,13 @@ class _Subproblem:
 
     def max_step(self, v: dict, t: dict, dv: dict) -> float:
         """Largest step ≤ 1 keeping positive variables positive and x inside (α, β)."""
-        ratios = [np.max(-1.01 * np.divide(dv[k], v[k])) for k in self.POSITIVE]
-        ratios.append(np.max(-1.01 * dv["x"] / t["xa"]))
-        ratios.append(np.max(1.01 * dv["x"] / t["bx"]))
-        return 1.0 / max(1.0, *ratios)
+        shared = [np.max(-1.01 * np.divide(dv[k], v[k])) for k in self.POSITIVE
+                  if k not in self.DESIGN_SIZED]
+        design = [np.max(-1.01 * np.divide(dv[k], v[k]), initial=-np.inf)
+                  for k in self.DESIGN_SIZED]
+        design.append(np.max(-1.01 * dv["x"] / t["xa"], initial=-np.inf))
+        design.append(np.max(1.01 * dv["x"] / t["bx"], initial=-np.inf))
+        return 1.0 / max(1.0, *shared, self.collective.max(float(max(design))))
 
     def solve(self) -> np.ndarray:
         """The optimal ``x`` of the subproblem."""
@@ -345,9 +385,9 @@ class _Subproblem:
         epsi = 1.0
         while epsi > EPSILON_MIN:
             residual = self.residual(v, t, epsi)
-            norm = np.linalg.norm(residual)
+            norm = self.norm(residual)
             for _ in range(MAX_NEWTON):
-                if np.max(np.abs(residual)) <= 0.9 * epsi:
+                if self.largest(residual) <= 0.9 * epsi:
                     break
                 dv = self.newton_direction(v, t, epsi)
                 step = self.max_step(v, t, dv)
@@ -355,7 +395,7 @@ class _Subproblem:
                     trial = {k: v[k] + step * dv[k] for k in v}
                     trial_terms = self._terms(trial)
                     trial_residual = self.residual(trial, trial_terms, epsi)
-                    trial_norm = np.linalg.norm(trial_residual)
+                    trial_norm = self.norm(trial_residual)
                     if trial_norm <= norm:
                         break
                     step *= 0.5

@@ -6,6 +6,10 @@ For one volume constraint and a decreasing objective (∂c/∂x ≤ 0, as compli
 
 with the Lagrange multiplier ``λ`` found by bisection so that the (filtered, projected)
 volume meets its bound, and the move limit ``m``.
+
+Distributed (``evaluation.collective``, :mod:`fesens.mpi`): ``x`` and the gradients are this
+rank's part; the one reduction over them, the mean of ``∂V/∂x``, is taken over all ranks, and
+``volume_excess`` gives the global volume, so every rank bisects to the same ``λ``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fesens.mpi import SERIAL
 from fesens.opt.problem import Evaluation
 
 #: Bisection stops before ``λ`` underflows (the bound is then met at any ``λ`` > 0).
@@ -63,8 +68,10 @@ class OC:
         dc = np.minimum(evaluation.gradient, 0.0)
         # λ is found by bisection on [0, 1e9]; scaling ∂V/∂x to mean 1 makes λ (and so the
         # bisection path) the same as top88's, which uses ∂V/∂x = 1 per unit-volume cell.
-        dv = evaluation.constraint_gradients[0]
-        dv = np.maximum(dv / np.mean(dv), 1e-30)
+        collective = getattr(evaluation, "collective", SERIAL)
+        dv = np.asarray(evaluation.constraint_gradients[0], dtype=float)
+        mean = collective.sum(np.sum(dv)) / collective.sum(dv.size)
+        dv = np.maximum(dv / mean, 1e-30)
         lower, upper = np.maximum(0.0, x - self.move), np.minimum(1.0, x + self.move)
         scale = x * np.sqrt(-dc / dv)
         # λ → 0 gives the fullest design the move limit allows (cells without a decrease of
