@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-from fesens.ad.registry import defvjp
+from fesens.ad.registry import defjvp_linear, defvjp
 from fesens.ad.tracer import primitive
 
 #: Relative tolerance (of the lattice spacing) for centroids to count as lattice points.
@@ -125,8 +125,26 @@ class ConeStencil:
 
 @primitive
 def apply_cone_stencil(stencil: ConeStencil, x):
-    """``W x`` of a :class:`ConeStencil` (differentiable in ``x``)."""
+    """``W x`` of a :class:`ConeStencil`, ``(n_cells,)`` (differentiable in ``x``).
+
+    Linear in ``x``: VJP ``x̄ = Wᵀ ȳ`` (:func:`apply_cone_stencil_transpose`), JVP ``W ẋ``.
+    Both rules are these primitives, so forward mode and nested derivatives (``hvp``,
+    ``grad`` of a ``grad``) are traced too.
+    """
     return stencil.apply(x)
 
 
-defvjp(apply_cone_stencil, None, lambda ans, stencil, x: lambda g: stencil.transpose(g))
+@primitive
+def apply_cone_stencil_transpose(stencil: ConeStencil, y):
+    """``Wᵀ y`` of a :class:`ConeStencil`, ``(n_cells,)`` (the VJP of
+    :func:`apply_cone_stencil`; its own VJP is :func:`apply_cone_stencil`)."""
+    return stencil.transpose(y)
+
+
+defvjp(apply_cone_stencil, None,
+       lambda ans, stencil, x: lambda g: apply_cone_stencil_transpose(stencil, g),
+       uses_ans=False)
+defvjp(apply_cone_stencil_transpose, None,
+       lambda ans, stencil, y: lambda g: apply_cone_stencil(stencil, g), uses_ans=False)
+defjvp_linear(apply_cone_stencil, 1)
+defjvp_linear(apply_cone_stencil_transpose, 1)
