@@ -219,6 +219,10 @@ def _check_bar_lengths(mesh: Mesh) -> None:
             f"(both ends on the same point): ids {_listed(bad)}", bad)
 
 
+#: Cells whose Jacobians :func:`check_element_quality` evaluates at once.
+_QUALITY_BLOCK = 20_000
+
+
 def check_element_quality(mesh: Mesh) -> None:
     """Raise if any cell is inverted or degenerate.
 
@@ -244,7 +248,12 @@ def check_element_quality(mesh: Mesh) -> None:
     problems, bad = [], []
     refused = np.zeros(mesh.n_cells, dtype=bool)
     for rule in _RULES[mesh.cell_type]:
-        worst = jacobian_ratios(mesh.points, mesh.cells, mesh.cell_type, rule).min(axis=1)
+        # in blocks of cells: the Jacobians of all points of a large mesh at once would
+        # need ~2 kB per hex8 cell of temporaries
+        worst = np.concatenate([
+            jacobian_ratios(mesh.points, mesh.cells[start:start + _QUALITY_BLOCK],
+                            mesh.cell_type, rule).min(axis=1)
+            for start in range(0, mesh.n_cells, _QUALITY_BLOCK)])
         where = "at a node" if rule == "node" else f"at an {rule}" if rule[0] == "i" \
             else f"at a {rule}"
         inverted = np.flatnonzero((worst < -DEGENERATE_TOLERANCE) & ~refused)

@@ -7,54 +7,17 @@ rank with the right exit code: no rank left waiting in a collective operation (e
 has a timeout far above its normal time).
 """
 
-import csv
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from mpi_helpers import FESENS, needs_mpi
+from mpi_helpers import config as _config
+from mpi_helpers import history as _history
+from mpi_helpers import mpirun as _mpirun
 
-from fesens.config import preset_text
 from fesens.mpi import MPIError, World, check_rank_count, launched, world
-from fesens.solvers.petsc import petsc4py_available
-
-needs_mpi = pytest.mark.skipif(
-    not petsc4py_available() or shutil.which("mpirun") is None
-    or not Path(sys.executable).with_name("fesens").is_file(),
-    reason="petsc4py or mpirun missing (make petsc installs both), or no fesens script")
-#: The console script next to this Python (the venv's), so every rank runs this checkout.
-FESENS = [str(Path(sys.executable).with_name("fesens"))]
-
-
-def _mpirun(ranks: int, *arguments: str, cwd: Path, timeout: float = 600):
-    """``mpirun -n ranks fesens arguments`` (one BLAS thread per rank)."""
-    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-               "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", str(ranks),
-               *FESENS, *arguments]
-    # os.environ, not the C environment, which this process's MPI (a singleton, started by
-    # petsc4py) may have extended with variables that make mpirun fail silently
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd, env=environment, check=False)
-
-
-def _history(folder: Path) -> list[dict]:
-    with open(folder / "history.csv", newline="") as stream:
-        return list(csv.DictReader(stream))
-
-
-def _config(tmp_path: Path, preset: str, solver: str, **changes: str) -> Path:
-    text = preset_text(preset)
-    for old, new in changes.items():
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / f"{preset}-{solver}.toml"
-    path.write_text(text + f'\n[solver]\nbackend = "{solver}"\n' +
-                    ('options = { rtol = 1e-8 }\n' if solver == "petsc" else ""))
-    return path
 
 
 @needs_mpi
@@ -73,6 +36,9 @@ def test_two_ranks_reproduce_the_serial_cantilever3d_run(tmp_path):
     assert float(two[-1]["objective"]) == pytest.approx(140.24, abs=0.005)
     # rank 0 printed the progress once; the other rank wrote nothing next to it
     assert result.stdout.count("  162  objective") == 1
+    # each rank built, assembled and designed its own half of the cells (DMDA blocks)
+    assert "distributed on 2 MPI ranks: each builds, assembles and designs its own 1500–1500 " \
+        "cells" in result.stdout
     assert not list(tmp_path.glob("fesens-rank*"))
     assert (tmp_path / "two" / "design.vtu").is_file()
 
