@@ -1,17 +1,20 @@
 """One problem on several MPI ranks (``mpirun -n N fesens ...``): who this rank is, who
 writes, and how a failure ends every rank.
 
-How fesens runs under MPI. Every rank runs the same program on the whole model: it reads
-the config, builds the mesh and assembles the whole matrix; the ``petsc`` solver backend
-(:mod:`fesens.solvers.petsc`) then solves it distributed, each rank owning a contiguous
-block of rows of the PETSc matrix (KSP CG + GAMG or hypre, or MUMPS), and gives every rank
-the whole solution. Everything downstream of the solve (sensitivities, filters, volume,
-the OC and MMA updates) is computed identically on every rank from identical inputs, so the
-ranks never disagree and need no other communication; rank 0 writes the results folder and
-prints the progress. The work that is distributed is the linear solve (its matrix,
-preconditioner and Krylov iterations); assembly and the design update are replicated, so
-each rank needs the memory of a serial run plus its share of PETSc's matrix
-(``docs/scaling.md`` states what that means for a cluster run).
+How fesens runs under MPI. A design run splits one problem among the ranks (the
+*distributed model*, :mod:`fesens.config.distributed`): every rank reads the config and the
+mesh, the cells are partitioned (PETSc DMDA blocks on a structured grid, PT-Scotch on the
+cell graph otherwise: :mod:`fesens.fem.partition_cells`), and each rank keeps its cells
+only: it builds their model, assembles their matrices, and PETSc adds the ranks'
+contributions into one distributed matrix (:mod:`fesens.solvers.petsc_distributed`);
+sensitivities are computed per rank for its cells, the density filter is a distributed
+matrix, responses and volume are sums over the ranks (:class:`Collective`), and the OC and
+MMA updates reduce over the ranks. Rank 0 writes the results folder (the whole mesh's fields,
+gathered) and prints the progress. A config the distributed model does not offer yet (an
+eigen objective, stress constraints, load cases, the Helmholtz filter, physics sections)
+runs *replicated*: every rank builds the whole model and only the linear solve is
+distributed (each rank owns a block of rows of the PETSc matrix); `fesens solve` and
+`fesens sensitivity` run that way too. ``docs/scaling.md`` states what either costs.
 
 A rank that fails exits at once with its exit code (:func:`exit_now`), without the
 collective MPI finalization, and ``mpirun`` then ends the other ranks: none is left

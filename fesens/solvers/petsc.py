@@ -15,12 +15,13 @@ or a dict ``{"pc_gamg_threshold": 0.02}``. They are set under a prefix of the so
 and are in PETSc's options database only while PETSc works for that solver (setting up,
 solving), so solvers do not see each other's.
 
-Under ``mpirun -n N`` (:mod:`fesens.mpi`) both backends solve across the ranks: every rank
-holds the whole matrix (the model is replicated), keeps its block of rows
-(:func:`owned_rows`, PETSc's default layout) in a PETSc matrix on ``COMM_WORLD``, and gets
-the whole solution back (a scatter to all ranks); GAMG's hierarchy, the Krylov iterations
-and MUMPS' factorization are distributed. They are the only backends that do
-(``distributes``).
+Under ``mpirun -n N`` (:mod:`fesens.mpi`) both backends solve across the ranks, and they are
+the only backends that do (``distributes``). A distributed model's rank gives its local
+matrix and a ``layout`` (set by the model): PETSc adds the ranks' matrices and each rank gets
+its local dofs of the solution back (:mod:`fesens.solvers.petsc_distributed`). Without a
+layout every rank holds the whole matrix (a replicated model), keeps its block of rows
+(:func:`owned_rows`, PETSc's default layout) and gets the whole solution back. GAMG's
+hierarchy, the Krylov iterations and MUMPS' factorization are distributed either way.
 
 petsc4py is imported when a solver is created, never at import of this module (importing
 it initializes MPI). It must be built against the installed PETSc: ``make petsc``.
