@@ -26,9 +26,7 @@ from fesens.config.frequency import eigen_kind
 from fesens.config.physics_keys import response_kind
 from fesens.config.schema import Config
 from fesens.fem import LinearModel
-from fesens.fem.partition_cells import cell_ranks
-from fesens.fem.partitioned import adopt
-from fesens.mesh.partition import partition_mesh
+from fesens.fem.partitioned import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
 from fesens.opt.distributed import DistributedDesignProblem
@@ -96,10 +94,8 @@ def _distributed(config: Config) -> Run:
     """Each rank's part of the mesh, its model and its part of the design problem."""
     ranks = collective()
     mesh = config.mesh
-    part = partition_mesh(mesh, cell_ranks(mesh, ranks.size), ranks.rank, ranks.size)
     whole = build_model(config)
-    whole.check_supports()
-    model = adopt(new_model(config, part.mesh), whole, part)
+    part, model = split_model(whole, lambda submesh: new_model(config, submesh))
     spec = config.data["filter"]
     density_filter = (NoFilter() if spec["type"] == NoFilter.name else
                       DISTRIBUTED_FILTERS[spec["type"]](mesh, part, spec["radius"]))

@@ -9,6 +9,7 @@ from fesens.fem.buckling import Buckling, buckling
 from fesens.fem.dofs import DofMap
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
+from fesens.fem.partitioned import split_model
 from fesens.fem.solution import Solution
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Parameter",
     "Solution",
     "buckling",
+    "split_model",
 ]
 
 _MOVED = {"Elasticity": "fesens.physics", "HeatConduction": "fesens.physics"}

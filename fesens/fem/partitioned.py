@@ -13,14 +13,17 @@ nodal load counted once: the global load vector is the sum of the ranks' local o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fesens.errors import BoundaryConditionError
+from fesens.mpi import collective
 from fesens.solvers.petsc_distributed import DofLayout
 
 if TYPE_CHECKING:
+    from fesens.mesh.mesh import Mesh
     from fesens.mesh.partition import MeshPart
 
 
@@ -56,6 +59,43 @@ def adopt(local, whole, part: MeshPart):
         local._add_load(name, "restricted", (vector.reshape(-1, n)[part.nodes] * owned).ravel())
     local.partition = part
     return local
+
+
+def split_model(whole, build: Callable[[Mesh], object]) -> tuple[MeshPart, object]:
+    """This rank's part of ``whole`` under ``mpirun`` (the whole model in a serial run).
+
+    Parameters
+    ----------
+    whole : LinearModel
+        The model of the whole mesh with its Dirichlet conditions and loads (every rank
+        builds it: it holds the mesh and the load vectors, no matrix).
+    build : callable
+        ``build(mesh) -> LinearModel``: the same physics, material and options on a mesh
+        (called with the rank's sub-mesh), without conditions or loads.
+
+    Returns
+    -------
+    part : MeshPart
+        The rank's cells and nodes (:func:`fesens.mesh.partition.partition_mesh` of
+        :func:`~fesens.fem.partition_cells.cell_ranks`: DMDA blocks on a structured grid,
+        PT-Scotch otherwise).
+    model : LinearModel
+        ``build(part.mesh)`` given the whole model's conditions and loads (:func:`adopt`).
+
+    Raises
+    ------
+    SingularMatrixError
+        The whole model's supports leave a rigid-body motion free (checked on the whole
+        model: a rank's part alone may have none).
+    """
+    from fesens.fem.partition_cells import cell_ranks
+    from fesens.mesh.partition import partition_mesh
+
+    ranks = collective()
+    whole.check_supports()
+    part = partition_mesh(whole.mesh, cell_ranks(whole.mesh, ranks.size), ranks.rank,
+                          ranks.size)
+    return part, adopt(build(part.mesh), whole, part)
 
 
 def dof_layout(part: MeshPart, n_components: int, free_dofs: np.ndarray) -> DofLayout:

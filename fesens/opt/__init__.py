@@ -1,5 +1,7 @@
 """Density-based design optimization: filters, interpolation, optimizers, the loop."""
 
+from fesens.opt.distributed import DistributedDesignProblem
+from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
 from fesens.opt.filters import (
     FILTERS,
     DensityFilter,
@@ -33,6 +35,9 @@ from fesens.opt.problem import Constraint, DesignProblem, Evaluation
 from fesens.opt.tolerance import AdaptiveTolerance
 
 __all__ = [
+    "DistributedDensityFilter",
+    "DistributedDesignProblem",
+    "DistributedSensitivityFilter",
     "FILTERS",
     "INTERPOLATIONS",
     "MMA",
