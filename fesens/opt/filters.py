@@ -134,6 +134,9 @@ class SensitivityFilter(NoFilter):
         return cone_weights(self._centroids, self.radius)
 
     def filter_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The filtered gradient ``(n_cells,)`` from ``x`` and ``gradient`` of every cell
+        ``(n_cells,)`` (a design problem with passive cells gives their ``x`` and a zero
+        gradient: :meth:`~fesens.opt.DesignProblem.evaluate`)."""
         weighted = x * gradient
         smoothed = (self.stencil.correlate(weighted) if self.stencil is not None
                     else self.H @ weighted)

@@ -284,6 +284,20 @@ class DesignProblem:
         functions whose largest is minimized."""
         return [self.objective(state, rho)]
 
+    def _filtered_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The filter's post-processed ``gradient`` ``(n_design,)`` at ``x`` ``(n_design,)``.
+
+        A sensitivity filter works on all cells: it gets ``x`` expanded to the cells as
+        :meth:`density` does (passive solid 1, passive void 0) and the gradient with 0 on
+        passive cells (they contribute ``x_i · 0``), and the design cells' entries are kept.
+        Without passive cells both vectors are ``x`` and ``gradient`` themselves.
+        """
+        cells_x = self.solid.astype(float)
+        cells_x[self.design] = x
+        cells_gradient = np.zeros(self.mesh.n_cells)
+        cells_gradient[self.design] = gradient
+        return self.filter.filter_gradient(cells_x, cells_gradient)[self.design]
+
     def evaluate(self, x: np.ndarray) -> Evaluation:
         """Objective, constraints and their gradients at ``x``.
 
@@ -308,7 +322,7 @@ class DesignProblem:
         values, pullback = vjp(responses, x)
         k, n = captured["k"], len(values)
         gradients = [pullback(np.eye(n)[i]) for i in range(n)]
-        objective_gradients = [self.filter.filter_gradient(x, g) for g in gradients[:k]]
+        objective_gradients = [self._filtered_gradient(x, g) for g in gradients[:k]]
         worst = int(np.argmax(values[:k]))
         constraints = np.concatenate([[volume_value - self.volume_fraction], values[k:]])
         constraint_gradients = np.vstack([volume_gradient[None, :], *gradients[k:]])
