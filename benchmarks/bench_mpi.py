@@ -10,13 +10,16 @@ resident memory. The table gives the per-rank figures and the speed-up of the it
 and of the solves from 1 to 2 ranks, and checks that both runs give the same compliances
 (to the solver tolerance).
 
-How the work splits (:mod:`fesens.mpi`): the linear solve is distributed (each rank owns a
-block of rows of the PETSc matrix and its share of GAMG's hierarchy and of the Krylov
-iterations); assembly, sensitivities, filter and the OC update are replicated. The solve's
-speed-up is the distributed part's; the iteration's is bounded by the replicated part
-(Amdahl). On this 2-core machine two ranks use both cores; one rank uses one.
+How the work splits (:mod:`fesens.mpi`): the distributed model, each rank holding its
+cells (DMDA blocks): their model, matrices, sensitivities and design variables; PETSc adds
+the ranks' matrices and splits GAMG's hierarchy and the Krylov iterations; the mesh and the
+whole model's loads are replicated. With three or more rank counts (``--ranks 1,2,3,4``)
+the table ends with the least-squares fit of rank 0's peak memory to ``R + D / N``: ``R``
+what every rank holds whatever N, ``D`` what the ranks share. On this 2-core machine two
+ranks use both cores; more ranks share them (their times say nothing then, their memory
+does).
 
-    python benchmarks/bench_mpi.py [--size 60x20x20] [--iterations 6]
+    python benchmarks/bench_mpi.py [--size 60x20x20] [--iterations 6] [--ranks 1,2]
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from _common import (
     RESULT_PREFIX,
     GridSize,
@@ -43,7 +47,7 @@ from _common import (
     table,
 )
 
-RANK_COUNTS = (1, 2)
+RANK_COUNTS = "1,2"
 RTOL = 1e-8
 
 
@@ -105,6 +109,8 @@ def main() -> None:
     parser.add_argument("--size", type=GridSize.parse, default=GridSize((60, 20, 20)))
     parser.add_argument("--iterations", type=int, default=6)
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--ranks", default=RANK_COUNTS,
+                        help="rank counts to run, comma-separated (default 1,2)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -113,8 +119,9 @@ def main() -> None:
     print("# fesens MPI benchmark\n")
     print("\n".join(machine_lines(["numpy", "scipy", "petsc4py"])))
     loads = [load_average()]
+    counts = sorted({int(n) for n in args.ranks.split(",")} | {1, 2})
     runs = {ranks: launch(ranks, args.size, args.iterations, args.timeout)
-            for ranks in RANK_COUNTS}
+            for ranks in counts}
     loads.append(load_average())
     print(load_line(loads))
     cells = runs[1][0]["cells"]
@@ -139,6 +146,15 @@ def main() -> None:
     same = all(r["compliances"] == two["compliances"] for r in runs[2])
     print(f"compliance histories: largest relative difference 1 vs 2 ranks {worst:.1e}; "
           f"the 2 ranks {'agree bit for bit' if same else 'DIFFER'}")
+    several = [n for n in counts if n > 1]
+    if len(several) >= 2:  # peak memory of rank 0 = R + D / N over the distributed runs
+        design = np.array([[1.0, 1.0 / n] for n in several])
+        peaks = np.array([runs[n][0]["peak_rss_mb"] for n in several])
+        (replicated, shared), *_ = np.linalg.lstsq(design, peaks, rcond=None)
+        print(f"memory per rank ≈ {replicated:.0f} MB + {shared:.0f} MB / N (fit over N = "
+              f"{', '.join(map(str, several))}): {replicated * 1024 / cells:.2f} kB per cell "
+              f"held by every rank, {shared * 1024 / cells:.1f} kB per cell shared; "
+              f"{peaks.max():.0f} MB largest")
 
 
 if __name__ == "__main__":

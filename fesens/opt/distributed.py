@@ -88,38 +88,51 @@ class DistributedDesignProblem(DesignProblem):
         """This rank's design variables of a whole design vector."""
         return np.asarray(x_whole, dtype=float)[self._design_positions]
 
-    def whole_cells(self, values: np.ndarray) -> np.ndarray:
+    def whole_cells(self, values: np.ndarray, *, root: bool = False) -> np.ndarray | None:
         """Per-cell values of the whole mesh ``(n_cells, ...)`` from every rank's
-        ``(n_local_cells, ...)``, on every rank."""
+        ``(n_local_cells, ...)``, on every rank (``root``: on rank 0 only, None on the
+        others)."""
+        if root:
+            whole = self._collective.gather(np.asarray(values))
+            return None if whole is None else whole[self._cell_order]
         return self._collective.allgather(np.asarray(values))[self._cell_order]
 
-    def whole_points(self, values: np.ndarray) -> np.ndarray:
+    def whole_points(self, values: np.ndarray, *, root: bool = False) -> np.ndarray | None:
         """Per-node values of the whole mesh ``(n_points, ...)`` from every rank's
-        ``(n_local_nodes, ...)`` (each node's owner's value), on every rank."""
+        ``(n_local_nodes, ...)`` (each node's owner's value), on every rank (``root``: on
+        rank 0 only, None on the others)."""
         owned = np.asarray(values)[self.part.owned]
+        if root:
+            whole = self._collective.gather(owned)
+            return None if whole is None else whole[self._point_order]
         return self._collective.allgather(owned)[self._point_order]
 
 
-    def whole_state(self, state: State) -> State:
-        """The solution on the whole mesh (:attr:`whole_model`), on every rank: the field
-        from each node's owner, per-cell coefficients and parameters from each cell's rank.
-        What outputs are computed from (a nodal recovery of stresses needs the cells around
-        a node, which may lie on several ranks)."""
+    def whole_state(self, state: State) -> State | None:
+        """The solution on the whole mesh (:attr:`whole_model`) on rank 0, None on the other
+        ranks: the field from each node's owner, per-cell coefficients and parameters from
+        each cell's rank. What rank 0 computes the outputs from (a nodal recovery of
+        stresses needs the cells around a node, which may lie on several ranks); the other
+        ranks skip that post-processing (and its memory, several kB per cell)."""
         state = state.detached()
         model, n = self.whole_model, state.model.n_components
+        root = self._collective.rank == 0
 
         def nodal(values):
             shape = np.shape(values)[1:]
             local = np.reshape(values, (self.part.mesh.n_points, n, *shape))
-            return np.reshape(self.whole_points(local), (model.dofmap.n_dofs, *shape))
+            whole = self.whole_points(local, root=True)
+            return None if whole is None else np.reshape(whole, (model.dofmap.n_dofs, *shape))
 
         def per_cell(value):
-            return self.whole_cells(value) if np.ndim(value) else value
+            return self.whole_cells(value, root=True) if np.ndim(value) else value
 
-        return type(state)(model, nodal(state.u), nodal(state.f),
-                           [per_cell(c) for c in state.coefficients],
-                           {key: per_cell(value) for key, value in state.parameters.items()},
-                           state.load_magnitudes)
+        u, f = nodal(state.u), nodal(state.f)
+        coefficients = [per_cell(c) for c in state.coefficients]
+        parameters = {key: per_cell(value) for key, value in state.parameters.items()}
+        if not root:
+            return None
+        return type(state)(model, u, f, coefficients, parameters, state.load_magnitudes)
 
 
 def _local(part: MeshPart, cells) -> np.ndarray | None:

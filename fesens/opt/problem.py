@@ -216,9 +216,9 @@ class DesignProblem:
         ``values``)."""
         return values
 
-    def whole_state(self, state: State) -> State:
+    def whole_state(self, state: State) -> State | None:
         """The (untraced) solution on the whole mesh from this rank's ``state`` (serial:
-        ``state``)."""
+        ``state``; a distributed problem gives it on rank 0 and None on the others)."""
         return state
 
     def _total(self, value):

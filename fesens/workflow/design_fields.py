@@ -30,10 +30,11 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
     solution = evaluation.state
     if isinstance(solution, Modes):
         return modal_fields(problem, evaluation, objective)
-    # a distributed problem's ranks hold their cells: the fields of the whole mesh
+    # a distributed problem's ranks hold their cells: the fields of the whole mesh, which
+    # rank 0 computes (the other ranks write the design's fields only)
     solution = problem.whole_state(solution)
     point_data, cell_data = {}, {}
-    for i, case in enumerate(cases or [None]):
+    for i, case in enumerate((cases or [None]) if solution is not None else []):
         single = solution if case is None else case_state(solution, i)
         suffix = "" if case is None else f"_{case}"
         point_data.update({name + suffix: v for name, v in single.point_data().items()})

@@ -386,7 +386,8 @@ def _final_summary(config, problem, model, run, evaluation, converged, fields) -
     if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
         summary.update(modal_summary(run.history, evaluation.state))
         return summary
-    for case in case_names(config.data) or [None]:  # each case's values named <key>_<case>
+    # each case's values named <key>_<case>; from rank 0's fields in a distributed run
+    for case in (case_names(config.data) or [None]) if problem.collective.rank == 0 else []:
         suffix = "" if case is None else f"_{case}"
 
         def own(data: dict, suffix: str = suffix) -> dict:
@@ -395,7 +396,7 @@ def _final_summary(config, problem, model, run, evaluation, converged, fields) -
 
         summary.update({key + suffix: value for key, value in
                         reported_values(fragment, own(point_data), own(cell_data)).items()})
-    return summary
+    return problem.collective.bcast(summary)
 
 
 def _outcome(config: Config, history: list[dict], converged: bool) -> str:
