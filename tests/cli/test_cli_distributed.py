@@ -126,3 +126,17 @@ def test_the_configs_the_distributed_model_refuses_say_why(preset, reason):
         assert refusal is None
     else:
         assert refusal.startswith(reason)
+
+
+@needs_mpi
+def test_a_diverging_distributed_solve_ends_every_rank_with_exit_1(tmp_path):
+    # the distributed model's own solve path (the sum of the ranks' matrices, PETSc's global
+    # residual): one CG iteration cannot reach rtol 1e-12, and both ranks stop together
+    path = config(tmp_path, "cantilever3d", "petsc")
+    path.write_text(path.read_text().replace("options = { rtol = 1e-8 }",
+                                             "options = { rtol = 1e-12, maxiter = 1 }"))
+    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "out"), cwd=tmp_path,
+                    timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "distributed on 2 MPI ranks" in result.stdout
+    assert "did not converge" in result.stderr and "relative residual" in result.stderr
