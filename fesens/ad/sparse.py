@@ -291,7 +291,9 @@ def _named_symmetric(solver) -> bool:
 
 def _solve_vjp(argnums, u, K, f, solver="auto"):
     def vjp(g):
-        lam = u if self_adjoint(g, f, solver) else _adjoint_solve(K, g, solver=solver)
+        # the ranks of a distributed model decide together: each then solves, or none
+        same = getval(K).pattern.solver(solver).on_every_rank(self_adjoint(g, f, solver))
+        lam = u if same else _adjoint_solve(K, g, solver=solver)
         grads = {1: lam}
         if 0 in argnums:
             grads[0] = OuterCotangent(getval(K).pattern, [(-lam, u)])

@@ -165,13 +165,29 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         return build_frequency_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
-    objective, cases = response(data["objective"], config), data.get("load_cases")
-    reports = per_case(objective, cases, data["objective"]["type"]) if cases else None
-    worst = cases and combination(data) == "max"
+    worst, objective = objective_of(config)
     return (MinMaxProblem if worst else DesignProblem)(
-        model, objective if worst or not cases else weighted(objective, cases), **design,
-        constraints=constraints, load_cases=magnitudes(data), reports=reports,
-        adaptive_tolerance=adaptive_tolerance(config))
+        model, objective, **design, constraints=constraints,
+        **case_options(config, objective), adaptive_tolerance=adaptive_tolerance(config))
+
+
+def objective_of(config: Config) -> tuple[bool, Response]:
+    """Whether the config minimizes the worst of its load cases, and the objective
+    ``f(state, ρ)`` of its design problem: the weighted sum over the load cases, or one
+    case's (of a worst-case problem, or without load cases)."""
+    data = config.data
+    objective, cases = response(data["objective"], config), data.get("load_cases")
+    worst = bool(cases) and combination(data) == "max"
+    return worst, objective if worst or not cases else weighted(objective, cases)
+
+
+def case_options(config: Config, objective: Response) -> dict:
+    """The ``load_cases`` and ``reports`` (each case's objective) of a design problem."""
+    data = config.data
+    cases = data.get("load_cases")
+    single = response(data["objective"], config)
+    return {"load_cases": magnitudes(data),
+            "reports": per_case(single, cases, data["objective"]["type"]) if cases else None}
 
 
 def design_options(config: Config, density_filter) -> dict:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fesens.adjoint import compliance
 from fesens.config.build import (
     adaptive_tolerance,
     build_model,
     build_problem,
+    case_options,
     design_options,
     new_model,
+    objective_of,
 )
 from fesens.config.frequency import eigen_kind
 from fesens.config.physics_keys import response_kind
@@ -29,7 +30,7 @@ from fesens.fem import LinearModel
 from fesens.fem.partitioned import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
-from fesens.opt.distributed import DistributedDesignProblem
+from fesens.opt.distributed import DistributedDesignProblem, DistributedMinMaxProblem
 from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
 from fesens.opt.filters import NoFilter
 
@@ -67,7 +68,6 @@ def distributed_refusal(config: Config) -> str | None:
         (response_kind(config.physics, data["objective"]["type"]) != "compliance",
          f"the objective {data['objective']['type']!r} (compliance only)"),
         (bool(data["constraints"]["extra"]), "extra constraints"),
-        (bool(data.get("load_cases")), "[[load_cases]]"),
         (data["filter"]["type"] not in (*DISTRIBUTED_FILTERS, NoFilter.name),
          f"the {data['filter']['type']} filter"),
         (any(section.name in data for section in physics.config.sections),
@@ -99,10 +99,11 @@ def _distributed(config: Config) -> Run:
     spec = config.data["filter"]
     density_filter = (NoFilter() if spec["type"] == NoFilter.name else
                       DISTRIBUTED_FILTERS[spec["type"]](mesh, part, spec["radius"]))
-    problem = DistributedDesignProblem(
-        model, lambda state, rho: compliance(state), part=part, whole_model=whole,
-        collective=ranks,
-        **design_options(config, density_filter), adaptive_tolerance=adaptive_tolerance(config))
+    worst, objective = objective_of(config)
+    problem = (DistributedMinMaxProblem if worst else DistributedDesignProblem)(
+        model, objective, part=part, whole_model=whole, collective=ranks,
+        **design_options(config, density_filter), **case_options(config, objective),
+        adaptive_tolerance=adaptive_tolerance(config))
     counts = part.cell_counts
     note = (f"distributed on {ranks.size} MPI ranks: each builds, assembles and designs its "
             f"own {int(counts.min())}–{int(counts.max())} cells")

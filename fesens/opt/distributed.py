@@ -25,6 +25,7 @@ from fesens.adjoint.problem import State
 from fesens.fem.model import LinearModel
 from fesens.mesh.partition import MeshPart
 from fesens.mpi import Collective
+from fesens.opt.minmax import MinMaxProblem
 from fesens.opt.problem import DesignProblem, Response
 
 
@@ -133,6 +134,12 @@ class DistributedDesignProblem(DesignProblem):
         if not root:
             return None
         return type(state)(model, u, f, coefficients, parameters, state.load_magnitudes)
+
+
+class DistributedMinMaxProblem(DistributedDesignProblem, MinMaxProblem):
+    """:class:`~fesens.opt.minmax.MinMaxProblem` on one rank's part: the worst of the load
+    cases' objectives, each summed over the ranks (the arguments of
+    :class:`DistributedDesignProblem`, with ``load_cases``)."""
 
 
 def _local(part: MeshPart, cells) -> np.ndarray | None:

@@ -186,6 +186,12 @@ class LinearSolver(ABC):
         """
         return self._checked_solve(b, x0, transpose=False)
 
+    def on_every_rank(self, flag: bool) -> bool:
+        """``flag`` as every rank that shares this solver's system sees it: True only if it is
+        True on all of them (a distributed model's ranks must take the same branch around
+        a collective solve); ``flag`` itself for a solver of one rank's system."""
+        return flag
+
     def solve_transpose(self, b: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
         """Solve ``A^T x = b`` with the current factorization (the adjoint system).
 

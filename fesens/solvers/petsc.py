@@ -122,6 +122,9 @@ class PetscSolver(IterativeSolver):
         self._stats["n_symbolic"] += int(new_pattern)
         self._stats["n_numeric"] += 1
 
+    def on_every_rank(self, flag: bool) -> bool:
+        return self._ksp.on_every_rank(flag)
+
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if self._ksp.system is not None:  # a distributed model: PETSc's global residuals
             return solve_columns(b, None, lambda column, _: self._distributed_column(column),
@@ -226,6 +229,9 @@ class PetscDirectSolver(DirectSolver):
                                               layout=self.layout)
         self._stats["n_symbolic"] += int(new_pattern)
         self._stats["n_numeric"] += 1
+
+    def on_every_rank(self, flag: bool) -> bool:
+        return self._ksp.on_every_rank(flag)
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if self._ksp.system is None:

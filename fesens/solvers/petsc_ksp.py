@@ -182,6 +182,13 @@ def last_line(error: Exception) -> str:
     return lines[-1].removeprefix("[0] ").strip() if lines else repr(error)
 
 
+def _logical_and():
+    """MPI's logical and (mpi4py, imported with the distributed system's communicator)."""
+    from mpi4py import MPI
+
+    return MPI.LAND
+
+
 class PetscKSP:
     """One KSP on one matrix pattern, its options under the solver's own prefix."""
 
@@ -336,6 +343,13 @@ class PetscKSP:
             raise SolverError(f"PETSc failed in {self.describe()}: {last_line(error)}") from None
         self.last = (rhs, x)
         return self._whole(x), self.ksp.getConvergedReason(), self.ksp.getIterationNumber()
+
+    def on_every_rank(self, flag: bool) -> bool:
+        """``flag`` on every rank of a distributed model's system (True only if True on all
+        of them); ``flag`` itself otherwise."""
+        if self.system is None:
+            return flag
+        return bool(self.system.comm.tompi4py().allreduce(bool(flag), op=_logical_and()))
 
     def last_residual(self) -> float:
         """``||b − A x|| / ||b||`` of the last :meth:`run` (PETSc's global vectors)."""

@@ -140,3 +140,44 @@ def test_a_diverging_distributed_solve_ends_every_rank_with_exit_1(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "distributed on 2 MPI ranks" in result.stdout
     assert "did not converge" in result.stderr and "relative residual" in result.stderr
+
+
+CASES = '''
+[[loads]]
+type = "point"
+name = "G"
+point = [30.0, 20.0]
+value = [0.0, -1.0]
+
+[[load_cases]]
+name = "end"
+loads = ["F"]
+
+[[load_cases]]
+name = "middle"
+loads = ["G"]
+weight = 2.0
+'''
+
+
+@needs_mpi
+@pytest.mark.parametrize("combine", ["weighted", "max"])
+def test_load_cases_split_between_two_ranks(tmp_path, combine):
+    # one factorization, two right-hand sides, each case's compliance summed over the
+    # ranks: the weighted sum (OC), or the worst case by MMA's bound formulation
+    changes = {"max_iter = 300": "max_iter = 20", "[objective]": CASES + "\n[objective]"}
+    if combine == "max":
+        changes.update({'type = "compliance"': 'type = "compliance"\ncombine = "max"',
+                        'type = "oc"': 'type = "mma"', "move = 0.2": "move = 0.5"})
+    serial = _serial(tmp_path, config(tmp_path, "mbb", "cholmod", **changes), tmp_path / "one")
+    path = config(tmp_path, "mbb", "petsc", **changes)
+    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "distributed on 2 MPI ranks" in result.stdout
+    two = history(tmp_path / "two")
+    _same_history(serial, two, rel=1e-6)
+    for a, b in zip(serial, two, strict=True):  # each case's own compliance
+        for case in ("end", "middle"):
+            assert float(b[f"compliance_{case}"]) == pytest.approx(
+                float(a[f"compliance_{case}"]), rel=1e-6)
+    _same_fields(tmp_path / "one" / "design.vtu", tmp_path / "two" / "design.vtu")
