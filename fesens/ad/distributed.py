@@ -18,6 +18,7 @@ their rules are written with these same primitives, so nested derivatives are tr
 
 from __future__ import annotations
 
+from fesens.ad.linear_map import apply_linear, apply_linear_transpose
 from fesens.ad.registry import defjvp_linear, defvjp
 from fesens.ad.tracer import primitive
 
@@ -45,29 +46,10 @@ defvjp(total, lambda ans, value, collective: lambda g: g, None, uses_ans=False)
 defjvp_linear(total, 0)
 
 
-@primitive
-def apply_operator(operator, x):
-    """``(A x)`` on this rank's rows, ``(n_local,)``, for this rank's part of ``x``
-    ``(n_local,)``; ``operator`` has ``apply`` and ``apply_transpose`` (a
-    :class:`~fesens.solvers.petsc_operator.DistributedOperator`).
-
-    Linear in ``x``: VJP ``x̄_local = (Aᵀ ȳ)_local`` (``apply_transpose``, which sends the
-    contributions to other ranks' entries back to them), JVP ``A ẋ``.
-    """
-    return operator.apply(x)
-
-
-@primitive
-def apply_operator_transpose(operator, y):
-    """``(Aᵀ y)`` on this rank's columns, ``(n_local,)`` (the VJP of
-    :func:`apply_operator`; its own VJP is :func:`apply_operator`)."""
-    return operator.apply_transpose(y)
-
-
-defvjp(apply_operator, None,
-       lambda ans, operator, x: lambda g: apply_operator_transpose(operator, g),
-       uses_ans=False)
-defvjp(apply_operator_transpose, None,
-       lambda ans, operator, y: lambda g: apply_operator(operator, g), uses_ans=False)
-defjvp_linear(apply_operator, 1)
-defjvp_linear(apply_operator_transpose, 1)
+#: ``(A x)`` on this rank's rows, ``(n_local,)``, for this rank's part of ``x`` (a
+#: :class:`~fesens.solvers.petsc_operator.DistributedOperator`, whose ``apply_transpose``
+#: sends the contributions to other ranks' entries back to them): a fixed linear map
+#: (:mod:`fesens.ad.linear_map`), its VJP ``x̄_local = (Aᵀ ȳ)_local``.
+apply_operator = apply_linear
+#: ``(Aᵀ y)`` on this rank's columns: the VJP of :data:`apply_operator`.
+apply_operator_transpose = apply_linear_transpose

@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-from fesens.ad.registry import defjvp_linear, defvjp
-from fesens.ad.tracer import primitive
+from fesens.ad.linear_map import apply_linear, apply_linear_transpose
 
 #: Relative tolerance (of the lattice spacing) for centroids to count as lattice points.
 LATTICE_TOLERANCE = 1e-10
@@ -122,29 +121,12 @@ class ConeStencil:
         """``Wᵀ g = v · H (g / (H v))`` (``H`` is symmetric)."""
         return self.volumes * self.correlate(g / self.normaliser)
 
-
-@primitive
-def apply_cone_stencil(stencil: ConeStencil, x):
-    """``W x`` of a :class:`ConeStencil`, ``(n_cells,)`` (differentiable in ``x``).
-
-    Linear in ``x``: VJP ``x̄ = Wᵀ ȳ`` (:func:`apply_cone_stencil_transpose`), JVP ``W ẋ``.
-    Both rules are these primitives, so forward mode and nested derivatives (``hvp``,
-    ``grad`` of a ``grad``) are traced too.
-    """
-    return stencil.apply(x)
+    #: :func:`~fesens.ad.linear_map.apply_linear_transpose` calls it by this name.
+    apply_transpose = transpose
 
 
-@primitive
-def apply_cone_stencil_transpose(stencil: ConeStencil, y):
-    """``Wᵀ y`` of a :class:`ConeStencil`, ``(n_cells,)`` (the VJP of
-    :func:`apply_cone_stencil`; its own VJP is :func:`apply_cone_stencil`)."""
-    return stencil.transpose(y)
-
-
-defvjp(apply_cone_stencil, None,
-       lambda ans, stencil, x: lambda g: apply_cone_stencil_transpose(stencil, g),
-       uses_ans=False)
-defvjp(apply_cone_stencil_transpose, None,
-       lambda ans, stencil, y: lambda g: apply_cone_stencil(stencil, g), uses_ans=False)
-defjvp_linear(apply_cone_stencil, 1)
-defjvp_linear(apply_cone_stencil_transpose, 1)
+#: ``W x`` of a :class:`ConeStencil`, ``(n_cells,)``: a fixed linear map
+#: (:mod:`fesens.ad.linear_map`; VJP ``Wᵀ ȳ``, JVP ``W ẋ``, nested derivatives traced).
+apply_cone_stencil = apply_linear
+#: ``Wᵀ y`` of a :class:`ConeStencil`: the VJP of :data:`apply_cone_stencil`.
+apply_cone_stencil_transpose = apply_linear_transpose
