@@ -152,7 +152,10 @@ class LinearSolver(ABC):
             Returns the scipy sparse matrix to factorize (called only when needed).
         """
         held = self._held
-        if held is None or held[0] is not key or not unchanged(held[1], values):
+        same = held is not None and held[0] is key and unchanged(held[1], values)
+        # a distributed model's ranks factorize together (a rank whose own cells did not
+        # change must still take part in its neighbours' new factorization)
+        if not self.on_every_rank(same):
             self.factorize(build())
             self._held = (key, snapshot(values))
 

@@ -178,11 +178,19 @@ class PetscSolver(IterativeSolver):
             if reason < 0 or residual <= self.rtol:
                 break
             inner *= 0.5 * self.rtol / residual
-        if reason < 0 or not residual <= self.rtol:
+        if reason < 0:
             raise ConvergenceError(
                 f"{self.name} ({self._ksp.describe()}) did not converge: PETSc stopped with "
                 f"{self._reason} after {iterations} iterations, relative residual "
                 f"{residual:.3e} (rtol {self.rtol:.1e}); {self.requirement}",
+                iterations=iterations, residual=residual, tolerance=self.rtol)
+        if not residual <= self.rtol:
+            raise ConvergenceError(
+                f"{self.name} ({self._ksp.describe()}) did not converge: the true relative "
+                f"residual stays at {residual:.3e} > rtol {self.rtol:.1e} although CG met "
+                "ever tighter tolerances (its own residual drifts from the true one): rtol "
+                "is probably below the attainable accuracy of this matrix in double "
+                "precision; raise rtol",
                 iterations=iterations, residual=residual, tolerance=self.rtol)
         return x, iterations, residual
 
