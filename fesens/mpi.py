@@ -11,7 +11,7 @@ sensitivities are computed per rank for its cells, the density filter is a distr
 matrix, responses and volume are sums over the ranks (:class:`Collective`), and the OC and
 MMA updates reduce over the ranks. Rank 0 writes the results folder (the whole mesh's fields,
 gathered) and prints the progress. A config the distributed model does not offer yet (an
-eigen objective, stress constraints, the Helmholtz filter, physics sections)
+eigen objective, stress constraints, physics sections)
 runs *replicated*: every rank builds the whole model and only the linear solve is
 distributed (each rank owns a block of rows of the PETSc matrix); `fesens solve` and
 `fesens sensitivity` run that way too. ``docs/scaling.md`` states what either costs.

@@ -31,12 +31,17 @@ from fesens.fem.partitioned import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
 from fesens.opt.distributed import DistributedDesignProblem, DistributedMinMaxProblem
-from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
+from fesens.opt.distributed_filter import (
+    DistributedDensityFilter,
+    DistributedHelmholtzFilter,
+    DistributedSensitivityFilter,
+)
 from fesens.opt.filters import NoFilter
 
 #: The filters a distributed problem offers, by config name.
 DISTRIBUTED_FILTERS = {"density": DistributedDensityFilter,
-                       "sensitivity": DistributedSensitivityFilter}
+                       "sensitivity": DistributedSensitivityFilter,
+                       "helmholtz": DistributedHelmholtzFilter}
 
 
 @dataclass

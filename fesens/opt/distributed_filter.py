@@ -29,7 +29,9 @@ from fesens.errors import MeshError
 from fesens.fem.geometry import cell_geometry
 from fesens.mesh.mesh import Mesh
 from fesens.mpi import SERIAL, Collective, collective
-from fesens.opt.filters import NoFilter
+from fesens.opt.filters import HelmholtzFilter, NoFilter
+from fesens.solvers import make_solver
+from fesens.solvers.petsc_distributed import DofLayout
 from fesens.solvers.petsc_operator import DistributedOperator
 
 
@@ -76,6 +78,34 @@ class DistributedDensityFilter(NoFilter):
         """``x̃`` of this rank's cells ``(n_local_cells,)`` from their ``x``
         ``(n_local_cells,)`` (traced; collective)."""
         return apply_operator(self.operator, x)
+
+
+class DistributedHelmholtzFilter(HelmholtzFilter):
+    """The Helmholtz (PDE) filter of :class:`~fesens.opt.filters.HelmholtzFilter` on one
+    rank's part: ``(r_h² K + M) x̃ = Tᵀ x`` assembled over the rank's cells, solved across
+    the ranks by PETSc (the ranks' matrices and right-hand sides added, the nodal solution
+    scattered back to each rank's nodes: :mod:`fesens.solvers.petsc_distributed`), then
+    averaged back to the rank's cells. The map is symmetric, so the serial filter's VJP (a
+    solve with the same matrix) holds on each rank.
+
+    Parameters
+    ----------
+    mesh : Mesh
+        The whole mesh (unused: the part holds what the filter needs; the argument keeps
+        the distributed filters' signature).
+    part : MeshPart
+    radius : float
+    rtol : float
+        Relative residual of PETSc's CG (with GAMG) on the filter's equation.
+    """
+
+    def __init__(self, mesh: Mesh, part, radius: float, rtol: float = 1e-10) -> None:
+        solver = "auto"
+        if part.size > 1:  # one unknown per node: where each of the rank's nodes sits
+            solver = make_solver("petsc", preconditioner="amg", rtol=rtol)
+            solver.layout = DofLayout(ids=np.asarray(part.node_order, dtype=np.int64),
+                                      owned=np.asarray(part.owned, dtype=bool))
+        super().__init__(part.mesh, radius, solver=solver)
 
 
 class DistributedSensitivityFilter(NoFilter):
