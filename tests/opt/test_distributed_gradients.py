@@ -3,32 +3,17 @@ Taylor test of the compliance, central differences of single design variables, a
 serial gradient (``distributed_gradient_script.py`` run serially and by ``mpirun -n 2``).
 """
 
-import importlib.util
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from fesens.solvers.petsc import petsc4py_available
+from mpi_scripts import mpirun_python, needs_mpi, run
 
 SCRIPT = Path(__file__).with_name("distributed_gradient_script.py")
 
-pytestmark = pytest.mark.skipif(
-    not petsc4py_available() or importlib.util.find_spec("mpi4py") is None
-    or shutil.which("mpirun") is None,
-    reason="petsc4py, mpi4py or mpirun missing (make petsc installs them)")
+pytestmark = needs_mpi
 
-
-def _run(command: list[str], cwd: Path) -> None:
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd,
-                            env=environment, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +21,8 @@ def results(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("distributed_gradients")
     for name in ("serial", "two"):
         (root / name).mkdir()
-    _run([sys.executable, str(SCRIPT), str(root / "serial")], root)
-    _run(["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-          "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", "2",
-          sys.executable, str(SCRIPT), str(root / "two")], root)
+    run([sys.executable, str(SCRIPT), str(root / "serial")], root)
+    run(mpirun_python(2, str(SCRIPT), str(root / "two")), root)
 
     def load(path):
         with np.load(path) as data:

@@ -8,37 +8,21 @@ number of ranks that wrote it. The serial arithmetic of MMA's subproblem is chec
 values recorded before the reductions went through a collective.
 """
 
-import importlib.util
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from mpi_scripts import mpirun_python, needs_mpi, run
 
 from fesens.opt import MMA, load_checkpoint
-from fesens.solvers.petsc import petsc4py_available
 
 SCRIPT = Path(__file__).with_name("distributed_optimizers_script.py")
 CASES = ("oc", "mma", "minmax")
 ITERATIONS, RESUME_AT, HALF = 30, 15, 20
 
-needs_mpi = pytest.mark.skipif(
-    not petsc4py_available() or importlib.util.find_spec("mpi4py") is None
-    or shutil.which("mpirun") is None,
-    reason="petsc4py, mpi4py or mpirun missing (make petsc installs them)")
 
-
-def _run(command: list[str], cwd: Path) -> None:
-    # os.environ without the variables of an MPI singleton this process may have started
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd,
-                            env=environment, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +32,8 @@ def runs(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("distributed_optimizers")
     (root / "serial").mkdir()
     (root / "two").mkdir()
-    _run([sys.executable, str(SCRIPT), str(root / "serial")], root)
-    _run(["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-          "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", "2",
-          sys.executable, str(SCRIPT), str(root / "two"), str(root / "serial")], root)
+    run([sys.executable, str(SCRIPT), str(root / "serial")], root)
+    run(mpirun_python(2, str(SCRIPT), str(root / "two"), str(root / "serial")), root)
     return root
 
 
