@@ -26,6 +26,16 @@ def _serial(tmp_path, path, out, *extra):
     return history(out)
 
 
+def _both(tmp_path, preset, changes):
+    """The serial run (CHOLMOD) of ``preset`` with ``changes`` into ``one/`` (its history)
+    and the 2-rank run (petsc) into ``two/`` (mpirun's result, checked to have passed)."""
+    serial = _serial(tmp_path, config(tmp_path, preset, "cholmod", **changes), tmp_path / "one")
+    path = config(tmp_path, preset, "petsc", **changes)
+    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return serial, result
+
+
 def _same_history(one, two, rel):
     assert len(one) == len(two)
     for a, b in zip(one, two, strict=True):
@@ -58,10 +68,7 @@ def test_two_ranks_split_the_mbb_problem_and_write_the_serial_fields(tmp_path, o
                "max_iter = 300": "max_iter = 25"}
     if optimizer == "mma":
         changes["move = 0.2"] = "move = 0.5"
-    serial = _serial(tmp_path, config(tmp_path, "mbb", "cholmod", **changes), tmp_path / "one")
-    path = config(tmp_path, "mbb", "petsc", **changes)
-    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    serial, result = _both(tmp_path, "mbb", changes)
     # both ranks design their own 600 cells; rank 0 prints and writes
     assert result.stdout.count("distributed on 2 MPI ranks") == 1
     assert "its own 600–600 cells" in result.stdout
@@ -76,11 +83,7 @@ def test_an_unstructured_mesh_is_split_by_the_graph_partitioner(tmp_path):
     # the L-bracket (a Gmsh mesh of triangles; a traction on facets, passive solid cells):
     # PT-Scotch's parts, whose rows interleave along a ragged interface
     changes = {"max_iter = 200": "max_iter = 15"}
-    serial = _serial(tmp_path, config(tmp_path, "lbracket", "cholmod", **changes),
-                     tmp_path / "one")
-    path = config(tmp_path, "lbracket", "petsc", **changes)
-    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    serial, result = _both(tmp_path, "lbracket", changes)
     assert "distributed on 2 MPI ranks" in result.stdout
     _same_history(serial, history(tmp_path / "two"), rel=1e-6)
     _same_fields(tmp_path / "one" / "design.vtu", tmp_path / "two" / "design.vtu")
@@ -109,11 +112,7 @@ def test_a_distributed_run_resumes_where_it_stopped(tmp_path):
 def test_what_the_distributed_model_cannot_do_runs_replicated(tmp_path):
     # a stress p-norm is not a sum over the ranks' cells
     changes = {"max_iter = 400": "max_iter = 3"}
-    serial = _serial(tmp_path, config(tmp_path, "lbracket_stress", "cholmod", **changes),
-                     tmp_path / "one")
-    path = config(tmp_path, "lbracket_stress", "petsc", **changes)
-    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    serial, result = _both(tmp_path, "lbracket_stress", changes)
     assert ("replicated on 2 MPI ranks (each builds the whole model; PETSc solves across "
             "them): the distributed model does not offer the objective 'stress_pnorm' "
             "(compliance only)") in result.stdout
@@ -173,10 +172,7 @@ def test_load_cases_split_between_two_ranks(tmp_path, combine):
     if combine == "max":
         changes.update({'type = "compliance"': 'type = "compliance"\ncombine = "max"',
                         'type = "oc"': 'type = "mma"', "move = 0.2": "move = 0.5"})
-    serial = _serial(tmp_path, config(tmp_path, "mbb", "cholmod", **changes), tmp_path / "one")
-    path = config(tmp_path, "mbb", "petsc", **changes)
-    result = mpirun(2, "optimize", str(path), "--out", str(tmp_path / "two"), cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    serial, result = _both(tmp_path, "mbb", changes)
     assert "distributed on 2 MPI ranks" in result.stdout
     two = history(tmp_path / "two")
     _same_history(serial, two, rel=1e-6)
