@@ -31,17 +31,8 @@ from fesens.fem.partitioned import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
 from fesens.opt.distributed import DistributedDesignProblem, DistributedMinMaxProblem
-from fesens.opt.distributed_filter import (
-    DistributedDensityFilter,
-    DistributedHelmholtzFilter,
-    DistributedSensitivityFilter,
-)
+from fesens.opt.distributed_filter import COUNTERPARTS, make_distributed_filter
 from fesens.opt.filters import NoFilter
-
-#: The filters a distributed problem offers, by config name.
-DISTRIBUTED_FILTERS = {"density": DistributedDensityFilter,
-                       "sensitivity": DistributedSensitivityFilter,
-                       "helmholtz": DistributedHelmholtzFilter}
 
 
 @dataclass
@@ -73,7 +64,7 @@ def distributed_refusal(config: Config) -> str | None:
         (response_kind(config.physics, data["objective"]["type"]) != "compliance",
          f"the objective {data['objective']['type']!r} (compliance only)"),
         (bool(data["constraints"]["extra"]), "extra constraints"),
-        (data["filter"]["type"] not in (*DISTRIBUTED_FILTERS, NoFilter.name),
+        (data["filter"]["type"] not in (*COUNTERPARTS, NoFilter.name),
          f"the {data['filter']['type']} filter"),
         (any(section.name in data for section in physics.config.sections),
          f"the sections {[s.name for s in physics.config.sections if s.name in data]}"),
@@ -102,8 +93,7 @@ def _distributed(config: Config) -> Run:
     whole = build_model(config)
     part, model = split_model(whole, lambda submesh: new_model(config, submesh))
     spec = config.data["filter"]
-    density_filter = (NoFilter() if spec["type"] == NoFilter.name else
-                      DISTRIBUTED_FILTERS[spec["type"]](mesh, part, spec["radius"]))
+    density_filter = make_distributed_filter(spec["type"], mesh, part, spec.get("radius"))
     worst, objective = objective_of(config)
     problem = (DistributedMinMaxProblem if worst else DistributedDesignProblem)(
         model, objective, part=part, whole_model=whole, collective=ranks,

@@ -31,7 +31,7 @@ from fesens.errors import MeshError
 from fesens.fem.geometry import cell_geometry
 from fesens.mesh.mesh import Mesh
 from fesens.mpi import SERIAL, Collective, collective
-from fesens.opt.filters import HelmholtzFilter, NoFilter
+from fesens.opt.filters import DensityFilter, HelmholtzFilter, NoFilter, SensitivityFilter
 from fesens.solvers import make_solver
 from fesens.solvers.petsc_distributed import DofLayout
 from fesens.solvers.petsc_operator import DistributedOperator
@@ -143,6 +143,31 @@ class DistributedSensitivityFilter(NoFilter):
         and ``gradient`` (collective)."""
         weighted = self.operator.apply(np.asarray(x) * np.asarray(gradient))
         return weighted / self.Hs / np.maximum(self.gamma, x)
+
+
+#: The distributed counterpart of each filter of :data:`fesens.opt.filters.FILTERS` that
+#: has one, by its name (the identity, ``none``, needs none).
+COUNTERPARTS: dict[str, type] = {DensityFilter.name: DistributedDensityFilter,
+                                 SensitivityFilter.name: DistributedSensitivityFilter,
+                                 HelmholtzFilter.name: DistributedHelmholtzFilter}
+
+
+def make_distributed_filter(kind: str, mesh: Mesh, part, radius: float | None = None
+                            ) -> NoFilter:
+    """The filter ``kind`` (a name of :data:`~fesens.opt.filters.FILTERS`) on one rank's
+    part of ``mesh``: its counterpart of :data:`COUNTERPARTS`, or the identity for ``none``.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` has no distributed counterpart.
+    """
+    if kind == NoFilter.name:
+        return NoFilter()
+    if kind not in COUNTERPARTS:
+        raise ValueError(f"the {kind} filter has no distributed form; choose one of "
+                         f"{', '.join([*COUNTERPARTS, NoFilter.name])}")
+    return COUNTERPARTS[kind](mesh, part, radius)
 
 
 def rank_ordered_ids(mesh: Mesh, part, reductions: Collective | None = None) -> np.ndarray:

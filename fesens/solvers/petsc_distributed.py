@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import SolverError
+from fesens.mpi import collective
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,12 @@ class DistributedSystem:
         self.PETSc = PETSc
         self.comm = PETSc.COMM_WORLD
         self.layout = layout
-        mpi = self.comm.tompi4py()
         n_owned = int(np.count_nonzero(layout.owned))
-        self.start = int(mpi.exscan(n_owned) or 0)
-        self.n_owned, self.n_global = n_owned, int(mpi.allreduce(n_owned))
+        counts = collective().allgather(np.array([n_owned], dtype=np.int64))
+        #: Where each rank's rows start, and the global size last, ``(size + 1,)``.
+        self.starts = np.concatenate([[0], np.cumsum(counts)])
+        self.start = int(self.starts[self.comm.getRank()])
+        self.n_owned, self.n_global = n_owned, int(self.starts[-1])
         ordering = PETSc.AO().createMapping(
             np.ascontiguousarray(layout.ids[layout.owned], dtype=PETSc.IntType),
             np.arange(self.start, self.start + n_owned, dtype=PETSc.IntType), comm=self.comm)
@@ -114,7 +117,7 @@ class DistributedSystem:
         PETSc = self.PETSc
         row_of = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         # the diagonal block of a row is its owner's range of columns
-        starts = np.asarray(self.comm.tompi4py().allgather(self.start) + [self.n_global])
+        starts = self.starts
         owner = np.searchsorted(starts, self.rows[row_of], side="right") - 1
         inside = (columns >= starts[owner]) & (columns < starts[owner + 1])
         counts = [np.bincount(row_of[mask], minlength=A.shape[0]).astype(float)
@@ -169,16 +172,6 @@ class DistributedSystem:
         scatter.scatter(vector, target, addv=PETSc.InsertMode.INSERT,
                         mode=PETSc.ScatterMode.FORWARD)
         return target.getArray().copy()
-
-    def relative_residual(self, b: Any, x: Any) -> float:
-        """``||b − K x|| / ||b||`` of global vectors (``0`` for ``b = 0``)."""
-        residual = b.duplicate()
-        self.matrix.mult(x, residual)
-        residual.aypx(-1.0, b)
-        b_norm = b.norm()
-        value = residual.norm() / b_norm if b_norm > 0 else 0.0
-        residual.destroy()
-        return float(value)
 
     def mean_abs_diagonal(self) -> float:
         """The mean ``|K_ii|`` over the global matrix."""

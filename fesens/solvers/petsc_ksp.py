@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import SingularMatrixError, SolverError
-from fesens.mpi import world
+from fesens.mpi import collective, world
 from fesens.solvers.base import SparsityPattern
 from fesens.solvers.petsc_distributed import DistributedSystem, DofLayout
 
@@ -182,13 +182,6 @@ def last_line(error: Exception) -> str:
     return lines[-1].removeprefix("[0] ").strip() if lines else repr(error)
 
 
-def _logical_and():
-    """MPI's logical and (mpi4py, imported with the distributed system's communicator)."""
-    from mpi4py import MPI
-
-    return MPI.LAND
-
-
 class PetscKSP:
     """One KSP on one matrix pattern, its options under the solver's own prefix."""
 
@@ -349,7 +342,7 @@ class PetscKSP:
         of them); ``flag`` itself otherwise."""
         if self.system is None:
             return flag
-        return bool(self.system.comm.tompi4py().allreduce(bool(flag), op=_logical_and()))
+        return collective().min(float(flag)) > 0.0
 
     def last_residual(self) -> float:
         """``||b − A x|| / ||b||`` of the last :meth:`run` (PETSc's global vectors)."""
