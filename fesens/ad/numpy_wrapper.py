@@ -43,7 +43,8 @@ UNARY = {
 }
 # Python and numpy floats: a ufunc call on two of them costs ~1 µs (its type resolution),
 # their own operator ~50 ns. These raw functions take the operator when it gives the bits
-# the ufunc gives (finite results; numpy's x**2, x**0.5, x**-1 are x*x, sqrt x, 1/x) and
+# the ufunc gives on every CPU (+, -, *, / are correctly rounded; of the powers only those
+# numpy's power loop computes exactly so: x**2, x**0.5, x**-1 as x*x, sqrt x, 1/x) and
 # call the ufunc otherwise, so its overflow and division warnings stay.
 _FLOATS = frozenset((float, np.float64))
 _NUMBERS = frozenset((float, np.float64, int))
@@ -69,6 +70,9 @@ def _divide_numbers(x, y):
 
 
 def _power_numbers(x, y):
+    # any other exponent is numpy's pow (SVML or Highway kernels where the CPU has them,
+    # libm elsewhere), which differs from Python's pow by an ulp on some CPUs: nan hands it
+    # to the ufunc
     if not x > 0 or type(x) is int:
         return math.nan
     if y == 2:
@@ -77,10 +81,7 @@ def _power_numbers(x, y):
         return math.sqrt(x)
     if y == -1:
         return 1.0 / x
-    try:
-        return x**y
-    except OverflowError:
-        return math.nan
+    return math.nan
 
 
 _SCALAR_OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,

@@ -1,8 +1,9 @@
 """Scalar fast paths: arithmetic on Python floats and nested ``grad`` on numbers.
 
 The raw functions of ``add``, ``subtract``, ``multiply``, ``true_divide`` and ``power``
-take Python's operators on numbers; they must give the ufunc's bits, and the ufunc's
-warnings where it warns (overflow, division by zero, invalid values).
+take Python's operators on numbers where those give the ufunc's bits on every CPU (the
+other powers call the ufunc), and the ufunc's warnings where it warns (overflow, division
+by zero, invalid values).
 """
 
 import math
