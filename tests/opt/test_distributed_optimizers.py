@@ -108,7 +108,10 @@ def _evaluations(rng, n: int, m: int, k: int):
 
 
 # Produced by commit b96e672's MMA (before the sums over the design variables went through
-# fesens.mpi.Collective): the serial arithmetic must be unchanged, bit for bit.
+# fesens.mpi.Collective): the serial arithmetic must be unchanged. Other BLAS kernels
+# (OpenBLAS Prescott, Nehalem, Sandybridge, SkylakeX) move these steps by up to 4e-16
+# relative, a start moved by 1e-13 by 2e-14; a changed formula moves them far more than
+# the 1e-12 the recorded values are held to.
 RECORDED = {
     0: [0.9999999809960407, 0.2875075787012917, 0.20233655199140047, 0.9999999466081929,
         0.9999999632970286, 0.49351249768194455, 0.36670517565676913, 0.4178298600201343],
@@ -119,10 +122,16 @@ RECORDED = {
 
 @pytest.mark.parametrize("bounds", [0, 2])
 def test_serial_mma_steps_are_those_recorded_before_the_collective(bounds):
+    first, again = _four_mma_steps(bounds), _four_mma_steps(bounds)
+    np.testing.assert_allclose(first, RECORDED[bounds], rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(again, first)  # one machine, one process: the same bits
+
+
+def _four_mma_steps(bounds: int) -> np.ndarray:
     rng = np.random.default_rng(19)
     evaluate = _evaluations(rng, 8, 2, bounds)
     x = rng.uniform(0.2, 0.8, 8)
     optimizer = MMA(move=0.3, lower=0.05)
     for iteration in range(1, 5):
         x = optimizer.step(x, evaluate(x), None, iteration)
-    np.testing.assert_array_equal(x, RECORDED[bounds])
+    return x
