@@ -35,7 +35,18 @@ class FesensCliError(click.ClickException):
 
 
 class FesensGroup(click.Group):
-    """Maps fesens exceptions of any command to a message and an exit code."""
+    """Maps fesens exceptions of any command to a message and an exit code; under an MPI
+    launch of several ranks, refuses a command that does not run under ``mpirun`` (its
+    ``mpi_refusal``, a message) before PETSc is started or anything is read or written."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        if launched().distributed:
+            refusal = getattr(command, "mpi_refusal", None)
+            if refusal:
+                raise FesensCliError(refusal)
+            world()  # PETSc's view of the launch, checked before any work
+        return name, command, rest
 
     def invoke(self, ctx: click.Context):
         from fesens.workflow.common import Interrupted
@@ -64,8 +75,6 @@ def run_command(command: click.Command) -> NoReturn:
         signal.signal(signal.SIGINT, _first_interrupt)
     ranks = launched()
     try:
-        if ranks.distributed:
-            world()  # PETSc's view of the launch, checked before any work
         code = command(standalone_mode=False)
     except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -214,3 +214,11 @@ def _finish(spec, results, out: Path, seconds: float, where: str, echo) -> None:
     if len(results) and not results.ok().any():
         first = results.errors[0]["error"]
         raise FesensCliError(f"every sample failed; the first error: {first}", 1)
+
+
+# Every rank of an MPI launch would run the whole study into one folder; a study spreads
+# its samples over its own worker processes instead.
+study_command.mpi_refusal = (
+    "fesens study does not run under mpirun (every rank would run the whole study): a study "
+    "runs its samples in parallel itself; run fesens study without mpirun and use "
+    "--workers N (local processes) or --scheduler ADDRESS (a Dask cluster)")

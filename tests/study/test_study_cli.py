@@ -171,3 +171,44 @@ def test_a_resume_that_ran_no_sample_keeps_the_report(tmp_path):
     assert invoke(study, "--out", out, "--workers", 0, "--resume", "-q").exit_code == 0
     assert all((out / name).stat().st_mtime_ns > stamps[name] for name in report)
     assert len((out / "results.jsonl").read_text().splitlines()) == 4
+
+
+def _fesens_study(tmp_path, launcher: list[str], environment: dict[str, str]):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    study = write(tmp_path)
+    fesens = str(Path(sys.executable).with_name("fesens"))
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    command = [*launcher, fesens, "study", str(study), "--out", str(tmp_path / "out"),
+               "--workers", "0"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=env | environment, check=False)
+
+
+@pytest.mark.parametrize("variables", [{"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"},
+                                       {"PMI_SIZE": "2", "PMI_RANK": "1"}])
+def test_a_study_under_an_mpi_launch_is_refused_before_anything_is_written(tmp_path,
+                                                                          variables):
+    """Every rank would run the whole study into one folder; the refusal names --workers."""
+    result = _fesens_study(tmp_path, [], variables)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "does not run under mpirun" in result.stderr and "--workers N" in result.stderr
+    assert "Traceback" not in result.stderr and "petsc4py" not in result.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "results").exists()
+
+
+def test_a_study_under_mpirun_is_refused_on_every_rank(tmp_path):
+    import shutil
+
+    if shutil.which("mpirun") is None:
+        pytest.skip("no mpirun")
+    launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2"]
+    result = _fesens_study(tmp_path, launcher, {})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "does not run under mpirun" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
