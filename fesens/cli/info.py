@@ -39,10 +39,20 @@ def presets() -> None:
         click.echo(f"{name:<{width}}  {description}")
 
 
+def doc_title(topic: str) -> str:
+    """The first line of a guide, without its Markdown ``#``."""
+    first = (DOCS / f"{topic}.md").read_text(encoding="utf-8").split("\n", 1)[0]
+    return first.lstrip("# ").strip()
+
+
 @click.command()
-@click.argument("topic", type=click.Choice(DOC_TOPICS))
-def docs(topic: str) -> None:
-    """Print a reference shipped with fesens (Markdown): `config`, every key of a config
-    file; `modal`, natural frequencies and their sensitivities in Python; `study`, study
-    files and the Python study API."""
+@click.argument("topic", type=click.Choice(DOC_TOPICS), required=False)
+def docs(topic: str | None) -> None:
+    """Print a guide shipped with fesens (Markdown), e.g. `fesens docs config`: every key
+    of a config file; without TOPIC, list the guides."""
+    if topic is None:
+        width = max(map(len, DOC_TOPICS))
+        for name in DOC_TOPICS:
+            click.echo(f"{name:<{width}}  {doc_title(name)}")
+        return
     click.echo((DOCS / f"{topic}.md").read_text(encoding="utf-8"), nl=False)

@@ -7,8 +7,10 @@ from cli_helpers import ROOT, run
 from fesens.cli import cli
 from fesens.cli.info import DOC_TOPICS
 
+GUIDES = ["api", "benchmarks", "config", "examples", "modal", "mpi", "solvers", "study"]
 
-@pytest.mark.parametrize("topic", ["config", "modal", "study"])
+
+@pytest.mark.parametrize("topic", GUIDES)
 def test_docs_prints_the_shipped_reference(topic):
     result = run("docs", topic)
     assert result.exit_code == 0
@@ -19,7 +21,16 @@ def test_docs_of_an_unknown_topic_is_bad_input():
     result = run("docs", "nonsense")
     assert result.exit_code == 2
     assert "config" in result.output and "study" in result.output
-    assert DOC_TOPICS == ["config", "modal", "study"]
+    assert DOC_TOPICS == GUIDES
+
+
+def test_docs_without_a_topic_lists_the_guides_with_their_titles():
+    result = run("docs")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert [line.split()[0] for line in lines] == GUIDES
+    title = (ROOT / "fesens" / "docs" / "mpi.md").read_text(encoding="utf-8").splitlines()[0]
+    assert lines[GUIDES.index("mpi")].split(None, 1)[1] == title.removeprefix("# ")
 
 
 @pytest.mark.parametrize("command", sorted(cli.commands))
