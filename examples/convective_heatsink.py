@@ -34,7 +34,7 @@ from fesens.adjoint import thermal_compliance
 from fesens.mesh import rectangle
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
 from fesens.physics import HeatConduction
-from fesens.plotting import plot_cell_field, plot_density
+from fesens.plotting import plot_density, plot_nodal_field
 
 SIZE = (60.0, 30.0)  # mm
 CONDUCTIVITY = 0.2  # W/(mm K), aluminium
@@ -100,9 +100,9 @@ def write_outputs(mesh, numbers: dict, out: Path) -> list[Path]:
     return [plot_density(mesh, numbers["density"], out / "design.png",
                          title=f"convective heat sink: C = {numbers['compliance']:.4g} W·K, "
                                f"volume {numbers['volume']:.3f}"),
-            plot_cell_field(mesh, temperature[mesh.cells].mean(axis=1), out / "temperature.png",
-                            title=f"temperature (chip {numbers['chip_temperature']:.1f} °C, "
-                                  f"coolant {AMBIENT:g} °C)", label="T [°C]", cmap="inferno")]
+            plot_nodal_field(mesh, temperature, out / "temperature.png",
+                             title=f"temperature (chip {numbers['chip_temperature']:.1f} °C, "
+                                   f"coolant {AMBIENT:g} °C)", label="T [°C]", cmap="inferno")]
 
 
 def main(argv: list[str] | None = None) -> dict:

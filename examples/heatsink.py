@@ -33,7 +33,7 @@ from fesens.adjoint import thermal_compliance
 from fesens.mesh import read_mesh, write_mesh
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
 from fesens.physics import HeatConduction
-from fesens.plotting import plot_cell_field, plot_density
+from fesens.plotting import plot_density, plot_nodal_field
 
 MESH = Path(__file__).resolve().parents[1] / "meshes" / "heatsink.msh"
 CONDUCTIVITY = 0.2  # W/(mm K), aluminium
@@ -94,9 +94,9 @@ def write_outputs(mesh, numbers: dict, out: Path) -> list[Path]:
             plot_density(mesh, density, out / "design.png",
                          title=f"heat sink: thermal compliance {numbers['compliance']:.4g} W·K, "
                                f"volume {numbers['volume']:.3f}"),
-            plot_cell_field(mesh, temperature[mesh.cells].mean(axis=1), out / "temperature.png",
-                            title=f"temperature (max {numbers['max_temperature']:.3g} K above "
-                                  "the sink)", label="T [K]", cmap="inferno")]
+            plot_nodal_field(mesh, temperature, out / "temperature.png",
+                             title=f"temperature (max {numbers['max_temperature']:.3g} K above "
+                                   "the sink)", label="T [K]", cmap="inferno")]
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -219,9 +219,36 @@ def test_lbracket_stress_prints_and_writes_its_pictures(lbracket):
 
 
 # ------------------------------------------------------------------ heat sink
-def test_heatsink_reduces_thermal_compliance_and_balances_heat(tmp_path, capsys):
+def drawn_fields(monkeypatch) -> dict:
+    """The field pictures an example saves, by file name, while still writing them."""
+    import fesens.plotting.fields as fields
+
+    drawn, save = {}, fields.save_figure
+
+    def keep(figure, path):
+        drawn[Path(path).name] = figure
+        return save(figure, path)
+
+    monkeypatch.setattr(fields, "save_figure", keep)
+    return drawn
+
+
+def assert_nodal_up_to_the_titles_peak(figure, values: np.ndarray, peak: str) -> None:
+    """The picture draws every nodal value, its title names ``peak`` (the values' largest,
+    formatted as the example does) and its color bar ends there."""
+    field, bar = figure.axes
+    (shaded,) = field.collections
+    np.testing.assert_array_equal(shaded.get_array(), values)
+    assert peak in field.get_title()
+    assert max(bar.get_xlim()) == pytest.approx(values.max())
+
+
+def test_heatsink_reduces_thermal_compliance_and_balances_heat(tmp_path, capsys, monkeypatch):
     module = load("heatsink")
+    drawn = drawn_fields(monkeypatch)
     n = module.main(["--fast", "--out", str(tmp_path)])
+    assert_nodal_up_to_the_titles_peak(drawn["temperature.png"], n["temperature"],
+                                       f"max {n['temperature'].max():.3g} K")
     assert "thermal compliance reduced x" in capsys.readouterr().out
     assert n["volume"] <= module.VOLUME_FRACTION * (1 + 1e-3)
     assert n["initial_compliance"] / n["compliance"] > 4.0
@@ -382,8 +409,14 @@ def test_convective_heatsink_optimizes_and_differentiates_the_film_coefficient(t
         image(tmp_path / name)
 
 
-def test_thermal_bracket_stress_is_linear_in_alpha_and_temperature(tmp_path, capsys):
+def test_thermal_bracket_stress_is_linear_in_alpha_and_temperature(tmp_path, capsys,
+                                                                   monkeypatch):
+    drawn = drawn_fields(monkeypatch)
     n = load("thermal_bracket").main(["--out", str(tmp_path)])
+    assert n["max_von_mises"] == n["von_mises"].max()
+    assert_nodal_up_to_the_titles_peak(drawn["von_mises.png"], n["von_mises"],
+                                       f"peak von Mises {n['max_von_mises']:.3g} MPa")
+    assert_nodal_up_to_the_titles_peak(drawn["temperature.png"], n["temperature"], "")
     assert "peak von Mises (SPR)" in capsys.readouterr().out
     assert n["min_temperature"] == pytest.approx(20.0) and n["max_temperature"] == 220.0
     # σ is linear in α and in T − T_ref: α dJ/dα = J = (T_hot − 20) dJ/dT_hot.

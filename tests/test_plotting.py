@@ -8,6 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from matplotlib.collections import TriMesh
 from matplotlib.colors import Normalize, SymLogNorm
 from PIL import Image
 
@@ -21,8 +22,10 @@ from fesens.plotting import (
     plot_cell_field,
     plot_convergence,
     plot_density,
+    plot_nodal_field,
     plot_truss,
     save_figure,
+    scales,
     solid_surface,
 )
 from fesens.plotting.scales import linear_scale, symmetric_log_scale
@@ -130,11 +133,60 @@ def test_symmetric_log_scale_of_a_narrow_field_is_linear():
     assert type(scale.norm) is Normalize and scale.description == ""
 
 
-def test_linear_scale_says_where_it_is_clipped():
-    scale = linear_scale(bulk_and_two_outliers(sign=1.0), clip_percentile=99.0)
-    assert scale.norm.vmax <= 10.0 and scale.extend == "max"
-    assert scale.label("stress") == "stress (clipped at the 99th percentile)"
-    assert linear_scale(np.arange(4.0)).label("stress") == "stress"
+def test_linear_scale_ends_at_the_peak_and_compresses_what_lies_above_its_percentile():
+    values = bulk_and_two_outliers(sign=1.0)
+    scale = linear_scale(values, clip_percentile=99.0)
+    assert scale.norm.vmax == values.max() and scale.extend == "neither"
+    assert scale.ticks[-1] == values.max()  # the color bar's top is labelled with the peak
+    assert scale.norm(values.max()) == pytest.approx(1.0)
+    knee = np.percentile(values, 99.0)
+    assert scale.norm(knee) == pytest.approx(1.0 - scales.COMPRESSED_TOP)
+    bulk = scale.norm(values[values <= knee])  # linear, from the smallest value
+    np.testing.assert_allclose(bulk, (values[values <= knee] - values.min())
+                               * (1.0 - scales.COMPRESSED_TOP) / (knee - values.min()))
+    # the compressed part is linear too, and the inverse (the color bar's axis) undoes it
+    top = values[values >= knee]
+    np.testing.assert_allclose(scale.norm(top), 1.0 - scales.COMPRESSED_TOP + (top - knee)
+                               * scales.COMPRESSED_TOP / (values.max() - knee))
+    np.testing.assert_allclose(scale.norm.inverse(scale.norm(values)), values, rtol=1e-9)
+    assert scale.description.startswith("linear to the 99th percentile")
+    assert linear_scale(np.arange(4.0)).description == ""
+
+
+def colour_bar_of(figure):
+    """The color bar's axes and the artist it describes, of a field picture."""
+    field, bar = figure.axes
+    return field, bar, bar._colorbar.mappable
+
+
+@pytest.mark.parametrize("cell_type", ["tri3", "tri6", "quad4", "quad8", "quad9"])
+def test_nodal_field_is_shaded_between_the_nodes_up_to_its_peak(monkeypatch, cell_type):
+    """Every node's value is drawn (Gouraud shading of linear triangles through all the
+    cells' nodes), and the color bar reaches the largest value even with a clipped scale."""
+    mesh = rectangle(8, 4, 2.0, 1.0, cell_type=cell_type)
+    x, y = mesh.points.T
+    values = 1.0 + x * y
+    values[np.argmax(values)] = 50.0  # a singular peak
+    figure = drawn_figure(monkeypatch, fields, plot_nodal_field, mesh, values, "unused.png",
+                          label="T [K]", clip_percentile=95.0)
+    field, bar, drawn = colour_bar_of(figure)
+    assert isinstance(drawn, TriMesh)  # tripcolor(..., shading="gouraud")
+    np.testing.assert_array_equal(drawn.get_array(), values)
+    triangles = drawn.get_paths()  # one path per triangle
+    assert len(triangles) == mesh.n_cells * len(fields.LINEAR_TRIANGLES[cell_type])
+    assert np.unique(drawn._triangulation.triangles).size == mesh.n_points
+    assert max(bar.get_xlim()) >= values.max() and drawn.norm.vmax == values.max()
+    assert bar.get_xlabel() == "T [K]"
+    caption = [text.get_text() for text in bar.texts]
+    assert caption == ["color scale: linear to the 95th percentile "
+                       f"({np.percentile(values, 95.0):.3g}), compressed above it up to "
+                       "the largest value"]
+
+
+def test_nodal_field_refuses_cell_values(tmp_path):
+    mesh = rectangle(4, 2)
+    with pytest.raises(ValueError, match=r"shape \(15,\) \(one per node\)"):
+        plot_nodal_field(mesh, np.zeros(mesh.n_cells), tmp_path / "x.png")
 
 
 def test_cell_field_on_a_symmetric_log_scale(monkeypatch):
@@ -146,7 +198,9 @@ def test_cell_field_on_a_symmetric_log_scale(monkeypatch):
     (cells,) = field.collections
     assert isinstance(cells.norm, SymLogNorm) and cells.norm.vmax <= 10.0
     assert cells.get_cmap().name == "RdBu_r"  # both signs: diverging, centred on 0
-    assert colorbar.get_xlabel().startswith("dJ/drho (symmetric log, linear within ±")
+    assert colorbar.get_xlabel() == "dJ/drho"  # short: the scale is in the caption
+    (caption,) = colorbar.texts
+    assert caption.get_text().startswith("color scale: symmetric log, linear within ±")
     assert (field.get_xlabel(), field.get_ylabel()) == ("x", "y")
 
 

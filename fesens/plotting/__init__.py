@@ -4,7 +4,7 @@ Figures are :class:`matplotlib.figure.Figure` objects on the Agg canvas, never p
 (see :mod:`fesens.plotting.figure`): importing fesens leaves your matplotlib backend alone.
 
 Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`),
-:mod:`~fesens.plotting.fields` (a per-cell field on a 2D mesh),
+:mod:`~fesens.plotting.fields` (a per-cell or nodal field on a 2D mesh),
 :mod:`~fesens.plotting.design` (a density field in 2D or 3D, an optimization's history),
 :mod:`~fesens.plotting.markers` (a model's supports and loads on a picture),
 :mod:`~fesens.plotting.scales` (color scales that a few extreme cells do not wash out),
@@ -13,7 +13,7 @@ Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`
 """
 
 from fesens.plotting.design import plot_convergence, plot_density, solid_surface
-from fesens.plotting.fields import plot_cell_field
+from fesens.plotting.fields import plot_cell_field, plot_nodal_field
 from fesens.plotting.figure import new_figure, save_figure
 from fesens.plotting.markers import boundary_markers
 from fesens.plotting.scales import symmetric_log_scale
@@ -26,6 +26,7 @@ __all__ = [
     "plot_cell_field",
     "plot_convergence",
     "plot_density",
+    "plot_nodal_field",
     "plot_scatter",
     "plot_sweeps",
     "plot_tornado",

@@ -4,8 +4,10 @@ A sensitivity field often spans several decades, and its largest values sit in t
 cells (at a point load, a support, a re-entrant corner): on a linear scale every other cell
 gets the same color. :func:`symmetric_log_scale` maps ``|value|`` logarithmically above a
 threshold set by the bulk of the cells (linearly below it, through 0), and clips at a
-percentile; :func:`linear_scale` clips a linear scale at a percentile. Each returns the
-norm and a description for the color bar's label, so a reader knows what the colors mean.
+percentile; :func:`linear_scale` is linear up to a percentile and compressed above it, up
+to the largest value (so the color bar still ends at the peak a title names). Each returns
+the norm and a description of the scale for the picture's caption, so a reader knows what
+the colors mean.
 """
 
 from __future__ import annotations
@@ -13,10 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.colors import Normalize, SymLogNorm
+from matplotlib.colors import FuncNorm, Normalize, SymLogNorm
+from matplotlib.ticker import MaxNLocator
 
 #: Diverging color map of fields with both signs (0 is white).
 DIVERGING_CMAP = "RdBu_r"
+
+#: Share of the color map that :func:`linear_scale` gives to the values above its
+#: percentile (the rest goes to the bulk below it).
+COMPRESSED_TOP = 0.15
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,7 @@ class ColorScale:
     ----------
     norm : matplotlib.colors.Normalize
     description : str
-        The scale in words, for the color bar's label ("" for a plain linear scale).
+        The scale in words, for the picture's caption ("" for a plain linear scale).
     extend : str
         ``extend`` of the color bar: which ends are clipped ("neither", "min", "max",
         "both").
@@ -36,6 +43,9 @@ class ColorScale:
         diverging color map such as :data:`DIVERGING_CMAP`).
     ticks : tuple of float or None
         Color bar ticks (None: matplotlib's choice).
+    tick_format : str or None
+        Format of the ticks' labels (``format`` of ``Figure.colorbar``; None:
+        matplotlib's).
     """
 
     norm: Normalize
@@ -43,12 +53,7 @@ class ColorScale:
     extend: str
     signed: bool
     ticks: tuple[float, ...] | None = None
-
-    def label(self, name: str) -> str:
-        """``name`` followed by the scale's description in brackets."""
-        if not self.description:
-            return name
-        return f"{name} ({self.description})" if name else self.description
+    tick_format: str | None = None
 
 
 def _extend(values: np.ndarray, vmin: float, vmax: float) -> str:
@@ -65,23 +70,58 @@ def _ordinal(percentile: float) -> str:
 
 
 def linear_scale(values: np.ndarray, *, clip_percentile: float = 100.0) -> ColorScale:
-    """A linear scale from the smallest value to the ``clip_percentile`` percentile.
+    """A scale from the smallest value to the largest, linear up to the ``clip_percentile``
+    percentile and compressed above it.
+
+    Values up to the percentile take the lower ``1 - COMPRESSED_TOP`` of the color map
+    linearly, the few above it (a stress singularity) the top :data:`COMPRESSED_TOP`,
+    linearly too: the bulk keeps its contrast and the color bar still ends at the largest
+    value.
 
     Parameters
     ----------
     values : numpy.ndarray
-        ``(n_cells,)`` field values.
+        ``(n,)`` field values.
     clip_percentile : float
-        Upper limit as a percentile of ``values``; below 100 keeps a singularity from
-        washing out the rest (the description says where the scale is clipped).
+        Percentile of ``values`` where the compressed part begins (100: a plain linear
+        scale); the description says where.
     """
     values = np.asarray(values, dtype=float)
-    vmin = float(values.min())
-    vmax = max(float(np.percentile(values, clip_percentile)), vmin)
-    clipped = clip_percentile < 100.0 and vmax < values.max()
-    return ColorScale(Normalize(vmin, vmax),
-                       f"clipped at the {_ordinal(clip_percentile)} percentile" if clipped
-                       else "", _extend(values, vmin, vmax), False)
+    vmin, vmax = float(values.min()), float(values.max())
+    knee = max(float(np.percentile(values, clip_percentile)), vmin)
+    if not (clip_percentile < 100.0 and vmin < knee < vmax):
+        return ColorScale(Normalize(vmin, vmax), "", "neither", False)
+    return ColorScale(FuncNorm(_two_slopes(vmin, knee, vmax), vmin, vmax),
+                      f"linear to the {_ordinal(clip_percentile)} percentile ({knee:.3g}), "
+                      f"compressed above it up to the largest value", "neither", False,
+                      _knee_ticks(vmin, knee, vmax), "{x:.3g}")
+
+
+def _two_slopes(vmin: float, knee: float, vmax: float):
+    """``(forward, inverse)`` of the map taking ``[vmin, knee]`` to ``[0, 1 - top]`` and
+    ``[knee, vmax]`` to ``[1 - top, 1]`` (``top`` = :data:`COMPRESSED_TOP`), each piece
+    linear and extended beyond its ends (the color bar's axis asks for its margins)."""
+    bend = 1.0 - COMPRESSED_TOP
+    low, high = bend / (knee - vmin), COMPRESSED_TOP / (vmax - knee)
+
+    def forward(x):
+        x = np.asarray(x, dtype=float)
+        return np.where(x <= knee, (x - vmin) * low, bend + (x - knee) * high)
+
+    def inverse(y):
+        y = np.asarray(y, dtype=float)
+        return np.where(y <= bend, vmin + y / low, knee + (y - bend) / high)
+
+    return forward, inverse
+
+
+def _knee_ticks(vmin: float, knee: float, vmax: float) -> tuple[float, ...]:
+    """Round ticks of the linear part, the knee where the compressed part begins and the
+    largest value (the end of the color bar); round ticks within a tenth of the linear
+    part's length below the knee are left out, so that the labels do not overlap."""
+    ticks = MaxNLocator(5).tick_values(vmin, knee)
+    gap = 0.1 * (knee - vmin)
+    return tuple(float(t) for t in ticks if vmin <= t <= knee - gap) + (knee, vmax)
 
 
 def symmetric_log_scale(values: np.ndarray, *, clip_percentile: float = 99.0,
