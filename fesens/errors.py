@@ -124,6 +124,12 @@ class NonFiniteError(FesensError, FloatingPointError):
     """NaN or infinity in parameters, matrices or results."""
 
 
+class TooLargeError(FesensError, ValueError):
+    """A size or value too large to compute with (more memory or time than the machine
+    has, or a system too ill-conditioned to solve), estimated before anything is built;
+    the message names the size, the estimate and a smaller choice."""
+
+
 class WriteError(FesensError, OSError):
     """A file could not be written (disk full, permissions, ...); the message names it."""
 

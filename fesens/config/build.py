@@ -18,7 +18,7 @@ from fesens.adjoint import (
     volume,
 )
 from fesens.config import selections
-from fesens.config.checks import join
+from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.optimization_sections import create_optimizer
@@ -29,6 +29,7 @@ from fesens.config.physics_keys import (
     response_kind,
 )
 from fesens.config.schema import Config
+from fesens.errors import TooLargeError
 from fesens.fem import LinearModel
 from fesens.opt import (
     INTERPOLATIONS,
@@ -38,6 +39,7 @@ from fesens.opt import (
     Continuation,
     DesignProblem,
     MinMaxProblem,
+    NoFilter,
     make_filter,
 )
 
@@ -156,11 +158,9 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst; with an eigen
     objective a :class:`~fesens.opt.frequency.FrequencyProblem`
     (:mod:`fesens.config.frequency`)."""
-    data, mesh = config.data, config.mesh
+    data = config.data
     model = build_model(config) if model is None else model
-    filter_spec = data["filter"]
-    design = design_options(config, make_filter(filter_spec["type"], mesh,
-                                                filter_spec.get("radius")))
+    design = design_options(config, build_filter(config))
     if eigen_kind(data, config.physics) is not None:
         return build_frequency_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
@@ -169,6 +169,23 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     return (MinMaxProblem if worst else DesignProblem)(
         model, objective, **design, constraints=constraints,
         **case_options(config, objective), adaptive_tolerance=adaptive_tolerance(config))
+
+
+def build_filter(config: Config) -> NoFilter:
+    """The config's ``[filter]`` on its mesh.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``filter.radius`` when the filter of that radius is too large to build
+        (:class:`~fesens.errors.TooLargeError`: its estimate and a suggested radius).
+    """
+    spec = config.data["filter"]
+    try:
+        return make_filter(spec["type"], config.mesh, spec.get("radius"))
+    except TooLargeError as exc:
+        raise ConfigError(f"{config.source}: filter.radius = {show(spec['radius'])} is too "
+                          f"large: {exc}") from None
 
 
 def objective_of(config: Config) -> tuple[bool, Response]:

@@ -20,6 +20,7 @@ may post-process the gradient with :meth:`filter_gradient` (only the sensitivity
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 import numpy as np
@@ -28,6 +29,7 @@ from scipy.spatial import cKDTree
 
 from fesens.ad.numpy_wrapper import matmul
 from fesens.ad.sparse import PatternMatrix, SparsePattern, solve
+from fesens.errors import TooLargeError
 from fesens.fem.assembler import Assembler
 from fesens.fem.elements import reference_element
 from fesens.fem.geometry import cell_geometry
@@ -38,13 +40,32 @@ from fesens.mesh.mesh import Mesh
 from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
 from fesens.solvers import solver_class
+from fesens.solvers.memory import available_bytes
+
+#: Peak bytes per weight of the cone filter's matrix form while it is built (the pairs,
+#: their distances, the COO and CSR copies: 48 measured with tracemalloc), rounded up.
+CONE_WEIGHT_BYTES = 64
+#: Most multiply-adds one stencil correlation may cost: :func:`scipy.ndimage.correlate`
+#: does a few 10⁷ a second, so this is already minutes per filter application.
+STENCIL_WORK_LIMIT = 1e10
+#: Largest condition number ``(r_h / h)²`` of the Helmholtz filter's matrix: a direct
+#: solve's residual grows as the condition number times the machine epsilon.
+HELMHOLTZ_CONDITION_LIMIT = 1e9
+#: Centroids whose neighbours are counted to estimate the number of cone weights.
+_SAMPLED_CENTROIDS = 1000
 
 
 def cone_weights(centroids: np.ndarray, radius: float) -> sp.csr_matrix:
-    """``H_ei = max(0, r − |c_e − c_i|)`` for all pairs closer than ``r``, ``(n, n)`` CSR."""
-    if not radius > 0:
-        raise ValueError(f"filter radius must be > 0, got {radius!r}")
+    """``H_ei = max(0, r − |c_e − c_i|)`` for all pairs closer than ``r``, ``(n, n)`` CSR.
+
+    Raises
+    ------
+    TooLargeError
+        When the weights would not fit in the available memory (:func:`check_cone_size`).
+    """
+    _check_radius(radius)
     tree = cKDTree(centroids)
+    check_cone_size(centroids, radius, None, tree)
     pairs = tree.query_pairs(radius, output_type="ndarray")
     distance = np.linalg.norm(centroids[pairs[:, 0]] - centroids[pairs[:, 1]], axis=1)
     n = len(centroids)
@@ -52,6 +73,55 @@ def cone_weights(centroids: np.ndarray, radius: float) -> sp.csr_matrix:
     cols = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n)])
     values = np.concatenate([radius - distance, radius - distance, np.full(n, radius)])
     return sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+
+
+def check_cone_size(centroids: np.ndarray, radius: float, lattice: CentroidLattice | None,
+                    tree: cKDTree | None = None) -> None:
+    """Refuse a cone filter of ``radius`` that would not fit: its matrix form (``lattice``
+    None) estimated from the neighbours of sampled ``centroids`` ``(n_cells, dim)``, more
+    than the available memory; its stencil form on ``lattice``, a correlation of more
+    than :data:`STENCIL_WORK_LIMIT` multiply-adds.
+
+    Raises
+    ------
+    TooLargeError
+        Naming the radius, the estimate and a radius of 1.5 to 3 cell sizes.
+    """
+    n_cells = len(centroids)
+    if lattice is not None:
+        stencil = lattice.stencil_shape(radius)
+        work = float(np.prod(lattice.shape, dtype=float) * np.prod(stencil, dtype=float))
+        if work > STENCIL_WORK_LIMIT:
+            raise TooLargeError(
+                f"a cone filter of radius {radius:g} on the {'×'.join(map(str, lattice.shape))}"
+                f" grid of cells is a {'×'.join(map(str, stencil))} stencil: {work:.3g} "
+                f"multiply-adds per application, more than {STENCIL_WORK_LIMIT:.0e}; "
+                f"{_suggested_radius(centroids)}")
+        return
+    tree = cKDTree(centroids) if tree is None else tree
+    sample = centroids[np.linspace(0, n_cells - 1, min(n_cells, _SAMPLED_CENTROIDS)).astype(int)]
+    weights = tree.count_neighbors(cKDTree(sample), radius) * (n_cells / len(sample))
+    needed, available = weights * CONE_WEIGHT_BYTES, available_bytes()
+    if available is not None and needed > available:
+        raise TooLargeError(
+            f"a cone filter of radius {radius:g} on {n_cells:,} cells has about {weights:.3g} "
+            f"weights: {needed / 1e9:.3g} GB, more than the {available / 1e9:.3g} GB of memory"
+            f" available; {_suggested_radius(centroids)}")
+
+
+def _suggested_radius(centroids: np.ndarray) -> str:
+    """``use a radius of 1.5 to 3 cell sizes (about a to b here)``, the cell size from the
+    centroids' bounding box and count."""
+    extent = np.ptp(centroids, axis=0)
+    extent = extent[extent > 0]
+    size = (float(np.prod(extent)) / len(centroids)) ** (1.0 / max(len(extent), 1))
+    return f"use a radius of 1.5 to 3 cell sizes (about {1.5 * size:.3g} to {3 * size:.3g} here)"
+
+
+def _check_radius(radius: float) -> None:
+    """Refuse a radius that is not a finite number > 0 (ValueError)."""
+    if not (radius > 0 and np.isfinite(radius)):
+        raise ValueError(f"filter radius must be > 0 and finite, got {radius!r}")
 
 
 class NoFilter:
@@ -84,12 +154,12 @@ class DensityFilter(NoFilter):
     takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float):
+        _check_radius(radius)
         self.radius = float(radius)
-        if not self.radius > 0:
-            raise ValueError(f"filter radius must be > 0, got {radius!r}")
         self._centroids = mesh.cell_centroids()
         self._volumes = np.broadcast_to(cell_geometry(mesh).volumes, (mesh.n_cells,))
         lattice = CentroidLattice.of(self._centroids)
+        check_cone_size(self._centroids, self.radius, lattice)
         #: The stencil form on a lattice of centroids (structured grids), else None.
         self.stencil = (None if lattice is None
                         else ConeStencil(lattice, self.radius, self._volumes))
@@ -115,12 +185,12 @@ class SensitivityFilter(NoFilter):
     takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float, gamma: float = 1e-3):
+        _check_radius(radius)
         self.radius = float(radius)
-        if not self.radius > 0:
-            raise ValueError(f"filter radius must be > 0, got {radius!r}")
         self.gamma = gamma
         self._centroids = mesh.cell_centroids()
         lattice = CentroidLattice.of(self._centroids)
+        check_cone_size(self._centroids, self.radius, lattice)
         #: ``H`` as a stencil on a lattice of centroids (structured grids), else None.
         self.stencil = (None if lattice is None
                         else ConeStencil(lattice, self.radius, np.ones(mesh.n_cells)))
@@ -161,13 +231,13 @@ class HelmholtzFilter(NoFilter):
     takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float, solver="auto"):
-        if not radius > 0:
-            raise ValueError(f"filter radius must be > 0, got {radius!r}")
+        _check_radius(radius)
         self.radius = float(radius)
         self.solver = _helmholtz_solver(mesh, solver)
         r_h = self.radius / (2.0 * np.sqrt(3.0))
         element = reference_element(mesh.cell_type)
         stiffness_geometry = cell_geometry(mesh)
+        _check_helmholtz_radius(self.radius, mesh, stiffness_geometry.volumes)
         mass_geometry = cell_geometry(mesh, order=element.mass_order)
         assembler = Assembler(mesh.cells, mesh.n_points, np.array([], dtype=np.int64),
                               [gradient_matrices(stiffness_geometry),
@@ -196,6 +266,27 @@ class HelmholtzFilter(NoFilter):
     def __call__(self, x):
         nodal = solve(self._matrix, matmul(self._to_nodes.T.tocsr(), x), solver=self.solver)
         return matmul(self._to_nodes, nodal) / self._volumes
+
+
+def _check_helmholtz_radius(radius: float, mesh: Mesh, volumes: np.ndarray) -> None:
+    """Refuse a radius whose ``r_h² K + M`` cannot be solved accurately: its condition
+    number grows as ``(r_h / h)²`` for the smallest cell size ``h``, and beyond
+    :data:`HELMHOLTZ_CONDITION_LIMIT` a direct solve loses the residual it is checked to.
+
+    Raises
+    ------
+    TooLargeError
+        Naming the radius, the condition estimate and a radius of 1.5 to 3 cell sizes.
+    """
+    smallest = float(np.min(volumes)) ** (1.0 / mesh.dim)
+    ratio = radius / (2.0 * math.sqrt(3.0)) / smallest
+    if ratio > math.sqrt(HELMHOLTZ_CONDITION_LIMIT):
+        raise TooLargeError(
+            f"a Helmholtz filter of radius {radius:g} has r_h / h = {ratio:.3g} (r_h = r / 2√3,"
+            f" h = {smallest:.3g} the smallest cell size): its matrix's condition number, "
+            f"about (r_h / h)², exceeds {HELMHOLTZ_CONDITION_LIMIT:.0e} and it cannot be "
+            "solved accurately (a radius beyond the domain averages the whole design); "
+            f"{_suggested_radius(mesh.cell_centroids())}")
 
 
 def _helmholtz_solver(mesh: Mesh, solver):

@@ -72,12 +72,29 @@ class CentroidLattice:
         return cls(tuple(shape), spacing, position)
 
     def stencil(self, radius: float) -> np.ndarray:
-        """The cone weights ``max(0, r − |d · h|)`` for lattice offsets ``d``, centred."""
-        half = [0 if not np.isfinite(h) else int(np.floor(radius / h)) for h in self.spacing]
+        """The cone weights ``max(0, r − |d · h|)`` for lattice offsets ``d``, centred.
+
+        Two lattice points are at most ``shape − 1`` points apart per axis, so the stencil
+        reaches no further whatever the radius: a radius beyond the domain gives at most
+        ``(2 shape − 1)`` weights per axis, all of them ``r − |d · h|``."""
+        half = [(n - 1) // 2 for n in self.stencil_shape(radius)]
         offsets = np.meshgrid(*[np.arange(-m, m + 1) for m in half], indexing="ij")
         squared = sum((d * (h if np.isfinite(h) else 0.0)) ** 2
                       for d, h in zip(offsets, self.spacing, strict=True))
         return np.maximum(0.0, radius - np.sqrt(squared))
+
+    def stencil_shape(self, radius: float) -> tuple[int, ...]:
+        """The shape of :meth:`stencil`, ``2 m + 1`` per axis, ``m ≤ shape − 1``."""
+        return tuple(2 * self._half_width(radius, h, count) + 1
+                     for h, count in zip(self.spacing, self.shape, strict=True))
+
+    @staticmethod
+    def _half_width(radius: float, h: float, count: int) -> int:
+        """Lattice offsets within ``radius`` along an axis of spacing ``h`` and ``count``
+        points (no further than the last point)."""
+        if not np.isfinite(h):
+            return 0
+        return int(min(np.floor(radius / h), count - 1))
 
     def to_grid(self, values: np.ndarray) -> np.ndarray:
         """Cell values ``(n_cells,)`` on the lattice array of :attr:`shape`."""

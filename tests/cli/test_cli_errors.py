@@ -150,3 +150,15 @@ def test_console_script_maps_errors_to_exit_codes(tmp_path):
                              "number > 0\n")
     assert result.stdout == ""
     assert not (tmp_path / "out").exists()
+
+
+def test_a_filter_radius_too_large_to_solve_is_refused_naming_the_key(tmp_path):
+    text = edit(edit(SMALL_MBB, 'type = "density"', 'type = "helmholtz"'),
+                "radius = 1.5", "radius = 1e6")
+    out = tmp_path / "out"
+    result = run("optimize", write_config(tmp_path, text), "--out", out)
+    assert result.exit_code == 2, result.output
+    error = result.output.splitlines()[-1]
+    assert error.startswith("error: ") and "small.toml: filter.radius = 1000000.0 is too " \
+        "large: a Helmholtz filter" in error and "use a radius of 1.5 to 3 cell sizes" in error
+    assert not out.exists()

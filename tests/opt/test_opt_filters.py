@@ -1,10 +1,12 @@
 """Filters against independent constructions: top88's H/Hs, Sigmund's formula, constants."""
 
+import re
+
 import numpy as np
 import pytest
 
 from fesens.ad import grad, taylor_test
-from fesens.errors import MeshError
+from fesens.errors import MeshError, TooLargeError
 from fesens.fem.geometry import cell_geometry
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.opt import (
@@ -202,3 +204,60 @@ def test_helmholtz_filter_auto_takes_multigrid_on_a_large_structured_3d_mesh(mon
     np.testing.assert_allclose(chosen(x), HelmholtzFilter(mesh, 0.3, solver="superlu")(x),
                                rtol=0, atol=1e-7)
     assert HelmholtzFilter(rectangle(24, 12, 2.0, 1.0), 0.3).solver == "auto"
+
+
+@pytest.mark.parametrize("kind", ["density", "sensitivity"])
+def test_a_radius_beyond_the_domain_gives_top88s_cone_over_the_whole_grid(kind):
+    """A radius far beyond the mesh (a unit mix-up) once made a stencil of (2r + 1)² points
+    (29 TiB): it reaches no further than the grid, with every weight ``r − d``."""
+    nelx, nely, rmin = 6, 3, 1e6
+    H, Hs = top88_filter(nelx, nely, rmin)
+    i, j = np.divmod(np.arange(nelx * nely), nely)
+    fesens_id = i + nelx * (nely - 1 - j)
+    mesh = rectangle(nelx, nely, float(nelx), float(nely))
+    cone = make_filter(kind, mesh, rmin)
+    assert cone.stencil.weights.shape == (2 * nelx - 1, 2 * nely - 1)
+    x = np.random.default_rng(3).random(mesh.n_cells)
+    if kind == "density":
+        expected = (H / Hs[:, None]) @ x[fesens_id]
+        np.testing.assert_allclose(cone(x)[fesens_id], expected, rtol=1e-12)
+    else:
+        gradient = -np.ones(mesh.n_cells)
+        expected = H @ (x * gradient)[fesens_id] / Hs / np.maximum(1e-3, x[fesens_id])
+        np.testing.assert_allclose(cone.filter_gradient(x, gradient)[fesens_id], expected,
+                                   rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["density", "sensitivity"])
+def test_a_stencil_too_costly_to_correlate_is_refused_with_a_radius(kind):
+    mesh = rectangle(400, 400, 400.0, 400.0)
+    with pytest.raises(TooLargeError, match=r"radius 1e\+06 on the 400×400 grid of cells is "
+                       r"a 799×799 stencil: 1.02e\+11 multiply-adds.*use a radius of 1.5 to 3 "
+                       r"cell sizes \(about 1.5 to 2.99 here\)"):
+        make_filter(kind, mesh, 1e6)
+
+
+@pytest.mark.parametrize("kind", ["density", "sensitivity"])
+def test_cone_weights_beyond_the_memory_are_refused_up_front(kind, monkeypatch):
+    """On an unstructured mesh the weights are a matrix of every pair within the radius:
+    the filter counts them (from sampled cells) before building it."""
+    mesh = quarter_annulus(8, 16, 1.0, 2.0, cell_type="tri3")
+    n = mesh.n_cells
+    monkeypatch.setattr("fesens.opt.filters.available_bytes", lambda: 64.0 * n * n / 2)
+    make_filter(kind, mesh, 0.3)
+    weights = re.escape(f"{float(n * n):.3g}")
+    with pytest.raises(TooLargeError, match=rf"radius 100 on {n:,} cells has about {weights} "
+                       r"weights: .* GB, more than the .* GB of memory available; use a radius "
+                       "of 1.5 to 3 cell sizes"):
+        make_filter(kind, mesh, 100.0)
+
+
+@pytest.mark.parametrize("radius", [1e6, 1e300])
+def test_a_helmholtz_radius_too_ill_conditioned_to_solve_is_refused(radius):
+    """``r_h² K + M`` with ``r_h ≫ h`` once failed its solve's residual check with a
+    message about missing Dirichlet conditions (1e300: an overflow warning)."""
+    mesh = rectangle(12, 4, 12.0, 4.0)
+    make_filter("helmholtz", mesh, 1e3)
+    with pytest.raises(TooLargeError, match=r"Helmholtz filter of radius .* condition "
+                       r"number.* exceeds 1e\+09.*use a radius of 1.5 to 3 cell sizes"):
+        make_filter("helmholtz", mesh, radius)
