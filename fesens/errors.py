@@ -134,6 +134,22 @@ class WriteError(FesensError, OSError):
     """A file could not be written (disk full, permissions, ...); the message names it."""
 
 
+class Interrupted(Exception):  # noqa: N818 - it is a signal, not an error
+    """A run stopped by Ctrl-C after saving its state; the message says how to resume.
+
+    Not a :class:`FesensError`: nothing failed. It lives here, with the other exceptions,
+    so that the command line can catch it without importing the workflows.
+    """
+
+    exit_code = 130
+
+
+class SlowSolverWarning(UserWarning):
+    """A slower solver backend is used because a faster one's optional library is missing
+    (e.g. SuperLU instead of CHOLMOD without scikit-sparse); the message says what to
+    install."""
+
+
 @contextmanager
 def writing(path: str | os.PathLike, temporary: str | os.PathLike | None = None
             ) -> Iterator[None]:

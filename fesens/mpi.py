@@ -24,7 +24,8 @@ it for an uncaught exception.
 
 Nothing here imports MPI unless the process was started by an MPI launcher (the
 environment variables of Open MPI, MPICH/Hydra or PMIx say so): a serial run never loads
-PETSc.
+PETSc. NumPy too is imported by the reductions that use it, not with the module: the
+``fesens`` command imports this module at start-up, also for commands that compute nothing.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from fesens.errors import FesensError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: (size, rank) environment variables of the MPI launchers: Open MPI, MPICH/Hydra, PMIx.
 LAUNCHER_VARIABLES = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),
@@ -178,14 +181,20 @@ class Collective:
 
     def dot(self, a, b) -> float:
         """``Σ_ranks a_r · b_r``: the dot product of two split vectors."""
+        import numpy as np
+
         return float(self.sum(float(np.dot(a, b))))
 
     def allgather(self, part: np.ndarray) -> np.ndarray:
         """The ranks' parts concatenated in rank order, on every rank."""
+        import numpy as np
+
         return np.asarray(part)
 
     def gather(self, part: np.ndarray) -> np.ndarray | None:
         """The ranks' parts concatenated in rank order on rank 0; None on the others."""
+        import numpy as np
+
         return np.asarray(part)
 
     def bcast(self, value):
@@ -208,6 +217,8 @@ class MPICollective(Collective):
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
 
     def _reduce(self, value, op):
+        import numpy as np
+
         array = np.asarray(value, dtype=float)
         result = self.comm.reduce(array, op=op, root=0)  # rank 0 reduces, all get its result
         result = self.comm.bcast(result, root=0)
@@ -229,10 +240,14 @@ class MPICollective(Collective):
         return self._reduce(value, MPI.MIN)
 
     def allgather(self, part: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         parts = self.comm.allgather(np.asarray(part))
         return np.concatenate(parts)
 
     def gather(self, part: np.ndarray) -> np.ndarray | None:
+        import numpy as np
+
         parts = self.comm.gather(np.asarray(part), root=0)
         return np.concatenate(parts) if parts is not None else None
 

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from fesens.errors import FesensError, NonFiniteError, SolverError
+from fesens.errors import FesensError, Interrupted, NonFiniteError, SolverError
 from fesens.mpi import World, exit_now, launched, world
 
 #: Numerical failures (exit 1); every other FesensError, ValueError, OSError is input (2).
@@ -49,8 +49,6 @@ class FesensGroup(click.Group):
         return name, command, rest
 
     def invoke(self, ctx: click.Context):
-        from fesens.workflow.common import Interrupted
-
         try:
             return super().invoke(ctx)
         except Interrupted as exc:

@@ -18,7 +18,6 @@ from typing import Any
 
 from fesens.config.toml_writer import inline
 from fesens.errors import FesensError
-from fesens.fem.dofs import AXES
 
 #: Marks a key without a default: it must be given.
 REQUIRED = object()
@@ -267,6 +266,9 @@ def component() -> Callable:
 
     @_checker(expected)
     def check(path: str, value: Any) -> int:
+        # imported here: `fesens presets` reads this module without the fem package
+        from fesens.fem.dofs import AXES
+
         if isinstance(value, str) and value in AXES:
             return AXES.index(value)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2:

@@ -1,5 +1,5 @@
-"""What the workflows share: the interruption signal, the numbers a physics reports, the
-silent echo."""
+"""What the workflows share: the interruption signal (defined in :mod:`fesens.errors`), the
+numbers a physics reports, the silent echo."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from fesens.errors import Interrupted
 from fesens.physics.spec import PhysicsConfig
+
+__all__ = ["Interrupted", "reported_values", "silent"]
 
 
 def reported_values(fragment: PhysicsConfig, point_data: Mapping,
@@ -26,9 +29,3 @@ def reported_values(fragment: PhysicsConfig, point_data: Mapping,
 
 def silent(line: str) -> None:
     """An echo that prints nothing (a run without progress lines, the ranks other than 0)."""
-
-
-class Interrupted(Exception):  # noqa: N818 - it is a signal, not an error
-    """A run stopped by Ctrl-C after saving its state; the message says how to resume."""
-
-    exit_code = 130
