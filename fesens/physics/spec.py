@@ -117,8 +117,8 @@ class Plot:
     Attributes
     ----------
     field : str
-        A scalar field of the solution's ``cell_data()``, or of its ``point_data()``
-        (averaged over each cell's nodes).
+        A scalar field of the solution's ``point_data()`` (drawn smoothly between the
+        nodes) or of its ``cell_data()`` (one color per cell).
     title, label : str
         Title (after the config name) and colour-bar label.
     deformed : bool

@@ -44,7 +44,7 @@ from fesens.mesh import write_mesh
 from fesens.opt import case_state
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS
-from fesens.plotting import plot_cell_field
+from fesens.plotting import plot_cell_field, plot_nodal_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import reported_values
 from fesens.workflow.design_input import full_material, read_design
@@ -78,16 +78,16 @@ def _solution_png(config: Config, solution: Solution, fields: tuple[dict, dict],
     if mesh.dim != 2 or plot is None:
         return None
     point_data, cell_data = fields
-    if plot.field in cell_data:
-        values = cell_data[plot.field]
-    else:  # a nodal scalar, averaged over each cell's nodes
-        values = np.reshape(point_data[plot.field], (mesh.n_points, -1))[mesh.cells, 0]
-        values = values.mean(axis=1)
+    if plot.field in point_data:  # drawn smoothly between the nodes
+        draw, values = plot_nodal_field, np.reshape(point_data[plot.field], (mesh.n_points, -1))
+        values = values[:, 0]
+    else:
+        draw, values = plot_cell_field, cell_data[plot.field]
     displacement = np.asarray(getval(solution.field)) if plot.deformed else None
-    return plot_cell_field(mesh, values, path, displacement=displacement,
-                           title=f"{config.name}{f' ({case})' if case else ''}: {plot.title}",
-                           label=plot.label,
-                           cmap="inferno", clip_percentile=plot.clip_percentile)
+    return draw(mesh, values, path, displacement=displacement,
+                title=f"{config.name}{f' ({case})' if case else ''}: {plot.title}, "
+                      f"max {np.max(values):.4g}",
+                label=plot.label, cmap="inferno", clip_percentile=plot.clip_percentile)
 
 
 def run_solve(config: Config, out: str | Path, *, force: bool = False,

@@ -25,6 +25,27 @@ def test_solve_lbracket_preset_balances_the_load(tmp_path):
         assert image.size[0] > 300
 
 
+@pytest.mark.parametrize(("preset", "field"), [("lbracket", "nodal_von_mises"),
+                                             ("heatsink", "temperature")])
+def test_solve_draws_the_nodal_field_up_to_the_peak_its_title_names(tmp_path, monkeypatch,
+                                                                    preset, field):
+    """solution.png shades the nodal field (recovered stress, temperature) between the
+    nodes; the title's maximum and the color bar's top are that field's largest value."""
+    import fesens.plotting.fields as fields
+
+    drawn = []
+    monkeypatch.setattr(fields, "save_figure", lambda figure, path: drawn.append(figure) or path)
+    out = tmp_path / "solve"
+    assert run("solve", "--preset", preset, "--out", out, "-q").exit_code == 0
+    values = meshio.read(out / "solution.vtu").point_data[field]
+    (figure,) = drawn
+    picture, bar = figure.axes
+    (shaded,) = picture.collections
+    np.testing.assert_allclose(shaded.get_array(), values)
+    assert f"max {values.max():.4g}" in picture.get_title()
+    assert max(bar.get_xlim()) == pytest.approx(values.max())
+
+
 def test_solve_heat_balances_the_heat_source(tmp_path):
     out = tmp_path / "heat"
     result = run("solve", "--preset", "heatsink", "--out", out, "-q")
