@@ -25,6 +25,7 @@ from fesens.opt.loop import (
     Result,
     load_checkpoint,
     load_evaluated_design,
+    load_fingerprint,
     optimize,
 )
 from fesens.opt.minmax import MinMaxProblem, case_state
@@ -65,6 +66,7 @@ __all__ = [
     "SensitivityFilter",
     "case_state",
     "load_checkpoint",
+    "load_fingerprint",
     "load_evaluated_design",
     "make_filter",
     "make_optimizer",

@@ -89,13 +89,14 @@ def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
 
 
 def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
-                     evaluated) -> None:
+                     evaluated, fingerprint: str | None) -> None:
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
+    stamp = {} if fingerprint is None else {"fingerprint": np.array(fingerprint)}
     with deferred_interrupts(), writing(path, tmp):
         np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
-                 evaluated=evaluated,
+                 evaluated=evaluated, **stamp,
                  **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
         os.replace(tmp, path)
 
@@ -125,25 +126,60 @@ def load_evaluated_design(path: Path) -> np.ndarray | None:
     CheckpointError
         The file is damaged.
     """
-    try:
-        with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
-            return np.array(data["evaluated"]) if "evaluated" in data.files else None
-    except _DAMAGED as exc:
-        raise CheckpointError(f"checkpoint {path} is damaged ({type(exc).__name__})") from exc
+    return _read_checkpoint(path)["evaluated"]
 
 
-def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
-    """``(x, iteration, history, optimizer_state)`` from a checkpoint file.
+def load_fingerprint(path: Path) -> str | None:
+    """The fingerprint of the problem the checkpoint was written for (the ``fingerprint``
+    given to :func:`optimize`); None when it was written without one.
 
     Raises
     ------
     CheckpointError
-        The file is truncated, empty or not a checkpoint; the message names it.
+        The file is damaged.
+    """
+    return _read_checkpoint(path)["fingerprint"]
+
+
+def load_checkpoint(path: Path, n_design: int | None = None
+                    ) -> tuple[np.ndarray, int, list[dict], dict]:
+    """``(x, iteration, history, optimizer_state)`` from a checkpoint file.
+
+    Parameters
+    ----------
+    path : Path
+    n_design : int, optional
+        The number of (whole) design variables the checkpoint must hold.
+
+    Raises
+    ------
+    CheckpointError
+        The file is truncated, empty, not a checkpoint, or holds entries no run writes
+        (strings, NaN, a history that does not end at its iteration, another number of
+        design variables than ``n_design``); the message names it and what is wrong.
     OSError
         The file cannot be opened.
     """
+    read = _read_checkpoint(path)
+    x = read["x"]
+    if n_design is not None and x.size != n_design:
+        raise CheckpointError(f"checkpoint {path} holds {x.size} design variables, but the "
+                              f"problem has {n_design}: it belongs to another problem")
+    return x, read["iteration"], read["history"], read["state"]
+
+
+def _read_checkpoint(path: Path) -> dict:
+    """The checked entries of the checkpoint at ``path`` (:func:`load_checkpoint`)."""
     try:
-        return _read_checkpoint(path)
+        # numpy leaves the file open when the zip is damaged: we own the handle
+        with open(path, "rb") as file:
+            data = np.load(file, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):  # a .npy file: one array
+                raise _DamagedEntryError("a single array, not a checkpoint written by fesens")
+            with data:
+                return _checked_entries({name: data[name] for name in data.files})
+    except _DamagedEntryError as exc:
+        raise CheckpointError(f"checkpoint {path} is damaged ({exc})") from None
     except _DAMAGED as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "pickle" in reason:
@@ -151,17 +187,66 @@ def load_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
         raise CheckpointError(f"checkpoint {path} is damaged ({reason})") from exc
 
 
-def _read_checkpoint(path: Path) -> tuple[np.ndarray, int, list[dict], dict]:
-    # numpy leaves the file open when the zip is damaged: we own the handle
-    with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
-        columns = [str(c) for c in data["columns"]]
-        history = [
-            {k: (int(v) if k == "iteration" else float(v)) for k, v in zip(columns, row,
-                                                                          strict=True)}
-            for row in data["history"]
-        ]
-        state = {k[len("optimizer_"):]: data[k] for k in data.files if k.startswith("optimizer_")}
-        return data["x"].copy(), int(data["iteration"]), history, state
+class _DamagedEntryError(Exception):
+    """What is wrong with an entry of a checkpoint (the reason of a CheckpointError)."""
+
+
+def _numbers(name: str, value: np.ndarray, ndim: int) -> np.ndarray:
+    """``value`` as finite floats of ``ndim`` dimensions, else :class:`_DamagedEntryError`."""
+    if value.dtype.kind not in "fiub":
+        raise _DamagedEntryError(f"{name!r} holds {value.dtype} values, not numbers")
+    if value.ndim != ndim:
+        raise _DamagedEntryError(f"{name!r} has {value.ndim} dimensions, expected {ndim}")
+    if not np.all(np.isfinite(value)):
+        raise _DamagedEntryError(f"{name!r} holds NaN or infinite values")
+    return np.array(value, dtype=float)
+
+
+def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
+    missing = [name for name in ("x", "iteration", "history", "columns") if name not in entries]
+    if missing:
+        raise _DamagedEntryError(f"no {', '.join(repr(m) for m in missing)} entry")
+    x = _numbers("x", entries["x"], 1)
+    if x.size == 0:
+        raise _DamagedEntryError("'x' is empty")
+    iteration = entries["iteration"]
+    if iteration.shape != () or iteration.dtype.kind not in "iu" or int(iteration) < 1:
+        raise _DamagedEntryError(f"'iteration' must be one whole number ≥ 1, found {iteration!r}")
+    iteration = int(iteration)
+    columns = entries["columns"]
+    if columns.dtype.kind != "U" or columns.ndim != 1:
+        raise _DamagedEntryError("'columns' must be the names of the history's columns")
+    columns = [str(c) for c in columns]
+    absent = [name for name in HISTORY_FIELDS if name not in columns]
+    if absent:
+        raise _DamagedEntryError(f"the history has no {', '.join(absent)} column")
+    table = entries["history"]
+    if table.dtype.kind not in "fiub" or table.shape != (iteration, len(columns)):
+        raise _DamagedEntryError(f"the history must be {iteration} rows (one per iteration) of "
+                       f"{len(columns)} numbers, found shape {table.shape}")
+    table = np.array(table, dtype=float)
+    _numbers("history", table[:, [columns.index(name) for name in HISTORY_FIELDS]], 2)
+    if not np.array_equal(table[:, columns.index("iteration")], np.arange(1, iteration + 1)):
+        raise _DamagedEntryError(f"the history does not number the iterations 1 to {iteration}")
+    history = [{k: (int(v) if k == "iteration" else float(v))
+                for k, v in zip(columns, row, strict=True)} for row in table]
+    state = {}
+    for name, value in entries.items():
+        if name.startswith("optimizer_"):
+            state[name[len("optimizer_"):]] = _numbers(name, value, value.ndim).astype(
+                value.dtype)
+    evaluated = entries.get("evaluated")
+    if evaluated is not None:
+        evaluated = _numbers("evaluated", evaluated, 1)
+        if evaluated.shape != x.shape:
+            raise _DamagedEntryError(f"'evaluated' holds {evaluated.size} values, 'x' {x.size}")
+    fingerprint = entries.get("fingerprint")
+    if fingerprint is not None:
+        if fingerprint.dtype.kind != "U" or fingerprint.shape != ():
+            raise _DamagedEntryError("'fingerprint' is not one string")
+        fingerprint = str(fingerprint)
+    return {"x": x, "iteration": iteration, "history": history, "state": state,
+            "evaluated": evaluated, "fingerprint": fingerprint}
 
 
 def optimize(
@@ -174,6 +259,7 @@ def optimize(
     callback: Callable[[dict, Evaluation, np.ndarray], None] | None = None,
     checkpoint: str | os.PathLike | None = None,
     resume: bool = False,
+    fingerprint: str | None = None,
 ) -> Result:
     """Run the design loop until the largest design change is below ``tol_change``.
 
@@ -193,6 +279,9 @@ def optimize(
         ``.npz`` file written atomically every iteration.
     resume : bool
         Continue from ``checkpoint``.
+    fingerprint : str, optional
+        What the checkpoint was computed for (:mod:`fesens.config.fingerprint`), stored in
+        it; a resume refuses a checkpoint that holds another one.
 
     In a distributed run ``x0`` and the result's ``x`` are this rank's part, the
     checkpoint holds the whole design (the module's docstring).
@@ -213,7 +302,12 @@ def optimize(
     if resume:
         if checkpoint is None or not checkpoint.exists():
             raise FileNotFoundError(f"no checkpoint to resume from at {checkpoint}")
-        x_whole, start, history, optimizer_state = load_checkpoint(checkpoint)
+        n_whole = int(problem.collective.sum(problem.n_design))
+        x_whole, start, history, optimizer_state = load_checkpoint(checkpoint, n_whole)
+        stored = load_fingerprint(checkpoint)
+        if fingerprint is not None and stored is not None and stored != fingerprint:
+            raise CheckpointError(f"checkpoint {checkpoint} was written for another problem "
+                                  "(its fingerprint differs)")
         x = problem.design_part(x_whole)
         optimizer.load_state(_state_part(problem, optimizer_state, len(x_whole)))
     evaluation = None
@@ -247,7 +341,7 @@ def optimize(
         if checkpoint is not None:
             _save_checkpoint(checkpoint, problem.gather_design(x), iteration, history,
                              _gathered_state(problem, optimizer.state(), len(x)),
-                             problem.gather_design(evaluated))
+                             problem.gather_design(evaluated), fingerprint)
         if callback is not None:
             callback(record, evaluation, x)
         if change < tol_change and problem.schedules_done(iteration) and (

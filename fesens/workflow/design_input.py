@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from fesens.config import Config, ConfigError, build_problem
+from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
 from fesens.errors import MeshError
 from fesens.mesh import read_cell_field
-from fesens.opt import load_checkpoint
+from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
 
 #: Sections a checkpoint's design variables need to become densities.
 CHECKPOINT_SECTIONS = ("penalization", "filter", "projection", "constraints", "design",
@@ -73,7 +74,17 @@ def _checkpoint_density(config: Config, path: Path) -> np.ndarray:
         raise ConfigError(f"--design {path}: a checkpoint holds design variables, which "
                           f"become densities through the run's [{'], ['.join(missing)}]; "
                           f"give the run's config.toml as CONFIG, or --design its design.vtu")
-    x, iteration, _, _ = load_checkpoint(path)
+    fix = "give --design the checkpoint of a run of this config, or CONFIG that run's config.toml"
+    try:
+        x, iteration, _, _ = load_checkpoint(path)
+        stored = load_fingerprint(path)
+        changed = [] if stored is None else changed_parts(
+            decode(stored), problem_fingerprint(config), ("mesh", *CHECKPOINT_SECTIONS))
+    except (CheckpointError, ValueError) as exc:
+        raise ConfigError(f"--design {path}: {exc}; {fix}") from None
+    if changed:
+        raise ConfigError(f"--design {path}: the checkpoint was written for another problem "
+                          f"(its {', '.join(changed)} differ from the config's); {fix}")
     problem = build_problem(config)
     if x.shape != (problem.n_design,):
         raise ConfigError(f"--design {path}: {x.size} design variables, but the config's "

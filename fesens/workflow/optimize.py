@@ -19,6 +19,7 @@ import numpy as np
 from fesens import __version__
 from fesens.config import Config, ConfigError, build_optimizer, dumps
 from fesens.config.distributed import build_run
+from fesens.config.fingerprint import changed_parts, decode, encode, problem_fingerprint
 from fesens.config.load_cases import case_names, case_report, combination
 from fesens.fem.modal import Modes
 from fesens.mesh import write_mesh
@@ -29,6 +30,7 @@ from fesens.opt import (
     FrequencyProblem,
     load_checkpoint,
     load_evaluated_design,
+    load_fingerprint,
     optimize,
 )
 from fesens.output import ResultsFolder
@@ -77,14 +79,35 @@ def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
                           "[output] may change on --resume")
 
 
-def _resume_point(folder: ResultsFolder, command: str) -> tuple[int, list[dict]]:
-    """Iteration and history of the checkpoint in ``folder``; a damaged one is refused with
-    the way out (``--force``)."""
+def run_fingerprint(config: Config) -> dict[str, str]:
+    """The parts of ``config``'s problem fingerprint a resumed run must keep (all but
+    :data:`RESUMABLE_CHANGES`)."""
+    return {part: digest for part, digest in problem_fingerprint(config).items()
+            if part not in RESUMABLE_CHANGES}
+
+
+def _resume_point(folder: ResultsFolder, command: str, fingerprint: dict[str, str],
+                  n_design: int) -> tuple[int, list[dict]]:
+    """Iteration and history of the checkpoint in ``folder``; a damaged one, or one of
+    another problem (its fingerprint), is refused with the way out (``--force``)."""
+    fix = (f"it cannot be resumed. Start the run again with: {command} --out {folder.path} "
+           "--force, or give the --out folder of this config's run")
     try:
-        _, iteration, history, _ = load_checkpoint(folder.checkpoint)
+        _, iteration, history, _ = load_checkpoint(folder.checkpoint, n_design)
+        stored = load_fingerprint(folder.checkpoint)
+        if stored is not None:
+            try:
+                changed = changed_parts(decode(stored), fingerprint)
+            except ValueError as exc:
+                raise CheckpointError(f"checkpoint {folder.checkpoint} is damaged "
+                                      f"({exc})") from None
+            if changed:
+                raise CheckpointError(
+                    f"checkpoint {folder.checkpoint} was written for another problem (changed "
+                    f"since: {', '.join(changed)}; only [stop] and [output] may change on "
+                    "--resume)")
     except CheckpointError as exc:
-        raise CheckpointError(f"{exc}; it cannot be resumed. Start the run again with: "
-                              f"{command} --out {folder.path} --force") from None
+        raise CheckpointError(f"{exc}; {fix}") from None
     return iteration, history
 
 
@@ -225,11 +248,14 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
          echo: Callable[[str], None], command: str) -> OptimizationRun:
     folder.check(force=force, resume=resume, command=command)  # again, now that we hold it
     run = RunState()
+    fingerprint = run_fingerprint(config)
     if resume:
         _check_same_problem(folder, config)
-        run.start_iteration, run.history = _resume_point(folder, command)
     built = build_run(config)  # under mpirun: a rank's part of a distributed problem
     model, problem = built.model, built.problem
+    if resume:
+        run.start_iteration, run.history = _resume_point(
+            folder, command, fingerprint, int(problem.collective.sum(problem.n_design)))
     optimizer = build_optimizer(config)
     folder.prepare(clear=force and not resume)
     try:  # from here on, Ctrl-C ends in _interrupted: saved, exit 130
@@ -243,7 +269,7 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
         if built.note:
             echo(built.note)
         x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
-                                            resume, echo)
+                                            resume, echo, encode(fingerprint))
         summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
     except KeyboardInterrupt:
         raise _interrupted(config, folder, run, command) from None
@@ -292,7 +318,7 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
                            result.converged, None)
 
 
-def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
+def _iterate(config, problem, optimizer, model, folder, run, resume, echo, fingerprint):
     stop, every = config.data["stop"], config.data["output"]["every"]
     extras = _shown(problem)
     objective = config.data["objective"]["type"]
@@ -324,7 +350,7 @@ def _iterate(config, problem, optimizer, model, folder, run, resume, echo):
 
     result = optimize(problem, optimizer, max_iter=stop["max_iter"],
                       tol_change=stop["tol_change"], callback=callback,
-                      checkpoint=folder.checkpoint, resume=resume)
+                      checkpoint=folder.checkpoint, resume=resume, fingerprint=fingerprint)
     run.history = result.history
     return result.x, result.evaluation, result.converged
 
