@@ -1,7 +1,9 @@
 """The README and the references of ``fesens docs``, followed literally: every ```bash,
 ```shell and ```python block of README.md and fesens/docs/*.md runs, line by line and block
 by block in the order printed, in one temporary copy of the project (scikit-fem's
-examples-are-tests, applied to the documentation).
+examples-are-tests, applied to the documentation). A ```toml block whose first line is a
+comment naming a file (``# bracket.toml``) is saved under that name first, as the text
+asks the reader to do.
 
 Shell lines run with this interpreter's ``bin`` first on PATH (so ``fesens`` is the one
 under test); Python blocks run as a script in the copy. Only the lines of ``SKIPPED`` are
@@ -22,12 +24,15 @@ from fesens.solvers.petsc import petsc4py_available
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "fesens" / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```(bash|shell|python)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+SAVED_TOML = re.compile(r"^```toml[ \t]*\n# ([\w.-]+\.toml)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+README_LINES = 200                      # a front page: what, install, one example, links
 STEP_TIMEOUT = 120.0                    # seconds; the whole file takes about a minute
 
 SKIPPED = {                             # a pattern found in a shell line: why it is not run
     r"^make demo\b": "machine set-up (apt packages, .venv); the job it then runs is the "
                      "`fesens optimize --preset mbb --out results/mbb --force` line, run here",
     r"^make test\b": "machine set-up (apt packages, .venv), then the suite this test is in",
+    r"^pip install\b": "installs fesens into the environment this test already runs in",
     r"--scheduler\s": "needs a running Dask scheduler at the address printed",
     r"cantilever3d_million": "the million-element run: about an hour and 4 GB; the README "
                              "quotes its measured time and picture (its config is checked "
@@ -68,9 +73,14 @@ def _steps() -> list:
     for document in DOCUMENTS:
         text = document.read_text(encoding="utf-8")
         name = document.relative_to(ROOT).as_posix()
-        for match in BLOCK.finditer(text):
+        blocks = sorted([*BLOCK.finditer(text), *SAVED_TOML.finditer(text)],
+                        key=lambda match: match.start())
+        for match in blocks:
             language, code = match.groups()
             line_number = text.count("\n", 0, match.start()) + 2
+            if language.endswith(".toml"):
+                steps.append(pytest.param("file", (language, code), id=f"{name}:{language}"))
+                continue
             if language == "python":
                 steps.append(pytest.param("python", code, id=f"{name}:{line_number}:python"))
                 continue
@@ -114,6 +124,10 @@ def _environment() -> dict[str, str]:
 
 @pytest.mark.parametrize("kind, code", _steps())
 def test_documented_step_runs(kind, code, project_copy):
+    if kind == "file":
+        file_name, text = code
+        (project_copy / file_name).write_text(text, encoding="utf-8")
+        return
     if kind == "python":
         script = project_copy / "_readme_block.py"
         script.write_text(code, encoding="utf-8")
@@ -128,6 +142,18 @@ def test_documented_step_runs(kind, code, project_copy):
     for fragment, expected in CHECKED:
         if fragment in code:
             assert expected in result.stdout, f"{expected!r} not printed by\n{code}"
+
+
+def test_readme_is_a_front_page():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= README_LINES, f"README.md has {lines} lines: move details to fesens/docs"
+
+
+def test_readme_links_every_example():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        assert f"(examples/{example.name})" in readme or f'"examples/{example.name}"' in readme, \
+            example.name
 
 
 def test_every_check_is_used():

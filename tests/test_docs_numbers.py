@@ -1,0 +1,349 @@
+"""Every number README.md and the guides (fesens/docs/*.md) quote is tied to what produces
+it, and is reproduced.
+
+``QUOTES`` lists each quoted number: the document, the quoted text (a regex whose groups
+capture the numbers; a space matches any run of white space, so line wrapping does not
+matter), the source that produces them (an example's full run, a command, or a benchmark's
+recorded output in benchmarks/RESULTS.md, which its script wrote: measured times and memory
+are compared with that record, not rerun) and a regex whose groups capture the same numbers,
+in the same order, from the source's output. A quoted number must agree with the produced
+one to the digits it prints (half a unit of its last digit) plus ``rel`` of the produced
+value; ``rel`` is non-zero only for long optimizations whose last digits move with the BLAS
+and the thread count, and says by how much they may.
+
+Fast sources run in the test suite; the full runs of the examples (a few minutes in all)
+run under ``FESENS_DOCS_CHECK=1`` (``make docs-check``, which CI runs).
+
+``test_every_quoted_number_is_checked`` keeps a new number from slipping in unchecked: every
+number of the prose (two digits or more, or with a decimal point) must lie inside a quote
+of ``QUOTES``, a ```text transcript that ``test_transcript_reproduces`` reruns, or an entry
+of ``ALLOWED`` (numbers that are not results: sizes and settings the text states, exit
+codes, years of citations). Code blocks and inline code are inputs the reader types (the
+shell and Python blocks run and the TOML blocks are validated by tests/test_readme.py), not
+quoted results."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = ["README.md", *sorted(f"fesens/docs/{path.name}"
+                                  for path in (ROOT / "fesens" / "docs").glob("*.md"))]
+FULL_RUNS = os.environ.get("FESENS_DOCS_CHECK") == "1"
+RUN_TIMEOUT = 900.0                     # seconds for one full example run
+
+
+@dataclass(frozen=True)
+class Source:
+    """What prints the numbers: ``argv`` run in a temporary folder (``{out}`` replaced by
+    a folder in it), or ``record``, a file of the repository holding a script's output
+    (its last match counts: records are appended in time order)."""
+
+    name: str
+    argv: tuple[str, ...] = ()
+    record: str = ""
+    fast: bool = False
+
+
+def example(name: str, *, out: bool = True) -> Source:
+    """The full run of ``examples/NAME.py`` (``--out`` into the temporary folder)."""
+    argv = (sys.executable, str(ROOT / "examples" / f"{name}.py"))
+    return Source(name, argv + (("--out", "{out}") if out else ()))
+
+
+MBB = Source("mbb preset", (str(Path(sys.executable).parent / "fesens"), "optimize",
+                            "--preset", "mbb", "--out", "{out}", "--force"), fast=True)
+RESULTS = Source("benchmarks/RESULTS.md", record="benchmarks/RESULTS.md", fast=True)
+EXAMPLES = {name: example(name) for name in (
+    "cantilever_compliance", "lbracket_stress", "heatsink", "convective_heatsink",
+    "truss_ground_structure", "load_cases_minmax", "frequency_topology", "buckling_column",
+    "neural_topology", "shape_fillet", "plate_hole_stress", "thermal_bracket",
+    "inverse_identification", "bracket_study")}
+EXAMPLES["euler_column"] = example("euler_column", out=False)
+EXAMPLES["newton_identification"] = example("newton_identification", out=False)
+
+NUMBER = r"([-−]?[\d,]*\d(?:\.\d+)?(?:e[-+]?\d+)?)"  # a captured number, as printed
+N = NUMBER
+
+
+@dataclass(frozen=True)
+class Quote:
+    document: str
+    text: str                           # regex of the quoted text; groups: the numbers
+    source: Source
+    output: str                         # regex of the source's output; groups: the same
+    rel: float = 0.0                    # allowed relative drift beyond the printed digits
+    order: tuple[int, ...] = ()         # output group of each text group (default: same)
+
+    @property
+    def id(self) -> str:
+        return f"{self.document.rsplit('/', 1)[-1]}: {self.text[:50]}"
+
+
+README, EXAMPLES_MD = "README.md", "fesens/docs/examples.md"
+SOLVERS, MPI, BENCH = "fesens/docs/solvers.md", "fesens/docs/mpi.md", "fesens/docs/benchmarks.md"
+E = EXAMPLES
+
+
+def scale_row(grid: str, solver: str, unit: str) -> str:
+    """A row of bench_scale.py's table: its cells, iteration time and peak MB."""
+    return (rf"\|\s*{grid} \|\s*([\d,]+) \|\s*[\d,]+ \|\s*{solver} \|\s*([\d.]+) {unit} \|"
+            r"[^\n]*\|\s*(\d+) \|\n")
+
+
+QUOTES = [
+    Quote(README, rf"compliance {N} after {N} iterations", MBB,
+          rf"converged after {N} iterations: objective {N},", order=(1, 0)),
+    # the examples' full runs
+    Quote(EXAMPLES_MD, rf"Compliance {N} after {N} iterations \(uniform design {N}, full "
+          rf"solid {N}\)", E["cantilever_compliance"], rf"converged after {N} iterations: "
+          rf"compliance {N} \(uniform design {N}, full solid {N}\)", order=(1, 0, 2, 3)),
+    Quote(EXAMPLES_MD, rf"from {N} to {N} MPa for {N} % more compliance", E["lbracket_stress"],
+          rf"\ncompliance only(?: +[\d.]+){{3}} +{N} .*\np-norm ≤ \d+ MPa(?: +[\d.]+){{3}} +{N} "
+          rf"(?:.*\n)*.*for \+{N} % compliance"),
+    Quote(EXAMPLES_MD, rf"compliance reduced {N}x with 40", E["heatsink"],
+          rf"thermal compliance reduced x{N}"),
+    Quote(EXAMPLES_MD, rf"compliance reduced {N}x with 35 % aluminium, the chip at {N} °C "
+          rf"\(all aluminium: {N} °C\)", E["convective_heatsink"],
+          rf"\noptimized design +[\d.]+ +{N}\nall aluminium \(bound\) +[\d.]+ +{N}\n"
+          rf"thermal compliance reduced x{N}", order=(2, 0, 1)),
+    Quote(EXAMPLES_MD, rf"{N} of {N} candidate bars", E["truss_ground_structure"],
+          rf"{N} of {N} bars active"),
+    Quote(EXAMPLES_MD, rf"weighted sum gives compliances {N} and {N}; the worst case "
+          rf"\(`MinMaxProblem`\) gives {N} for both", E["load_cases_minmax"],
+          rf"\nweighted +{N} +{N} .*\nminmax +{N} "),
+    Quote(EXAMPLES_MD, rf"f1 {N} → {N} in {N} iterations", E["frequency_topology"],
+          rf"stopped after {N} iterations: first frequency before {N}, after {N}",
+          rel=0.01, order=(1, 2, 0)),
+    Quote(EXAMPLES_MD, rf"load factor {N} → {N} in {N} iterations", E["buckling_column"],
+          rf"stopped after {N} iterations: lowest load factor before {N}, after {N}",
+          rel=0.02, order=(1, 2, 0)),
+    Quote(EXAMPLES_MD, rf"compliance {N}, nearly black and white, where OC with a density "
+          rf"filter reaches {N}", E["neural_topology"], rf"\nneural +{N} .*\noc +{N} ",
+          rel=0.01),
+    Quote(EXAMPLES_MD, rf"drops from {N} to {N}\.", E["shape_fillet"],
+          rf"\n +initial .*\(K_t = {N}\).*\n +optimized .*\(K_t = {N}\)"),
+    Quote(EXAMPLES_MD, rf"concentration at the hole is {N}", E["plate_hole_stress"],
+          rf"at the top of the hole: {N}"),
+    Quote(EXAMPLES_MD, rf"Mises {N} MPa;", E["thermal_bracket"], rf"peak von Mises \(SPR\) {N}"),
+    Quote(EXAMPLES_MD, rf"converge from {N} to {N} times Euler's load, quad8 cells give {N}",
+          E["euler_column"], rf"2D quad4.*\n(?:.*\n)*? +40 x +2 +\d+ +{N} (?:.*\n)*? +320 x 16 +"
+          rf"\d+ +{N} (?:.*\n)*?2D quad8.*\n(?:.*\n)*? +320 x 16 +\d+ +{N} "),
+    Quote(EXAMPLES_MD, rf"load factors are {N} and {N} times the first",
+          E["euler_column"], rf"2D quad8.*\n(?:.*\n)*? +320 x 16 +\d+ +[\d.]+ +{N} +{N}"),
+    Quote(EXAMPLES_MD, rf"error {N} % \(start {N} %\), mean modulus in the inclusion {N}",
+          E["inverse_identification"], rf"error of E: {N}% \(start {N}%\); mean E in the "
+          rf"inclusion {N}"),
+    Quote(EXAMPLES_MD, rf"{N} against about {N} iterations", E["newton_identification"],
+          rf"trust-krylov \| +{N} \|(?:.*\n)*? +L-BFGS-B \| +{N} \|", rel=0.1),
+    Quote(EXAMPLES_MD, rf"the same field to {N}", E["newton_identification"],
+          rf"identified fields: relative L2 difference {N}", rel=0.5),
+    Quote(EXAMPLES_MD, rf"to the load is {N} and to E {N}", E["bracket_study"],
+          rf"S\(compliance, E\) = {N}\n(?:.*\n)*? +S\(compliance, P\) = \+{N}", order=(1, 0)),
+    # measured: the records the benchmark scripts wrote
+    Quote(SOLVERS, rf"\| 48x24x24 \({N}\) \| {N} s, {N} MB \|", RESULTS,
+          scale_row("48x24x24", "cholmod", "s")),
+    Quote(SOLVERS, rf"MB \| {N} ms, {N} MB \|\n\| 96x48x48", RESULTS,
+          r"\|\s*48x24x24 \|[^\n]*\|\s*gmg-mf \|\s*([\d.]+) ms \|[^\n]*\|\s*(\d+) \|\n"),
+    Quote(SOLVERS, rf"\| 96x48x48 \({N}\) \| {N} s, {N} MB \|", RESULTS,
+          scale_row("96x48x48", "cholmod", "s")),
+    Quote(SOLVERS, rf"\| 96x48x48 \({N}\) \| [^|]* \| {N} s, {N} MB \|", RESULTS,
+          scale_row("96x48x48", "gmg-mf", "s")),
+    Quote(SOLVERS, rf"\| 160x80x80 \({N}\) \| [^|]* \| {N} s, {N} MB \|", RESULTS,
+          scale_row("160x80x80", "gmg-mf", "s")),
+    Quote(SOLVERS, rf"refused: factor about {N} GiB", RESULTS,
+          rf"the factorization of \d+ unknowns \(3D\) needs about {N}\s+GiB"),
+    Quote(SOLVERS, rf"agree to {N} \(relative", RESULTS,
+          r"\|\s*48x24x24 \|[^\n]*\|\s*gmg-mf \|[^\n]*\|\s*([\d.]+e-\d+) \|\s*\d+ \|\n"),
+    Quote(MPI, rf"144x48x48 hex8 cantilever \({N} cells\) two ranks take {N}x less time per OC "
+          rf"iteration than one, and each needs {N} of the serial", RESULTS,
+          rf"on 144x48x48 hex8 \({N} cells\), petsc.*\n(?:.*\n)*?speed-up 1 -> 2 ranks: "
+          rf"iteration {N}, run [\d.]+; memory per rank {N} of"),
+    Quote(MPI, rf"gives {N} kB per cell of a rank's own part", RESULTS,
+          rf"memory of the other ranks \(largest\).*: [\d.]+ kB per cell whatever N, {N} kB "
+          rf"per cell shared"),
+    Quote(MPI, rf"and {N} kB per cell of the whole mesh on every rank", RESULTS,
+          rf"memory of the other ranks \(largest\).*: {N} kB per cell whatever N"),
+    Quote(BENCH, rf"takes {N} times one forward solve", RESULTS,
+          rf"mbb 600x200: iteration / forward solve = {N}"),
+    Quote(BENCH, rf"takes {N} times as long as fesens", RESULTS,
+          rf"mbb 600x200: top88-style / fesens iteration = {N}"),
+    Quote(BENCH, rf"{N} gradients for compliance and {N} for a displacement norm", RESULTS,
+          rf"\| 400x200 \| +compliance \|[^|]*\|[^|]*\| +{N} \|.*\n"
+          rf"\| 400x200 \| displacement_norm \|[^|]*\|[^|]*\| +{N} \|"),
+]
+
+#: Numbers of the prose that are not results: (document or "*", regex, why).
+ALLOWED = [
+    ("*", r"\b\d+\s?x\s?\d+(?:\s?x\s?\d+)?\b", "grid sizes: the cells a problem is set up with"),
+    ("*", r"exit(?: code)? 130\b|\b130 interrupted", "the exit code of an interrupted run"),
+    ("*", r"[A-Z][a-z]+ (?:19|20)\d\d\b", "the year of a cited paper"),
+    (README, r"volume 0\.5, SIMP", "the MBB preset's volume limit"),
+    (README, r"above 0\.5 and", "the ParaView threshold the reader sets"),
+    ("fesens/docs/api.md", r"64-bit mode", "JAX's float64 mode"),
+    ("fesens/docs/config.md", r"to 10⁻⁶ of the mesh's extent", "the point-matching tolerance"),
+    ("fesens/docs/config.md", r"cells with ρ > 0\.5", "the density drawn as solid"),
+    ("fesens/docs/study.md", r"\(default 10\)", "a default setting"),
+    (EXAMPLES_MD, r"with 40 % conductive|with 35 % aluminium", "the examples' volume limits"),
+    (EXAMPLES_MD, r"Kirsch: 3 for|Euler's 9 and 25|\(true 3\.0\)",
+     "closed-form references and the example's true modulus"),
+    (EXAMPLES_MD, r"from 200 to 100,000 parameters|about a thousand to 161,202 unknowns",
+     "the problem sizes the timing examples run"),
+    (SOLVERS, r"up to 150,000 free unknowns|below 100,000 unknowns|fewer than 30 nonzeros",
+     "the thresholds of `auto` and of the thread rule (fesens/solvers, fesens/openmp.py)"),
+    (SOLVERS, r"with 24 GB", "the benchmark machine's memory"),
+    (SOLVERS, r"100 OC iterations|after 100 iterations",
+     "the iteration limit of examples/cantilever3d_million.toml"),
+    (MPI, r"with 24 GB", "the benchmark machine's memory"),
+    (MPI, r"-pc_gamg_threshold 0\.02", "a PETSc option the reader passes"),
+]
+
+FENCE = re.compile(r"^```(\w*)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+HIDDEN = re.compile(r"`[^`\n]*`|\]\([^)]*\)|<[^>]*>")      # inline code, link targets, tags
+TOKEN = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?"
+                   r"(?![A-Za-wyz\d_])")
+
+
+def _text(document: str) -> str:
+    return (ROOT / document).read_text(encoding="utf-8")
+
+
+def _pattern(regex: str) -> re.Pattern:
+    """A quote's regex with each literal space matching any run of white space."""
+    return re.compile(re.sub(r"(?<!\\) ", r"\\s+", regex))
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "").replace("−", "-"))
+
+
+def _half_unit(text: str) -> float:
+    """Half a unit of the last digit printed: 0.005 for 60.62, 0.5e-11 for 6.1e-11."""
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+@functools.cache
+def _output(source: Source, workdir: Path) -> str:
+    if source.record:
+        return _text(source.record)
+    out = workdir / source.name.replace(" ", "_")
+    argv = [part.replace("{out}", str(out)) for part in source.argv]
+    done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, f"{' '.join(argv)}: exit {done.returncode}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("docs-numbers")
+
+
+def test_every_quote_is_in_its_document():
+    for quote in QUOTES:
+        assert _pattern(quote.text).search(_text(quote.document)), \
+            f"{quote.document} no longer quotes {quote.text!r}: update QUOTES"
+
+
+@pytest.mark.parametrize("quote", [
+    pytest.param(quote, id=quote.id, marks=[] if quote.source.fast or FULL_RUNS else
+                 pytest.mark.skip(reason="a full example run: make docs-check"))
+    for quote in QUOTES])
+def test_quoted_number_is_reproduced(quote, workdir):
+    quoted = _pattern(quote.text).search(_text(quote.document))
+    assert quoted, f"{quote.document} no longer quotes {quote.text!r}"
+    output = _output(quote.source, workdir)
+    matches = list(re.finditer(quote.output, output))
+    assert matches, f"{quote.source.name} printed nothing matching {quote.output!r}:\n{output}"
+    produced = matches[-1].groups()
+    order = quote.order or tuple(range(len(produced)))
+    assert len(order) == len(quoted.groups()) == len(produced), quote
+    for text, index in zip(quoted.groups(), order, strict=True):
+        value, reference = _number(text), _number(produced[index])
+        allowed = _half_unit(text) + quote.rel * abs(reference)
+        assert abs(value - reference) <= allowed, (
+            f"{quote.document} quotes {text} where {quote.source.name} gives "
+            f"{produced[index]} (allowed ±{allowed:.3g})")
+
+
+def _prose(document: str) -> str:
+    """The document with code blocks, inline code, link targets and HTML tags blanked
+    (positions kept)."""
+    text = _text(document)
+    blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))  # noqa: E731
+    return HIDDEN.sub(blank, FENCE.sub(blank, text))
+
+
+def _covered(document: str) -> list[tuple[int, int]]:
+    text = _text(document)
+    spans = [match.span() for quote in QUOTES if quote.document == document
+             for match in _pattern(quote.text).finditer(text)]
+    spans += [match.span() for where, regex, _ in ALLOWED if where in ("*", document)
+              for match in _pattern(regex).finditer(text)]
+    return spans
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_quoted_number_is_checked(document):
+    prose, spans = _prose(document), _covered(document)
+    unchecked = []
+    for token in TOKEN.finditer(prose):
+        digits = token.group(0).replace(",", "")
+        if "." not in digits and len(digits) < 2:
+            continue                    # single digits: counts the text sets (3 modes, 2 ranks)
+        if not any(start <= token.start() and token.end() <= end for start, end in spans):
+            line = prose.count("\n", 0, token.start()) + 1
+            unchecked.append(f"line {line}: {token.group(0)!r} in "
+                             f"{' '.join(_text(document).splitlines()[line - 1].split())}")
+    assert not unchecked, (f"{document}: numbers neither in QUOTES nor in ALLOWED of "
+                           f"{Path(__file__).name}:\n" + "\n".join(unchecked))
+
+
+def test_every_allowance_is_used():
+    for where, regex, why in ALLOWED:
+        documents = DOCUMENTS if where == "*" else [where]
+        assert any(_pattern(regex).search(_text(d)) for d in documents), \
+            f"stale ALLOWED entry {regex!r} ({why})"
+
+
+#: What a transcript may differ in: wall times, and the solver backend the machine has.
+MACHINE = [(re.compile(r"\b\d+\.\d+ s\b"), "<time> s"), (re.compile(r"; solver: .*$"), "")]
+
+
+def _unmachined(line: str) -> str:
+    for pattern, replacement in MACHINE:
+        line = pattern.sub(replacement, line)
+    return line
+
+
+def _transcripts() -> list:
+    return [pytest.param(document, code, id=f"{document}: {code.splitlines()[0][:60]}")
+            for document in DOCUMENTS for language, code in FENCE.findall(_text(document))
+            if language not in ("bash", "shell", "python", "toml")]
+
+
+@pytest.mark.parametrize("document, transcript", _transcripts())
+def test_transcript_reproduces(document, transcript, workdir):
+    """A ```text block is a command's output (``$ command`` first, ``...`` for lines left
+    out): the command prints every line shown, wall times and solver backend aside."""
+    command, *shown = transcript.splitlines()
+    assert command.startswith("$ "), f"{document}: a text block must start with '$ command'"
+    argv = command[2:].split()
+    argv[0] = str(Path(sys.executable).parent / argv[0])
+    done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    printed = [_unmachined(line) for line in done.stdout.splitlines()]
+    for line in shown:
+        if line.strip() != "...":
+            assert _unmachined(line) in printed, \
+                f"{document}: {line!r} is not printed by {command[2:]}"
