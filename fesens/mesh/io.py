@@ -45,6 +45,7 @@ from fesens.mesh.cell_types import (
     cell_type,
 )
 from fesens.mesh.mesh import FacetSet, Mesh
+from fesens.mesh.validation import checked_connectivity
 
 #: Field values given per point or per cell: name -> array ``(n,)`` or ``(n, k)``.
 FieldData = Mapping[str, np.ndarray]
@@ -315,7 +316,9 @@ def _to_mesh(raw: meshio.Mesh, requested: str | None) -> tuple[Mesh, int]:
     name, volume_blocks = _volume_blocks(raw, requested)
     volume_data = [raw.cells[b].data for b in volume_blocks]
     starts = np.cumsum([0] + [len(data) for data in volume_data[:-1]])
-    cells, cell_index = _unique_cells(np.concatenate(volume_data), cell_type(name).n_corners)
+    # ids checked before they index the points: -1 would wrap around to the last node
+    every = checked_connectivity(np.concatenate(volume_data), len(raw.points))
+    cells, cell_index = _unique_cells(every, cell_type(name).n_corners)
     cells, n_reoriented = _counter_clockwise(np.asarray(raw.points), cells, name)
     used = np.unique(cells)
     node_index = np.full(len(raw.points), -1, dtype=np.int64)

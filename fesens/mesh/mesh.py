@@ -9,7 +9,12 @@ import numpy as np
 
 from fesens.errors import MeshError, UnknownGroupError
 from fesens.mesh.cell_types import BAR_CELL_TYPES, VOLUME_CELL_TYPES, CellType, cell_type
-from fesens.mesh.validation import check_element_quality, checked_facet_set, checked_ids
+from fesens.mesh.validation import (
+    check_element_quality,
+    checked_connectivity,
+    checked_facet_set,
+    checked_ids,
+)
 
 #: A coordinate predicate: takes points ``(n, dim)`` and returns a boolean mask ``(n,)``.
 Predicate = Callable[[np.ndarray], np.ndarray]
@@ -106,11 +111,11 @@ class Mesh:
             )
         self.cell_type = ctype.name
         self.points = np.ascontiguousarray(self.points, dtype=float)
-        self.cells = np.ascontiguousarray(self.cells, dtype=np.int64)
         if self.points.ndim != 2 or self.points.shape[0] == 0:
             raise MeshError("empty mesh: no points")
-        if self.cells.ndim != 2 or self.cells.shape[0] == 0:
+        if np.ndim(self.cells) != 2 or np.shape(self.cells)[0] == 0:
             raise MeshError("empty mesh: no cells")
+        self.cells = checked_connectivity(self.cells, len(self.points))
         if self.points.shape[1] not in (2, 3):
             raise MeshError(f"points must have 2 or 3 coordinates, got {self.points.shape[1]}")
         if self.cells.shape[1] != ctype.n_nodes:
@@ -133,13 +138,6 @@ class Mesh:
                 )
         if not np.all(np.isfinite(self.points)):
             raise MeshError("mesh points contain NaN or infinity")
-        bad = (self.cells < 0) | (self.cells >= len(self.points))
-        if bad.any():
-            ids = np.flatnonzero(bad.any(axis=1))
-            raise MeshError(
-                f"cells refer to node ids outside 0..{len(self.points) - 1}; "
-                f"offending cells: {ids[:20].tolist()}"
-            )
         check_element_quality(self)
         self.node_sets = {
             name: checked_ids(f"node set {name!r}", ids, self.n_points)

@@ -314,6 +314,41 @@ def checked_ids(what: str, ids, upper: int, ndim: int = 1) -> np.ndarray:
     return array.astype(np.int64, copy=False)
 
 
+def checked_connectivity(cells, n_points: int) -> np.ndarray:
+    """The connectivity ``(n_cells, n_nodes_per_cell)`` as int64, every id a node.
+
+    Integer ids, or floats that are whole numbers, are accepted.
+
+    Raises
+    ------
+    MeshError
+        Ids that are not whole numbers, or outside ``0 .. n_points - 1`` (a negative id
+        would wrap around to the last nodes): the message names the first offending cell,
+        its id and how many cells are affected.
+    """
+    array = np.asarray(cells)
+    if array.ndim != 2:
+        raise MeshError(f"cells must be a 2-D array (n_cells, n_nodes), got shape {array.shape}")
+    if not np.issubdtype(array.dtype, np.integer):
+        if not np.issubdtype(array.dtype, np.floating):
+            raise MeshError(f"cells must hold integer node ids, got dtype {array.dtype}")
+        whole = np.isfinite(array) & (array == np.round(array))
+        if not whole.all():
+            cell, node = np.argwhere(~whole)[0]
+            raise MeshError(f"cells must hold integer node ids: cell {cell} has "
+                            f"{float(array[cell, node]):g}")
+    outside = (array < 0) | (array >= n_points)
+    bad_cells = np.flatnonzero(outside.any(axis=1))
+    if len(bad_cells):
+        cell = bad_cells[0]
+        node = array[cell][outside[cell]][0]
+        raise MeshError(
+            f"cells refer to node ids outside 0..{n_points - 1}; offending cells: "
+            f"{_listed(bad_cells)} (cell {cell} refers to node {node:g}; the mesh has "
+            f"{n_points} nodes)")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
 def checked_facet_set(name: str, facet_set: FacetSet, mesh: Mesh) -> FacetSet:
     """Validate a facet set against ``mesh`` and return it with int64 arrays.
 

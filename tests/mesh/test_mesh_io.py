@@ -196,6 +196,19 @@ def test_invalid_cells_in_a_file_name_file_and_ids(tmp_path):
     assert info.value.cell_ids.tolist() == [1]
 
 
+@pytest.mark.parametrize("node", [5, -1])
+def test_cells_pointing_past_the_nodes_name_file_cell_and_id(tmp_path, node):
+    """A node id past the last point once raised an IndexError; -1 wrapped around to the
+    last point (and read as a degenerate cell, or as a valid one)."""
+    points = np.pad(np.vstack([UNIT_SQUARE, [[2.0, 0.0]]]), ((0, 0), (0, 1)))
+    path = _write_raw(tmp_path / "bad.vtu", points,
+                      [("triangle", [[0, 1, 2], [0, 2, 3], [1, 4, node]])])
+    with pytest.raises(MeshError, match=rf"bad\.vtu: cells refer to node ids outside 0\.\.4; "
+                       rf"offending cells: \[2\] \(cell 2 refers to node {node}; the mesh has "
+                       r"5 nodes\)"):
+        read_mesh(path)
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(MeshError, match=f"mesh file not found: {tmp_path / 'nope.msh'}"):
         read_mesh(tmp_path / "nope.msh")

@@ -52,6 +52,16 @@ def test_wrong_node_count_and_out_of_range_nodes():
         Mesh(SQUARE, [[0, 1, 2], [0, 2, 4]], "tri3")
 
 
+def test_node_ids_must_be_whole_numbers_in_range():
+    """Float ids were truncated (3.5 became node 3) and -1 meant the last node."""
+    with pytest.raises(MeshError, match=r"cells must hold integer node ids: cell 1 has 2.5"):
+        Mesh(SQUARE, [[0, 1, 2], [0, 2.5, 3]], "tri3")
+    with pytest.raises(MeshError, match=r"offending cells: \[1\] \(cell 1 refers to node -1; "
+                       r"the mesh has 4 nodes\)"):
+        Mesh(SQUARE, [[0, 1, 2], [0, 2, -1]], "tri3")
+    assert Mesh(SQUARE, np.array([[0.0, 1.0, 2.0]]), "tri3").cells.dtype == np.int64
+
+
 def test_degenerate_triangle_listed():
     points = np.vstack([SQUARE, [[2.0, 0.0]]])
     with pytest.raises(
