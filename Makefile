@@ -22,6 +22,12 @@ test: setup
 bench: setup
 	$(PY) benchmarks/bench_fem.py
 
+# Reruns the full examples and commands whose numbers README.md and fesens/docs quote, and
+# compares them with the text (tests/test_docs_numbers.py; the suite runs its fast part)
+.PHONY: docs-check
+docs-check: setup
+	FESENS_DOCS_CHECK=1 $(PY) -m pytest -q tests/test_docs_numbers.py
+
 lint: setup
 	$(VENV)/bin/ruff check .
 

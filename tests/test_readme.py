@@ -34,8 +34,8 @@ SKIPPED = {                             # a pattern found in a shell line: why i
     r"^make test\b": "machine set-up (apt packages, .venv), then the suite this test is in",
     r"^pip install\b": "installs fesens into the environment this test already runs in",
     r"--scheduler\s": "needs a running Dask scheduler at the address printed",
-    r"cantilever3d_million": "the million-element run: about an hour and 4 GB; the README "
-                             "quotes its measured time and picture (its config is checked "
+    r"cantilever3d_million": "the million-element run: about an hour and 4 GB; the solvers "
+                             "guide shows its picture (its config is checked "
                              "by tests/config/test_million_example.py)",
     r"^make petsc\b": "machine set-up (apt packages, petsc4py built into .venv); CI runs it "
                       "before the tests, so the mpirun line below runs there",
