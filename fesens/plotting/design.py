@@ -163,8 +163,9 @@ def _bounding_box(ax, low: np.ndarray, high: np.ndarray) -> None:
 
 def plot_convergence(history: Sequence[dict], path: str | Path, *,
                      volume_limit: float | None = None, objective: str = "objective",
-                     constraints: Sequence[str] = (), tol_change: float | None = None,
-                     converged: bool | None = None, max_iter: int | None = None) -> Path:
+                     quantity: str = "objective", constraints: Sequence[str] = (),
+                     tol_change: float | None = None, converged: bool | None = None,
+                     max_iter: int | None = None) -> Path:
     """Objective, volume fraction (and extra constraints) and design change per iteration.
 
     Parameters
@@ -176,6 +177,12 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
         Output PNG file (written atomically).
     volume_limit : float, optional
         Drawn as a dashed line on the volume axis.
+    objective : str
+        Label of the first axis.
+    quantity : str
+        The history column drawn on the first axis: the objective, or the quantity a user
+        reads where the objective is an internal stand-in for it (the first frequency of a
+        frequency design, whose objective is the negative of an eigenvalue bound).
     tol_change : float, optional
         The stopping tolerance of the design change, drawn as a dashed line on the change
         axis (its range always includes it and spans at least a decade, so a run that
@@ -190,7 +197,7 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
     panels = 3 + bool(constraints)
     fig = new_figure(figsize=(7, 2.2 * panels + 0.5))
     axes = fig.subplots(panels, 1, sharex=True)
-    axes[0].plot(iterations, [r["objective"] for r in history], color="tab:blue")
+    axes[0].plot(iterations, [r.get(quantity, np.nan) for r in history], color="tab:blue")
     axes[0].set_ylabel(objective)
     axes[1].plot(iterations, [r["volume"] for r in history], color="tab:green")
     if volume_limit is not None:

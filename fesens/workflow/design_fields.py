@@ -111,6 +111,22 @@ def modal_summary(history: list[dict], modes: Modes) -> dict:
                             "final": (np.sqrt(np.maximum(final, 0.0)) / (2 * np.pi)).tolist()}}
 
 
+def shown_quantity(problem: DesignProblem, objective: dict) -> tuple[str, str, str]:
+    """What titles and the convergence picture show for the run's ``[objective]`` table:
+    ``(history column, name, axis label)``.
+
+    The objective (``("objective", type, type)``), or for a frequency design, whose
+    objective is the negative of an eigen quantity (minimized), the frequency it raises:
+    ``f_k = √λ_k / 2π`` of the objective's ``index`` (the first for an eigenvalue sum or
+    bound), in the reciprocal of the config's unit of time (fesens knows no units).
+    """
+    column = f"frequency_{objective.get('index', 0) + 1}"
+    if column not in problem.reports:
+        return "objective", objective["type"], objective["type"]
+    k = column.rsplit("_", 1)[1]
+    return column, f"f{k}", f"f{k} = √λ{k} / 2π (maximized)"
+
+
 def plot_first_mode(problem: DesignProblem, evaluation: Evaluation, path: Path,
                     title: str) -> Path | None:
     """The design (density, grey) drawn on its first mode shape; None when the mesh or the

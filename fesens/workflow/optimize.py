@@ -37,7 +37,12 @@ from fesens.output import ResultsFolder
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values, silent
-from fesens.workflow.design_fields import design_fields, modal_summary, plot_first_mode
+from fesens.workflow.design_fields import (
+    design_fields,
+    modal_summary,
+    plot_first_mode,
+    shown_quantity,
+)
 from fesens.workflow.ranks import rank_output
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
@@ -286,7 +291,9 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
 
 
 def _final_line(config: Config, summary: dict) -> str:
-    return (f"{summary['outcome']}: objective {summary['objective']['value']:.6g}, volume "
+    frequencies = summary.get("frequencies", {}).get("final") or []  # a frequency design's
+    first = f", f1 {frequencies[0]:.5g}" if frequencies else ""
+    return (f"{summary['outcome']}: objective {summary['objective']['value']:.6g}{first}, volume "
             f"{summary['volume_fraction']:.4f} (limit "
             f"{config.data['constraints']['volume_fraction']:g}); "
             f"{summary['wall_time_seconds']:.1f} s")
@@ -379,9 +386,10 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
             write_mesh(final, config.mesh, point_data=point_data, cell_data=cell_data)
     if folder.snapshots():
         folder.write_collection()
-    objective = config.data["objective"]["type"]
+    quantity, name, label = shown_quantity(problem, config.data["objective"])
+    value = evaluation.objective if quantity == "objective" else evaluation.extras[quantity]
     plot_density(config.mesh, problem.whole_cells(evaluation.density), folder.file("design.png"),
-                 title=f"{config.name}: {objective} {evaluation.objective:.5g}, volume "
+                 title=f"{config.name}: {name} {value:.5g}, volume "
                        f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
                  **boundary_markers(model))
     if isinstance(evaluation.state, Modes):
@@ -391,7 +399,8 @@ def _finish(config, problem, model, folder, run, x, evaluation, converged) -> di
     if run.history:
         plot_convergence(run.history, folder.file("convergence.png"),
                          volume_limit=config.data["constraints"]["volume_fraction"],
-                         objective=objective, constraints=[c.name for c in problem.constraints],
+                         objective=label, quantity=quantity,
+                         constraints=[c.name for c in problem.constraints],
                          tol_change=config.data["stop"]["tol_change"], converged=converged,
                          max_iter=config.data["stop"]["max_iter"])
     folder.write_history(run.history)

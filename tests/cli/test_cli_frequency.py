@@ -112,3 +112,32 @@ def test_force_removes_the_mode_picture_of_a_previous_frequency_run(tmp_path):
     assert static.exit_code == 0, static.output
     assert not (out / "mode_1.png").exists()
     assert "mode_1.png" not in static.output
+
+
+def test_pictures_show_the_first_frequency_rising_not_the_internal_objective(tmp_path,
+                                                                            monkeypatch):
+    """design.png's title and convergence.png's first axis give f1 (maximized: it rises),
+    not −KS; the final line names f1 too."""
+    import fesens.plotting.design as design
+
+    drawn, save = {}, design.save_figure
+
+    def keep(figure, path):
+        drawn[path.name] = figure
+        return save(figure, path)
+
+    monkeypatch.setattr(design, "save_figure", keep)
+    out = tmp_path / "run"
+    result = run("optimize", "--preset", "frequency", "--out", out, "--max-iter", 3)
+    assert result.exit_code == 0, result.output
+    rows = history(out)
+    first = [float(row["frequency_1"]) for row in rows]
+    final = json.loads((out / "summary.json").read_text())["frequencies"]["final"][0]
+    title = drawn["design.png"].axes[0].get_title()
+    assert title.startswith(f"frequency: f1 {final:.5g}, volume") and "eigenvalue" not in title
+    objective_axis = drawn["convergence.png"].axes[0]
+    assert objective_axis.get_ylabel().startswith("f1 = √λ1 / 2π")
+    (line,) = objective_axis.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), first)
+    assert first[-1] > first[0]
+    assert f", f1 {final:.5g}, volume" in result.output.splitlines()[-2]
