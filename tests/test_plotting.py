@@ -336,3 +336,21 @@ def test_a_truss_is_drawn_with_bar_widths_proportional_to_area(tmp_path, monkeyp
         assert image.size[0] > 100
     with pytest.raises(ValueError, match="finite non-negative"):
         plot_truss(mesh, -areas, tmp_path / "bad.png")
+
+
+def test_a_truss_with_forces_has_a_legend_for_tension_and_compression(monkeypatch):
+    import fesens.plotting.truss as truss_plot
+    from fesens.mesh import ground_structure
+
+    mesh = ground_structure((2, 1), (2.0, 1.0), reach=1.5)
+    forces = np.linspace(-1, 1, mesh.n_cells)
+    figure = drawn_figure(monkeypatch, truss_plot, plot_truss, mesh, np.ones(mesh.n_cells),
+                          "unused.png", forces=forces)
+    legend = figure.axes[0].get_legend()
+    entries = {text.get_text(): handle.get_color()
+               for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)}
+    assert entries == {"bar in tension": truss_plot.TENSION,
+                       "bar in compression": truss_plot.COMPRESSION}
+    unstressed = drawn_figure(monkeypatch, truss_plot, plot_truss, mesh, np.ones(mesh.n_cells),
+                              "unused.png")
+    assert unstressed.axes[0].get_legend() is None  # one colour: nothing to explain

@@ -34,8 +34,8 @@ def plot_truss(mesh: Mesh, areas: np.ndarray, path: str | Path, *, forces=None,
     path : str or Path
         Output PNG file (written atomically).
     forces : numpy.ndarray, optional
-        ``(n_bars,)`` axial forces: bars in tension red, in compression blue (default: all
-        dark grey).
+        ``(n_bars,)`` axial forces: bars in tension red, in compression blue, as the legend
+        says (default: all dark grey).
     threshold : float
         Relative area below which a bar is not drawn.
     title : str
@@ -87,6 +87,11 @@ def plot_truss(mesh: Mesh, areas: np.ndarray, path: str | Path, *, forces=None,
     ax.set_ylim(mesh.points[:, 1].min() - margin, mesh.points[:, 1].max() + margin)
     ax.plot(*mesh.points.T, ".", color="0.75", markersize=2, zorder=0)
     draw_markers(ax, supports, loads, length=0.08 * extent.max(), volume_loads=volume_loads)
+    if forces is not None:  # what the bar colours mean, next to the markers' entries
+        for colour, name in ((TENSION, "tension"), (COMPRESSION, "compression")):
+            ax.plot([], [], color=colour, linewidth=3.0, label=f"bar in {name}")
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_xlabel("x")
     ax.set_ylabel("y")
     ax.set_title(title or f"{shown.size} of {mesh.n_cells} bars (width ∝ area)")
