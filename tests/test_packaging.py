@@ -109,3 +109,28 @@ def test_the_documentation_named_in_help_is_installed(installed, tmp_path):
     result = run(installed.fesens, "docs", "config", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "[mesh]" in result.stdout
+
+
+def test_a_config_naming_the_packaged_mesh_runs_outside_the_repository(installed, tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "bracket.toml").write_text(
+        '[mesh]\npackaged = "lbracket"\n\n[physics]\nthickness = 10.0\n\n'
+        '[[supports]]\ngroup = "top"\n\n'
+        '[[loads]]\ntype = "traction"\ngroup = "load"\nvalue = [0.0, -10.0]\n')
+    result = run(installed.fesens, "solve", "configs/bracket.toml", "--out", "solve",
+                 "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "solve" / "solution.vtu").is_file()
+
+
+def test_a_dumped_preset_runs_from_another_folder(installed, tmp_path):
+    dumped = run(installed.fesens, "optimize", "--preset", "lbracket_stress", "--dump-config",
+                 cwd=tmp_path)
+    assert dumped.returncode == 0, dumped.stderr
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.toml").write_text(dumped.stdout)
+    (tmp_path / "elsewhere").mkdir()
+    result = run(installed.fesens, "solve", "../configs/mine.toml", "--out", "solve", "--quiet",
+                 cwd=tmp_path / "elsewhere")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "elsewhere" / "solve" / "solution.vtu").is_file()

@@ -33,7 +33,7 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     history.csv, summary.json, the resolved config.toml and checkpoint.npz. Ctrl-C saves
     and exits; --resume continues exactly where the run stopped.
     """
-    from fesens.config import dumps, preset_text
+    from fesens.config import preset_text
     from fesens.workflow import run_optimization
 
     if dump_config and preset is not None and config_path is None:
@@ -45,7 +45,7 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     if max_iter is not None:
         config.data["stop"]["max_iter"] = max_iter
     if dump_config:
-        click.echo(dumps(config.data), nl=False)
+        click.echo(config.toml(), nl=False)
         return
     out_dir = out_dir or Path("results") / config.name
     extra = [f"--max-iter {max_iter}"] if max_iter is not None else []

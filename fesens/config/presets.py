@@ -1,19 +1,24 @@
 """Built-in problems: commented TOML files in ``fesens/config/presets/``.
 
 ``fesens presets`` lists them, ``fesens optimize --preset NAME`` runs one and
-``--dump-config`` prints it as an editable file (mesh paths made absolute, so the copy
-runs from anywhere and gives the same result).
+``--dump-config`` prints it as shipped: a preset's mesh is a generator or a packaged mesh
+(``[mesh] packaged = "lbracket"``), so the printed file runs from any folder and gives the
+same result.
+
+This module reads the preset files only; :func:`load_preset` imports the checks and the
+models when it is called, so that listing the presets stays quick.
 """
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fesens.config.checks import ConfigError, did_you_mean
-from fesens.config.loading import parse_config
-from fesens.config.schema import Config
+
+if TYPE_CHECKING:
+    from fesens.config.schema import Config
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 
@@ -38,18 +43,14 @@ def preset_descriptions() -> dict[str, str]:
 
 
 def preset_text(name: str) -> str:
-    """The preset file's text, with a relative mesh path replaced by the absolute one."""
-    path = _path(name)
-    text = path.read_text(encoding="utf-8")
-    mesh = tomllib.loads(text).get("mesh", {})
-    if mesh.get("type") == "file" and not Path(mesh["file"]).is_absolute():
-        absolute = (path.parent / mesh["file"]).resolve()
-        text = text.replace(json.dumps(mesh["file"]), json.dumps(str(absolute)), 1)
-    return text
+    """The preset file's text, as shipped."""
+    return _path(name).read_text(encoding="utf-8")
 
 
 def load_preset(name: str, *, optimize: bool = True) -> Config:
     """The resolved config of a preset."""
+    from fesens.config.loading import parse_config
+
     path = _path(name)
     return parse_config(path.read_text(encoding="utf-8"), source=f"preset {name!r}",
                         base_dir=path.parent, default_name=name, optimize=optimize)

@@ -4,7 +4,8 @@ TOML document against them and against its mesh, before any work is done.
 Sections (every key is documented in ``fesens/docs/config.md``)::
 
     name, description                 top-level strings
-    [mesh]                            rectangle | box | ground_structure | file (+ groups)
+    [mesh]                            rectangle | box | ground_structure | file or packaged
+                                      (+ groups)
     [physics], [material]             a registered physics (fesens.physics) and its keys
     [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
     [[load_cases]]                    optional: weighted load cases (fesens.config.load_cases)
@@ -17,7 +18,8 @@ objectives) is read from its configuration fragment through the physics registry
 (:mod:`fesens.physics.spec`); nothing here names a physics.
 
 The resolved config is a plain dict (TOML-writable, defaults filled in, mesh file paths
-absolute); resolving it again gives the same dict.
+absolute, a packaged mesh by its name); resolving it again gives the same dict, from any
+folder.
 """
 
 from __future__ import annotations
@@ -82,9 +84,17 @@ from fesens.config.physics_keys import (
     section_spec,
     support_spec,
 )
+from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError, MeshError
 from fesens.fem.model import LinearModel
-from fesens.mesh import Mesh, box, read_mesh, rectangle
+from fesens.mesh import (
+    Mesh,
+    box,
+    packaged_mesh_names,
+    packaged_mesh_path,
+    read_mesh,
+    rectangle,
+)
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
 from fesens.mesh.ground_structure import ground_structure
 from fesens.opt import (
@@ -122,9 +132,12 @@ MESH = {
                      "longest candidate bar in grid steps (default: every pair)"),
         "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
     },
-    "file": {
-        "file": Key(string(), REQUIRED, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
-                                        "config file"),
+    "file": {  # exactly one of file and packaged (_mesh_file)
+        "file": Key(string(), None, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
+                                    "config file"),
+        "packaged": Key(choice(*packaged_mesh_names()), None,
+                        "a mesh shipped with fesens, by name: "
+                        + ", ".join(packaged_mesh_names())),
         "cell_type": Key(choice(*VOLUME_CELL_TYPES), None,
                          "use the cells of this type (default: highest dimension)"),
     },
@@ -176,6 +189,26 @@ class Config:
     def dim(self) -> int:
         return self.mesh.dim
 
+    def toml(self, header: str = "") -> str:
+        """The resolved config as TOML text that runs from any folder.
+
+        Parameters
+        ----------
+        header : str
+            Comment lines written first.
+
+        Returns
+        -------
+        str
+            ``dumps(self.data)`` after ``header``; a mesh file's path is absolute (a
+            packaged mesh keeps its name), and a comment line says so.
+        """
+        if "file" in self.data["mesh"]:
+            header = (f"{header.rstrip()}\n" if header else "") + (
+                "# mesh.file is an absolute path, so this file runs from any folder (a "
+                "relative path\n# would be relative to this file's folder)")
+        return dumps(self.data, header=header)
+
 
 def _make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
     kind = spec["type"]
@@ -195,15 +228,39 @@ def _make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
                                     origin=spec["origin"]), f"ground structure {nx}x{ny}"
     except MeshError as err:
         raise ConfigError(f"mesh: {err}") from None
+    path = _mesh_file(spec, base_dir)
+    try:
+        return read_mesh(path, spec.get("cell_type")), path.name
+    except MeshError as err:
+        raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
+
+
+def _mesh_file(spec: dict, base_dir: Path) -> Path:
+    """The file of a ``type = "file"`` mesh: ``packaged``, a mesh shipped with fesens, or
+    ``file``, relative to ``base_dir`` (written back absolute, so that the resolved config
+    runs from any folder)."""
+    if "packaged" in spec and "file" in spec:
+        raise ConfigError(f"mesh.file = {show(spec['file'])} and mesh.packaged = "
+                          f"{show(spec['packaged'])} name two meshes: keep one of them")
+    if "packaged" in spec:
+        return packaged_mesh_path(spec["packaged"])
+    if "file" not in spec:
+        raise ConfigError("missing key 'mesh.file' or 'mesh.packaged': give file = \"PATH\" "
+                          "(a mesh file, relative to the config file) or packaged = \"NAME\" "
+                          f"(a mesh shipped with fesens: {', '.join(packaged_mesh_names())})")
     path = Path(spec["file"]).expanduser()
     path = (path if path.is_absolute() else base_dir / path).resolve()
     if not path.is_file():
         raise ConfigError(f"mesh.file = {show(spec['file'])}: no such file ({path})")
     spec["file"] = str(path)
-    try:
-        return read_mesh(path, spec.get("cell_type")), path.name
-    except MeshError as err:
-        raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
+    return path
+
+
+def _mesh_type(raw: Any) -> Any:
+    """The default ``mesh.type``: ``"file"`` for a table that names a file or a packaged
+    mesh, none otherwise."""
+    named = isinstance(raw, dict) and ("file" in raw or "packaged" in raw)
+    return "file" if named else REQUIRED
 
 
 def _check_physics(raw: dict, dim: int) -> dict:
@@ -395,7 +452,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         "name": string()("name", raw.get("name", default_name)),
         "description": string()("description", raw.get("description", "")),
     }
-    data["mesh"] = check_typed("mesh", raw["mesh"], MESH)
+    data["mesh"] = check_typed("mesh", raw["mesh"], MESH, default=_mesh_type(raw["mesh"]))
     solver = _check_solver(raw.get("solver", {}))  # the mesh's memory check reads it
     base_dir = Path(base_dir)
     mesh, label = _make_mesh(data["mesh"], base_dir, solver)

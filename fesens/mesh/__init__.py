@@ -5,6 +5,7 @@ from fesens.mesh.generators import box, plate_with_hole, quarter_annulus, rectan
 from fesens.mesh.ground_structure import ground_structure
 from fesens.mesh.io import ReorientedCellsWarning, read_cell_field, read_mesh
 from fesens.mesh.mesh import FacetSet, Mesh
+from fesens.mesh.packaged import packaged_mesh_names, packaged_mesh_path
 from fesens.mesh.writing import XdmfSeriesWriter, write_mesh
 
 __all__ = [
@@ -17,6 +18,8 @@ __all__ = [
     "box",
     "cell_type",
     "ground_structure",
+    "packaged_mesh_names",
+    "packaged_mesh_path",
     "plate_with_hole",
     "quarter_annulus",
     "read_cell_field",

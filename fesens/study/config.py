@@ -39,7 +39,6 @@ from typing import Any
 
 from fesens.config import Config, ConfigError, load_config, load_preset
 from fesens.config.checks import (
-    AXES,
     REQUIRED,
     Key,
     check_table,
@@ -59,6 +58,7 @@ from fesens.config.checks import (
 from fesens.config.loading import read_toml
 from fesens.config.physics_keys import response_kind, response_variants
 from fesens.config.selections import nearest_node, nodes
+from fesens.fem.dofs import AXES
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
     Design,

@@ -30,7 +30,7 @@ import numpy as np
 from fesens.adjoint import Differentiable
 from fesens.config import Config, build_model, resolve, response
 from fesens.config.build import solver_argument
-from fesens.config.checks import AXES
+from fesens.fem.dofs import AXES
 
 
 def component_name(load: str, axis: int) -> str:

@@ -62,12 +62,14 @@ def test_presets_lists_every_preset_on_one_line():
     assert all(len(line.split(maxsplit=1)[1]) > 20 for line in lines)
 
 
-def test_dump_config_runs_to_the_same_result(tmp_path):
+def test_dump_config_runs_to_the_same_result(tmp_path, monkeypatch):
     dumped = run("optimize", "--preset", "lbracket", "--dump-config")
     assert dumped.exit_code == 0
     assert dumped.output.startswith("#")               # the commented, editable file
-    config = write_config(tmp_path, dumped.output, "mine.toml")
-    assert tomllib.loads(config.read_text())["mesh"]["file"].endswith("meshes/lbracket.msh")
+    (tmp_path / "configs").mkdir()
+    config = write_config(tmp_path / "configs", dumped.output, "mine.toml")
+    assert tomllib.loads(config.read_text())["mesh"] == {"packaged": "lbracket"}
+    monkeypatch.chdir(tmp_path)                        # not the config's folder
     a = run("optimize", config, "--out", tmp_path / "a", "--max-iter", 3, "--quiet")
     b = run("optimize", "--preset", "lbracket", "--out", tmp_path / "b", "--max-iter", 3, "-q")
     assert a.exit_code == b.exit_code == 0

@@ -17,6 +17,7 @@ from fesens.config import (
     load_preset,
     parse_config,
     preset_names,
+    preset_text,
     resolve,
 )
 from fesens.config.schema import documented_keys
@@ -220,7 +221,7 @@ def test_mesh_files_are_relative_to_the_config_and_their_groups_are_checked(tmp_
     shutil.copy(LBRACKET, tmp_path / "meshes" / "bracket.msh")
     text = (Path(__file__).resolve().parents[2] / "fesens" / "config" / "presets" /
             "lbracket.toml").read_text()
-    text = text.replace('"../../data/meshes/lbracket.msh"', '"meshes/bracket.msh"')
+    text = text.replace('packaged = "lbracket"', 'file = "meshes/bracket.msh"')
     path = tmp_path / "bracket.toml"
     path.write_text(text)
     config = load_config(path)
@@ -236,6 +237,77 @@ def test_mesh_files_are_relative_to_the_config_and_their_groups_are_checked(tmp_
     path.write_text(text.replace("meshes/bracket.msh", "meshes/missing.msh"))
     with pytest.raises(ConfigError, match=r'mesh.file = "meshes/missing.msh": no such file \('):
         load_config(path)
+
+
+LBRACKET_MODEL = """
+[mesh]
+{mesh}
+
+[physics]
+thickness = 10.0
+
+[material]
+E = 210e3
+
+[[supports]]
+group = "top"
+
+[[loads]]
+type = "traction"
+group = "load"
+value = [0.0, -10.0]
+"""
+
+
+def test_a_packaged_mesh_is_named_and_resolves_from_any_folder(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    path = tmp_path / "a" / "bracket.toml"
+    path.write_text(LBRACKET_MODEL.format(mesh='packaged = "lbracket"'))
+    monkeypatch.chdir(tmp_path / "b")
+    config = load_config(path, optimize=False)
+    assert config.mesh.n_cells == 1983 and config.label == "lbracket.msh"
+    assert config.data["mesh"] == {"type": "file", "packaged": "lbracket"}  # no path
+    assert check(tomllib.loads(config.toml()), optimize=False, base_dir=tmp_path).data == \
+        config.data
+
+
+@pytest.mark.parametrize(("mesh", "message"), [
+    ('packaged = "lbraket"', 'mesh.packaged = "lbraket" is not allowed: expected one of '
+                             '"lbracket"; did you mean \'lbracket\'?'),
+    ('packaged = "lbracket"\nfile = "x.msh"', 'mesh.file = "x.msh" and mesh.packaged = '
+                                              '"lbracket" name two meshes: keep one of them'),
+    ('type = "file"', "missing key 'mesh.file' or 'mesh.packaged': give file = \"PATH\" (a mesh "
+                      "file, relative to the config file) or packaged = \"NAME\" (a mesh "
+                      "shipped with fesens: lbracket)"),
+    ('type = "rectangle"\nsize = [1.0, 1.0]\ncells = [2, 2]\npackaged = "lbracket"',
+     "mesh.packaged is not used here: it applies to mesh.type 'file', not 'rectangle'"),
+])
+def test_packaged_mesh_errors_name_the_key_and_the_fix(mesh, message):
+    raw = tomllib.loads(LBRACKET_MODEL.format(mesh=mesh))
+    with pytest.raises(ConfigError) as info:
+        check(raw, optimize=False)
+    assert str(info.value).startswith(message)
+
+
+def test_a_dumped_mesh_file_is_absolute_and_says_so(tmp_path, monkeypatch):
+    (tmp_path / "a" / "meshes").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    shutil.copy(LBRACKET, tmp_path / "a" / "meshes" / "bracket.msh")
+    (tmp_path / "a" / "bracket.toml").write_text(
+        LBRACKET_MODEL.format(mesh='file = "meshes/bracket.msh"'))
+    text = load_config(tmp_path / "a" / "bracket.toml", optimize=False).toml("# mine")
+    assert text.startswith("# mine\n# mesh.file is an absolute path, so this file runs from "
+                           "any folder")
+    (tmp_path / "b" / "dumped.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert load_config("b/dumped.toml", optimize=False).mesh.n_cells == 1983
+
+
+def test_presets_name_no_mesh_file():
+    """A preset's mesh is generated or packaged: a path would depend on where fesens is."""
+    for name in preset_names():
+        assert "file" not in tomllib.loads(preset_text(name)).get("mesh", {}), name
 
 
 def test_toml_syntax_errors_name_the_line():
