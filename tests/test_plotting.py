@@ -354,3 +354,29 @@ def test_a_truss_with_forces_has_a_legend_for_tension_and_compression(monkeypatc
     unstressed = drawn_figure(monkeypatch, truss_plot, plot_truss, mesh, np.ones(mesh.n_cells),
                               "unused.png")
     assert unstressed.axes[0].get_legend() is None  # one colour: nothing to explain
+
+
+def test_a_3d_face_load_is_a_few_arrows_and_dots_not_an_arrow_per_node(monkeypatch):
+    """A traction on a face of 9 x 9 nodes: every loaded node a dot, at most MAX_ARROWS_3D
+    arrows spread over the face (its corners among them), each showing the direction."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
+
+    from fesens.plotting import markers
+
+    cube = box(8, 8, 8, 1.0, 1.0, 1.0)
+    model = Elasticity(cube, E=1.0, nu=0.3).fix("left")
+    model.traction("right", [0.0, -1.0, 0.0])
+    figure = drawn_figure(monkeypatch, design, plot_density, cube, np.ones(cube.n_cells),
+                          "unused.png", **boundary_markers(model))
+    figure.canvas.draw()  # 3D collections have their segments once projected
+    for ax in [ax for ax in figure.axes if ax.name == "3d"]:
+        (arrows,) = [c for c in ax.collections if isinstance(c, Line3DCollection)
+                     and c.get_label() == "loads"]
+        # each arrow is a shaft and two head lines
+        assert len(arrows.get_segments()) == 3 * markers.MAX_ARROWS_3D
+        (dots,) = [c for c in ax.collections if c.get_label().startswith("loaded nodes")]
+        assert len(dots.get_offsets()) == 81
+    face = cube.points[cube.points[:, 0] == 1.0]
+    chosen = face[markers.spread_points(face, markers.MAX_ARROWS_3D)]
+    corners = {(y, z) for y in (0.0, 1.0) for z in (0.0, 1.0)}
+    assert corners <= {(y, z) for _, y, z in chosen}

@@ -15,6 +15,10 @@ import numpy as np
 #: At most this many markers of each kind are drawn (evenly thinned beyond).
 MAX_MARKERS = 150
 
+#: At most this many load arrows are drawn in 3D, spread over the loaded nodes: an arrow
+#: at every node of a loaded face or edge merges into a slab that hides the structure.
+MAX_ARROWS_3D = 9
+
 #: Colors of the support and load markers.
 SUPPORT_COLOR, LOAD_COLOR = "tab:green", "tab:red"
 
@@ -71,6 +75,20 @@ def _thinned(count: int) -> slice:
     return slice(None, None, max(1, -(-count // MAX_MARKERS)))
 
 
+def spread_points(points: np.ndarray, count: int) -> np.ndarray:
+    """Indices of at most ``count`` of ``points`` ``(n, dim)`` spread over them (farthest-point
+    sampling from the point nearest their centroid), in increasing order."""
+    points = np.asarray(points, dtype=float)
+    if len(points) <= count:
+        return np.arange(len(points))
+    chosen = [int(np.argmin(np.linalg.norm(points - points.mean(axis=0), axis=1)))]
+    distance = np.linalg.norm(points - points[chosen[0]], axis=1)
+    while len(chosen) < count:
+        chosen.append(int(np.argmax(distance)))
+        distance = np.minimum(distance, np.linalg.norm(points - points[chosen[-1]], axis=1))
+    return np.sort(chosen)
+
+
 def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
                  length: float, volume_loads: Sequence[str] = ()) -> np.ndarray:
     """Draw supports (triangles) and loads (arrows, or dots without ``vectors``) on ``ax``.
@@ -84,7 +102,10 @@ def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
         ``(n, dim)`` support points.
     loads : tuple or None
         ``(points (m, dim), vectors (m, dim) or None)``; each arrow ends at its node and
-        points along its load, the largest ``length`` long.
+        points along its load, the largest ``length`` long. In 3D, beyond
+        :data:`MAX_ARROWS_3D` loaded nodes (a load on a face or an edge), every loaded node
+        is a small dot and that many arrows spread over them (:func:`spread_points`), each
+        ``length`` long, show the load's direction.
     length : float
         Length of the largest load arrow (plot units).
     volume_loads : sequence of str
@@ -116,11 +137,21 @@ def draw_markers(ax, supports: np.ndarray | None, loads: Loads | None, *,
         return np.concatenate([*drawn, points])
     vectors = np.asarray(vectors)[keep]
     arrows = vectors * (length / max(float(np.linalg.norm(vectors, axis=1).max()), 1e-300))
-    tails = points - arrows
     if points.shape[1] == 3:
-        ax.quiver(*tails.T, *arrows.T, color=LOAD_COLOR, linewidth=1.2,
+        arrowed = spread_points(points, MAX_ARROWS_3D)
+        if arrowed.size < len(points):
+            # a distributed load: its nodal shares differ between corner, edge and inner
+            # nodes, so the few arrows show its direction (full length), the dots its extent
+            ax.scatter(*points.T, marker=".", s=6, color=LOAD_COLOR, depthshade=False,
+                       label=f"loaded nodes ({arrowed.size} arrows show the direction)",
+                       zorder=5)
+            norms = np.linalg.norm(vectors[arrowed], axis=1, keepdims=True)
+            arrows[arrowed] = length * vectors[arrowed] / np.maximum(norms, 1e-300)
+        tails = points[arrowed] - arrows[arrowed]
+        ax.quiver(*tails.T, *arrows[arrowed].T, color=LOAD_COLOR, linewidth=1.4,
                   arrow_length_ratio=0.25, label="loads")
-    else:
-        ax.quiver(*tails.T, *arrows.T, color=LOAD_COLOR, angles="xy", scale_units="xy",
-                  scale=1.0, width=0.004, label="loads", zorder=6)
+        return np.concatenate([*drawn, points, tails])
+    tails = points - arrows
+    ax.quiver(*tails.T, *arrows.T, color=LOAD_COLOR, angles="xy", scale_units="xy",
+              scale=1.0, width=0.004, label="loads", zorder=6)
     return np.concatenate([*drawn, points, tails])
