@@ -380,3 +380,38 @@ def test_a_3d_face_load_is_a_few_arrows_and_dots_not_an_arrow_per_node(monkeypat
     chosen = face[markers.spread_points(face, markers.MAX_ARROWS_3D)]
     corners = {(y, z) for y in (0.0, 1.0) for z in (0.0, 1.0)}
     assert corners <= {(y, z) for _, y, z in chosen}
+
+
+def study_of(inputs: list[tuple[float, float]]):
+    """Results of a two-parameter study, ``y = a² b`` with its gradient, at ``inputs``."""
+    from fesens.study.results import StudyResults
+
+    records = [{"sample": k, "inputs": {"a": a, "b": b}, "outputs": {"y": a * a * b},
+                "gradients": {"y": {"a": 2 * a * b, "b": a * a}}, "wall_time": 0.0,
+                "status": "ok", "error": "", "worker": ""} for k, (a, b) in enumerate(inputs)]
+    return StudyResults(records, ["a", "b"])
+
+
+def test_sweeps_say_what_their_lines_join(monkeypatch):
+    """A grid's samples are joined along each parameter; a Latin hypercube's are not (lines
+    through samples sorted by one parameter would zig-zag), and the title says so."""
+    from matplotlib.lines import Line2D
+
+    from fesens.plotting import study
+
+    def joining_lines(figure):  # the tangents are lines of two points
+        return [line for ax in figure.axes for line in ax.get_lines()
+                if isinstance(line, Line2D) and len(line.get_xdata()) > 2]
+
+    grid = drawn_figure(monkeypatch, study, study.plot_sweeps,
+                        study_of([(a, b) for a in (1.0, 2.0, 3.0) for b in (1.0, 2.0, 3.0)]),
+                        "unused.png")
+    assert len(joining_lines(grid)) == 2 * 3  # per parameter, one line per other value
+    assert grid._suptitle.get_text().startswith("sweeps: blue lines join samples whose other")
+    rng = np.random.default_rng(1)
+    hypercube = drawn_figure(monkeypatch, study, study.plot_sweeps,
+                             study_of(list(zip(rng.permutation(8) + rng.uniform(size=8),
+                                               rng.permutation(8) + rng.uniform(size=8),
+                                               strict=True))), "unused.png")
+    assert joining_lines(hypercube) == []
+    assert hypercube._suptitle.get_text().startswith("one dot per sample, no lines: no two")

@@ -3,8 +3,8 @@
 * :func:`plot_tornado`: the normalised sensitivity of each output to each parameter, bars
   sorted by size (sample mean; whiskers from the smallest to the largest sample value);
 * :func:`plot_sweeps`: each output against each parameter, joining samples that share the
-  other parameters' values (the lines of a grid design), with the local gradient drawn as a
-  short tangent through every sample;
+  other parameters' values (the lines of a grid design; a space-filling design has none, and
+  the title says so), with the local gradient drawn as a short tangent through every sample;
 * :func:`plot_scatter`: each output against each parameter, one dot per sample.
 """
 
@@ -107,10 +107,12 @@ def plot_sweeps(results: StudyResults, path: str | os.PathLike, *,
     other parameters are equal, and the gradient ``∂y/∂p`` as a tangent at every sample."""
     fig, axes, outputs, parameters = _panels(results, outputs, parameters)
     ok = results.ok()
+    joined = False
     for j, parameter in enumerate(parameters):
         x = results.value(parameter)
         half = TANGENT * np.ptp(x[ok]) if ok.any() else 0.0
         groups = _groups(results, parameter, ok)
+        joined |= any(len(group) > 1 for group in groups)
         for i, output in enumerate(outputs):
             ax = axes[i, j]
             y, dy = results.value(output), results.gradient(output, parameter)
@@ -122,7 +124,17 @@ def plot_sweeps(results: StudyResults, path: str | os.PathLike, *,
             ax.plot(segments_x, segments_y, color="tab:orange", linewidth=1.2)
             ax.scatter(x[ok], y[ok], s=8, color="tab:blue", zorder=3)
             ax.grid(alpha=0.3)
-    fig.suptitle(title or "sweeps: lines join samples with equal other parameters; "
-                          "orange: local gradient")
+    fig.suptitle(title or _sweeps_title(joined))
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def _sweeps_title(joined: bool) -> str:
+    """What the sweep picture's lines are: a grid's samples with the other parameters equal,
+    or none at all in a space-filling design (Latin hypercube, Sobol), where lines through
+    samples sorted by one parameter would zig-zag over the others' changes."""
+    gradient = "orange: the local gradient ∂y/∂p at each sample"
+    if joined:
+        return f"sweeps: blue lines join samples whose other parameters are equal\n{gradient}"
+    return ("one dot per sample, no lines: no two samples share the other parameters "
+            f"(a space-filling design)\n{gradient}")
