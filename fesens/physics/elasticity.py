@@ -50,6 +50,11 @@ from fesens.physics.spec import (
     SectionKey,
 )
 
+#: The 2D assumption and thickness when none is given: one rule for ``Elasticity(...)`` and
+#: for config files (their ``[physics]`` defaults are these).
+DEFAULT_PLANE = "stress"
+DEFAULT_THICKNESS = 1.0
+
 
 class ElasticSolution(Solution):
     """A solved :class:`Elasticity` model: displacements, strains, stresses.
@@ -257,15 +262,16 @@ class Elasticity(LinearModel):
     nu : float or array_like
         Poisson's ratio, scalar or per cell.
     plane : {"stress", "strain"}, optional
-        2D assumption (required for 2D meshes, not allowed in 3D).
+        2D assumption: plane stress (the default, as in config files) or plane strain.
+        Not allowed in 3D.
     thickness : float
-        Out-of-plane thickness (2D).
+        Out-of-plane thickness (2D; default 1, as in config files).
     quadrature_order : int, optional
 
     Examples
     --------
     >>> from fesens.mesh import rectangle
-    >>> model = Elasticity(rectangle(40, 10, 4.0, 1.0), E=210e9, nu=0.3, plane="stress")
+    >>> model = Elasticity(rectangle(40, 10, 4.0, 1.0), E=210e9, nu=0.3)  # plane stress
     >>> model.fix("left").traction("right", (0.0, -1e6))
     'surface0'
     >>> u = model.solve().displacement   # (n_points, 2)
@@ -285,9 +291,10 @@ class Elasticity(LinearModel):
     solution_class = ElasticSolution
     config = PhysicsConfig(
         options=(
-            Option("plane", "2D only: plane stress or strain", "stress",
+            Option("plane", "2D only: plane stress or strain", DEFAULT_PLANE,
                    choices=PLANE_ASSUMPTIONS, dims=(2,)),
-            Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),
+            Option("thickness", "2D only: out-of-plane thickness", DEFAULT_THICKNESS,
+                   dims=(2,)),
         ),
         material=("E", "nu", "alpha"),
         vector_field=True,
@@ -319,16 +326,17 @@ class Elasticity(LinearModel):
         nu=0.3,
         *,
         plane: str | None = None,
-        thickness: float = 1.0,
+        thickness: float = DEFAULT_THICKNESS,
         quadrature_order: int | None = None,
         alpha=0.0,
     ):
-        if mesh.dim == 2 and plane not in PLANE_ASSUMPTIONS:
-            raise ValueError(
-                f"2D elasticity needs plane='stress' or plane='strain', got {plane!r}"
-            )
         if mesh.dim == 3 and plane is not None:
             raise ValueError(f"plane={plane!r} applies to 2D meshes only; this mesh is 3D")
+        if mesh.dim == 2:
+            plane = DEFAULT_PLANE if plane is None else plane
+            if plane not in PLANE_ASSUMPTIONS:
+                raise ValueError(f"plane={plane!r} is not a 2D assumption: give plane='stress' "
+                                 "(the default) or plane='strain'")
         super().__init__(mesh, mesh.dim, thickness=thickness, quadrature_order=quadrature_order)
         self.plane = plane
         self.E = np.asarray(self.checked("E", E), dtype=float)

@@ -9,7 +9,7 @@ import pytest
 
 from fesens.adjoint import compliance
 from fesens.config import build_model, build_optimizer, build_problem, load_preset, resolve
-from fesens.mesh import rectangle
+from fesens.mesh import box, rectangle
 from fesens.opt import OC, SIMP, Continuation, DesignProblem, Heaviside, make_filter, optimize
 from fesens.physics import Elasticity, HeatConduction
 
@@ -38,6 +38,45 @@ def test_mbb_preset_is_top88():
         assert a["change"] == pytest.approx(b["change"], rel=1e-12)
     # top88 (Andreassen et al. 2011), MBB 60 x 20 at x = 0.5 everywhere: c = 1007.02
     assert from_config[0]["objective"] == pytest.approx(1007.02, abs=0.01)
+
+
+def test_python_and_config_default_to_the_same_2d_elasticity():
+    """Neither names plane nor thickness: both are plane stress, thickness 1."""
+    raw = tomllib.loads("""
+        [mesh]
+        type = "rectangle"
+        size = [3.0, 1.0]
+        cells = [6, 2]
+        [material]
+        E = 7.0
+        nu = 0.35
+        [[supports]]
+        group = "left"
+        [[loads]]
+        type = "traction"
+        group = "right"
+        value = [0.0, -1.0]
+        """)
+    from_config = build_model(resolve(raw, base_dir=ROOT, source="test", optimize=False))
+    by_hand = Elasticity(rectangle(6, 2, 3.0, 1.0), 7.0, 0.35)
+    by_hand.fix("left").traction("right", (0.0, -1.0))
+    assert (by_hand.plane, by_hand.thickness) == (from_config.plane, from_config.thickness) \
+        == ("stress", 1.0)
+    plane_stress = Elasticity(rectangle(6, 2, 3.0, 1.0), 7.0, 0.35, plane="stress",
+                              thickness=1.0).fix("left")
+    plane_stress.traction("right", (0.0, -1.0))
+    u = [model.solve().displacement for model in (from_config, by_hand, plane_stress)]
+    np.testing.assert_array_equal(u[0], u[1])
+    np.testing.assert_array_equal(u[1], u[2])
+
+
+def test_elasticity_refuses_an_unknown_plane_and_a_plane_in_3d():
+    with pytest.raises(ValueError, match=r"plane='stres' is not a 2D assumption: give "
+                                         r"plane='stress' \(the default\) or plane='strain'"):
+        Elasticity(rectangle(2, 1), plane="stres")
+    with pytest.raises(ValueError, match="plane='stress' applies to 2D meshes only"):
+        Elasticity(box(1, 1, 1), plane="stress")
+    assert Elasticity(box(1, 1, 1)).plane is None
 
 
 def test_heatsink_preset_fixes_the_middle_of_the_left_edge():

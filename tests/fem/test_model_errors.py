@@ -115,11 +115,6 @@ def test_unknown_solve_parameter_is_named():
         model.solve(density=np.ones(4))
 
 
-def test_plane_assumption_required_in_2d():
-    with pytest.raises(ValueError, match="plane='stress' or plane='strain'"):
-        Elasticity(rectangle(2, 2, cell_type="quad4"))
-
-
 def test_the_old_import_path_of_a_physics_names_the_new_one():
     with pytest.raises(ImportError, match=r"from fesens\.physics import Elasticity"):
         from fesens.fem import Elasticity  # noqa: F401
