@@ -10,6 +10,7 @@ observed rates ``log2(r_k / r_(k+1))`` approach 2.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -107,19 +108,60 @@ def taylor_test(fun: Callable, x, direction=None, *, step: float | None = None,
     return result
 
 
-def check_grad(fun: Callable, x, *, n_directions: int = 3, eps: float = 1e-6,
-               rtol: float = 1e-5, value_rtol: float = 1e-13, seed: int = 0) -> float:
-    """Compare ``∇f·h`` with central differences along random directions.
+#: Noise probe: ``f`` at ``x + j δ h``, ``j = 0 .. 4``, with ``δ`` this fraction of the scale of
+#: ``x`` (so small that the smooth part of ``f`` vanishes from the 3rd and 4th differences).
+NOISE_PROBE = 1e-6
+#: First finite-difference step, as a fraction of the scale of ``x`` along ``h``.
+TRIAL_STEP = 1e-3
+#: Multiple of the noise's standard deviation a value may be off by (the 5-point formula
+#: amplifies value errors of at most ``σ`` by ``1.5 σ / ε``; the estimate of ``σ`` from five
+#: values is itself uncertain).
+NOISE_FACTOR = 5.0
 
-    The central difference ``(f(x + εh) − f(x − εh)) / 2ε`` cannot resolve a directional
-    difference below its round-off floor ``value_rtol · max|f(x ± εh)| / ε`` (each value
-    carries a relative error of about ``value_rtol``: ~1e-13 for a direct solve, the
-    solver's ``rtol`` for an iterative one), so the error of each direction is
 
-        max(|∇f·h − FD| − floor, 0) / max(|∇f·h|, |FD|)
+def _noise(g, f0: float, delta: float) -> float:
+    """The standard deviation of the round-off in ``g`` (``t ↦ f(x + t h)``), from its 3rd
+    and 4th differences at the spacing ``delta`` (Moré and Wild's ECnoise, on five values);
+    never below the rounding of ``f0`` itself."""
+    values = np.array([f0, *(g(j * delta) for j in range(1, 5))])
+    size = max(float(np.max(np.abs(values))), np.finfo(float).tiny)  # no overflow in squares
+    estimates = []
+    for order in (3, 4):
+        differences = np.diff(values / size, order)
+        gamma = math.factorial(order) ** 2 / math.factorial(2 * order)
+        estimates.append(size * math.sqrt(gamma * float(np.mean(differences ** 2))))
+    return max(*estimates, 4.0 * np.finfo(float).eps * abs(f0))
 
-    and a derivative that is zero up to round-off (``f`` flat along ``h``) is not reported
-    as a 100 % error, while a wrong gradient whose error exceeds the floor still is.
+
+def _stencil(g, eps: float) -> tuple[float, float, float]:
+    """Central difference ``D1``, 5-point (Richardson) estimate ``D2`` and third
+    derivative of ``g`` at 0 with step ``eps``."""
+    g1, gm1, g2, gm2 = g(eps), g(-eps), g(2 * eps), g(-2 * eps)
+    d1 = (g1 - gm1) / (2 * eps)
+    d2 = (8 * (g1 - gm1) - (g2 - gm2)) / (12 * eps)
+    third = (g2 - 2 * g1 + 2 * gm1 - gm2) / (2 * eps**3)
+    return d1, d2, third
+
+
+def check_grad(fun: Callable, x, *, n_directions: int = 3, eps: float | None = None,
+               rtol: float = 1e-5, seed: int = 0) -> float:
+    """Compare ``∇f·h`` with finite differences along random directions, allowing for the
+    round-off of ``f`` measured on ``f`` itself.
+
+    For each direction ``h`` and ``g(t) = f(x + t h)``:
+
+    1. the noise ``σ`` of the values (round-off of the solves: ~1e-13 relative for one
+       direct solver, several times more for another, the ``rtol`` of an iterative one)
+       is estimated from the 3rd and 4th differences of ``g`` at tiny spacing;
+    2. the step ``ε`` balances truncation and noise, ``ε = (3σ / |g‴|)^(1/3)`` (``g‴``
+       from a trial stencil), unless ``eps`` is given;
+    3. the derivative is the 5-point (Richardson) estimate ``D2``; its error bound is the
+       difference from the central difference ``D1`` (the truncation left over) plus the
+       noise it amplifies, ``NOISE_FACTOR · σ / ε``.
+
+    The error of a direction is ``max(|∇f·h − D2| − bound, 0) / max(|∇f·h|, |D2|)``: a
+    right gradient whose differences are blurred by round-off passes, a gradient whose
+    error exceeds what round-off and truncation explain fails.
 
     Parameters
     ----------
@@ -129,12 +171,10 @@ def check_grad(fun: Callable, x, *, n_directions: int = 3, eps: float = 1e-6,
         The point.
     n_directions : int
         Number of random (seeded) directions ``h``.
-    eps : float
-        Finite-difference step along ``h``.
+    eps : float, optional
+        Finite-difference step along ``h``; default chosen from the measured noise.
     rtol : float
         Largest accepted error.
-    value_rtol : float
-        Relative accuracy of the values of ``fun``.
     seed : int
         Seed of the directions.
 
@@ -146,25 +186,40 @@ def check_grad(fun: Callable, x, *, n_directions: int = 3, eps: float = 1e-6,
     Raises
     ------
     AssertionError
-        If an error exceeds ``rtol``; the message gives both derivatives and the floor.
+        If an error exceeds ``rtol``; the message gives both derivatives and the bound.
     """
     rng = np.random.default_rng(seed)
-    _, dJ = value_and_grad(fun)(x)
+    f0, dJ = value_and_grad(fun)(x)
+    f0 = float(f0)
+    x_scale = max(1.0, max(np.max(np.abs(v), initial=0.0) for v in flatten(x)[0]))
     worst, report = 0.0, ""
     for _ in range(n_directions):
         h = _random_direction(x, rng)
-        f_plus, f_minus = float(fun(_axpy(x, eps, h))), float(fun(_axpy(x, -eps, h)))
-        fd = (f_plus - f_minus) / (2 * eps)
+        scale = x_scale / max(max(np.max(np.abs(v), initial=0.0) for v in flatten(h)[0]),
+                              1e-300)
+
+        def g(t, h=h):
+            return float(fun(_axpy(x, t, h)))
+
+        sigma = _noise(g, f0, NOISE_PROBE * scale)
+        step = TRIAL_STEP * scale if eps is None else eps
+        d1, d2, third = _stencil(g, step)
+        if eps is None and third != 0.0:
+            best = min(max((3 * sigma / abs(third)) ** (1 / 3), step / 1e3), step * 1e2)
+            if not step / 4 <= best <= step * 4:
+                step = best
+                d1, d2, third = _stencil(g, step)
         ad = _dot(dJ, h)
-        floor = value_rtol * max(abs(f_plus), abs(f_minus)) / eps
-        error = max(abs(ad - fd) - floor, 0.0) / max(abs(fd), abs(ad), 1e-300)
+        bound = abs(d2 - d1) + NOISE_FACTOR * sigma / step
+        error = max(abs(ad - d2) - bound, 0.0) / max(abs(d2), abs(ad), 1e-300)
         if error > worst:
             worst = error
-            report = (f"gradient·h = {ad:.10e}, central difference = {fd:.10e}, "
-                      f"round-off floor {floor:.1e}")
+            report = (f"gradient·h = {ad:.10e}, finite difference = {d2:.10e} (step "
+                      f"{step:.1e}, bound {bound:.1e} from noise {sigma:.1e} and truncation)")
     if worst > rtol:
         raise AssertionError(
             f"gradient check failed: relative error {worst:.3e} between the gradient and "
-            f"central differences (tolerance {rtol:.1e}): {report}"
+            f"finite differences (tolerance {rtol:.1e}) beyond what the measured round-off "
+            f"and truncation explain: {report}"
         )
     return worst

@@ -44,3 +44,50 @@ def test_taylor_rate_is_two_for_a_right_gradient_and_one_for_a_wrong_one():
     wrong = taylor_test(cube_with_rule(1.01), X, verbose=False)
     assert right.rate == pytest.approx(2.0, abs=0.1)
     assert wrong.rate < 1.2
+
+
+def simp_compliance():
+    """The SIMP compliance of a 60 x 20 quad4 cantilever and densities in [0.2, 1] at which
+    central differences of step 1e-6 differ from the (right) gradient by 1.5e-5 relative:
+    the round-off of the solves (~1e-12 relative), amplified by the step."""
+    from fesens.adjoint import Differentiable, compliance
+    from fesens.mesh import rectangle
+    from fesens.physics import Elasticity
+
+    mesh = rectangle(60, 20, 60.0, 20.0, cell_type="quad4")
+    model = Elasticity(mesh, E=1.0, nu=0.3, plane="stress")
+    model.fix("left")
+    model.point_load((60.0, 0.0), (0.0, -1.0))
+    problem = Differentiable(model, "cholmod")
+    rho = np.random.default_rng(1).uniform(0.2, 1.0, mesh.n_cells)
+    return (lambda x: compliance(problem.solve(scale=1e-9 + x**3))), rho
+
+
+def with_pullback(fun, change):
+    """``fun`` whose gradient passes through ``change`` (a wrong VJP rule of an identity)."""
+    identity = primitive(lambda x: x * 1.0, "identity")
+    defvjp(identity, lambda ans, x: change)
+    return lambda x: fun(identity(x))
+
+
+@pytest.mark.usefixtures("scratch_rules")
+def test_check_grad_with_defaults_passes_a_right_simp_gradient_blurred_by_solver_round_off():
+    """The right gradient passes on every direction; one off by 1e-3 relative, or with the
+    sign of its largest component flipped, fails on every direction."""
+    from fesens.ad import grad
+
+    fun, rho = simp_compliance()
+    for seed in range(3):
+        assert check_grad(fun, rho, seed=seed) < 1e-5
+    largest = int(np.argmax(np.abs(grad(fun)(rho))))
+
+    def flip(g):
+        g = np.array(g, dtype=float)
+        g[largest] = -g[largest]
+        return g
+
+    for change in (lambda g: (1 + 1e-3) * g, flip):
+        wrong = with_pullback(fun, change)
+        for seed in range(3):
+            with pytest.raises(AssertionError, match="gradient check failed"):
+                check_grad(wrong, rho, seed=seed)
