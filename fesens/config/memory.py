@@ -17,6 +17,7 @@ import math
 
 from fesens.config.checks import ConfigError
 from fesens.fem.matrix_free import MATRIX_FREE_CELL_TYPES
+from fesens.mesh.ground_structure import candidate_bars
 from fesens.solvers import solver_class
 from fesens.solvers.auto import prefers_direct
 from fesens.solvers.memory import available_bytes, factor_bytes
@@ -35,6 +36,9 @@ _ENTRY = 24
 #: 6228 MB for 3,168,963 unknowns (1,024,000 hex8 cells, ``benchmarks/bench_scale.py``,
 #: issue 16), rounded up.
 MATRIX_FREE_BYTES_PER_UNKNOWN = 2_100
+#: Peak bytes per candidate bar of a truss optimization on a ground structure: measured
+#: 1.37 GB over the start for 1,086,938 bars (``cells = [60, 30]``, no reach), rounded up.
+BYTES_PER_BAR = 1_400
 #: What each kind of solve holds, for the messages.
 _HOLDS = {"direct": "mesh, matrix and factorization",
           "iterative": "mesh and matrix of an iterative solver",
@@ -88,8 +92,12 @@ def check_mesh_memory(spec: dict, solver: dict) -> None:
     Raises
     ------
     ConfigError
-        Naming ``mesh.cells``, the estimate, the available memory and the override.
+        Naming ``mesh.cells``, the estimate, the available memory and the override (a
+        ground structure: ``mesh.reach`` and its number of bars).
     """
+    if spec["type"] == "ground_structure":
+        _check_ground_structure(spec)
+        return
     if spec["type"] not in ("rectangle", "box") or spec.get("allow_large"):
         return
     available = available_bytes()
@@ -100,3 +108,18 @@ def check_mesh_memory(spec: dict, solver: dict) -> None:
             f"mesh.cells = {spec['cells']} needs about {needed / 1e9:.3g} GB ({_HOLDS[kind]}),"
             f" more than the {available / 1e9:.3g} GB of memory available; use fewer cells, "
             "or set mesh.allow_large = true to build it anyway")
+
+
+def _check_ground_structure(spec: dict) -> None:
+    """Refuse a ground structure whose bars (:func:`~fesens.mesh.ground_structure.
+    candidate_bars`, :data:`BYTES_PER_BAR` each) exceed the available memory."""
+    available = available_bytes()
+    reach = spec.get("reach")
+    bars = candidate_bars(spec["cells"], reach)
+    needed = bars * BYTES_PER_BAR
+    if available is not None and needed > available:
+        given = "no mesh.reach" if reach is None else f"mesh.reach = {reach:g}"
+        raise ConfigError(
+            f"mesh.cells = {spec['cells']} with {given} gives {bars:,} candidate bars, which "
+            f"need about {needed / 1e9:.3g} GB, more than the {available / 1e9:.3g} GB of "
+            "memory available; give mesh.reach = a few grid steps (e.g. 3) or fewer cells")

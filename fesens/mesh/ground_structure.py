@@ -12,37 +12,54 @@ these shorter bars.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import gcd
 
 import numpy as np
 
-from fesens.errors import MeshError
+from fesens.errors import MeshError, TooLargeError
 from fesens.mesh.mesh import Mesh
 
 #: Side names of the grid: ``(lower, upper)`` per axis.
 _SIDES = (("left", "right"), ("bottom", "top"), ("back", "front"))
 
 
-def _offsets(dim: int, reach: float) -> np.ndarray:
+def _offsets(reach: float, shape: np.ndarray) -> np.ndarray:
     """Integer grid offsets of the candidate bars, one of each ``±`` pair, ``(n, dim)``.
 
     Offsets with ``|offset| ≤ reach`` whose components are coprime (no grid node between
-    the ends), and lexicographically positive (so each bar is listed once).
+    the ends), and lexicographically positive (so each bar is listed once); none longer
+    per axis than the grid of ``shape`` nodes (they would join no nodes). Built one value of
+    the first component at a time, so the candidates need no more than one slab in memory.
     """
-    r = int(np.floor(reach))
-    axes = [np.arange(-r, r + 1)] * dim
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dim)
-    keep = []
-    for offset in grid:
-        first = offset[np.flatnonzero(offset)[:1]]
-        if first.size == 0 or first[0] < 0 or np.linalg.norm(offset) > reach + 1e-9:
-            continue
-        divisor = 0
-        for component in offset:
-            divisor = gcd(divisor, abs(int(component)))
-        if divisor == 1:
-            keep.append(offset)
-    return np.array(keep, dtype=np.int64)
+    r = [int(min(np.floor(reach), n - 1)) for n in shape]
+    rest = np.stack(np.meshgrid(*[np.arange(-m, m + 1) for m in r[1:]], indexing="ij"),
+                    axis=-1).reshape(-1, len(shape) - 1)
+    rest_squared = (rest.astype(float) ** 2).sum(axis=1)
+    # lexicographically positive: a positive first component, or a zero one and a
+    # positive first non-zero component among the others
+    nonzero = rest != 0
+    rest_first = np.take_along_axis(rest, nonzero.argmax(axis=1)[:, None], axis=1)[:, 0]
+    kept = []
+    for first in range(0, r[0] + 1):
+        keep = np.sqrt(first**2 + rest_squared) <= reach + 1e-9
+        keep &= np.gcd.reduce(np.abs(rest), axis=1, initial=first) == 1
+        if first == 0:
+            keep &= rest_first > 0
+        kept.append(np.column_stack([np.full(int(keep.sum()), first), rest[keep]]))
+    return np.concatenate(kept).astype(np.int64)
+
+
+def _full_reach(divisions: Sequence[int], reach: float | None) -> float:
+    """``reach``, or the grid's diagonal (every pair of nodes) when None."""
+    return float(np.linalg.norm(divisions)) if reach is None else float(reach)
+
+
+def candidate_bars(divisions: Sequence[int], reach: float | None = None) -> int:
+    """The number of bars of :func:`ground_structure` ``(divisions, ..., reach=reach)``,
+    counted without building them (``Σ`` over the bar offsets ``o`` of the nodes
+    ``∏ (n_a + 1 − |o_a|)`` that have a partner at that offset)."""
+    shape = np.asarray(divisions, dtype=np.int64) + 1
+    offsets = _offsets(_full_reach(divisions, reach), shape)
+    return int(np.prod(np.maximum(shape - np.abs(offsets), 0), axis=1).sum())
 
 
 def ground_structure(
@@ -80,6 +97,9 @@ def ground_structure(
     MeshError
         Divisions that are not positive integers, sizes that are not positive, a reach
         that leaves the grid a mechanism.
+    TooLargeError
+        When the bars do not fit in memory (the message gives their number,
+        :func:`candidate_bars`).
     """
     divisions = tuple(divisions)
     dim = len(divisions)
@@ -93,19 +113,25 @@ def ground_structure(
     if not np.all(np.isfinite(lengths) & (lengths > 0)):
         raise MeshError(f"size must be positive finite numbers, got {tuple(size)}")
     shape = np.array(divisions) + 1
-    reach = float(np.linalg.norm(shape - 1)) if reach is None else float(reach)
+    reach = _full_reach(divisions, reach)
     if not reach >= np.sqrt(dim) - 1e-9:
         raise MeshError(f"reach={reach:g} grid steps leaves the grid without diagonals (a "
                         f"mechanism); give reach >= {np.sqrt(dim):.4g}")
     index = np.indices(tuple(shape[::-1])).reshape(dim, -1)[::-1].T  # x fastest
     strides = np.concatenate([[1], np.cumprod(shape[:-1])])
-    bars = []
-    for offset in _offsets(dim, reach):
-        start = index[np.all((index + offset >= 0) & (index + offset < shape), axis=1)]
-        bars.append(np.stack([start @ strides, (start + offset) @ strides], axis=1))
-    points = np.zeros(dim) if origin is None else np.asarray(origin, dtype=float)
-    points = points + index / np.maximum(shape - 1, 1) * lengths
-    mesh = Mesh(points, np.concatenate(bars), "line2")
+    try:
+        bars = []
+        for offset in _offsets(reach, shape):
+            start = index[np.all((index + offset >= 0) & (index + offset < shape), axis=1)]
+            bars.append(np.stack([start @ strides, (start + offset) @ strides], axis=1))
+        points = np.zeros(dim) if origin is None else np.asarray(origin, dtype=float)
+        points = points + index / np.maximum(shape - 1, 1) * lengths
+        mesh = Mesh(points, np.concatenate(bars), "line2")
+    except MemoryError:
+        raise TooLargeError(
+            f"a ground structure of {divisions} cells with reach {reach:g} has "
+            f"{candidate_bars(divisions, reach):,} candidate bars, more than the memory "
+            "holds; give a reach of a few grid steps or fewer cells") from None
     for axis in range(dim):
         lower, upper = _SIDES[axis]
         mesh.node_sets[lower] = np.flatnonzero(index[:, axis] == 0)

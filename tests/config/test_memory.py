@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from fesens.cli import cli
 from fesens.config import ConfigError, load_config, memory
 from fesens.config.memory import estimate_bytes
+from fesens.mesh.ground_structure import candidate_bars
 
 SMALL_MBB = (Path(__file__).resolve().parents[1] / "data" / "small_mbb.toml").read_text()
 
@@ -87,3 +88,43 @@ def test_fesens_optimize_exits_2_on_a_mesh_too_large(tmp_path):
     assert result.output.startswith("error: ")
     assert "big.toml: mesh.cells = [100000, 100000] needs about " in result.output
     assert not (tmp_path / "out").exists()
+
+
+TRUSS = """name = "truss"
+[mesh]
+type = "ground_structure"
+size = [2.0, 1.0]
+cells = [200, 100]
+[physics]
+type = "truss"
+[[supports]]
+group = "left"
+value = 0.0
+[[loads]]
+type = "point"
+point = [2.0, 0.0]
+value = [0.0, -1.0]
+[objective]
+type = "compliance"
+[constraints]
+volume_fraction = 0.1
+[filter]
+type = "none"
+"""
+
+
+def test_a_ground_structure_beyond_the_memory_is_refused_with_its_bars(tmp_path,
+                                                                         monkeypatch):
+    """[200, 100] without a reach is 125 million bars: once a MemoryError traceback."""
+    monkeypatch.setattr(memory, "available_bytes", lambda: 16e9)
+    path = tmp_path / "truss.toml"
+    path.write_text(TRUSS)
+    result = CliRunner().invoke(cli, ["optimize", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"error: {path}: mesh.cells = [200, 100] with no mesh.reach gives 125,265,288 "
+        "candidate bars, which need about 175 GB, more than the 16 GB of memory available; "
+        "give mesh.reach = a few grid steps (e.g. 3) or fewer cells\n")
+    assert not (tmp_path / "out").exists()
+    path.write_text(TRUSS.replace("cells = [200, 100]", "cells = [200, 100]\nreach = 3.0"))
+    assert load_config(path).mesh.n_cells == candidate_bars((200, 100), 3.0) == 159_700

@@ -15,7 +15,7 @@ from fesens.errors import (
     NonFiniteError,
 )
 from fesens.mesh import rectangle
-from fesens.mesh.ground_structure import ground_structure
+from fesens.mesh.ground_structure import candidate_bars, ground_structure
 from fesens.mesh.mesh import Mesh
 from fesens.physics import Elasticity
 from fesens.physics import truss as truss_module
@@ -155,6 +155,23 @@ def test_the_ground_structure_has_no_overlapping_bars():
         1 for i in range(n) for j in range(i + 1, n)
         if np.gcd(*np.rint(np.abs(mesh.points[j] - mesh.points[i])).astype(int)) > 1)
     assert ground_structure((2, 2, 1), (1.0, 1.0, 1.0), reach=2.0).dim == 3
+
+
+@pytest.mark.parametrize(("divisions", "reach"), [
+    ((4, 2), None), ((6, 3), 1.5), ((10, 4), 3.3), ((4, 3, 2), None), ((5, 5, 5), 2.0),
+    ((3, 2), 1e6)])
+def test_candidate_bars_counts_the_bars_without_building_them(divisions, reach):
+    """A reach far beyond the grid once built an offset grid of (2 reach + 1)² points;
+    offsets longer than the grid join no nodes."""
+    mesh = ground_structure(divisions, [1.0] * len(divisions), reach=reach)
+    assert candidate_bars(divisions, reach) == mesh.n_cells
+    if reach is not None and reach > 100:
+        assert mesh.n_cells == ground_structure(divisions, [1.0] * len(divisions)).n_cells
+
+
+def test_a_full_ground_structure_is_counted_at_once():
+    # 201 x 101 nodes, every pair without a node between them: 125 million bars
+    assert candidate_bars((200, 100)) == 125_265_288
 
 
 # ------------------------------------------------------------------ bad input
