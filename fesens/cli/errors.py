@@ -1,8 +1,9 @@
 """From exceptions to what the user sees: one ``error: ...`` line and an exit code.
 
-Exit codes of every fesens command: 0 success, 1 numerical failure (solver, NaN), 2 bad
-input (config, files, usage), 130 interrupted. Under ``mpirun`` a rank that fails exits at
-once with its code (:func:`fesens.mpi.exit_now`), so that ``mpirun`` ends the others.
+Exit codes of every fesens command: 0 success, 1 numerical failure (solver, NaN) or out of
+memory, 2 bad input (config, files, usage), 130 interrupted. Under ``mpirun`` a rank that
+fails exits at once with its code (:func:`fesens.mpi.exit_now`), so that ``mpirun`` ends
+the others.
 """
 
 from __future__ import annotations
@@ -56,8 +57,15 @@ class FesensGroup(click.Group):
         except NUMERICAL as exc:
             raise FesensCliError(f"numerical failure ({type(exc).__name__}): {exc}", 1) \
                 from None
+        except MemoryError as exc:
+            raise FesensCliError(out_of_memory(exc), 1) from None
         except BAD_INPUT as exc:
             raise FesensCliError(str(exc), 2) from None
+
+
+def out_of_memory(exc: MemoryError) -> str:
+    """The message of a MemoryError: a resource failure, not bad input (exit 1)."""
+    return f"out of memory: {exc}" if str(exc) else "out of memory"
 
 
 def run_command(command: click.Command) -> NoReturn:
@@ -74,7 +82,8 @@ def run_command(command: click.Command) -> NoReturn:
     ranks = launched()
     try:
         code = command(standalone_mode=False)
-    except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT) as exc:
+    except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT,
+            MemoryError) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         code = _report(exc, ranks)
     except BaseException:
@@ -109,5 +118,8 @@ def _report(exc: BaseException, ranks: World) -> int:
         else:
             exc.show()
         return exc.exit_code
+    if isinstance(exc, MemoryError):
+        click.echo(f"{prefix}error: {out_of_memory(exc)}", err=True)
+        return 1
     click.echo(f"{prefix}error: {exc}", err=True)
     return 1 if isinstance(exc, NUMERICAL) else 2

@@ -43,6 +43,8 @@ def parse_config(text: str, *, source: str, base_dir: Path, default_name: str = 
                        optimize=optimize)
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
+    except MemoryError as err:  # a mesh let through by mesh.allow_large
+        raise MemoryError(f"{source}: {err}") from None
 
 
 def load_config(path: str | Path, *, optimize: bool = True) -> Config:

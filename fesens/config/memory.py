@@ -22,7 +22,7 @@ from fesens.solvers import solver_class
 from fesens.solvers.auto import prefers_direct
 from fesens.solvers.memory import available_bytes, factor_bytes
 
-__all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes"]
+__all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes", "out_of_memory"]
 
 #: Per generated cell type: nodes per cell, nodes one node couples to, nodes per grid
 #: vertex (mid-edge, face and cell nodes of quadratic cells), cells per grid cell.
@@ -108,6 +108,23 @@ def check_mesh_memory(spec: dict, solver: dict) -> None:
             f"mesh.cells = {spec['cells']} needs about {needed / 1e9:.3g} GB ({_HOLDS[kind]}),"
             f" more than the {available / 1e9:.3g} GB of memory available; use fewer cells, "
             "or set mesh.allow_large = true to build it anyway")
+
+
+def out_of_memory(spec: dict, solver: dict, error: MemoryError) -> str:
+    """The one-line message of ``error``, raised while generating the mesh of the checked
+    ``[mesh]`` table ``spec`` (one ``allow_large`` let through, or one the estimate
+    underrated): its cells, the estimate, the available memory and the fix."""
+    cells, available = spec["cells"], available_bytes()
+    estimate = ""
+    if "cell_type" in spec:
+        kind = solve_kind(spec, solver)
+        estimate = (f" needs about {estimate_bytes(cells, spec['cell_type'], kind) / 1e9:.3g}"
+                    f" GB ({_HOLDS[kind]})")
+        if available is not None:
+            estimate += f" of the {available / 1e9:.3g} GB available"
+    override = " (mesh.allow_large = true)" if spec.get("allow_large") else ""
+    return (f"mesh.cells = {cells}{override}{estimate}: the machine ran out of memory "
+            f"building the mesh ({error}); use fewer cells")
 
 
 def _check_ground_structure(spec: dict) -> None:

@@ -57,7 +57,7 @@ from fesens.config.load_cases import (
     check_load_case_use,
     check_load_cases,
 )
-from fesens.config.memory import check_mesh_memory
+from fesens.config.memory import check_mesh_memory, out_of_memory
 from fesens.config.optimization_sections import (
     FILTER,
     OUTPUT,
@@ -228,6 +228,8 @@ def _make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
                                     origin=spec["origin"]), f"ground structure {nx}x{ny}"
     except MeshError as err:
         raise ConfigError(f"mesh: {err}") from None
+    except MemoryError as err:
+        raise MemoryError(out_of_memory(spec, solver, err)) from None
     path = _mesh_file(spec, base_dir)
     try:
         return read_mesh(path, spec.get("cell_type")), path.name

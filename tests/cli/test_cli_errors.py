@@ -162,3 +162,16 @@ def test_a_filter_radius_too_large_to_solve_is_refused_naming_the_key(tmp_path):
     assert error.startswith("error: ") and "small.toml: filter.radius = 1000000.0 is too " \
         "large: a Helmholtz filter" in error and "use a radius of 1.5 to 3 cell sizes" in error
     assert not out.exists()
+
+
+def test_running_out_of_memory_is_one_line_and_exit_1(config, tmp_path, monkeypatch):
+    """The last resort for an allocation no estimate foresaw: once a traceback."""
+    def allocate(*args, **kwargs):
+        raise MemoryError("Unable to allocate 29.1 TiB for an array with shape "
+                          "(2000001, 2000001) and data type int64")
+
+    monkeypatch.setattr(DesignProblem, "__init__", allocate)
+    out = tmp_path / "out"
+    result = run("optimize", config, "--out", out)
+    assert_one_line_error(result, 1, "out of memory: Unable to allocate 29.1 TiB")
+    assert not out.exists() or listing(out) == {}

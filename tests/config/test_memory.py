@@ -128,3 +128,20 @@ def test_a_ground_structure_beyond_the_memory_is_refused_with_its_bars(tmp_path,
     assert not (tmp_path / "out").exists()
     path.write_text(TRUSS.replace("cells = [200, 100]", "cells = [200, 100]\nreach = 3.0"))
     assert load_config(path).mesh.n_cells == candidate_bars((200, 100), 3.0) == 159_700
+
+
+def test_allow_large_beyond_the_machine_is_one_line_naming_the_size(tmp_path):
+    """Once a MemoryError traceback: now exit 1 (a resource failure, not bad input), one
+    line with the cells and the estimate, and no results folder."""
+    cells = f"[{10**7}, {10**7}]"
+    path = config_with(tmp_path, cells, "\nallow_large = true")
+    with pytest.raises(MemoryError, match=rf"mesh.cells = \[{10**7}, {10**7}\] \(mesh"
+                       r"\.allow_large = true\) needs about .* GB \(.*\).*: the machine ran "
+                       r"out of memory building the mesh \(.*\); use fewer cells"):
+        load_config(path)
+    result = CliRunner().invoke(cli, ["optimize", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: out of memory: {path}: mesh.cells = {cells}"), result.output
+    assert not (tmp_path / "out").exists()
