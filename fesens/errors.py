@@ -144,12 +144,6 @@ class Interrupted(Exception):  # noqa: N818 - it is a signal, not an error
     exit_code = 130
 
 
-class SlowSolverWarning(UserWarning):
-    """A slower solver backend is used because a faster one's optional library is missing
-    (e.g. SuperLU instead of CHOLMOD without scikit-sparse); the message says what to
-    install."""
-
-
 @contextmanager
 def writing(path: str | os.PathLike, temporary: str | os.PathLike | None = None
             ) -> Iterator[None]:

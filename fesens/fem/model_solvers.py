@@ -19,7 +19,7 @@ from fesens.mesh.structured import lattice_of
 from fesens.mpi import check_distributes, launched
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
 from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS, prefers_direct
-from fesens.solvers.base import SOLVER_ALIASES
+from fesens.solvers.base import SOLVER_ALIASES, warn_direct_fallback
 from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
 
@@ -95,7 +95,8 @@ class SolverChoice:
     def auto_solver(self) -> AutoChoice:
         """The backend ``auto`` stands for on this model, and why.
 
-        CHOLMOD (or the direct fallback of :data:`SOLVER_ALIASES`) in 2D and for 3D
+        CHOLMOD (or the direct fallback of :data:`SOLVER_ALIASES`, with a warning:
+        :func:`fesens.solvers.base.warn_direct_fallback`) in 2D and for 3D
         problems of at most :data:`AUTO_DIRECT_MAX_3D_UNKNOWNS` free unknowns whose
         estimated factor (:func:`fesens.solvers.memory.factor_bytes`) fits in the available
         memory; otherwise CG with geometric multigrid (``gmg``) on a structured mesh when
@@ -107,10 +108,11 @@ class SolverChoice:
             return AutoChoice("petsc", {"preconditioner": "amg"},
                               f"MPI launch on {ranks.size} ranks: PETSc's CG + GAMG solves "
                               "across them")
-        direct = str(solver_class("auto").name)
         needed, available = factor_bytes(n, dim), available_bytes()
         fits = available is None or needed <= available
         if prefers_direct(n, dim, needed, available, AUTO_DIRECT_MAX_3D_UNKNOWNS):
+            direct = str(solver_class("auto").name)
+            warn_direct_fallback(direct)
             size = (f"{dim}D" if dim < 3 else
                     f"3D with {n} <= {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns")
             return AutoChoice(direct, {}, f"{size}, factor about {needed / 2**20:.0f} MiB")

@@ -7,7 +7,8 @@ A model knows its dimension and mesh and resolves ``auto`` itself
 suggest the dimension (:data:`ROW_NNZ_3D`), estimates the factor
 (:func:`fesens.solvers.memory.factor_bytes`) and decides:
 
-* the direct backend of ``solver_class("auto")`` (CHOLMOD, else SuperLU) when the factor
+* the direct backend of ``solver_class("auto")`` (CHOLMOD, else SuperLU, which it says:
+  :func:`~fesens.solvers.base.warn_direct_fallback`) when the factor
   fits in the available memory and the matrix is 2D-like or has at most
   :data:`DIRECT_MAX_3D_UNKNOWNS` unknowns, or when it is not symmetric (CG needs SPD);
 * otherwise CG with the default preconditioner (AMG when pyamg is installed).
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.solvers.base import LinearSolver, solver_class
+from fesens.solvers.base import LinearSolver, solver_class, warn_direct_fallback
 from fesens.solvers.iterative import NearNullspace, is_symmetric
 from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
@@ -108,6 +109,8 @@ class AutoSolver(LinearSolver):
             self.choice, self.reason = choose(A, self.dim)
             self._backend = self._direct if self.choice == self._direct.name else self._cg()
             self._decided_for = size
+            if self._backend is self._direct:
+                warn_direct_fallback(self.choice)
         self._backend.factorize(A)
 
     def _cg(self) -> LinearSolver:

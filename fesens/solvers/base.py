@@ -26,24 +26,24 @@ from fesens.readonly import snapshot, unchanged
 
 
 class FesensPerformanceWarning(UserWarning):
-    """A slower code path is used because an optional dependency is missing."""
+    """A slower code path is used because an optional dependency is missing (e.g. SuperLU
+    instead of CHOLMOD without scikit-sparse); the message says what to install."""
 
 
 CHOLMOD_FALLBACK_MESSAGE = (
-    "scikit-sparse (CHOLMOD) is not installed; falling back to SuperLU, which is slower. "
-    "Install libsuitesparse-dev and scikit-sparse to enable it."
+    "CHOLMOD (scikit-sparse) is not installed, so solver 'auto' factorizes with SuperLU, "
+    "which is slower; to install it: `apt install libsuitesparse-dev`, then "
+    "`pip install scikit-sparse` (or `pip install \"fesens[cholmod]\"`)"
 )
 
 _REGISTRY: dict[str, type[LinearSolver]] = {}
 #: Aliases accepted wherever a backend name is: each stands for the first installed backend
-#: of its tuple (``"auto"`` warns once when it falls back from CHOLMOD).
+#: of its tuple (``"auto"`` says once when it factorizes without CHOLMOD:
+#: :func:`warn_direct_fallback`).
 SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
     "auto": ("cholmod", "superlu"),
     "lu": ("umfpack", "superlu"),
 }
-
-# The CHOLMOD fallback warning is issued once per process (tests reset this flag).
-_fallback_warned = False
 
 SolverT = TypeVar("SolverT", bound="LinearSolver")
 
@@ -372,9 +372,10 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
     name : str, default "auto"
         A registered backend (see :func:`available_solvers`) or an alias: ``"auto"``
         (:class:`~fesens.solvers.auto.AutoSolver`) picks at ``factorize``, from the size
-        and memory, CHOLMOD (else SuperLU, with a one-time :class:`FesensPerformanceWarning`)
-        or CG with AMG, for symmetric positive definite matrices; ``"lu"`` is UMFPACK, else
-        SuperLU. A model's ``"auto"`` knows its mesh (``SolverChoice.auto_solver``).
+        and memory, CHOLMOD (else SuperLU, with a :class:`FesensPerformanceWarning`:
+        :func:`warn_direct_fallback`) or CG with AMG, for symmetric positive definite
+        matrices; ``"lu"`` is UMFPACK, else SuperLU. A model's ``"auto"`` knows its mesh
+        (``SolverChoice.auto_solver``).
     **options
         Keyword arguments of the backend's constructor, e.g. ``rtol``, ``preconditioner``,
         ``maxiter`` (iterative), ``check_residual`` (direct; for ``"auto"`` also ``dim``).
@@ -392,8 +393,6 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
         If the backend's optional dependency is not installed.
     """
     cls = solver_class(name)
-    if name == "auto" and cls.name != "cholmod":
-        _warn_cholmod_fallback()
     if not cls.available():
         raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
     from fesens.solvers.auto import AutoSolver  # it imports this module
@@ -432,12 +431,30 @@ def solver_class(name: str) -> type[LinearSolver]:
     return _REGISTRY[name]
 
 
-def _warn_cholmod_fallback() -> None:
-    global _fallback_warned
-    if not _fallback_warned:
-        _fallback_warned = True
-        # stacklevel 3: the warning points at the caller of make_solver
-        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=3)
+def warn_direct_fallback(direct: str) -> None:
+    """Warn that ``auto`` factorizes with ``direct`` because CHOLMOD is missing (nothing
+    when ``direct`` is CHOLMOD, the first backend of ``SOLVER_ALIASES["auto"]``).
+
+    Called where ``auto`` has chosen a direct factorization: a model's choice
+    (:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`, once per set of Dirichlet
+    dofs) and a bare :class:`~fesens.solvers.auto.AutoSolver`'s (at a factorization that
+    decides). The warning always comes from this one line, so Python's default warning
+    filter, which shows a warning once per location, shows it once per process; fesens
+    keeps no flag of its own. (A change of the warning filters, such as
+    ``warnings.catch_warnings``, starts the count again.)
+
+    Parameters
+    ----------
+    direct : str
+        The direct backend chosen, e.g. ``"superlu"``.
+
+    Warns
+    -----
+    FesensPerformanceWarning
+        When ``direct`` is not CHOLMOD: what to install.
+    """
+    if direct != SOLVER_ALIASES["auto"][0]:
+        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=1)
 
 
 def relative_residual(A: sp.spmatrix | sp.sparray, x: np.ndarray, b: np.ndarray) -> float:

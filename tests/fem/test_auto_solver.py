@@ -102,3 +102,31 @@ def test_fesens_solve_and_optimize_print_the_choice(tmp_path):
                                       str(tmp_path / "opt"), "--max-iter", "1"])
     assert result.exit_code == 0, result.output
     assert "; solver: cholmod (auto: 2D" in result.output.splitlines()[0]
+
+
+def test_a_model_without_cholmod_says_once_that_superlu_is_slower(plenty_of_memory,
+                                                                   monkeypatch):
+    """The models' ``auto`` (not only a bare ``make_solver("auto")``) says it, once per
+    process under Python's default warning filter, however many solves and models."""
+    import warnings
+
+    import fesens.solvers.cholmod as cholmod_module
+    from fesens.solvers import FesensPerformanceWarning
+
+    monkeypatch.setattr(cholmod_module, "_cholmod", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            model = cantilever(rectangle(8, 4))
+            model.traction("right", (0.0, -1.0))
+            model.solve()
+            model.solve(E=2.0)
+    assert model.solver_choice == "superlu"
+    assert [item.category for item in caught] == [FesensPerformanceWarning]
+    assert "pip install scikit-sparse" in str(caught[0].message)
+    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    with warnings.catch_warnings():  # an iterative choice factorizes nothing: no warning
+        warnings.simplefilter("error")
+        model = cantilever(box(8, 4, 4))
+        model.traction("right", (0.0, 0.0, -1.0))
+        model.solve()

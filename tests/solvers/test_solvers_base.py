@@ -39,12 +39,6 @@ STAT_KEYS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _reset_fallback_warning(monkeypatch):
-    """The CHOLMOD fallback warning is once per process: start every test unwarned."""
-    monkeypatch.setattr(base, "_fallback_warned", False)
-
-
 @pytest.fixture(scope="module")
 def spd_system():
     """A 2D Laplacian (n = 100), three right-hand sides and the dense solution."""
@@ -123,19 +117,39 @@ def test_auto_is_cholmod_when_installed(spd_system):
     assert solver.stats["choice"] == "cholmod"
 
 
-def test_auto_falls_back_to_superlu_and_warns_once(monkeypatch, spd_system):
+def test_auto_falls_back_to_superlu_and_says_how_to_install_cholmod(monkeypatch, spd_system):
     monkeypatch.setattr(cholmod_module, "_cholmod", None)
+    solver = make_solver("auto")  # nothing is said before the choice
     with pytest.warns(FesensPerformanceWarning) as record:
-        solver = make_solver("auto")
-    solver.factorize(spd_system[0])
+        solver.factorize(spd_system[0])
     assert isinstance(solver.backend, SuperLUSolver)
     assert solver.stats["choice"] == "superlu"
     assert len(record) == 1
-    assert str(record[0].message) == base.CHOLMOD_FALLBACK_MESSAGE
-    assert record[0].filename == __file__  # points at the caller of make_solver
+    message = str(record[0].message)
+    assert message == base.CHOLMOD_FALLBACK_MESSAGE
+    assert "SuperLU" in message and "slower" in message
+    assert "apt install libsuitesparse-dev" in message and "pip install scikit-sparse" in message
+    assert 'pip install "fesens[cholmod]"' in message
+    assert record[0].filename == base.__file__  # one location: the default filter's "once"
+
+
+def test_the_fallback_warning_is_shown_once_by_the_default_filter(monkeypatch, spd_system):
+    monkeypatch.setattr(cholmod_module, "_cholmod", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own setting for UserWarning
+        for _ in range(3):
+            make_solver("auto").factorize(spd_system[0])
+    assert [item.category for item in caught] == [FesensPerformanceWarning]
+
+
+def test_auto_with_cholmod_or_an_iterative_choice_says_nothing(monkeypatch, spd_system):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        make_solver("auto").factorize(spd_system[0])  # no second warning
+        if cholmod_available():
+            make_solver("auto").factorize(spd_system[0])
+        monkeypatch.setattr(cholmod_module, "_cholmod", None)
+        make_solver("superlu").factorize(spd_system[0])  # asked for by name
+        base.warn_direct_fallback("cholmod")
 
 
 def test_explicit_cholmod_without_scikit_sparse_raises(monkeypatch):
@@ -213,9 +227,9 @@ def test_solver_class_is_the_class_make_solver_makes(name, spd_system):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FesensPerformanceWarning)  # auto without CHOLMOD
         solver = make_solver(name)
-    if name == "auto":
-        solver.factorize(spd_system[0])
-        solver = solver.backend
+        if name == "auto":
+            solver.factorize(spd_system[0])
+            solver = solver.backend
     assert type(solver) is solver_class(name)
 
 
