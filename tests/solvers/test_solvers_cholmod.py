@@ -74,11 +74,22 @@ def test_pure_neumann_laplacian_with_a_zero_pivot_is_singular():
         make_solver("cholmod").factorize(laplacian_1d(8, dirichlet=False))
 
 
-def test_pure_neumann_laplacian_with_a_rounded_pivot_is_singular():
-    # The last pivot of the 2D case rounds to a tiny positive number, so the factorization
-    # succeeds; the residual check of the first solve diagnoses the matrix.
+def test_pure_neumann_laplacian_2d_is_singular_whichever_way_its_last_pivot_rounds():
+    # The last pivot of the 2D case is zero rounded: +1.8e-15, +4e-16 or not positive,
+    # depending on the BLAS kernel; the factorization or the first solve diagnoses it.
     solver = make_solver("cholmod")
-    solver.factorize(laplacian_2d(6, dirichlet=False))
+    with pytest.raises(SingularMatrixError, match="Dirichlet conditions are probably missing"):
+        solver.factorize(laplacian_2d(6, dirichlet=False))
+        solver.solve(random_rhs(36))
+
+
+def test_a_tiny_positive_pivot_factors_and_the_residual_check_diagnoses_the_matrix():
+    # Shifted by 1e-13 I, the last pivot is about 36 x 1e-13 (the shift times the size, by
+    # the constant null vector), far above the ~1e-15 the kernels' rounding moves it by: the
+    # factorization succeeds everywhere. The first solve's relative residual (6e-4 to 7e-4
+    # under the OpenBLAS kernels tried) is far above the check's 1e-6.
+    solver = make_solver("cholmod")
+    solver.factorize((laplacian_2d(6, dirichlet=False) + 1e-13 * sp.eye(36)).tocsr())
     with pytest.raises(SingularMatrixError, match="Dirichlet conditions are probably missing"):
         solver.solve(random_rhs(36))
 
