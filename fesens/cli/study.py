@@ -188,7 +188,8 @@ def _study(spec, folder, client, workers: int | None, *, resume: bool, force: bo
     start = time.perf_counter()
     try:
         results = run_study(spec.model, spec.design, out=folder.path, workers=workers,
-                            scheduler=client, resume=resume, progress=not quiet)
+                            scheduler=client, resume=resume, progress=not quiet,
+                            fingerprint=spec.fingerprint)
     except WriteError:
         raise
     except OSError as err:

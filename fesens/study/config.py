@@ -55,6 +55,7 @@ from fesens.config.checks import (
     string,
     unknown_key,
 )
+from fesens.config.fingerprint import data_fingerprint, problem_fingerprint
 from fesens.config.loading import read_toml
 from fesens.config.physics_keys import response_kind, response_variants
 from fesens.config.selections import nearest_node, nodes
@@ -135,6 +136,18 @@ class StudySpec:
     config: Config
     design: Design
     model: ParametricModel
+
+    @property
+    def fingerprint(self) -> str:
+        """The hash of what the study computes: its base config's problem (mesh content
+        and sections, :mod:`fesens.config.fingerprint`) and its design, parameters and
+        outputs; not its name and description."""
+        labels = ("name", "description")
+        base = {part: digest for part, digest in problem_fingerprint(self.config).items()
+                if part not in labels}
+        study = {key: value for key, value in self.data.items()
+                 if key not in (*labels, "base_config")}
+        return data_fingerprint({"base_config": base, "study": study})
 
 
 # ------------------------------------------------------------------ pieces

@@ -2,7 +2,9 @@
 soon as the sample finishes, so nothing is lost when the study stops.
 
 A resumed study reads the journal back and skips the samples it holds. A last line cut
-short by a crash is dropped (and truncated before anything new is appended). Each sample id
+short by a crash is dropped (and truncated before anything new is appended). Each line
+carries the study's fingerprint, when it has one (``StudySpec.fingerprint``): a resume
+refuses lines of another study even when ``study.json`` was deleted. Each sample id
 is written at most once. An ``OSError`` while writing (a full disk) becomes a
 :class:`~fesens.errors.WriteError` naming the journal.
 """
@@ -55,10 +57,14 @@ class Journal:
     ----------
     path : Path
         The ``results.jsonl`` file.
+    fingerprint : str, optional
+        What the samples are computed for: written with each record, and a record read
+        back with another one is refused.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, fingerprint: str | None = None):
         self.path = Path(path)
+        self.fingerprint = fingerprint
         self._handle = None
         self._written: set[int] = set()
 
@@ -80,6 +86,12 @@ class Journal:
                 record = _load_record(line)
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise JournalError(f"{self.path}:{number}: not a study record ({err})") from None
+            stamp = record.pop("fingerprint", None)
+            if self.fingerprint is not None and stamp != self.fingerprint:
+                raise JournalError(
+                    f"{self.path}:{number}: this sample was computed for another study (its "
+                    "fingerprint of the base config, mesh, parameters and outputs differs); "
+                    "start over with --force or use another --out")
             if record["sample"] not in seen:
                 seen.add(record["sample"])
                 records.append(record)
@@ -123,7 +135,9 @@ class Journal:
             raise JournalError("the journal is not open")
         if record["sample"] in self._written:
             return False
-        line = json.dumps(_clean(record), ensure_ascii=False, allow_nan=False)
+        stamped = record if self.fingerprint is None else {**record,
+                                                           "fingerprint": self.fingerprint}
+        line = json.dumps(_clean(stamped), ensure_ascii=False, allow_nan=False)
         with writing(self.path):
             self._handle.write(line + "\n")
             self._handle.flush()

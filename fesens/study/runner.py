@@ -83,7 +83,8 @@ def _records(model: ParametricModel, pending: list, workers: int | None, schedul
 def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike | None = None,
               workers: int | None = None, scheduler=None, resume: bool = False,
               progress: bool = True, retries: int = 2, max_attempts: int = 3,
-              blas_threads: int | None = 1, scheduler_timeout: float = 10.0) -> StudyResults:
+              blas_threads: int | None = 1, scheduler_timeout: float = 10.0,
+              fingerprint: str | None = None) -> StudyResults:
     """Evaluate ``model`` with gradients at every sample of ``design``.
 
     Parameters
@@ -114,6 +115,9 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
         leaves the libraries' defaults. In-process runs are not limited.
     scheduler_timeout : float
         Seconds to wait for the scheduler at a ``scheduler`` address to answer.
+    fingerprint : str, optional
+        What the study computes (:attr:`fesens.study.config.StudySpec.fingerprint`): stored
+        with each journal line; a resume refuses lines of another one.
 
     Returns
     -------
@@ -124,7 +128,7 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
     ------
     JournalError
         ``out`` holds another run's results and ``resume`` is False, or they were made
-        with a different design.
+        with a different design or ``fingerprint``.
     SchedulerError
         The scheduler did not answer within ``scheduler_timeout`` seconds.
     WriteError
@@ -140,7 +144,7 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
         raise ValueError(f"workers must be an integer ≥ 0, got {workers!r}")
     if resume and out is None:
         raise ValueError("resume needs the results folder (out=) of the study to continue")
-    journal = None if out is None else Journal(Path(out) / JOURNAL)
+    journal = None if out is None else Journal(Path(out) / JOURNAL, fingerprint)
     finished: list[dict] = []
     if journal is not None:
         finished = journal.open(resume=resume)

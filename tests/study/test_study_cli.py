@@ -212,3 +212,27 @@ def test_a_study_under_mpirun_is_refused_on_every_rank(tmp_path):
     assert "does not run under mpirun" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("old", "new"), [(None, None), ("value = 0.1", "value = 0.2"),
+                                          ("cells = [12, 4]", "cells = [24, 2]")])
+def test_resume_after_study_json_was_deleted_checks_the_journals_fingerprint(tmp_path, old,
+                                                                            new):
+    """The journal's lines carry the study's fingerprint: a base config changed behind a
+    deleted study.json is refused; the same study resumes."""
+    study, out = write(tmp_path), tmp_path / "out"
+    assert invoke(study, "--out", out, "--workers", 0, "-q").exit_code == 0
+    journal = out / "results.jsonl"
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:2]))
+    (out / "study.json").unlink()
+    if old is not None:
+        (tmp_path / "base.toml").write_text(edited(old, new, BASE))
+    kept = journal.read_bytes()
+    result = invoke(study, "--out", out, "--workers", 0, "--resume", "-q")
+    if old is None:
+        assert result.exit_code == 0, result.output
+        assert len(journal.read_text().splitlines()) == 4
+        return
+    assert result.exit_code == 2, result.output
+    assert "computed for another study" in result.output and "--force" in result.output
+    assert journal.read_bytes() == kept
