@@ -135,6 +135,11 @@ def _in_bounds(x: float, low, high, low_open, high_open) -> bool:
     return high is None or not (x > high or (high_open and x == high))
 
 
+#: Largest magnitude of a config number (and 1 / it the smallest non-zero one): a few of
+#: them multiplied, or squared, stay within the float range (1e±308).
+LARGEST_MAGNITUDE = 1e50
+
+
 def number(low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False) -> Callable:
     """A finite number (TOML integer or float) within optional bounds; returns a float."""
@@ -146,6 +151,12 @@ def number(low: float | None = None, high: float | None = None, *, low_open: boo
             raise invalid(path, value, expected)
         if not _in_bounds(value, low, high, low_open, high_open):
             raise invalid(path, value, expected)
+        if value != 0 and not 1.0 / LARGEST_MAGNITUDE <= abs(value) <= LARGEST_MAGNITUDE:
+            raise ConfigError(
+                f"{path} = {show(value)} is not allowed: a number's magnitude must lie in "
+                f"[{1.0 / LARGEST_MAGNITUDE:g}, {LARGEST_MAGNITUDE:g}] (or be 0), so that the "
+                "products of the parameters (E·thickness, h·area, ...) and their squares stay "
+                "finite; check its units")
         return float(value)
 
     return check

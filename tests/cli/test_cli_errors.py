@@ -175,3 +175,18 @@ def test_running_out_of_memory_is_one_line_and_exit_1(config, tmp_path, monkeypa
     result = run("optimize", config, "--out", out)
     assert_one_line_error(result, 1, "out of memory: Unable to allocate 29.1 TiB")
     assert not out.exists() or listing(out) == {}
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("E = 1.0", "E = 1e300", "material.E = 1e+300"),
+    ("E = 1.0", "E = 1e-300", "material.E = 1e-300"),
+    ('plane = "stress"', 'plane = "stress"\nthickness = 1e200', "physics.thickness = 1e+200"),
+    ("E = 1.0", "E = 1.0\ndensity = 1e300", "material.density = 1e+300")])
+def test_extreme_values_are_refused_naming_the_key(tmp_path, old, new, key):
+    """E = 1e-300 once solved with an overflow warning and max |u| = inf; E·thickness =
+    1e400, a density of 1e300: a NaN residual blamed on missing Dirichlet conditions."""
+    result = run("solve", write_config(tmp_path, edit(SMALL_MBB, old, new)), "--out",
+                 tmp_path / "out")
+    assert_one_line_error(result, 2, f"{key} is not allowed: a number's magnitude must lie "
+                          "in [1e-50, 1e+50] (or be 0)", "check its units")
+    assert not (tmp_path / "out").exists()
