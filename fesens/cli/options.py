@@ -36,6 +36,7 @@ def output_options(default_out: str):
 def load_source(config_path: Path | None, preset: str | None, *, optimize: bool):
     """The resolved config of CONFIG or of --preset NAME (exactly one of them)."""
     from fesens.config import ConfigWarning, load_config, load_preset
+    from fesens.mesh.io import CoincidentNodesWarning
 
     if config_path is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset NAME, not both")
@@ -45,6 +46,7 @@ def load_source(config_path: Path | None, preset: str | None, *, optimize: bool)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConfigWarning)
+        warnings.simplefilter("always", CoincidentNodesWarning)
         config = (load_preset(preset, optimize=optimize) if preset is not None
                   else load_config(config_path, optimize=optimize))
     if world().is_root:
@@ -54,12 +56,13 @@ def load_source(config_path: Path | None, preset: str | None, *, optimize: bool)
 
 
 def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Each config warning as one ``warning: ...`` line on stderr (also with --quiet);
-    other warnings go on to Python's handler."""
+    """Each config warning (and a mesh file's coincident nodes) as one ``warning: ...``
+    line on stderr (also with --quiet); other warnings go on to Python's handler."""
     from fesens.config import ConfigWarning
+    from fesens.mesh.io import CoincidentNodesWarning
 
     for item in caught:
-        if issubclass(item.category, ConfigWarning):
+        if issubclass(item.category, ConfigWarning | CoincidentNodesWarning):
             click.echo(f"warning: {item.message}", err=True)
         else:
             warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)

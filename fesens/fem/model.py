@@ -57,6 +57,7 @@ from fesens.fem.rigid_modes import free_rigid_modes
 from fesens.fem.shape import averaged_gradients, cell_volumes
 from fesens.fem.solution import Solution
 from fesens.mesh.cell_types import BAR_CELL_TYPES
+from fesens.mesh.connectivity import node_parts
 from fesens.mesh.mesh import Mesh
 from fesens.readonly import snapshot, unchanged
 
@@ -313,6 +314,35 @@ class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ModalAnalysis, A
                 f"free rigid-body motion(s): {', '.join(free)}. Fix more nodes or components "
                 "with model.fix(...)."
             )
+        self._check_parts(dofs)
+
+    def _check_parts(self, dofs: np.ndarray) -> None:
+        """Refuse a part of the mesh, joined to the rest by no cell, that its own Dirichlet
+        conditions leave free to move (its stiffness rows are singular on their own)."""
+        n_parts, part = node_parts(self.mesh.cells, self.mesh.n_points)
+        if n_parts == 1:
+            return
+        nc = self.n_components
+        # each node's index within its part: the parts' nodes in order, numbered from 0
+        order = np.argsort(part, kind="stable")
+        starts = np.searchsorted(part[order], np.arange(n_parts))
+        local = np.empty(self.mesh.n_points, dtype=np.int64)
+        local[order] = np.arange(self.mesh.n_points) - starts[part[order]]
+        cells_per_part = np.bincount(part[self.mesh.cells[:, 0]], minlength=n_parts)
+        for p in np.flatnonzero(cells_per_part):  # nodes of no cell are not this check's
+            nodes = order[starts[p]:starts[p] + np.count_nonzero(part == p)]
+            mine = dofs[part[dofs // nc] == p]
+            free = free_rigid_modes(self.mesh.points[nodes], local[mine // nc] * nc + mine % nc,
+                                    nc)
+            if free:
+                n_cells = int(cells_per_part[p])
+                centre = ", ".join(f"{c:.4g}" for c in self.mesh.points[nodes].mean(axis=0))
+                raise SingularMatrixError(
+                    f"the stiffness matrix is singular: part {p + 1} of the {n_parts} parts of "
+                    f"the mesh ({n_cells} cells, {len(nodes)} nodes, around ({centre})) is "
+                    "joined to the rest by no cell and its Dirichlet conditions leave free: "
+                    f"{', '.join(free)}. Merge its nodes with the rest where they coincide "
+                    "(e.g. Gmsh's Coherence, meshio's merge tolerance) or fix it")
 
     def stiffness(self, block: str = "ff", points=None, **parameters):
         """Traced block of ``K`` (``"ff"``: ``K_ff``, ``"fc"``: ``K_fc``) as a

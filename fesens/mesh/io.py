@@ -44,11 +44,17 @@ from fesens.mesh.cell_types import (
     VOLUME_CELL_TYPES,
     cell_type,
 )
+from fesens.mesh.connectivity import coincident_nodes
 from fesens.mesh.mesh import FacetSet, Mesh
 from fesens.mesh.validation import checked_connectivity
 
 #: Field values given per point or per cell: name -> array ``(n,)`` or ``(n, k)``.
 FieldData = Mapping[str, np.ndarray]
+
+
+class CoincidentNodesWarning(UserWarning):
+    """Nodes of a mesh file at the same place: parts meshed apart and never merged, which
+    are then not joined (the message counts them and gives the first's position)."""
 
 
 class ReorientedCellsWarning(UserWarning):
@@ -102,6 +108,13 @@ def read_mesh(path: str | os.PathLike, cell_type: str | None = None) -> Mesh:
         warnings.warn(f"{path}: {n_reoriented} of {mesh.n_cells} {mesh.cell_type} cells were "
                       "numbered clockwise and have been reoriented", ReorientedCellsWarning,
                       stacklevel=2)
+    pairs = coincident_nodes(mesh.points)
+    if len(pairs):
+        where = ", ".join(f"{c:.4g}" for c in mesh.points[pairs[0, 0]])
+        warnings.warn(f"{path}: {len(np.unique(pairs))} nodes coincide with another node (the "
+                      f"first at ({where})): the cells on either side are not joined there; "
+                      "merge them (Gmsh's Coherence, or a merge tolerance in the mesher or "
+                      "meshio)", CoincidentNodesWarning, stacklevel=2)
     return mesh
 
 

@@ -190,3 +190,34 @@ def test_extreme_values_are_refused_naming_the_key(tmp_path, old, new, key):
     assert_one_line_error(result, 2, f"{key} is not allowed: a number's magnitude must lie "
                           "in [1e-50, 1e+50] (or be 0)", "check its units")
     assert not (tmp_path / "out").exists()
+
+
+def test_coincident_nodes_of_a_mesh_file_are_one_warning_line(tmp_path):
+    """Two halves of a beam meshed apart and never merged once solved silently (their
+    compliance more than 3 times the beam's)."""
+    import meshio
+
+    from fesens.mesh import rectangle
+
+    mesh = rectangle(20, 4, 100.0, 20.0)
+    points, cells = mesh.points.copy(), mesh.cells.copy()
+    on = np.flatnonzero(np.isclose(points[:, 0], 50.0))
+    renumbered = np.arange(len(points))
+    renumbered[on] = np.arange(len(points), len(points) + len(on))
+    right = mesh.cell_centroids()[:, 0] > 50.0
+    cells[right] = renumbered[cells[right]]
+    meshio.write(tmp_path / "split.vtu", meshio.Mesh(
+        np.pad(np.vstack([points, points[on]]), ((0, 0), (0, 1))), [("quad", cells)]))
+    # both ends clamped, so that each half is held on its own
+    text = edit(edit(edit(edit(
+        SMALL_MBB, 'type = "rectangle"\nsize = [24.0, 8.0]\ncells = [24, 8]',
+        'type = "file"\nfile = "split.vtu"'),
+        'group = "left"\ncomponents = ["x"]', "region = { min = [0.0, 0.0], max = [0.0, 20.0] }"),
+        'point = [24.0, 0.0]\ncomponents = ["y"]',
+        "region = { min = [100.0, 0.0], max = [100.0, 20.0] }"),
+        "point = [0.0, 8.0]", "point = [50.0, 20.0]")
+    result = run("solve", write_config(tmp_path, text), "--out", tmp_path / "out", "-q")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith(
+        "warning: ") and "split.vtu: 10 nodes coincide with another node (the first at " \
+        "(50, 0)): the cells on either side are not joined there; merge them" in result.output

@@ -10,7 +10,7 @@ from fesens.errors import (
     SingularMatrixError,
     UnknownGroupError,
 )
-from fesens.mesh import rectangle
+from fesens.mesh import Mesh, rectangle
 from fesens.physics import Elasticity, HeatConduction
 
 
@@ -118,3 +118,21 @@ def test_unknown_solve_parameter_is_named():
 def test_the_old_import_path_of_a_physics_names_the_new_one():
     with pytest.raises(ImportError, match=r"from fesens\.physics import Elasticity"):
         from fesens.fem import Elasticity  # noqa: F401
+
+
+@pytest.mark.parametrize("physics", [Elasticity, HeatConduction])
+def test_a_part_joined_to_nothing_supported_is_refused_naming_it(physics):
+    """A cell that shares no node with the supported rest: its stiffness rows are singular
+    on their own, whatever holds the rest."""
+    mesh = rectangle(4, 2, 4.0, 2.0)
+    n = mesh.n_points
+    detached = Mesh(np.vstack([mesh.points, [[10, 10], [11, 10], [11, 11], [10, 11]]]),
+                    np.vstack([mesh.cells, [[n, n + 1, n + 2, n + 3]]]), "quad4")
+    model = physics(detached)
+    model.fix(lambda x: x[:, 0] < 1e-9)
+    with pytest.raises(SingularMatrixError, match=r"part 2 of the 2 parts of the mesh \(1 "
+                       r"cells, 4 nodes, around \(10.5, 10.5\)\) is joined to the rest by no "
+                       r"cell and its Dirichlet conditions leave free: .*Merge its nodes"):
+        model.solve()
+    model.fix(lambda x: x[:, 0] > 10.9)  # the part held on its own: a valid model
+    assert np.all(np.isfinite(model.solve().u))

@@ -19,6 +19,8 @@ from fesens.mesh import (
     write_mesh,
 )
 from fesens.mesh.cell_types import MIDSIDE_EDGES
+from fesens.mesh.connectivity import coincident_nodes, node_parts
+from fesens.mesh.io import CoincidentNodesWarning
 from fesens.mesh.validation import corner_jacobian_ratios
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -330,3 +332,28 @@ def test_xdmf_write_outside_with_block(tmp_path):
     series = XdmfSeriesWriter(tmp_path / "s.xdmf", rectangle(1, 1))
     with pytest.raises(MeshError, match="inside its with-block"):
         series.write(0.0, point_data={})
+
+
+def split_beam(tmp_path: Path) -> Path:
+    """A 20 x 4 beam on [0, 100] x [0, 20] whose halves are meshed apart: the 5 nodes at
+    x = 50 are there twice, once for each half."""
+    mesh = rectangle(20, 4, 100.0, 20.0)
+    points, cells = mesh.points.copy(), mesh.cells.copy()
+    on = np.flatnonzero(np.isclose(points[:, 0], 50.0))
+    renumbered = np.arange(len(points))
+    renumbered[on] = np.arange(len(points), len(points) + len(on))
+    right = mesh.cell_centroids()[:, 0] > 50.0
+    cells[right] = renumbered[cells[right]]
+    return _write_raw(tmp_path / "split.vtu", np.pad(np.vstack([points, points[on]]),
+                                                     ((0, 0), (0, 1))), [("quad", cells)])
+
+
+def test_coincident_nodes_of_a_file_are_reported_with_the_fix(tmp_path):
+    with pytest.warns(CoincidentNodesWarning, match=r"split\.vtu: 10 nodes coincide with "
+                      r"another node \(the first at \(50, 0\)\): the cells on either side are "
+                      r"not joined there; merge them \(Gmsh's Coherence"):
+        mesh = read_mesh(split_beam(tmp_path))
+    assert node_parts(mesh.cells, mesh.n_points)[0] == 2
+    assert len(coincident_nodes(read_mesh(_write_raw(
+        tmp_path / "whole.vtu", np.pad(UNIT_SQUARE, ((0, 0), (0, 1))),
+        [("triangle", [[0, 1, 2], [0, 2, 3]])])).points)) == 0
