@@ -258,6 +258,27 @@ def check_sections(raw: dict, physics: type[LinearModel], mesh, label: str,
     return out
 
 
+def anchors_the_field(physics: type[LinearModel], sections: dict[str, Any]) -> bool:
+    """Whether the checked ``sections`` (of :func:`check_sections`) remove the null space of
+    the stiffness, so that the model needs no support: a table of a section that declares
+    ``anchors`` with that key > 0 (its facets are never empty: the selection is checked)."""
+    for section in physics.config.sections:
+        if section.anchors is None or section.name not in sections:
+            continue
+        tables = sections[section.name] if section.many else [sections[section.name]]
+        if any(item[section.anchors] > 0 for item in tables):
+            return True
+    return False
+
+
+def anchor_hint(physics: type[LinearModel]) -> str:
+    """What anchors the field besides a support (for messages), e.g. ``" or a
+    [[convection]] table with h > 0"``; empty when the physics has no such section."""
+    return "".join(
+        f" or a {f'[[{s.name}]]' if s.many else f'[{s.name}]'} table with {s.anchors} > 0"
+        for s in physics.config.sections if s.anchors is not None)
+
+
 def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
     """Call the model method of each physics section in the checked config ``data``.
 

@@ -73,6 +73,8 @@ from fesens.config.optimization_sections import (
 )
 from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
+    anchor_hint,
+    anchors_the_field,
     check_sections,
     dims_text,
     eigen_variants,
@@ -275,10 +277,16 @@ def _check_physics(raw: dict, dim: int) -> dict:
                        elsewhere=hint)
 
 
-def _check_supports(raw: Any, config: Config) -> list[dict]:
-    supports = require_list_of_tables("supports", raw)
-    if not supports:
-        raise ConfigError("supports is empty: give at least one [[supports]] table")
+def _check_supports(raw: Any, config: Config, anchored: bool) -> list[dict]:
+    """``[[supports]]``; none are needed when a physics section anchors the field
+    (``anchored``: :func:`~fesens.config.physics_keys.anchors_the_field`)."""
+    hint = anchor_hint(config.physics_class)
+    if raw is None and not anchored:
+        raise ConfigError(f"missing 'supports': the config needs [[supports]] tables{hint}")
+    supports = require_list_of_tables("supports", [] if raw is None else raw)
+    if not supports and not anchored:
+        raise ConfigError(f"supports is empty: give at least one [[supports]] table{hint}; "
+                          "without one the solution is not unique (a singular system)")
     spec, dim = support_spec(config.physics), config.dim
     out = []
     for i, table in enumerate(supports):
@@ -446,7 +454,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     for key in raw:
         if key not in TOP_LEVEL:
             raise unknown_key("", key, TOP_LEVEL)
-    for key in ("mesh", "supports", "loads"):
+    for key in ("mesh", "loads"):  # supports: after the sections, which may anchor the field
         if key not in raw and not (key == "loads" and wants_modes(raw)):
             what = "a [mesh] table" if key == "mesh" else f"[[{key}]] tables"
             raise ConfigError(f"missing {key!r}: the config needs {what}")
@@ -464,11 +472,13 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data["material"] = check_table("material", raw.get("material", {}), materials[kind],
                                    elsewhere=variants_hint(materials, "physics.type", kind))
     config = Config(data, mesh, source, label)
-    data["supports"] = _check_supports(raw["supports"], config)
+    data["supports"] = []  # checked once the sections are known (the key keeps its place)
     data["loads"] = _check_loads(raw.get("loads", []), config)
     if "load_cases" in raw:  # absent: every load in one case, as without the key
         data["load_cases"] = check_load_cases(raw["load_cases"], data["loads"])
     sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
+    data["supports"] = _check_supports(raw.get("supports"), config,
+                                       anchors_the_field(config.physics_class, sections))
     data.update(sections)
     if not sections and not wants_modes(raw):  # a convection or thermal section loads the
         _check_loaded(data["supports"], data["loads"])  # model too; modes need no loads

@@ -204,6 +204,11 @@ class Section:
     on : {"facets", None}
     doc : str
         What the section is (for messages).
+    anchors : str or None
+        A key whose value > 0 makes the table's term remove the null space of the stiffness,
+        as a support does (a Robin condition ``h (u − u∞)`` on a non-empty set of facets:
+        ``K + H`` is positive definite), so that the model needs no support; None: the
+        section leaves the null space as it is.
     """
 
     name: str
@@ -212,6 +217,12 @@ class Section:
     many: bool = False
     on: str | None = None
     doc: str = ""
+    anchors: str | None = None
+
+    def __post_init__(self):
+        if self.anchors is not None and self.anchors not in [key.name for key in self.keys]:
+            raise ValueError(f"section {self.name!r}: anchors={self.anchors!r} is not one of "
+                             "its keys")
 
 
 @dataclass(frozen=True)
