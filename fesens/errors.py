@@ -16,6 +16,12 @@ class FesensError(Exception):
     """Base class of every fesens error."""
 
 
+class FesensWarning(UserWarning):
+    """Base class of every fesens warning: a valid but doubtful input or a slower path taken.
+
+    The command line prints each one as a single ``warning: ...`` line on stderr."""
+
+
 class MeshError(FesensError, ValueError):
     """A mesh is malformed: empty, unknown cell type, mixed dimensions, bad elements."""
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import signal
 import sys
 import traceback
+import warnings
+from collections.abc import Callable
 from typing import NoReturn
 
 import click
 
-from fesens.errors import FesensError, Interrupted, NonFiniteError, SolverError
+from fesens.errors import FesensError, FesensWarning, Interrupted, NonFiniteError, SolverError
 from fesens.mpi import World, exit_now, launched, world
 
 #: Numerical failures (exit 1); every other FesensError, ValueError, OSError is input (2).
@@ -81,7 +83,9 @@ def run_command(command: click.Command) -> NoReturn:
         signal.signal(signal.SIGINT, _first_interrupt)
     ranks = launched()
     try:
-        code = command(standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warnings(warnings.showwarning)
+            code = command(standalone_mode=False)
     except (click.exceptions.Abort, click.ClickException, *NUMERICAL, *BAD_INPUT,
             MemoryError) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -97,6 +101,20 @@ def run_command(command: click.Command) -> NoReturn:
     if code and ranks.distributed:
         exit_now(code)  # no collective finalization: mpirun ends the other ranks
     sys.exit(code)
+
+
+def _one_line_warnings(show: Callable) -> Callable:
+    """A ``warnings.showwarning`` that prints a fesens warning as one ``warning: ...`` line
+    on stderr (its message names the input and the fix; the source line would only repeat
+    fesens's code) and hands every other warning to ``show``."""
+
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, FesensWarning):
+            click.echo(f"warning: {message}", err=True)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return show_warning
 
 
 def _first_interrupt(signum: int, frame) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from fesens.errors import FesensWarning
+
 
 def source_options(function):
     """CONFIG argument and --preset option."""
@@ -35,8 +37,7 @@ def output_options(default_out: str):
 
 def load_source(config_path: Path | None, preset: str | None, *, optimize: bool):
     """The resolved config of CONFIG or of --preset NAME (exactly one of them)."""
-    from fesens.config import ConfigWarning, load_config, load_preset
-    from fesens.mesh.io import CoincidentNodesWarning
+    from fesens.config import load_config, load_preset
 
     if config_path is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset NAME, not both")
@@ -45,8 +46,7 @@ def load_source(config_path: Path | None, preset: str | None, *, optimize: bool)
     from fesens.mpi import check_rank_count, world
 
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConfigWarning)
-        warnings.simplefilter("always", CoincidentNodesWarning)
+        warnings.simplefilter("always", FesensWarning)
         config = (load_preset(preset, optimize=optimize) if preset is not None
                   else load_config(config_path, optimize=optimize))
     if world().is_root:
@@ -56,13 +56,11 @@ def load_source(config_path: Path | None, preset: str | None, *, optimize: bool)
 
 
 def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Each config warning (and a mesh file's coincident nodes) as one ``warning: ...``
-    line on stderr (also with --quiet); other warnings go on to Python's handler."""
-    from fesens.config import ConfigWarning
-    from fesens.mesh.io import CoincidentNodesWarning
-
+    """Each fesens warning of loading a config (doubtful values, a mesh file's coincident
+    nodes) as one ``warning: ...`` line on stderr (also with --quiet); other warnings go on
+    to Python's handler."""
     for item in caught:
-        if issubclass(item.category, ConfigWarning | CoincidentNodesWarning):
+        if issubclass(item.category, FesensWarning):
             click.echo(f"warning: {item.message}", err=True)
         else:
             warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fesens.config.toml_writer import inline
-from fesens.errors import FesensError
+from fesens.errors import FesensError, FesensWarning
 
 #: Marks a key without a default: it must be given.
 REQUIRED = object()
@@ -28,7 +28,7 @@ class ConfigError(FesensError, ValueError):
     """An invalid configuration; the message names the key, the value and what is allowed."""
 
 
-class ConfigWarning(UserWarning):
+class ConfigWarning(FesensWarning):
     """A valid but doubtful configuration; the message names the file, the key and the value
     (the command line prints it as one ``warning: ...`` line)."""
 

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 from scipy.spatial import cKDTree
 
-from fesens.errors import MeshError, PointOutsideMeshError
+from fesens.errors import FesensWarning, MeshError, PointOutsideMeshError
 from fesens.fem.elements import reference_element
 from fesens.fem.elements.base import ReferenceElement
 from fesens.fem.recovery import is_simplex
@@ -25,7 +25,7 @@ from fesens.mesh.mesh import Mesh
 NODE_TOLERANCE = 1e-6
 
 
-class OffNodeWarning(UserWarning):
+class OffNodeWarning(FesensWarning):
     """A point given by coordinates does not hit a node; the nearest node is used."""
 
 

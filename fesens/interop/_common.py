@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from fesens.ad import vjp
-from fesens.errors import FesensError
+from fesens.errors import FesensError, FesensWarning
 
 
 class AdapterDtypeError(FesensError, TypeError):
@@ -24,7 +24,7 @@ class AdapterShapeError(FesensError, ValueError):
     """An adapter's input or output does not have the shape it declared or was given."""
 
 
-class AdapterWarning(UserWarning):
+class AdapterWarning(FesensWarning):
     """An adapter converted an input (float32 to float64, a CUDA tensor to the CPU)."""
 
 

@@ -37,7 +37,7 @@ import numpy as np
 # it dispatches to are only reachable through this (private) registry.
 from meshio._helpers import reader_map
 
-from fesens.errors import DegenerateElementError, MeshError
+from fesens.errors import DegenerateElementError, FesensWarning, MeshError
 from fesens.mesh.cell_types import (
     MESHIO_TO_FESENS,
     MIDSIDE_EDGES,
@@ -52,12 +52,12 @@ from fesens.mesh.validation import checked_connectivity
 FieldData = Mapping[str, np.ndarray]
 
 
-class CoincidentNodesWarning(UserWarning):
+class CoincidentNodesWarning(FesensWarning):
     """Nodes of a mesh file at the same place: parts meshed apart and never merged, which
     are then not joined (the message counts them and gives the first's position)."""
 
 
-class ReorientedCellsWarning(UserWarning):
+class ReorientedCellsWarning(FesensWarning):
     """A note that :func:`read_mesh` renumbered clockwise 2D cells counter-clockwise."""
 
 

@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.errors import NonFiniteError, SingularMatrixError, SolverError
+from fesens.errors import FesensWarning, NonFiniteError, SingularMatrixError, SolverError
 from fesens.readonly import snapshot, unchanged
 
 
-class FesensPerformanceWarning(UserWarning):
+class FesensPerformanceWarning(FesensWarning):
     """A slower code path is used because an optional dependency is missing (e.g. SuperLU
     instead of CHOLMOD without scikit-sparse); the message says what to install."""
 
