@@ -41,6 +41,7 @@ from fesens.opt import (
     make_optimizer,
     optimizer_options,
 )
+from fesens.opt.filters import fits_mesh
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -218,6 +219,26 @@ def check_penalization(raw: Any) -> dict:
                               f"a penalty ≥ {cls.least_penalty:g} (a smaller one rewards "
                               "intermediate densities); use e.g. 3")
     return item
+
+
+#: ``filter.type`` when the config gives none.
+DEFAULT_FILTER = "density"
+
+
+def check_filter(raw: Any, mesh: Mesh) -> dict:
+    """``[filter]``, refusing a filter that cannot work on the mesh (a density or Helmholtz
+    filter on bars: :func:`fesens.opt.filters.fits_mesh`) before its keys are checked, so
+    that a truss config without a ``[filter]`` table learns which filters it may use."""
+    kind = raw.get("type", DEFAULT_FILTER) if isinstance(raw, dict) else None
+    if isinstance(kind, str) and kind in FILTERS and not fits_mesh(FILTERS[kind], mesh):
+        given = "" if "type" in raw else " (the default)"
+        fitting = [name for name, cls in FILTERS.items() if fits_mesh(cls, mesh)]
+        raise ConfigError(
+            f"filter.type = {show(kind)}{given} is not allowed on this mesh of "
+            f"{mesh.cell_type} cells (bars in {mesh.dim}D space): the {kind} filter needs "
+            "cells that fill the domain; give filter.type = "
+            f"{' or '.join(show(name) for name in fitting)}")
+    return check_typed("filter", raw, FILTER, default=DEFAULT_FILTER)
 
 
 def warn_about_filter(data: dict, mesh: Mesh, source: str) -> None:

@@ -36,6 +36,7 @@ from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import gradient_matrices, mass_matrices
 from fesens.fem.model_solvers import AUTO_DIRECT_MAX_3D_UNKNOWNS
 from fesens.fem.structured_grid import structured_grid
+from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
 from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
@@ -124,6 +125,21 @@ def _check_radius(radius: float) -> None:
         raise ValueError(f"filter radius must be > 0 and finite, got {radius!r}")
 
 
+def fits_mesh(cls: type[NoFilter], mesh: Mesh) -> bool:
+    """Whether the filter class ``cls`` can work on ``mesh``: a filter that
+    :attr:`~NoFilter.needs_solid_cells` needs cells of the mesh's dimension (not bars)."""
+    return not cls.needs_solid_cells or cell_type(mesh.cell_type).dim == mesh.dim
+
+
+def _check_fits(cls: type[NoFilter], mesh: Mesh) -> None:
+    """Refuse a mesh the filter cannot work on (ValueError naming the filters that can)."""
+    if not fits_mesh(cls, mesh):
+        fitting = [name for name, other in FILTERS.items() if fits_mesh(other, mesh)]
+        raise ValueError(f"the {cls.name} filter needs cells that fill the domain; this "
+                         f"mesh has {mesh.cell_type} cells (bars) in {mesh.dim}D space: use "
+                         f"{' or '.join(map(repr, fitting))} instead")
+
+
 class NoFilter:
     """Identity: the design variables are the densities."""
 
@@ -132,6 +148,10 @@ class NoFilter:
     linear = True
     #: The constructor takes ``(mesh, radius)``; False: no arguments.
     takes_radius = False
+    #: The filter needs cells that fill the domain (cell dimension = space dimension): it
+    #: weighs by cell volumes or solves a PDE on the domain, neither of which bars in 2D or
+    #: 3D space have (:func:`fits_mesh`).
+    needs_solid_cells = False
 
     def __call__(self, x):
         return x
@@ -152,9 +172,11 @@ class DensityFilter(NoFilter):
 
     name = "density"
     takes_radius = True
+    needs_solid_cells = True
 
     def __init__(self, mesh: Mesh, radius: float):
         _check_radius(radius)
+        _check_fits(type(self), mesh)
         self.radius = float(radius)
         self._centroids = mesh.cell_centroids()
         self._volumes = np.broadcast_to(cell_geometry(mesh).volumes, (mesh.n_cells,))
@@ -229,9 +251,11 @@ class HelmholtzFilter(NoFilter):
 
     name = "helmholtz"
     takes_radius = True
+    needs_solid_cells = True
 
     def __init__(self, mesh: Mesh, radius: float, solver="auto"):
         _check_radius(radius)
+        _check_fits(type(self), mesh)
         self.radius = float(radius)
         self.solver = _helmholtz_solver(mesh, solver)
         r_h = self.radius / (2.0 * np.sqrt(3.0))
