@@ -1,8 +1,9 @@
 """Every preset converges within its own ``stop.max_iter`` (issue 14).
 
 The iteration counts and objectives are those the comments above each preset's ``[stop]``
-table quote; the runs agree with them to a few percent, so a change that slows a preset
-down (or a comment that no longer holds) shows here. The longer runs are marked slow.
+table quote; the runs agree with them to a few percent (an iteration count that hangs on the
+rounding, to its measured spread: ``ITERATION_RTOL``), so a change that slows a preset down
+(or a comment that no longer holds) shows here. The longer runs are marked slow.
 """
 
 import json
@@ -19,10 +20,17 @@ CONVERGED = {
     "lbracket": (135, 175.48),
     "cantilever": (217, 91.153),
     "heatsink": (224, 1.5760e-4),
-    "lbracket_stress": (254, 119.28),
+    "lbracket_stress": (278, 119.28),  # the middle of 241 to 325: see ITERATION_RTOL
     "cantilever3d": (162, 140.24),
     "frequency": (346, -1.6330e5),  # −KS of the lowest three eigenvalues (maximized)
 }
+#: How far the iteration count may stray from CONVERGED's: 10 %, except where the count hangs
+#: on the rounding. The stress design's largest change keeps returning to the move limit
+#: until one step falls below 0.01, and which step that is moves with the last bits: starts
+#: moved by 1e-12 (relative) and other OpenBLAS kernels stopped it after 241 to 325
+#: iterations (24 runs), the p-norm within 0.15 %. mbb, lbracket, cantilever, heatsink and
+#: cantilever3d stopped at the same iteration in every such run.
+ITERATION_RTOL = {"lbracket_stress": 0.25}
 #: These take under 10 s each on an idle machine; the others up to a minute (the 3D one).
 FAST = ("lbracket", "cantilever")
 
@@ -46,5 +54,5 @@ def test_preset_converges_within_its_iteration_limit(name, tmp_path):
     summary = json.loads((tmp_path / name / "summary.json").read_text())
     assert summary["status"] == "converged", (summary["iterations"], summary["objective"])
     iterations, objective = CONVERGED[name]
-    assert summary["iterations"] == pytest.approx(iterations, rel=0.1)
+    assert summary["iterations"] == pytest.approx(iterations, rel=ITERATION_RTOL.get(name, 0.1))
     assert summary["objective"]["value"] == pytest.approx(objective, rel=0.01)
