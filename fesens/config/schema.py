@@ -87,6 +87,7 @@ from fesens.config.physics_keys import (
     section_spec,
     support_spec,
 )
+from fesens.config.solver_needs import check_solver_needs
 from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError, MeshError
 from fesens.fem.model import LinearModel
@@ -480,6 +481,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
     data["supports"] = _check_supports(raw.get("supports"), config,
                                        anchors_the_field(config.physics_class, sections))
+    check_solver_needs(solver, data["supports"], mesh, label)
     data.update(sections)
     if not sections and not wants_modes(raw):  # a convection or thermal section loads the
         _check_loaded(data["supports"], data["loads"])  # model too; modes need no loads

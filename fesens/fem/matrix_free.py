@@ -24,9 +24,8 @@ from fesens.errors import SolverError
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import require_lattice
 from fesens.solvers.lattice_operator import LatticeStructure
+from fesens.solvers.multigrid import MATRIX_FREE_CELL_TYPES
 
-#: Cell types whose lattice cells are the mesh's cells.
-MATRIX_FREE_CELL_TYPES = ("quad4", "hex8")
 _INSTEAD = "use solver 'gmg' with matrix_free = false (the assembled fine level)"
 
 

@@ -16,6 +16,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -46,6 +47,41 @@ SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 SolverT = TypeVar("SolverT", bound="LinearSolver")
+
+
+@dataclass(frozen=True)
+class ModelNeeds:
+    """What a solver needs of a model's mesh and supports, declared by the solver so that
+    a caller that knows them (a config check) can refuse a model before any work.
+
+    Attributes
+    ----------
+    purpose : str
+        The solver and the option that asks for this, for messages (e.g. "the
+        matrix-free multigrid").
+    option : str
+        The constructor option that brings these needs (e.g. ``matrix_free``).
+    cell_types : tuple of str
+        The cell types it solves on.
+    lattice : bool
+        The mesh's points must form a full tensor lattice
+        (:func:`fesens.mesh.structured.lattice_of`).
+    zero_prescribed : bool
+        Every prescribed (Dirichlet) value must be zero.
+    instead : str
+        What to use instead on a structured mesh (cells or prescribed values that do not
+        fit).
+    instead_unstructured : str
+        What to use instead on a mesh that is not a lattice.
+    """
+
+    purpose: str
+    option: str
+    cell_types: tuple[str, ...]
+    lattice: bool
+    zero_prescribed: bool
+    instead: str
+    instead_unstructured: str
 
 
 class LinearSolver(ABC):
@@ -80,6 +116,12 @@ class LinearSolver(ABC):
     is_direct: bool
     install_hint: str = ""
     """Shown when the backend is requested but its optional dependency is missing."""
+
+    @property
+    def model_needs(self) -> ModelNeeds | None:
+        """What this solver, with its options, needs of the model it solves (None:
+        nothing beyond a matrix); a config is checked against it before any work."""
+        return None
 
     def __init__(self) -> None:
         self._matrix: sp.csr_matrix | sp.csc_matrix | None = None

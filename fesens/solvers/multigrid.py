@@ -39,13 +39,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
-from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
+from fesens.solvers.base import LinearSolver, ModelNeeds, SparsityPattern, register_solver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
 SMOOTHERS = ("chebyshev", "jacobi")
+#: Cell types the matrix-free fine level applies cell by cell: first-order cells, which are
+#: the lattice's own cells (one reference cell matrix for all).
+MATRIX_FREE_CELL_TYPES = ("quad4", "hex8")
+#: What ``matrix_free=True`` needs of a model: a lattice of such cells, and zero prescribed
+#: values (the lift ``K_fc u_c`` of non-zero ones needs the assembled coupling block).
+MATRIX_FREE_NEEDS = ModelNeeds(
+    purpose="the matrix-free multigrid (gmg)", option="matrix_free",
+    cell_types=MATRIX_FREE_CELL_TYPES, lattice=True, zero_prescribed=True,
+    instead="use gmg with matrix_free = false (it assembles the fine level)",
+    instead_unstructured="use backend \"cg\" with preconditioner \"amg\" (gmg with "
+                         "matrix_free = false needs a lattice too)")
 #: Every this many CG iterations the recursive residual is replaced by the true one.
 _RESIDUAL_REFRESH = 50
 
@@ -87,6 +98,12 @@ class MultigridCGSolver(LinearSolver):
     is_direct = False
     needs_grid = True
     """Models give a backend with this attribute its ``grid``."""
+
+    @property
+    def model_needs(self) -> ModelNeeds | None:
+        """With ``matrix_free``: :data:`MATRIX_FREE_NEEDS` (else None: the assembled fine
+        level refuses an unstructured mesh itself, with the same advice)."""
+        return MATRIX_FREE_NEEDS if self.matrix_free else None
 
     def __init__(self, *, grid: GridSpec = None, rtol: float = 1e-8, maxiter: int | None = None,
                  smoother: str = "chebyshev", degree: int = 2, coarse_size: int = 2000,
