@@ -191,6 +191,7 @@ ALLOWED = [
     ("fesens/docs/api.md", r"64-bit mode", "JAX's float64 mode"),
     ("fesens/docs/config.md", r"to 10⁻⁶ of the mesh's extent", "the point-matching tolerance"),
     ("fesens/docs/config.md", r"cells with ρ > 0\.5", "the density drawn as solid"),
+    ("fesens/docs/config.md", r"magnitude 1e-50 to 1e50", "the range the config check accepts"),
     ("fesens/docs/study.md", r"\(default 10\)", "a default setting"),
     (EXAMPLES_MD, r"with 40 % conductive|with 35 % aluminium", "the examples' volume limits"),
     (EXAMPLES_MD, r"Kirsch: 3 for|Euler's 9 and 25|\(true 3\.0\)",
