@@ -22,15 +22,18 @@ CONVERGED = {
     "heatsink": (224, 1.5760e-4),
     "lbracket_stress": (278, 119.28),  # the middle of 241 to 325: see ITERATION_RTOL
     "cantilever3d": (162, 140.24),
-    "frequency": (346, -1.6330e5),  # −KS of the lowest three eigenvalues (maximized)
+    # −KS of the lowest three eigenvalues (maximized); the middle of 205 to 312 iterations
+    "frequency": (258, -1.8039e5),
 }
 #: How far the iteration count may stray from CONVERGED's: 10 %, except where the count hangs
 #: on the rounding. The stress design's largest change keeps returning to the move limit
 #: until one step falls below 0.01, and which step that is moves with the last bits: starts
 #: moved by 1e-12 (relative) and other OpenBLAS kernels stopped it after 241 to 325
 #: iterations (24 runs), the p-norm within 0.15 %. mbb, lbracket, cantilever, heatsink and
-#: cantilever3d stopped at the same iteration in every such run.
-ITERATION_RTOL = {"lbracket_stress": 0.25}
+#: cantilever3d stopped at the same iteration in every such run. The frequency design's
+#: change falls below 0.01 only once the last gray members settle after the projection's
+#: final sharpening: 205 to 312 iterations over 6 such runs, the objective within 0.7 %.
+ITERATION_RTOL = {"lbracket_stress": 0.25, "frequency": 0.25}
 #: These take under 10 s each on an idle machine; the others up to a minute (the 3D one).
 FAST = ("lbracket", "cantilever")
 
