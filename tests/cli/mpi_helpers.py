@@ -2,12 +2,11 @@
 ``fesens``, a preset with a solver, a run's history."""
 
 import csv
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+import mpi_launch
 import pytest
 
 from fesens.config import preset_text
@@ -22,16 +21,8 @@ FESENS = [str(Path(sys.executable).with_name("fesens"))]
 
 
 def mpirun(ranks: int, *arguments: str, cwd: Path, timeout: float = 600):
-    """``mpirun -n ranks fesens arguments`` (one BLAS thread per rank)."""
-    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-               "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", str(ranks),
-               *FESENS, *arguments]
-    # os.environ, not the C environment, which this process's MPI (a singleton, started by
-    # petsc4py) may have extended with variables that make mpirun fail silently
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd, env=environment, check=False)
+    """``mpirun -n ranks fesens arguments`` (mpi_launch.py's command line)."""
+    return mpi_launch.mpirun(ranks, *FESENS, *arguments, cwd=cwd, timeout=timeout)
 
 
 def history(folder: Path) -> list[dict]:

@@ -2,13 +2,13 @@
 the run itself."""
 
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from mpi_launch import launch_environment, mpirun_command
 
 from fesens.solvers.petsc import petsc4py_available
 
@@ -20,16 +20,11 @@ needs_mpi = pytest.mark.skipif(
 
 def run(command: list[str], cwd: Path) -> None:
     """Run ``command`` (a script serially, or :func:`mpirun_python`'s) and check it passed."""
-    # os.environ without the variables of an MPI singleton this process may have started
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd,
-                            env=environment, check=False)
+                            env=launch_environment(), check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def mpirun_python(ranks: int, *arguments: str) -> list[str]:
-    """The command running this Python on ``ranks`` MPI ranks (one BLAS thread each)."""
-    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-            "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", str(ranks),
-            sys.executable, *arguments]
+    """The command running this Python on ``ranks`` MPI ranks (mpi_launch.py's)."""
+    return mpirun_command(ranks, sys.executable, *arguments)

@@ -2,15 +2,14 @@
 rank they are the serial filters (matrix and stencil forms); under ``mpirun -n 2``
 (tests/opt/distributed_filter_script.py) the ranks' gathered results are the serial ones."""
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from mpi_launch import mpirun
 
 from fesens.ad import grad, jvp, vjp
 from fesens.ad.distributed import total
@@ -111,14 +110,7 @@ def test_two_ranks_give_the_serial_filters(tmp_path):
         import distributed_filter_script as script
     finally:
         sys.path.remove(str(SCRIPT.parent))
-    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-               "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", "2",
-               sys.executable, str(SCRIPT), str(tmp_path)]
-    # os.environ, not the C environment that this process's MPI may have extended
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                            cwd=tmp_path, env=environment, check=False)
+    result = mpirun(2, sys.executable, str(SCRIPT), str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     ranks = [np.load(tmp_path / f"rank{rank}.npz") for rank in (0, 1)]
     for name, make_mesh, radii in script.CASES:

@@ -7,14 +7,13 @@ numbering helps) goes to two balanced parts whose cut is close to the best plane
 """
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from mpi_launch import mpirun
 from petsc_partition_script import shuffled_tets
 
 from fesens.fem.partition_cells import cell_adjacency, cell_ranks
@@ -29,16 +28,8 @@ SCRIPT = Path(__file__).with_name("petsc_partition_script.py")
 
 
 def _mpirun(ranks: int, *arguments: str, cwd: Path, timeout: float = 300):
-    """``mpirun -n ranks python arguments`` (one BLAS thread per rank)."""
-    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-               "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1", "-n", str(ranks),
-               sys.executable, *arguments]
-    # os.environ, not the C environment, which this process's MPI (a singleton, started by
-    # petsc4py) may have extended with variables that make mpirun fail silently
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd, env=environment, check=False)
+    """``mpirun -n ranks python arguments`` (mpi_launch.py's command line)."""
+    return mpirun(ranks, sys.executable, *arguments, cwd=cwd, timeout=timeout)
 
 
 def _cut(adjacency, ranks: np.ndarray) -> int:

@@ -6,10 +6,8 @@ tests/adjoint/test_adjoint_solvers.py) run ``petsc`` and ``petsc_direct`` too wh
 is installed (``make petsc``); they read :func:`fesens.solvers.available_solvers`.
 """
 
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from mpi_launch import mpirun
 from solver_helpers import (
     clamped_cantilever,
     convection_diffusion_2d,
@@ -155,14 +154,7 @@ def test_a_new_pattern_is_set_up_anew_and_the_same_pattern_is_reused(name):
 def test_a_solve_distributed_over_two_mpi_ranks_gives_the_serial_solution():
     """The MPI stack works: petsc_mpi_solve.py splits a matrix's rows over 2 ranks."""
     script = Path(__file__).with_name("petsc_mpi_solve.py")
-    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable,
-               str(script)]
-    # os.environ, not the C environment, which this process's MPI (a singleton, started by
-    # petsc4py) extended with variables that make mpirun fail silently
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
-                            env=environment)
+    result = mpirun(2, sys.executable, str(script))
     assert result.returncode == 0, result.stdout + result.stderr
     found = re.search(r"ranks (\d+) error (\S+) reason (-?\d+)", result.stdout)
     assert found, result.stdout + result.stderr
