@@ -1,23 +1,31 @@
 # The two commands a new user needs:
-#   make demo   set up, then run the main job: optimize the MBB beam (results in results/mbb)
-#   make test   set up, then run the test suite
+#   make demo   set up fesens and CHOLMOD, then run the main job: optimize the MBB beam
+#               (results in results/mbb)
+#   make test   set up fesens with every extra, then run the test suite on every core
 # Optional: make petsc  Debian's PETSc and petsc4py built against it (the petsc backends)
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# pytest-xdist workers of `make test`; `make test WORKERS=0` runs the suite in this process
+WORKERS ?= auto
+export VENV
 
-.PHONY: setup petsc demo test bench lint clean
+.PHONY: setup setup-core petsc demo test bench lint clean
 
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh all
 
-petsc: setup
-	@VENV=$(VENV) bash scripts/install_petsc.sh
+setup-core:
+	@bash scripts/setup.sh core
 
-demo: setup
+petsc: setup-core
+	@bash scripts/install_petsc.sh
+
+demo: setup-core
 	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force
 
+# loadfile: the tests of one file run in order on one worker (tests/conftest.py)
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile
 
 bench: setup
 	$(PY) benchmarks/bench_fem.py

@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# Idempotent set-up of a fesens development environment in ./.venv.
+# Idempotent set-up of a fesens environment in ./.venv (or $VENV), at one of two levels:
+#
+#   scripts/setup.sh core   what `make demo` needs: fesens and CHOLMOD
+#   scripts/setup.sh all    what `make test` needs: every extra (AMG, Gmsh, studies, Dask,
+#                           JAX, PyTorch's CPU build) and the test tools (the default)
 #
 # 1. System libraries (Debian/Ubuntu, when root or sudo is available):
 #    SuiteSparse (CHOLMOD, UMFPACK) and OpenBLAS (SuiteSparse otherwise runs on the
 #    reference BLAS, about 3x slower).
-# 2. A virtual environment with fesens and its extras.
+# 2. A virtual environment with fesens (and, at level all, its extras).
 # 3. scikit-sparse built against the installed SuiteSparse: 0.4.16 for SuiteSparse 5.x,
 #    the current release for SuiteSparse 7.x. If that fails, fesens still runs on SuperLU.
+#
+# Each level leaves a stamp in the environment; a stamp newer than pyproject.toml and this
+# script means that level (and, for all, the core under it) is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+level=${1:-all}
+case "$level" in
+    core|all) ;;
+    *) echo "setup: unknown level '$level' (core or all)" >&2; exit 2 ;;
+esac
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-stamp="$VENV/.fesens-setup-done"
 
-if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/setup.sh ]; then
+done_at() {  # done_at LEVEL: that level's stamp is newer than what it was made from
+    local stamp="$VENV/.fesens-setup-$1"
+    [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/setup.sh ]
+}
+if done_at all || { [ "$level" = core ] && done_at core; }; then
     exit 0
 fi
 
@@ -42,12 +57,18 @@ fi
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip"
+pip_install() {  # pip's notes about index folders that are absent here are noise
+    $PIP install -q "$@" 2>&1 | grep -v "is ignored: it is neither" || true
+}
 $PIP install -q --upgrade pip 2>/dev/null
-# PyTorch's CPU build first: the bare torch>=2.0 of the [torch] extra would otherwise take
-# a CUDA build of several GB; once installed it satisfies the extra.
-"$VENV/bin/python" -c "import torch" 2>/dev/null ||
-    $PIP install -q "torch==2.13.0" 2>&1 | grep -v "is ignored: it is neither" || true
-$PIP install -q -e ".[all]" 2>&1 | grep -v "is ignored: it is neither" || true
+if [ "$level" = all ]; then
+    # PyTorch's CPU build first: the bare torch>=2.0 of the [torch] extra would otherwise
+    # take a CUDA build of several GB; once installed it satisfies the extra.
+    "$VENV/bin/python" -c "import torch" 2>/dev/null || pip_install "torch==2.13.0"
+    pip_install -e ".[all]"
+else
+    pip_install -e .
+fi
 
 if ! "$VENV/bin/python" -c "import sksparse.cholmod" 2>/dev/null; then
     ss_version=""
@@ -62,9 +83,9 @@ if ! "$VENV/bin/python" -c "import sksparse.cholmod" 2>/dev/null; then
     esac
     if [ -n "$spec" ]; then
         echo "setup: building $spec against SuiteSparse $ss_version"
-        $PIP install -q "$spec" 2>&1 | grep -v "is ignored: it is neither" || true
+        pip_install "$spec"
     fi
     "$VENV/bin/python" -c "import sksparse.cholmod" 2>/dev/null ||
         echo "setup: CHOLMOD unavailable; fesens will fall back to SuperLU" >&2
 fi
-touch "$stamp"
+touch "$VENV/.fesens-setup-$level"
