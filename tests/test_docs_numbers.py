@@ -120,8 +120,8 @@ QUOTES = [
     Quote(EXAMPLES_MD, rf"weighted sum gives compliances {N} and {N}; the worst case "
           rf"\(`MinMaxProblem`\) gives {N} for both", E["load_cases_minmax"],
           rf"\nweighted +{N} +{N} .*\nminmax +{N} "),
-    Quote(EXAMPLES_MD, rf"f1 {N} → {N} in {N} iterations", E["frequency_topology"],
-          rf"stopped after {N} iterations: first frequency before {N}, after {N}",
+    Quote(EXAMPLES_MD, rf"f1 {N} → {N}, converged in {N} iterations", E["frequency_topology"],
+          rf"\nconverged after {N} iterations: first frequency before {N}, after {N}",
           rel=0.01, order=(1, 2, 0)),
     Quote(EXAMPLES_MD, rf"load factor {N} → {N} in {N} iterations", E["buckling_column"],
           rf"stopped after {N} iterations: lowest load factor before {N}, after {N}",
