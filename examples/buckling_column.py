@@ -16,9 +16,9 @@ the dependence of ``K_σ`` on the displacements, is Taylor-tested before optimiz
 
 The run stops after its 120 iterations (40 with ``--fast``) without converging: the next
 three load factors stay clustered just above the lowest and the largest design change stays
-at the move limit 0.1, so the last digits of the final ``μ₁`` follow the rounding. Over starts moved by 1e-12
-(relative) and another OpenBLAS kernel it ended between 0.0199 and 0.0207 (0.0206 from the
-uniform start): quote it as about 0.020, within 3 %.
+at the move limit 0.1, so the last digits of the final ``μ₁`` follow the rounding. Over
+starts moved by 1e-12 (relative) and another OpenBLAS kernel it ended between 0.0199 and
+0.0207 (0.0206 from the uniform start): quote it as about 0.020, within 3 %.
 
 Run: ``python examples/buckling_column.py [--fast] [--out DIR]`` (``--fast``, or
 ``FESENS_EXAMPLES_FAST=1``: a coarser grid, fewer iterations). Prints the lowest load
