@@ -9,7 +9,9 @@ are compared with that record, not rerun) and a regex whose groups capture the s
 in the same order, from the source's output. A quoted number must agree with the produced
 one to the digits both print (half a unit of the last digit of each) plus ``rel`` of the
 produced value; ``rel`` is non-zero only for long optimizations whose last digits move with the BLAS
-and the thread count, and says by how much they may.
+and the thread count, and says by how much they may. Where a count itself moves (the
+iteration at which a stopping rule first holds), the text quotes a range the produced value
+must lie in.
 
 Fast sources run in the test suite; the full runs of the examples (a few minutes in all)
 run under ``FESENS_DOCS_CHECK=1`` (``make docs-check``, which CI runs).
@@ -81,11 +83,14 @@ class Quote:
     source: Source
     output: str                         # regex of the source's output; groups: the same
     rel: float = 0.0                    # allowed relative drift beyond the printed digits
-    order: tuple[int, ...] = ()         # output group of each text group (default: same)
+    order: tuple[int, ...] = ()         # output group of each text group (default: same);
+    #                                     two text groups in a row on one output group are a
+    #                                     range "LOW to HIGH" the produced value lies in
 
     @property
     def id(self) -> str:
-        return f"{self.document.rsplit('/', 1)[-1]}: {self.text[:50]}"
+        text = self.text.replace(NUMBER, "N").replace("\\", "")
+        return f"{self.document.rsplit('/', 1)[-1]}: {text[:50]}"
 
 
 README, EXAMPLES_MD = "README.md", "fesens/docs/examples.md"
@@ -120,12 +125,16 @@ QUOTES = [
     Quote(EXAMPLES_MD, rf"weighted sum gives compliances {N} and {N}; the worst case "
           rf"\(`MinMaxProblem`\) gives {N} for both", E["load_cases_minmax"],
           rf"\nweighted +{N} +{N} .*\nminmax +{N} "),
-    Quote(EXAMPLES_MD, rf"f1 {N} → {N}, converged in {N} iterations", E["frequency_topology"],
+    # the iteration count at which the change first falls below the tolerance moves with
+    # the last bits (205-312 over starts moved by 1e-12 and other BLAS kernels), f1 by 0.4 %
+    Quote(EXAMPLES_MD, rf"f1 {N} → {N}, converged after {N} to {N} iterations",
+          E["frequency_topology"],
           rf"\nconverged after {N} iterations: first frequency before {N}, after {N}",
-          rel=0.01, order=(1, 2, 0)),
+          rel=0.01, order=(1, 2, 0, 0)),
+    # still moving at its 120 iterations: 0.0199-0.0207 over perturbed starts and kernels
     Quote(EXAMPLES_MD, rf"load factor {N} → {N} in {N} iterations", E["buckling_column"],
           rf"stopped after {N} iterations: lowest load factor before {N}, after {N}",
-          rel=0.02, order=(1, 2, 0)),
+          rel=0.04, order=(1, 2, 0)),
     Quote(EXAMPLES_MD, rf"compliance {N}, nearly black and white, where OC with a density "
           rf"filter reaches {N}", E["neural_topology"], rf"\nneural +{N} .*\noc +{N} ",
           rel=0.01),
@@ -268,13 +277,23 @@ def test_quoted_number_is_reproduced(quote, workdir):
     assert matches, f"{quote.source.name} printed nothing matching {quote.output!r}:\n{output}"
     produced = matches[-1].groups()
     order = quote.order or tuple(range(len(produced)))
-    assert len(order) == len(quoted.groups()) == len(produced), quote
-    for text, index in zip(quoted.groups(), order, strict=True):
-        value, reference = _number(text), _number(produced[index])
-        allowed = _half_unit(text) + _half_unit(produced[index]) + quote.rel * abs(reference)
+    assert len(order) == len(quoted.groups()) and set(order) == set(range(len(produced))), quote
+    texts = quoted.groups()
+    for position, (text, index) in enumerate(zip(texts, order, strict=True)):
+        reference, printed = _number(produced[index]), produced[index]
+        if position + 1 < len(order) and order[position + 1] == index:
+            continue                    # the low end of a range: checked with its high end
+        if position and order[position - 1] == index:   # a range "LOW to HIGH"
+            low, high = _number(texts[position - 1]), _number(text)
+            assert low <= reference <= high, (
+                f"{quote.document} quotes {texts[position - 1]} to {text} where "
+                f"{quote.source.name} gives {printed}")
+            continue
+        value = _number(text)
+        allowed = _half_unit(text) + _half_unit(printed) + quote.rel * abs(reference)
         assert abs(value - reference) <= allowed, (
             f"{quote.document} quotes {text} where {quote.source.name} gives "
-            f"{produced[index]} (allowed ±{allowed:.3g})")
+            f"{printed} (allowed ±{allowed:.3g})")
 
 
 def _prose(document: str) -> str:
