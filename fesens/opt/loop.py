@@ -302,7 +302,7 @@ def optimize(
     if resume:
         if checkpoint is None or not checkpoint.exists():
             raise FileNotFoundError(f"no checkpoint to resume from at {checkpoint}")
-        n_whole = int(problem.collective.sum(problem.n_design))
+        n_whole = int(problem.collective.sum(x.size))  # this rank's design variables
         x_whole, start, history, optimizer_state = load_checkpoint(checkpoint, n_whole)
         stored = load_fingerprint(checkpoint)
         if fingerprint is not None and stored is not None and stored != fingerprint:
