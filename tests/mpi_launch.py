@@ -9,20 +9,22 @@ import subprocess
 from pathlib import Path
 
 #: ``mpirun`` as root too (CI's user), more ranks than cores, no binding, one BLAS thread per
-#: rank, and ranks that give up the core while they wait for another rank's message: Open
-#: MPI busy-polls otherwise, and with other processes running (parallel test workers) a
-#: spinning rank delays the one it waits for, several times over.
+#: rank.
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-          "--mca", "mpi_yield_when_idle", "1",
           "-x", "OPENBLAS_NUM_THREADS=1", "-x", "OMP_NUM_THREADS=1"]
 
 
 def launch_environment() -> dict[str, str]:
-    """``os.environ`` without the variables of an MPI singleton this process may have started
-    (petsc4py does on its first use), which make ``mpirun`` fail silently. ``os.environ``,
-    not the C environment, which that singleton may have extended."""
-    return {key: value for key, value in os.environ.items()
-            if not key.startswith(("OMPI_", "PMIX_"))}
+    """The environment of ``mpirun``: ``os.environ`` without the variables of an MPI
+    singleton this process may have started (petsc4py does on its first use), which make
+    ``mpirun`` fail silently (``os.environ``, not the C environment, which that singleton may
+    have extended); and ranks that give up the core while they wait for another rank's
+    message. Open MPI busy-polls otherwise, and with other processes running (parallel test
+    workers) a spinning rank delays the one it waits for several times over."""
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("OMPI_", "PMIX_"))}
+    environment["OMPI_MCA_mpi_yield_when_idle"] = "1"
+    return environment
 
 
 def mpirun_command(ranks: int, *command: str) -> list[str]:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mpi_launch import launch_environment
 
 from fesens.solvers.petsc import petsc4py_available
 
@@ -112,10 +113,9 @@ def project_copy(tmp_path_factory) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    # Open MPI refuses to start as root (CI's user) unless told; and the variables of this
-    # process's own MPI singleton (petsc4py, if a test started it) would confuse mpirun
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("OMPI_", "PMIX_"))}
+    # the tests' mpirun environment (mpi_launch.py); Open MPI refuses to start as root (CI's
+    # user) unless told
+    environment = launch_environment()
     environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
                                            environment.get("PATH", "")])
