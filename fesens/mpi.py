@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fesens.errors import FesensError
 
@@ -77,6 +77,24 @@ def launched() -> World:
     return World()
 
 
+def petsc_module() -> Any:
+    """``petsc4py.PETSc``, PETSc initialized on the first call without its signal handlers:
+    they would turn a signal that Python handles or ignores (Ctrl-C's SIGINT; SIGPIPE from
+    the pipe of a study's worker process that died) into an abort of this process.
+
+    Raises
+    ------
+    ImportError
+        If petsc4py is missing.
+    """
+    import petsc4py
+
+    petsc4py.init([*sys.argv[:1], "-no_signal_handler"])  # once: later calls do nothing
+    from petsc4py import PETSc
+
+    return PETSc
+
+
 def world() -> World:
     """This process's :class:`World`; under an MPI launch of several ranks, PETSc is
     initialized and asked (its communicator is the one the solves use).
@@ -91,10 +109,7 @@ def world() -> World:
     if not announced.distributed:
         return announced
     try:
-        import petsc4py
-
-        petsc4py.init(sys.argv[:1])
-        from petsc4py import PETSc
+        PETSc = petsc_module()
     except ImportError:
         raise MPIError(
             f"fesens was started by MPI on {announced.size} ranks, but petsc4py is not "

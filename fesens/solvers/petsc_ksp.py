@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import SingularMatrixError, SolverError
-from fesens.mpi import collective, world
+from fesens.mpi import collective, petsc_module, world
 from fesens.solvers.base import SparsityPattern
 from fesens.solvers.petsc_distributed import DistributedSystem, DofLayout
 
@@ -79,10 +79,9 @@ def import_petsc() -> Any:
         If petsc4py is missing (the message says how to install it).
     """
     try:
-        from petsc4py import PETSc
+        return petsc_module()
     except ImportError:
         raise SolverError(INSTALL_HINT) from None
-    return PETSc
 
 
 def parse_options(options: PetscOptions) -> dict[str, str]:

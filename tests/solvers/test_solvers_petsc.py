@@ -8,6 +8,7 @@ is installed (``make petsc``); they read :func:`fesens.solvers.available_solvers
 
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from mpi_launch import mpirun
+from mpi_launch import launch_environment, mpirun
 from solver_helpers import (
     clamped_cantilever,
     convection_diffusion_2d,
@@ -162,6 +163,18 @@ def test_a_solve_distributed_over_two_mpi_ranks_gives_the_serial_solution():
     assert ranks == 2 and reason > 0
     assert error < 1e-9
 
+
+
+@needs_petsc
+def test_petsc_leaves_the_signals_to_python():
+    """PETSc's own signal handlers would turn a SIGPIPE, which Python ignores (the pipe of a
+    study's worker process that died), into an abort of the whole process."""
+    code = ("import os, signal; from fesens.solvers.petsc import import_petsc; "
+            "import_petsc().COMM_WORLD.getSize(); os.kill(os.getpid(), signal.SIGPIPE); "
+            "print('alive')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, env=launch_environment(), check=False)
+    assert result.returncode == 0 and result.stdout == "alive\n", result.stderr
 
 # ------------------------------------------------------------------ PETSc option strings
 def test_option_strings_and_dicts_are_parsed():
