@@ -23,9 +23,10 @@ petsc: setup-core
 demo: setup-core
 	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force
 
-# loadfile: the tests of one file run in order on one worker (tests/conftest.py)
+# loadfile: the tests of one file run in order on one worker (tests/conftest.py). A worker
+# that dies is reported as a failure, not replaced: xdist hangs rescheduling its file's rest
 test: setup
-	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile --max-worker-restart 0
 
 bench: setup
 	$(PY) benchmarks/bench_fem.py
