@@ -35,7 +35,7 @@ bench: setup
 # compares them with the text (tests/test_docs_numbers.py; the suite runs its fast part)
 .PHONY: docs-check
 docs-check: setup
-	FESENS_DOCS_CHECK=1 $(PY) -m pytest -q tests/test_docs_numbers.py
+	FESENS_DOCS_CHECK=1 $(PY) -m pytest -q -n $(WORKERS) --dist load tests/test_docs_numbers.py
 
 lint: setup
 	$(VENV)/bin/ruff check .

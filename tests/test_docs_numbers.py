@@ -265,14 +265,27 @@ def test_every_quote_is_in_its_document():
             f"{quote.document} no longer quotes {quote.text!r}: update QUOTES"
 
 
-@pytest.mark.parametrize("quote", [
-    pytest.param(quote, id=quote.id, marks=[] if quote.source.fast or FULL_RUNS else
+@pytest.mark.parametrize("source", [
+    pytest.param(source, id=source.name, marks=[] if source.fast or FULL_RUNS else
                  pytest.mark.skip(reason="a full example run: make docs-check"))
-    for quote in QUOTES])
-def test_quoted_number_is_reproduced(quote, workdir):
+    for source in dict.fromkeys(quote.source for quote in QUOTES)])
+def test_quoted_numbers_are_reproduced(source, workdir):
+    """Each source runs once (one test per source, so parallel workers share no run) and
+    every quote of its output is compared."""
+    output = _output(source, workdir)
+    failures = []
+    for quote in (quote for quote in QUOTES if quote.source == source):
+        try:
+            _check(quote, output)
+        except AssertionError as failure:
+            failures.append(f"{quote.id}: {failure}")
+    assert not failures, "\n".join(failures)
+
+
+def _check(quote: Quote, output: str) -> None:
+    """The numbers ``quote`` quotes against those of ``output``, its source's output."""
     quoted = _pattern(quote.text).search(_text(quote.document))
     assert quoted, f"{quote.document} no longer quotes {quote.text!r}"
-    output = _output(quote.source, workdir)
     matches = list(re.finditer(quote.output, output))
     assert matches, f"{quote.source.name} printed nothing matching {quote.output!r}:\n{output}"
     produced = matches[-1].groups()
