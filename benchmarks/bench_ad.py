@@ -15,9 +15,9 @@ C. Workload 2: ``f(x) = Σ_k x·(A_k x)`` with ten constant dense 500x500 matric
 D. Workload 3: ``‖A(x)⁻¹ b‖`` with the values of a 2D 5-point Laplacian depending on
    ``x`` through :func:`fesens.ad.sparse_matrix`, n = 200 to 10^5, against a
    finite-difference gradient (n + 1 evaluations); up to n = 1000 also its dense version,
-   the issue's literal program ``‖solve(A, b)‖`` with ``A_ij = K_ij + x_j²`` (``K`` the same
+   the literal program ``‖solve(A, b)‖`` with ``A_ij = K_ij + x_j²`` (``K`` the same
    Laplacian, dense), traced through ``np.linalg.solve``.
-E. Issue 17: first and second derivatives (``grad``, ``grad(grad)``) of the scalar
+E. First and second derivatives (``grad``, ``grad(grad)``) of the scalar
    functions 5x¹⁰, 3x³(cos x − 10x), exp((5x/2)·sin(x)^(eˣ)) at x = 2, and the n = 100
    gradient of workload 1 and workload 2's gradient, against jitted JAX (when installed,
    in its own process: its first call, i.e. compile time, and its steady state).
@@ -92,7 +92,7 @@ DENSITY = 0.5
 OBJECTIVES = {"compliance": "compliance", "norm": "‖u‖"}
 MODES = ("forward", "gradient")
 
-# Targets. The FEM ones apply from the sizes the issue names on (cells per dimension).
+# Targets. The FEM ones apply from these sizes on (cells per dimension).
 TARGET_FROM_CELLS = {2: 400 * 200, 3: 48 * 24 * 24}
 GRADIENT_RATIO = {"compliance": 1.10, "norm": 1.15}  # value_and_grad / forward
 HAND_RATIO = 1.05  # fesens value_and_grad / hand-written value_and_grad
@@ -103,7 +103,7 @@ W2_RATIO = 3.0
 # Workload 2 gradient memory over the forward: O(n). The tape keeps A_k x for every k
 # (K n-vectors); allow twice that.
 W2_EXTRA_VECTORS = 2 * W2_K
-# Part E (issue 17): nested ``grad`` on Python floats, and jitted JAX's steady state.
+# Part E: nested ``grad`` on Python floats, and jitted JAX's steady state.
 SCALAR_X = 2.0
 SCALAR_FIRST_SECONDS, SCALAR_SECOND_SECONDS = 25e-6, 60e-6  # per call, each function
 JAX_RATIO = 2.0  # fesens gradient / jitted JAX gradient (steady state), W1 n = 100 and W2
@@ -492,7 +492,7 @@ class LaplacianSolveNorm:
 
 class DenseSolveNorm:
     """Workload 3, dense: ``f(x) = ‖A(x)⁻¹ b‖`` with ``A_ij = K_ij + x_j²``, ``K`` the
-    matrix of :class:`LaplacianSolveNorm` as a dense array (the issue's literal program)."""
+    matrix of :class:`LaplacianSolveNorm` as a dense array (plain numpy code)."""
 
     def __init__(self, sparse: LaplacianSolveNorm):
         p = sparse.pattern
@@ -596,7 +596,7 @@ def case_workload3(sizes: list[int]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- E
 def scalar_functions(xp: Any) -> dict[str, Callable]:
-    """The issue's scalar workload, written against the numpy namespace ``xp``."""
+    """The scalar workload of part E, written against the numpy namespace ``xp``."""
     return {
         "5x^10": lambda x: 5 * x**10,
         "3x^3 (cos x - 10x)": lambda x: 3 * x**3 * (xp.cos(x) - 10 * x),
@@ -785,7 +785,7 @@ class Check:
 
 
 def targets_apply(size: GridSize) -> bool:
-    """The FEM targets hold from the grid sizes the issue names on."""
+    """The FEM targets hold from the grid sizes of :data:`TARGET_FROM_CELLS` on."""
     return size.n_cells >= TARGET_FROM_CELLS[size.dim]
 
 

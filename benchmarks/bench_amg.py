@@ -1,4 +1,4 @@
-"""AMG tuning benchmark (issue 16): smoothed aggregation on unstructured 3D elasticity.
+"""AMG tuning benchmark: smoothed aggregation on unstructured 3D elasticity.
 
 A box ``[0, 2] x [0, 1] x [0, 1]`` meshed by Gmsh with unstructured tetrahedra (tet4 and
 tet10), clamped at ``x = 0``, a unit downward traction at ``x = 2``, E = 1, ν = 0.3, with

@@ -5,9 +5,9 @@ Cantilever problems (linear elasticity, clamped ``left`` side, unit traction on 
 
 1. the pattern build (:class:`fesens.fem.Assembler` construction, gather matrices
    included), the re-assembly of ``K_ff`` for new per-cell density scales, and the
-   COO->CSR assembly of top88-style codes for comparison (DESIGN.md rule 1);
+   COO->CSR assembly of top88-style codes for comparison (fesens never re-runs it);
 2. CHOLMOD's symbolic analysis, first numeric factorization, re-factorizations on the
-   same pattern (the symbolic analysis must be reused: DESIGN.md rule 2) and solve time;
+   same pattern (the symbolic analysis must be reused) and solve time;
 3. time to solution of each solver backend;
 4. the peak resident memory (``ru_maxrss``) of each measurement.
 

@@ -8,7 +8,7 @@ loop, so every call factorizes):
 
 * **value + gradient**: ``fesens.ad.value_and_grad(J)(x)``;
 * **hvp**: ``fesens.ad.hvp(J)(x, v)`` from scratch: the forward and adjoint solves, then
-  the second-order sweep (tangent solve and second adjoint) — the number issue 18 asks for
+  the second-order sweep (tangent solve and second adjoint) — the number with a target
   (≤ 2.5x the gradient);
 * **value + gradient + hvp**: ``value_grad_hvp(J)(x)`` and one product ``hessp(v)``;
   the number of numeric factorizations of that (``solver.stats["n_numeric"]``) must be 1,
@@ -48,7 +48,7 @@ from _common import (
 
 DEFAULT_SIZES = ("400x200",)
 OBJECTIVES = ("compliance", "displacement_norm")
-TARGET = 2.5  # hvp / (value + gradient), issue 18
+TARGET = 2.5  # hvp / (value + gradient)
 
 
 def case_hvp(label: str, repeats: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ design variables, written as a ``DesignProblem`` function ``x ↦ C(ρ(x))``. It
 
 The paths run in turn within each round (so they see the same machine load; the order
 rotates from round to round), after one warm-up round; the table gives the median over the
-rounds and its ratio to the direct call (the issue's target: at most 1.05) and the time an
+rounds and its ratio to the direct call (target: at most 1.05) and the time an
 adapter adds, as the median over the rounds of its time minus the direct call's in the
 same round (less sensitive to a load that drifts between rounds). Every path's gradient is
 checked against the direct one. BLAS runs single-threaded unless ``--blas-threads`` says

@@ -5,7 +5,7 @@ For 2D quad4 cantilevers (plane stress, point load at the bottom-right corner, S
 evaluate ``value_and_grad`` of the compliance once. The process's peak resident memory
 (``ru_maxrss``, pattern build and factorization included) of fesens is compared with that
 of :class:`bench_ad.HandAdjoint` (numpy, a gather matrix and CHOLMOD: what an expert
-writes). Target (issue 16): fesens's peak at most 1.2x the expert's at 400x200.
+writes). Target: fesens's peak at most 1.2x the expert's at 400x200.
 
 ``--stages`` also prints, for fesens, the tracemalloc peak of each stage (model, pattern
 build and assembly, factorization and solve, gradient) — where the peak comes from.

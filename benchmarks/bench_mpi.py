@@ -16,7 +16,7 @@ the ranks' matrices and splits GAMG's hierarchy and the Krylov iterations; the m
 whole model's loads are replicated; rank 0 alone post-processes the whole mesh's outputs.
 With three or more rank counts (``--ranks 1,2,3,4``) the table ends with the least-squares
 fits of the peak memory of rank 0 and of the other ranks to ``R + D / N``: ``R`` what a
-rank holds whatever N, ``D`` what the ranks share. On this 2-core machine two
+rank holds whatever N, ``D`` what the ranks share. On a 2-core machine two
 ranks use both cores; more ranks share them (their times say nothing then, their memory
 does).
 

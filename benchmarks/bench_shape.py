@@ -16,7 +16,7 @@ Inputs change between timed calls (new random ``s``, ``x``, and ``X`` = the mesh
 plus a new smooth perturbation), as in an optimization loop. Times are medians of several
 calls after a warm-up (the first call does CHOLMOD's symbolic analysis).
 
-Target (issue 13): shape gradient / forward ≤ 2 at 400x200 and above.
+Target: shape gradient / forward ≤ 2 at 400x200 and above.
 
 Usage::
 

@@ -1,6 +1,6 @@
 """Newton and Halley root finding with derivatives from fesens' AD (forward mode).
 
-Functions (the issue's workload 4): f(x) = 5x¹⁰ − c, g(x) = 3x³(cos x − 10x),
+Functions (workload 4 of tests/ad/test_ad_workloads.py): f(x) = 5x¹⁰ − c, g(x) = 3x³(cos x − 10x),
 h(x) = exp((5x/2)·sin(x)^(eˣ)). Newton needs f′, Halley f′ and f″; both are exact here,
 so the iterations converge quadratically (Newton) and cubically (Halley). A function of one
 number is differentiated in forward mode (dual numbers, no tape): ``value_and_grad(f)``
@@ -51,7 +51,7 @@ def central_difference(f, h=1e-6):
     return lambda x: (f(x), (f(x + h) - f(x - h)) / (2 * h))
 
 
-#: The issue's derivative workload (checked in tests/ad/test_ad_workloads.py).
+#: The derivative workload (checked in tests/ad/test_ad_workloads.py).
 WORKLOAD = {
     "f(x) = 5x^10": lambda x: 5 * x**10,
     "g(x) = 3x^3 (cos x - 10x)": lambda x: 3 * x**3 * (np.cos(x) - 10 * x),

@@ -17,9 +17,9 @@ CHOLMOD's BLAS is itself an OpenMP build (Debian's ``openblas-openmp`` alternati
 threads it would serialise; then it is the number of usable cores. A value the user has set
 is kept.
 
-The BLAS threads of each solve are chosen too (issue 16), not inherited from the library
-default of all cores: :func:`blas_threads` is the rule (:data:`THREAD_RULE`), measured on
-this project's 2-core machine, and :class:`BlasThreadLimit` sets it for a solve
+The BLAS threads of each solve are chosen too, not inherited from the library default of
+all cores: :func:`blas_threads` is the rule (:data:`THREAD_RULE`), measured on a 2-core
+machine, and :class:`BlasThreadLimit` sets it for a solve
 (threadpoolctl) and leaves it set; ``FESENS_THREADS`` overrides it.
 """
 
@@ -65,7 +65,7 @@ def cap_openmp_threads() -> None:
         os.environ[THREAD_LIMIT_VARIABLE] = str(limit)
 
 
-# ------------------------------------------------------------------ BLAS threads (issue 16)
+# ------------------------------------------------------------------ BLAS threads
 class ThreadSettingError(FesensError, ValueError):
     """``FESENS_THREADS`` is set to something that is not a positive integer."""
 
@@ -118,7 +118,7 @@ def blas_threads(n_rows: int, nnz: int, direct: bool) -> tuple[int, str]:
     """The BLAS threads for solving an ``n_rows``-row matrix with ``nnz`` stored entries,
     and why (:data:`THREAD_RULE`).
 
-    Measured on the shared 2-core machine of issue 16 (CHOLMOD, a forward and a
+    Measured on a shared 2-core machine (CHOLMOD, a forward and a
     ``value_and_grad`` evaluation alternating, minimum of 7; ``FESENS_THREADS=1`` vs 2):
     2D 200x100 (40k unknowns, 18 entries per row) forward 71 vs 127 ms, gradient 79 vs
     100 ms; 2D 400x200 (161k) gradient 424 vs 490 ms; 3D 16x8x8 (3.5k, 81 per row)

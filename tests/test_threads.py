@@ -1,4 +1,4 @@
-"""Issue 16: the BLAS threads of each solve are chosen by a documented rule, not inherited."""
+"""The BLAS threads of each solve are chosen by a documented rule, not inherited."""
 
 import numpy as np
 import pytest

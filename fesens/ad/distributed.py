@@ -1,4 +1,4 @@
-"""Primitives of a program whose arrays are split over MPI ranks (issue 19, item 2).
+"""Primitives of a program whose arrays are split over MPI ranks (the distributed model).
 
 Each rank traces the same program on its own part of the design vector; two primitives
 connect the ranks, and both are collective (every rank calls them, and their rules, in the

@@ -4,12 +4,12 @@
 returns the eigenvalues through the primitive :func:`eigenvalues`, the Rayleigh quotients
 of the M-orthonormal modes, ``λ_i = φ_iᵀ K φ_i / φ_iᵀ M φ_i``. The quotient is stationary
 in ``φ`` at an eigenvector, so its derivative with ``φ`` held fixed is the eigenvalue
-derivative (DESIGN.md adjoint rules)::
+derivative::
 
     dλ_i = φ_iᵀ (dK − λ_i dM) φ_i,     K̄ = Σ_i λ̄_i φ_i φ_iᵀ,   M̄ = −Σ_i λ̄_i λ_i φ_i φ_iᵀ
 
 kept as outer factors on the pattern (:class:`~fesens.ad.sparse.OuterCotangent`), which
-the assembly primitives contract per cell (rule 3): no matrix cotangent is formed. The
+the assembly primitives contract per cell: no matrix cotangent is formed. The
 modes are constants (their sensitivities are not provided).
 
 **Repeated eigenvalues.** Within a cluster of equal eigenvalues the modes are any

@@ -2,8 +2,8 @@
 
 ``u = A(s)⁻¹ f`` with ``A(s) = Σ_e s_e P_eᵀ K_ref P_e`` applied cell by cell
 (:class:`~fesens.solvers.lattice_operator.LatticeOperator`): no global matrix exists,
-so the cotangent of the coefficients is contracted per cell directly (DESIGN.md rule 3
-without a pattern):
+so the cotangent of the coefficients is contracted per cell directly (no matrix cotangent
+is formed):
 
 * ``u = A(s)⁻¹ f``:  ``λ = A⁻ᵀ ū`` (the same multigrid hierarchy; ``λ = u`` for
   compliance), ``f̄ = λ``, ``s̄_e = −λ_eᵀ K_ref u_e`` (summed over right-hand sides);

@@ -9,9 +9,9 @@ with :func:`defvjp_joint`. Variadic primitives (``einsum(subscripts, *operands)`
 :func:`defvjp_argnum`: ``maker(argnum, ans, *args, **kwargs) -> (g -> cotangent)``.
 
 A maker registered with ``uses_ans=False`` promises not to read ``ans``: a node whose
-traced arguments all have such rules does not keep its output alive (rule 5 of DESIGN.md;
-the output of ``x**2`` is freed once the next operation consumed it), and those makers
-are called with ``ans=None``.
+traced arguments all have such rules does not keep its output alive (the output
+of ``x**2`` is freed once the next operation consumed it), and those makers are called
+with ``ans=None``.
 
 Forward mode (:mod:`fesens.ad.forward`) reads the JVP rules registered with :func:`defjvp`:
 ``maker(t, ans, *args, **kwargs)`` returns the tangent contribution ``∂f/∂x_i · t`` of

@@ -2,9 +2,9 @@
 
 A :class:`PatternMatrix` is a CSR matrix whose *values* (``data``, one per stored entry)
 may be traced while its pattern is constant. Its cotangent is a vector on the same
-pattern: ``K̄`` is never materialised as a dense or new sparse matrix (DESIGN.md rule 3).
+pattern: ``K̄`` is never materialised as a dense or new sparse matrix.
 
-Adjoint rules (DESIGN.md):
+Adjoint rules:
 
 * ``y = K x``:        ``x̄ = Kᵀ ȳ``,  ``K̄_(ij) = ȳ_i x_j`` on the pattern;
 * ``u = K⁻¹ f``:      ``λ = K⁻ᵀ ū`` (same factorization), ``f̄ = λ``,
@@ -156,7 +156,7 @@ class OuterCotangent:
 
     Only its restriction to the pattern matters; :meth:`data` forms that (``(nnz,)``) when a
     consumer needs it, while an assembler contracts the factors per cell instead
-    (``c̄_e = a_eᵀ K_e b_e``), never touching the pattern (DESIGN.md rule 3). Factors are
+    (``c̄_e = a_eᵀ K_e b_e``), never touching the pattern. Factors are
     ``(n,)`` or ``(n, k)`` (summed over the ``k`` columns).
     """
 

@@ -1,9 +1,9 @@
 """The tape: boxes, nodes, primitives and the reverse sweep.
 
 A differentiated input is wrapped in a :class:`Box` carrying a :class:`Node` of the trace.
-Calling a :func:`primitive` on boxes records one node per *array* operation (rule 4 of
-DESIGN.md): the node keeps the primitive, its (unboxed) arguments and result. Arguments
-that are not boxes are constants: they are never traced and never get a cotangent.
+Calling a :func:`primitive` on boxes records one node per *array* operation (arrays are
+traced, not scalars): the node keeps the primitive, its (unboxed) arguments and result.
+Arguments that are not boxes are constants: they are never traced and never get a cotangent.
 
 Nested differentiation (``grad(grad(f))``) follows HIPS/autograd: each ``grad`` opens a
 trace with a larger id, a primitive unboxes the arguments of the newest trace and calls
@@ -14,7 +14,7 @@ outer one.
 
 The backward sweep visits the nodes latest-created first (creation order is a topological
 order: a node is created after the nodes it consumes) and drops each cotangent and each
-node's saved values as soon as they are consumed (rule 5). A node whose rules do not read
+node's saved values as soon as they are consumed. A node whose rules do not read
 its output (``x**2``, ``x * y``, ``sum``: see ``uses_ans`` of
 :func:`~fesens.ad.registry.defvjp`) does not save it at all, so the output is freed as
 soon as the operations consuming it have run their rules.

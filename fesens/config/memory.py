@@ -33,8 +33,8 @@ _CELL_TYPES = {"quad4": (4, 9, 1, 1), "quad8": (8, 21, 3, 1), "quad9": (9, 25, 4
 #: Bytes of one matrix entry in the pattern, the cached cell matrices and the gather maps.
 _ENTRY = 24
 #: Peak bytes per unknown of a matrix-free multigrid optimization iteration: measured
-#: 6228 MB for 3,168,963 unknowns (1,024,000 hex8 cells, ``benchmarks/bench_scale.py``,
-#: issue 16), rounded up.
+#: 6228 MB for 3,168,963 unknowns (1,024,000 hex8 cells, ``benchmarks/bench_scale.py``),
+#: rounded up.
 MATRIX_FREE_BYTES_PER_UNKNOWN = 2_100
 #: Peak bytes per candidate bar of a truss optimization on a ground structure: measured
 #: 1.37 GB over the start for 1,086,938 bars (``cells = [60, 30]``, no reach), rounded up.

@@ -1,8 +1,8 @@
 """The assembler as differentiable primitives on a cached pattern.
 
-* :func:`assemble`: ``coefficients ↦ K`` with the precomputed cell matrices (the fast path
-  of DESIGN.md rule 1): ``data(K) = Σ_k G_k c_k``, one mat-vec with the stacked gather
-  matrix (:class:`~fesens.fem.assembler.Assembler`).
+* :func:`assemble`: ``coefficients ↦ K`` with the precomputed cell matrices (the fast path:
+  pattern and gather matrices built once per mesh): ``data(K) = Σ_k G_k c_k``, one mat-vec
+  with the stacked gather matrix (:class:`~fesens.fem.assembler.Assembler`).
 * :func:`assemble_at_points`: ``(X, c) ↦ K`` for cell matrices computed at node
   coordinates ``X``: ``data(K) = S vec(K_e)`` with the 0/1 entry matrix ``S`` of the same
   pattern.
@@ -13,7 +13,7 @@ without copies.
 Backward, for a cotangent kept as outer products ``K̄ = Σ_p a_p b_pᵀ``
 (:class:`~fesens.ad.sparse.OuterCotangent`, what a solve or a mat-vec produces):
 
-    c̄_(k,e) = Σ_p a_(p,e)ᵀ K⁽ᵏ⁾_e b_(p,e)          (DESIGN.md rule 3)
+    c̄_(k,e) = Σ_p a_(p,e)ᵀ K⁽ᵏ⁾_e b_(p,e)
 
 batched over cells (einsum), where ``a_(p,e)`` gathers ``a_p`` at the cell's dofs, and
 ``K̄_e = Σ_p a_(p,e) b_(p,e)ᵀ`` where cell matrices are needed. That is
@@ -54,7 +54,7 @@ class BlockOperator:
         pattern = assembler.ff if block == "ff" else assembler.fc
         self._assembler, self._block, self._block_pattern = assembler, block, pattern
         self.pattern = SparsePattern(pattern.indptr, pattern.indices, pattern.shape)
-        self._gather = None  # built on first use (issue 16: lean memory)
+        self._gather = None  # built on first use, so an unused one costs no memory
         self.components = assembler.components
         self.weights = None
         # All cells share each component's matrix (structured grids): [K⁽⁰⁾ᵀ | K⁽¹⁾ᵀ | …].

@@ -1,4 +1,4 @@
-"""Sparse assembly over a cached pattern (DESIGN.md rule 1).
+"""Sparse assembly over a cached pattern, built once per mesh and set of Dirichlet dofs.
 
 Every operator fesens assembles is linear in a few per-cell coefficient fields:
 
@@ -11,7 +11,7 @@ set of Dirichlet dofs. Re-assembly for new coefficients is then one sparse mat-v
 COO→CSR conversion, no sorting, no Python loop over cells.
 
 The same gather matrix gives the assembler's adjoint: for a cotangent ``K̄`` held on the
-pattern (``data`` vector), ``c̄ = Gᵀ data(K̄)`` (DESIGN.md adjoint rule for assemble).
+pattern (``data`` vector), ``c̄ = Gᵀ data(K̄)``.
 
 The pattern arrays are frozen (:mod:`fesens.readonly`): every matrix assembled on a
 pattern shares them, and solvers recognise the pattern without comparing them.
@@ -76,7 +76,7 @@ class BlockPattern:
         n_cols = max(self.shape[1], 1)
         cell_rows, cell_cols = row_index[cell_dofs], col_index[cell_dofs]  # (n_cells, nd)
         # Key row · n_cols + col of every entry (e, i, j) of the cell matrices, -1 outside
-        # the block; the smallest integer type that holds it (issue 16: lean memory).
+        # the block; the smallest integer type that holds it, to save memory.
         key_type = index_type(self.shape[0] * n_cols)
         key = (cell_rows.astype(key_type)[:, :, None] * key_type(n_cols)
                + cell_cols.astype(key_type)[:, None, :])
@@ -199,7 +199,7 @@ class Assembler:
         free_index[self.free] = np.arange(self.free.size)
         self.ff = BlockPattern(cell_dofs, free_index, free_index)
         # Gather matrices are built on first use: a model whose coefficients are one field
-        # times constant weights (SIMP) only ever needs the folded one (issue 16).
+        # times constant weights (SIMP) only ever needs the folded one.
         self._gathers: dict[str, sp.csr_matrix] = {}
         self._folded: dict[str, tuple] = {}  # block -> (weights, folded gather matrix)
         self.fc = None

@@ -4,7 +4,7 @@ A Robin condition ``h (u − u∞)`` on boundary facets adds ``h ∫_Γ N Nᵀ d
 Every boundary facet belongs to one cell and its nodes are nodes of that cell, so the facet
 matrix is one more *cell* matrix ``K⁽ʰ⁾_e`` (zero in cells without such facets): it joins
 the cached-pattern assembly (:class:`~fesens.fem.assembler.Assembler`) as a component whose
-coefficient is ``h`` and leaves the sparsity pattern unchanged (DESIGN.md rule 1). The
+coefficient is ``h`` and leaves the sparsity pattern unchanged (it is built once per mesh). The
 matrices are traced functions of the node coordinates (shape sensitivities).
 """
 

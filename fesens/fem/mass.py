@@ -19,7 +19,7 @@ model's material volumes ``A_e L_e`` (:meth:`cell_volumes`).
 
 :class:`MassForm` gives :func:`~fesens.fem.assemble.assemble_at_points` what it asks a
 model (``cell_matrices``, ``cell_bilinear``, ``has_integrand``), so a mass matrix is
-assembled and differentiated (per cell, DESIGN.md rule 3) by the stiffness's primitives.
+assembled and differentiated (per cell, no matrix cotangent) by the stiffness's primitives.
 """
 
 from __future__ import annotations

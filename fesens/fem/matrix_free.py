@@ -1,4 +1,4 @@
-"""Matrix-free solves of a model on a lattice of identical first-order cells (issue 16).
+"""Matrix-free solves of a model on a lattice of identical first-order cells.
 
 A model solved with ``gmg`` and ``matrix_free=True`` never assembles ``K_ff``: on a
 structured quad4 or hex8 mesh whose cells are translates of one another, every cell

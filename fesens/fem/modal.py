@@ -9,7 +9,7 @@ traced program::
 
 and :func:`fesens.ad.grad` of a function of ``λ`` gives, per cell,
 ``θ̄_e = Σ_i λ̄_i φ_(i,e)ᵀ (∂K_e/∂θ_e − λ_i ∂M_e/∂θ_e) φ_(i,e)`` through the assembly
-primitives (DESIGN.md rule 3): densities, E, ν, any per-cell parameter and the node
+primitives (no matrix cotangent is formed): densities, E, ν, any per-cell parameter and the node
 coordinates (``points=``).
 
 For a repeated eigenvalue only symmetric functions of its cluster have a gradient (see

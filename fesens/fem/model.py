@@ -11,18 +11,18 @@ parameters, its cell matrices as functions of the node coordinates, and the per-
 coefficients of those matrices.
 
 **One solve path.** :meth:`LinearModel.solve` is the program :func:`fesens.ad.grad`
-traces (DESIGN.md)::
+traces::
 
     c_k = coefficients(θ)                    per-cell, elementwise
-    data(K_ff) = Σ_k G_k c_k                 cached gather matrices (rule 1)
+    data(K_ff) = Σ_k G_k c_k                 gather matrices built once per mesh
                  or S vec(Σ_k c_k K⁽ᵏ⁾_e(X))  cell matrices of traced coordinates X
     rhs = f_f(m, X) − K_fc g                 Dirichlet lift
-    u_f = solve(K_ff, rhs)                   factor once; adjoint reuses it (rule 2)
+    u_f = solve(K_ff, rhs)                   factor once; adjoint reuses it
     u = P_fᵀ u_f + P_cᵀ g
 
 On plain arrays every primitive runs its raw function, so a forward-only solve pays no
 tracing; with traced inputs the backward pass is ``λ = K_ff⁻ᵀ ū_f``,
-``K̄ = −λ u_fᵀ`` kept as outer factors (rule 3), ``c̄_k = a_eᵀ K⁽ᵏ⁾_e b_e`` per cell.
+``K̄ = −λ u_fᵀ`` kept as outer factors (never formed), ``c̄_k = a_eᵀ K⁽ᵏ⁾_e b_e`` per cell.
 """
 
 from __future__ import annotations

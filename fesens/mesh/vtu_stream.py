@@ -3,7 +3,7 @@
 meshio's writer needs every field converted up front (2D vectors padded to 3 components,
 held next to the caller's arrays) and the whole base64 text of an array at once. Here one
 field at a time is padded, compressed in 32 KiB zlib blocks and base64-encoded in chunks
-straight into the file (issue 16: streaming output, no field held twice). The file is
+straight into the file, so no field is held twice. The file is
 the same VTK XML ``UnstructuredGrid`` (``binary``, ``vtkZLibDataCompressor``, UInt64
 headers) that meshio writes and reads.
 """

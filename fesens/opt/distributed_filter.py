@@ -1,7 +1,6 @@
-"""The filters of :mod:`fesens.opt.filters` with the design vector split over MPI ranks
-(issue 19, item 2). The Helmholtz filter (:class:`DistributedHelmholtzFilter`) is its PDE
-assembled per rank and solved across the ranks; the density and sensitivity filters are
-described here.
+"""The filters of :mod:`fesens.opt.filters` with the design vector split over MPI ranks.
+The Helmholtz filter (:class:`DistributedHelmholtzFilter`) is its PDE assembled per rank
+and solved across the ranks; the density and sensitivity filters are described here.
 
 Every rank holds the whole mesh and its own cells (a :class:`~fesens.mesh.partition.MeshPart`)
 and builds only the rows of the filter for them: the neighbours of its cells' centroids

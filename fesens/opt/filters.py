@@ -4,7 +4,7 @@
   ``x̃_e = Σ_i H_ei v_i x_i / Σ_i H_ei v_i`` with the cone weights
   ``H_ei = max(0, r − |c_e − c_i|)`` between cell centroids and cell volumes ``v_i``
   (uniform meshes: the classic ``H x / Hs`` of top88). Linear with a constant matrix,
-  so its VJP is ``x̄ = Wᵀ x̃̄`` (DESIGN.md). When the centroids form a regular lattice
+  so its VJP is ``x̄ = Wᵀ x̃̄``. When the centroids form a regular lattice
   (structured grids) it is a stencil correlation (:mod:`fesens.opt.grid_filter`) and no
   neighbour list is stored.
 * :class:`SensitivityFilter` (Sigmund 1997), the classic heuristic: densities are used

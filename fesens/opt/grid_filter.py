@@ -1,4 +1,4 @@
-"""The cone filter on a lattice of cell centroids as a stencil correlation (issue 16).
+"""The cone filter on a lattice of cell centroids as a stencil correlation.
 
 When the cell centroids of a mesh form a complete regular lattice (the ``rectangle`` and
 ``box`` generators' quadrilaterals and hexahedra, of any order), the cone weights

@@ -1,5 +1,5 @@
 """What a bare ``make_solver("auto")`` gives: a direct solver or CG with AMG, chosen from
-the matrix at :meth:`~fesens.solvers.LinearSolver.factorize` (issue 16).
+the matrix at :meth:`~fesens.solvers.LinearSolver.factorize`.
 
 A model knows its dimension and mesh and resolves ``auto`` itself
 (:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`); a matrix alone does not.
@@ -30,7 +30,7 @@ from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
 
 #: A matrix of more unknowns than this that looks 3D is solved by CG + AMG even when its
-#: factor fits: the issue 16 measurements (2 cores) had CHOLMOD at 2.5 s per gradient at
+#: factor fits: measured on a 2-core machine, CHOLMOD took 2.5 s per gradient at
 #: 92k unknowns (48x24x24 hex8) but 24 s at 212k, where CG + AMG took 10.4 s. A model's
 #: ``auto`` uses the same limit (``fesens.fem.model_solvers``).
 DIRECT_MAX_3D_UNKNOWNS = 150_000

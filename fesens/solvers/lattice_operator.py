@@ -10,8 +10,8 @@ is applied as a batched cell operation: gather the cells' corner values from the
 lattice array by slicing (the cell–dof map is implicit; lattice arrays are
 component-major, so every slice is contiguous rows), one ``(m, m) @ (m, cells)`` product,
 scale, scatter back by slicing. No sparse matrix and no gather map of one entry
-per cell-matrix entry exists on the fine level (issue 16 item 2; memory per cell: the
-coefficient and the vectors). Work goes in slabs of cells along the slowest axis, so
+per cell-matrix entry exists on the fine level (memory per cell: the coefficient and the
+vectors). Work goes in slabs of cells along the slowest axis, so
 temporaries stay small.
 
 The first multigrid coarse level is the Galerkin operator ``Pᵀ A P`` of the linear

@@ -1,4 +1,4 @@
-"""How much memory a sparse Cholesky factor needs, estimated before it is built (issue 16).
+"""How much memory a sparse Cholesky factor needs, estimated before it is built.
 
 The factor's fill follows the nested-dissection bounds for grids (George 1973; Lipton,
 Rose and Tarjan 1979): ``O(n log n)`` entries in 2D and ``O(n^(4/3))`` in 3D, for ``n``

@@ -30,7 +30,7 @@ except ImportError:  # optional dependency
 Preconditioner = LinearOperator | sp.spmatrix | None
 
 # The coarsest level of smoothed aggregation, tuned on unstructured 3D elasticity with SIMP
-# densities (issue 16; benchmarks/bench_amg.py, RESULTS.md "AMG tuning on unstructured
+# densities (benchmarks/bench_amg.py, RESULTS.md "AMG tuning on unstructured
 # meshes"): Gmsh boxes of tet4 (151k dofs) and tet10 (128k dofs), contrast 1e-3..1,
 # rigid-body modes, CG to 1e-8, one thread. Stopping at up to 500 unknowns factorized by
 # splu, instead of pyamg's 10 solved by a dense pseudo-inverse (two more levels whose

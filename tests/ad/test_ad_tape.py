@@ -134,7 +134,7 @@ def test_saved_values_are_released_during_the_sweep():
 
 def test_a_node_keeps_its_output_only_when_a_rule_reads_it(monkeypatch):
     """``x**2`` (rule 2x) and ``x * y`` do not keep their outputs; ``exp`` (rule eˣ) does.
-    So the output of ``x**2`` is freed as soon as ``sum`` has run its rule (rule 5)."""
+    So the output of ``x**2`` is freed as soon as ``sum`` has run its rule."""
     nodes, alive_at_square_rule = {}, []
     original = tracer.node_cotangents
 

@@ -1,9 +1,9 @@
-"""The issue's AD workloads as correctness tests (their timings live in benchmarks/bench_ad.py).
+"""The AD benchmark workloads as correctness tests (their timings live in benchmarks/bench_ad.py).
 
 1. ``grad`` of ``sum(x**2)`` and of ``sum(f(x))`` for elementwise ``f``, n = 100 and 10^6.
 2. ``f(x) = Σ_k x·(A_k x)`` with ten constant 500x500 matrices: gradient w.r.t. x only.
 3. ``‖A(x)⁻¹ b‖`` with A's values depending on x through the pattern primitive, and its
-   dense version (the issue's literal program: ``A_ij = K_ij + x_j²``, ``np.linalg.solve``).
+   dense version (``A_ij = K_ij + x_j²`` through ``np.linalg.solve``).
 4. Derivatives at x = 2 of three scalar functions, values from 30-digit arithmetic.
 """
 
@@ -110,7 +110,7 @@ def test_workload3_dense_element_assignment_is_refused_with_the_supported_form_n
     assert any("cut the gradient" in str(c) for c in causes if c is not None)
 
 
-# Values computed with 30-digit arithmetic (mpmath), stated by the issue.
+# Values computed with 30-digit arithmetic (mpmath).
 X = 2.0
 FIRST = {"f": 25600.0, "g": -996.8044243595134, "h": -105.63101149036947}
 SECOND = {"f": 115200.0, "g": -1510.463176770015, "h": 825.4713296885561}

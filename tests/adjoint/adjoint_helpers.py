@@ -1,6 +1,6 @@
 """Models, parameter points and the gradient assertion shared by the adjoint tests.
 
-Every gradient check is the pair the issue asks for: the Taylor remainder
+Every gradient check is a pair: the Taylor remainder
 ``|J(x + εh) − J(x) − ε ∇J·h|`` converges at rate 2 (within :data:`RATE_TOLERANCE`) and
 the gradient agrees with central differences (:func:`fesens.ad.check_grad` raises
 otherwise). A function that is affine along the direction has no rate (its remainders

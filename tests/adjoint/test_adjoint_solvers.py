@@ -1,5 +1,5 @@
 """Every solver backend: gradients pass the Taylor test and agree with a direct solver's;
-the forward factorization serves the adjoint solve (DESIGN.md rule 2).
+the forward factorization serves the adjoint solve (no second factorization).
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
-"""``fesens optimize`` of a frequency design (issue 18 item 4): the preset's outputs (the
-first mode in design.vtu, mode_1.png, the eigenvalues per iteration and before/after),
-resume, and the refusal of ``solve``."""
+"""``fesens optimize`` of a frequency design: the preset's outputs (the first mode in
+design.vtu, mode_1.png, the eigenvalues per iteration and before/after), resume, and the
+refusal of ``solve``."""
 
 import json
 

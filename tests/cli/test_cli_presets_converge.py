@@ -1,4 +1,4 @@
-"""Every preset converges within its own ``stop.max_iter`` (issue 14).
+"""Every preset converges within its own ``stop.max_iter``.
 
 The iteration counts and objectives are those the comments above each preset's ``[stop]``
 table quote; the runs agree with them to a few percent (an iteration count that hangs on the

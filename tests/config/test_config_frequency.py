@@ -1,6 +1,6 @@
-"""Frequency design from a config file (issue 18 item 4): eigen objectives, their keys and
-defaults, the refusals of what a frequency design cannot do, and the gradient of the
-config-built problem (Taylor tests)."""
+"""Frequency design from a config file: eigen objectives, their keys and defaults, the
+refusals of what a frequency design cannot do, and the gradient of the config-built
+problem (Taylor tests)."""
 
 import tomllib
 

@@ -133,10 +133,10 @@ ERRORS = [
                                                '= "mma"'),
     (set_key("constraints.volume_fraction", 1.0),
      "constraints.volume_fraction = 1.0 leaves the OC optimizer no design freedom"),
-    # nothing loaded (issue 14, item 1)
+    # nothing loaded
     (set_key("loads.0.value", [0.0, 0.0]), "every load is zero (loads[0].value = [0.0, 0.0]) "
                                            "and every support value is 0: the solution is zero"),
-    # a penalty that favours intermediate densities (issue 14, item 10)
+    # a penalty that favours intermediate densities
     (set_key("penalization.penalty", 0.5), "penalization.penalty = 0.5 is not allowed: SIMP "
                                            "needs a penalty ≥ 1"),
     (set_key("penalization.penalty", {"start": 0.5, "final": 3.0}),
@@ -170,7 +170,7 @@ def test_a_filter_radius_larger_than_the_domain_warns_naming_the_key():
 
 
 def test_deeply_nested_arrays_are_a_clear_error_naming_the_file():
-    """Issue 14, item 3: 1000 levels end in the parser's recursion, 900 in the message."""
+    """1000 nested levels end in the parser's recursion, 900 in the message."""
     text = "x = " + "[" * 1000 + "]" * 1000 + "\n"
     with pytest.raises(ConfigError, match="^deep.toml: not valid TOML: arrays or tables are "
                                           "nested too deeply"):

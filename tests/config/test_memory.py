@@ -59,7 +59,7 @@ def solver_table(backend="auto", **options):
 
 
 def test_the_estimate_follows_the_solver(monkeypatch):
-    """Issue 16: a million hex8 cells fit a 24 GB machine with the matrix-free multigrid
+    """A million hex8 cells fit a 24 GB machine with the matrix-free multigrid
     (measured peak 6.2 GB), not with CHOLMOD; auto picks what fits."""
     monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
     memory.check_mesh_memory(MILLION, solver_table("gmg", matrix_free=True))

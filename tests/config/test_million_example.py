@@ -1,4 +1,4 @@
-"""``examples/cantilever3d_million.toml`` (issue 16's million-element run, quoted in the
+"""``examples/cantilever3d_million.toml`` (the million-element run quoted in the
 README) is a valid config on this machine: its mesh passes the memory check with the
 matrix-free multigrid it names, and its load selects the 81 nodes of the edge."""
 

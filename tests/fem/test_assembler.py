@@ -98,7 +98,7 @@ def test_structured_grid_stores_one_cell_matrix():
 
 
 def test_lean_pattern_int32_indices_and_folded_gather_only():
-    """Issue 16: int32 index arrays where they fit, no per-entry int64 maps, and a SIMP
+    """Lean memory: int32 index arrays where they fit, no per-entry int64 maps, and a SIMP
     model (coefficients = weights x one field) never builds the stacked gather matrix."""
     model = Elasticity(unit_mesh("quad4", 6), E=1.0, nu=0.3, plane="stress").fix("left")
     model.point_load((1.0, 0.0), (0.0, -1.0))

@@ -1,5 +1,5 @@
-"""Issue 16: ``auto`` picks the solver by dimension, size, structure and memory, says why,
-and a direct factorization that will not fit is refused up front."""
+"""``auto`` picks the solver by dimension, size, structure and memory, says why, and a
+direct factorization that will not fit is refused up front."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Matrix-free multigrid solves of a model (``gmg`` with ``matrix_free=True``, issue 16):
+"""Matrix-free multigrid solves of a model (``gmg`` with ``matrix_free=True``):
 solutions and gradients agree with CHOLMOD's on the assembled matrix, pass Taylor tests
 (compliance, which is self-adjoint, and a displacement, which needs the adjoint solve),
 no sparsity pattern is built, and what cannot be matrix-free is refused with the reason."""

@@ -63,8 +63,7 @@ def test_bad_component_is_named():
 @pytest.mark.parametrize(("components", "fixed"), [
     ("x", [0]), (["y"], [1]), (["x", "y"], [0, 1]), ([1, "x"], [1, 0]), (np.array([0]), [0])])
 def test_components_by_name_as_in_config_files(components, fixed):
-    """``"x"``, ``"y"``, ``"z"`` name components as they do in config files (issue 14,
-    item 9)."""
+    """``"x"``, ``"y"``, ``"z"`` name components as they do in config files."""
     model = Elasticity(rectangle(2, 2, cell_type="quad4"), plane="stress")
     model.fix("left", components=components)
     left = model.mesh.nodes("left")

@@ -7,7 +7,7 @@ from fesens.adjoint import Differentiable, compliance, displacement_norm, stress
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity
 
-#: The agreement the issue asks for, relative to the largest gradient entry.
+#: The agreement asked of every adapter, relative to the largest gradient entry.
 RTOL = 1e-10
 
 OBJECTIVES = {

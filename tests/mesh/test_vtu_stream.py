@@ -1,5 +1,5 @@
-"""Issue 16: .vtu files are streamed, one field converted at a time, and read back as
-meshio's own files do."""
+""".vtu files are streamed, one field converted at a time, and read back as meshio's own
+files do."""
 
 import tracemalloc
 

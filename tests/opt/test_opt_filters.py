@@ -139,7 +139,7 @@ def test_make_filter_and_bad_inputs():
     (rectangle(7, 4, 3.5, 1.0, cell_type="quad9"), 0.9),
     (box(5, 4, 3, 5.0, 4.0, 3.0), 1.8), (box(4, 3, 3, 2.0, 1.5, 1.0, cell_type="hex20"), 1.2)])
 def test_density_filter_on_a_grid_is_a_stencil_equal_to_the_matrix(mesh, radius):
-    """Issue 16: on structured grids the density filter is a stencil correlation (no
+    """On structured grids the density filter is a stencil correlation (no
     neighbour list), equal to the neighbour-list matrix and its transpose to 1e-12."""
     density = DensityFilter(mesh, radius)
     assert density.stencil is not None and "matrix" not in vars(density)

@@ -20,7 +20,7 @@ def test_simp_values_and_derivative():
 
 @pytest.mark.parametrize("penalty", [0.5, Continuation(0.5, final=3.0, step=0.5)])
 def test_a_simp_penalty_below_one_is_refused(penalty):
-    """p < 1 rewards intermediate densities (issue 14, item 10); RAMP's q = 0.5 still
+    """p < 1 rewards intermediate densities; RAMP's q = 0.5 still
     penalizes them."""
     with pytest.raises(ValueError, match="SIMP needs a penalty ≥ 1, got 0.5"):
         SIMP(penalty)

@@ -80,7 +80,7 @@ def test_oc_move_limit_out_of_range_raises(move):
 def test_oc_bisection_ends_when_the_volume_bound_never_binds(gradient):
     """A volume bound that every reachable design meets (volume fraction 1, or no load: a
     zero gradient) sends λ to 0; the step returns the fullest design allowed instead of
-    dividing by zero (issue 14, item 1)."""
+    dividing by zero."""
     x = np.full(8, 0.5)
     evaluation = SimpleNamespace(gradient=gradient, constraints=np.zeros(1),
                                  constraint_gradients=np.full((1, 8), 1 / 8))

@@ -7,10 +7,9 @@ fixed on ``z = 0`` and ``z = 1.79 m``; target ``σ_zz(A) = −105 MPa`` at ``A =
 (1, 0)``. fesens has no axisymmetric elements: the quarter solid of revolution
 (``meshes/le11.py``, hex20, symmetry planes ``x = 0`` and ``y = 0``).
 
-On this 2-core machine the test runs the coarse mesh (size 0.1 m, 4 layers: 388 hex20,
-2 s); the fine mesh (``generate(path, 0.05, 8)``: 2920 hex20, 42k dofs, a 25 s solve)
-gives −104.4 MPa (SPR) and −104.9 MPa (extrapolation), see the report of this test's
-commit.
+The test runs the coarse mesh (size 0.1 m, 4 layers: 388 hex20, 2 s on a 2-core machine);
+the fine mesh (``generate(path, 0.05, 8)``: 2920 hex20, 42k dofs, a 25 s solve) gives
+−104.4 MPa (SPR) and −104.9 MPa (extrapolation), see the report of this test's commit.
 """
 
 import importlib.util

@@ -1,4 +1,4 @@
-"""The matrix-free lattice operator (issue 16 item 2): the products, diagonal and cell
+"""The matrix-free lattice operator: the products, diagonal and cell
 energies equal those of the assembled ``K_ff`` of a model, the cell-by-cell Galerkin
 coarse level equals the sparse ``Pᵀ K P``, and bad input is refused.
 

@@ -94,7 +94,7 @@ def test_every_sample_failing_exits_1(tmp_path):
                             "[[outputs]]"),
      "another parameter sets this already"),
     (edited("samples = 4", "samples = 0"), "design.samples = 0 is not allowed"),
-    # sizes that cannot run (issue 14, item 3): refused before anything is allocated
+    # sizes that cannot run: refused before anything is allocated
     (edited("samples = 4", "samples = 1000000000"), "design.samples = 1000000000 is not "
                                                     "allowed: expected an integer in [1, "
                                                     "1000000]"),

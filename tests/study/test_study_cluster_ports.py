@@ -1,5 +1,5 @@
-"""The Dask cluster of the study tests takes no fixed port (issue 14): two test suites at
-once, or a Dask dashboard already running, must not make it fail."""
+"""The Dask cluster of the study tests takes no fixed port: two test suites at once, or a
+Dask dashboard already running, must not make it fail."""
 
 import socket
 

@@ -1,5 +1,5 @@
-"""`fesens study` under stress (issue 14): a second study on a folder in use, a full disk,
-Ctrl-C outside the sample loop, a scheduler that does not answer, stale temporary files."""
+"""`fesens study` under stress: a second study on a folder in use, a full disk, Ctrl-C
+outside the sample loop, a scheduler that does not answer, stale temporary files."""
 
 import errno
 import os

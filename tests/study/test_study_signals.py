@@ -1,4 +1,4 @@
-"""`fesens study` as a real process with slow local workers (issue 14, items 5 and 7):
+"""`fesens study` as a real process with slow local workers:
 Ctrl-C ends it promptly with the resume command, ``kill -9`` of the main process leaves no
 worker behind, and a second study on the folder in use is refused.
 
