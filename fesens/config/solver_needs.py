@@ -1,5 +1,5 @@
 """Whether the config's ``[solver]`` can solve its model, checked before any work: what the
-solver declares it needs (:class:`fesens.solvers.base.ModelNeeds`, e.g. the matrix-free
+solver declares it needs (:class:`fesens.solvers.needs.ModelNeeds`, e.g. the matrix-free
 multigrid's lattice of quad4 or hex8 cells and zero prescribed values) against the mesh and
 the ``[[supports]]``.
 """
@@ -11,7 +11,7 @@ from fesens.errors import FesensError
 from fesens.mesh import Mesh
 from fesens.mesh.structured import lattice_of
 from fesens.solvers import make_solver
-from fesens.solvers.base import ModelNeeds
+from fesens.solvers.needs import ModelNeeds
 
 
 def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: str) -> None:

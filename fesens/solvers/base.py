@@ -16,7 +16,6 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -24,6 +23,7 @@ import scipy.sparse as sp
 
 from fesens.errors import FesensWarning, NonFiniteError, SingularMatrixError, SolverError
 from fesens.readonly import snapshot, unchanged
+from fesens.solvers.needs import ModelNeeds
 
 
 class FesensPerformanceWarning(FesensWarning):
@@ -47,41 +47,6 @@ SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 SolverT = TypeVar("SolverT", bound="LinearSolver")
-
-
-@dataclass(frozen=True)
-class ModelNeeds:
-    """What a solver needs of a model's mesh and supports, declared by the solver so that
-    a caller that knows them (a config check) can refuse a model before any work.
-
-    Attributes
-    ----------
-    purpose : str
-        The solver and the option that asks for this, for messages (e.g. "the
-        matrix-free multigrid").
-    option : str
-        The constructor option that brings these needs (e.g. ``matrix_free``).
-    cell_types : tuple of str
-        The cell types it solves on.
-    lattice : bool
-        The mesh's points must form a full tensor lattice
-        (:func:`fesens.mesh.structured.lattice_of`).
-    zero_prescribed : bool
-        Every prescribed (Dirichlet) value must be zero.
-    instead : str
-        What to use instead on a structured mesh (cells or prescribed values that do not
-        fit).
-    instead_unstructured : str
-        What to use instead on a mesh that is not a lattice.
-    """
-
-    purpose: str
-    option: str
-    cell_types: tuple[str, ...]
-    lattice: bool
-    zero_prescribed: bool
-    instead: str
-    instead_unstructured: str
 
 
 class LinearSolver(ABC):

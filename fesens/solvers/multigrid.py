@@ -39,10 +39,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
-from fesens.solvers.base import LinearSolver, ModelNeeds, SparsityPattern, register_solver
+from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
+from fesens.solvers.needs import ModelNeeds
 
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
 SMOOTHERS = ("chebyshev", "jacobi")
