@@ -8,9 +8,10 @@ zip file half open, and its cleanup then raises a ``ValueError`` in place of the
 
 Distributed (``evaluation.collective``, :mod:`fesens.mpi`): each rank holds its part of the
 design; the change is the largest over all ranks, and every rank's checkpoint holds the
-WHOLE design (``problem.gather_design``) and the optimizer's state with each design-sized
-array gathered likewise, so a checkpoint does not depend on the number of ranks; a resume
-takes this rank's part back (``problem.design_part``).
+WHOLE design (``problem.gather_design``) and the optimizer's state with each array the
+optimizer declares design-sized (its ``design_sized_state``) gathered likewise, so a
+checkpoint does not depend on the number of ranks; a resume takes this rank's part back
+(``problem.design_part``).
 """
 
 from __future__ import annotations
@@ -101,19 +102,25 @@ def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
         os.replace(tmp, path)
 
 
-def _gathered_state(problem: DesignProblem, state: dict, n_part: int) -> dict:
-    """The optimizer's ``state`` with each design-sized array (of length ``n_part``, this
-    rank's part) replaced by the whole array (the same decision on every rank: each holds
-    its own part of every such array)."""
-    return {key: problem.gather_design(value) if np.ndim(value) == 1 and len(value) == n_part
-            else value for key, value in state.items()}
+def _gathered_state(problem: DesignProblem, optimizer, state: dict) -> dict:
+    """The optimizer's ``state`` with each array it declares design-sized
+    (``optimizer.design_sized_state``: this rank's part) replaced by the whole array.
+
+    The optimizer names them rather than the loop guessing by length: another array (a
+    multiplier per constraint, say) may have as many entries as this rank's part of the
+    design, and gathering it would store a rank-dependent array in the checkpoint.
+    """
+    sized = optimizer.design_sized_state
+    return {key: problem.gather_design(value) if key in sized else value
+            for key, value in state.items()}
 
 
-def _state_part(problem: DesignProblem, state: dict, n_whole: int) -> dict:
-    """The inverse of :func:`_gathered_state`: this rank's part of each array of length
-    ``n_whole`` (the whole design's)."""
-    return {key: problem.design_part(value) if np.ndim(value) == 1 and len(value) == n_whole
-            else value for key, value in state.items()}
+def _state_part(problem: DesignProblem, optimizer, state: dict) -> dict:
+    """The inverse of :func:`_gathered_state`: this rank's part of each array the optimizer
+    declares design-sized."""
+    sized = optimizer.design_sized_state
+    return {key: problem.design_part(value) if key in sized else value
+            for key, value in state.items()}
 
 
 def load_evaluated_design(path: Path) -> np.ndarray | None:
@@ -309,7 +316,7 @@ def optimize(
             raise CheckpointError(f"checkpoint {checkpoint} was written for another problem "
                                   "(its fingerprint differs)")
         x = problem.design_part(x_whole)
-        optimizer.load_state(_state_part(problem, optimizer_state, len(x_whole)))
+        optimizer.load_state(_state_part(problem, optimizer, optimizer_state))
     evaluation = None
     converged = False
     tolerance = getattr(problem, "adaptive_tolerance", None)
@@ -340,7 +347,7 @@ def optimize(
         x, evaluated = x_new, x
         if checkpoint is not None:
             _save_checkpoint(checkpoint, problem.gather_design(x), iteration, history,
-                             _gathered_state(problem, optimizer.state(), len(x)),
+                             _gathered_state(problem, optimizer, optimizer.state()),
                              problem.gather_design(evaluated), fingerprint)
         if callback is not None:
             callback(record, evaluation, x)

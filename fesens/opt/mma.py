@@ -105,6 +105,10 @@ class MMA:
     general_constraints = True
     #: Minimizes the largest of several functions (``Evaluation.bounds``): yes.
     bound_constraints = True
+    #: The :meth:`state` entries with one value per design variable (the previous designs
+    #: and the asymptotes): a distributed checkpoint gathers exactly these into the whole
+    #: design's; ``scale`` and ``steps`` are one number each.
+    design_sized_state: tuple[str, ...] = ("xold1", "xold2", "low", "upp")
 
     def __init__(
         self,

@@ -39,6 +39,9 @@ class OC:
     name = "oc"
     #: Handles constraints besides the volume (``[[constraints.extra]]``): no.
     general_constraints = False
+    #: The :meth:`state` entries with one value per design variable (none): a distributed
+    #: checkpoint gathers exactly these into the whole design's.
+    design_sized_state: tuple[str, ...] = ()
 
     def __init__(self, move: float = 0.2, tolerance: float = 1e-3):
         if not 0 < move <= 1:
