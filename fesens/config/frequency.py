@@ -190,7 +190,7 @@ def build_frequency_problem(config: Config, model: LinearModel,
         model, eigen_objective(eigen_kind(data, config.physics), objective),
         n_modes=objective["modes"], density=density, lumped=objective["lumped"],
         reports=modal_reports(objective["modes"]), **design)
-    if getattr(problem.differentiable.solver, "matrix_free", False):
+    if problem.differentiable.solver.matrix_free:
         raise ConfigError(f"solver.backend = {show(data['solver']['backend'])} chose a "
                           "matrix-free solver, but the eigen solve needs an assembled "
                           "stiffness: give solver.backend = \"cholmod\" (or \"cg\")")

@@ -69,9 +69,8 @@ def solve_kind(spec: dict, solver: dict) -> str:
     """``"direct"``, ``"iterative"`` or ``"matrix_free"``: how the checked ``[solver]``
     table will solve on the generated mesh of the checked ``[mesh]`` table ``spec``."""
     backend, options = solver["backend"], solver["options"]
-    if backend == "gmg":
-        matrix_free = options.get("matrix_free", False)
-        return "matrix_free" if matrix_free else "iterative"
+    if backend != "auto" and solver_class(backend).offers_matrix_free:
+        return "matrix_free" if options.get("matrix_free", False) else "iterative"
     if backend != "auto":
         return "direct" if solver_class(backend).is_direct else "iterative"
     cells, cell_type = spec["cells"], spec["cell_type"]

@@ -382,7 +382,7 @@ def _check_distributes(name: str) -> None:
     from fesens.solvers import solver_class
 
     check_distributes(f"solver.backend = {show(name)}",
-                      name == "auto" or getattr(solver_class(name), "distributes", False))
+                      name == "auto" or solver_class(name).distributes)
 
 
 def _check_adaptive_rtol(solver: dict, backend) -> None:

@@ -228,7 +228,7 @@ def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
     model.check_parameters(parameters)
     points = model.checked_points(points)
     backend = model.solver(solver, **(solver_options or {}))
-    if getattr(backend, "matrix_free", False) or not backend.is_direct:
+    if backend.matrix_free or not backend.is_direct:
         raise ValueError(f"buckling needs a direct solver (its factorization of K serves the "
                          f"eigen solve), not {backend.name!r}: give solver='cholmod' or "
                          "'superlu'")

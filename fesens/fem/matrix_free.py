@@ -23,6 +23,7 @@ from fesens.ad.lattice import LatticeSystem
 from fesens.errors import SolverError
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import require_lattice
+from fesens.solvers.base import solver_class
 from fesens.solvers.lattice_operator import LatticeStructure
 from fesens.solvers.multigrid import MATRIX_FREE_CELL_TYPES
 
@@ -30,8 +31,9 @@ _INSTEAD = "use solver 'gmg' with matrix_free = false (the assembled fine level)
 
 
 def wants_matrix_free(spec, options: dict) -> bool:
-    """Whether a solver spec (name and options) asks for the matrix-free path."""
-    return bool(options.get("matrix_free", False)) and spec == "gmg"
+    """Whether a solver spec (a backend's name and its options) asks for the matrix-free
+    path: the backend offers it and the options switch it on."""
+    return bool(options.get("matrix_free", False)) and solver_class(spec).offers_matrix_free
 
 
 def matrix_free_system(model, weights, *, points=None, prescribed: bool = False

@@ -150,7 +150,7 @@ class ModalAnalysis:
         K = self.stiffness("ff", points=points, **parameters)
         M = self.mass(density, lumped=lumped, points=points)
         backend = self.solver(solver, **(solver_options or {}))
-        if getattr(backend, "matrix_free", False):
+        if backend.matrix_free:
             raise ValueError("modes needs an assembled stiffness: give solver='cholmod' "
                              "or method='lobpcg' with solver='cg'")
         if method == "auto":

@@ -412,7 +412,7 @@ class LinearModel(DirichletConditions, LoadTerms, SolverChoice, ModalAnalysis, A
         points = self.checked_points(points)
         weights, fields = self.stiffness_fields(**parameters)
         backend = self.solver(solver, **(solver_options or {}))
-        matrix_free = getattr(backend, "matrix_free", False)
+        matrix_free = backend.matrix_free
         K = None if matrix_free else self._block_matrix("ff", weights, fields, points)
         if load_cases is None:
             f = self.load_vector(loads, points)

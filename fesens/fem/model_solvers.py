@@ -172,13 +172,13 @@ class SolverChoice:
         if self._needs_near_nullspace(backend, options):
             backend.near_nullspace = self.near_nullspace()
         if self.partition is not None and self.partition.size > 1:
-            if not hasattr(backend, "layout"):
+            if not backend.distributes:
                 raise SolverError(f"solver {backend.name!r} cannot solve a distributed model "
                                   "(each rank holds its cells' matrix only); use 'petsc' or "
                                   "'petsc_direct'")
             # the global rows of the local free dofs: PETSc adds the ranks' matrices
             backend.layout = dof_layout(self.partition, self.n_components, self.free_dofs)
-        if getattr(backend, "needs_grid", False) and backend.grid is None:
+        if backend.needs_grid and backend.grid is None:
             # geometric multigrid: where K_ff's rows sit on the mesh's lattice
             backend.grid = structured_grid(self.mesh, self.n_components, self.free_dofs)
 
@@ -246,4 +246,4 @@ def _check_distributes(spec: str) -> None:
     """Under ``mpirun -n N``, refuse a backend that would solve the whole system on every
     rank (``auto`` picks PETSc there)."""
     check_distributes(f"solver {spec!r}",
-                      spec == "auto" or getattr(solver_class(spec), "distributes", False))
+                      spec == "auto" or solver_class(spec).distributes)

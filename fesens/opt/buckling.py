@@ -45,7 +45,7 @@ class BucklingProblem(DesignProblem):
         if options.get("load_cases") is not None:
             raise ValueError("a buckling problem has one reference load: drop load_cases")
         super().__init__(model, objective, **options)
-        if not getattr(self.differentiable.solver, "is_direct", False):
+        if not self.differentiable.solver.is_direct:
             raise ValueError(f"a buckling problem needs a direct solver, not "
                              f"{self.differentiable.solver.name!r}: give solver='cholmod'")
         self.n_modes = int(n_modes)

@@ -280,7 +280,7 @@ class HelmholtzFilter(NoFilter):
         name = self.solver if isinstance(self.solver, str) else None
         if isinstance(self.solver, tuple):
             name = self.solver[0]
-        if name is not None and getattr(solver_class(name), "needs_grid", False):
+        if name is not None and solver_class(name).needs_grid:
             # the pattern keeps this instance: every solve of the filter (and its VJP) uses
             # it; an unstructured mesh is refused here (MeshError suggesting AMG)
             grid = structured_grid(mesh, 1, np.arange(mesh.n_points))

@@ -74,6 +74,9 @@ class LinearSolver(ABC):
         False for backends that handle general matrices (LU, GMRES).
     is_direct : bool
         True for factorization-based backends, False for Krylov methods.
+
+    The capabilities ``distributes``, ``needs_grid``, ``offers_matrix_free`` and
+    ``matrix_free`` default to False; a backend that has one says so in its class.
     """
 
     name: str = ""
@@ -81,6 +84,19 @@ class LinearSolver(ABC):
     is_direct: bool
     install_hint: str = ""
     """Shown when the backend is requested but its optional dependency is missing."""
+    distributes: bool = False
+    """True for a backend that solves one system across the ranks of an MPI launch, each
+    rank adding its own matrix; a model then gives it the global rows of its free dofs
+    (``layout``). Other backends solve the whole system on every rank."""
+    needs_grid: bool = False
+    """True for a backend that needs where the unknowns sit on a lattice (``grid``, a
+    :class:`~fesens.solvers.grid_hierarchy.StructuredGrid`); a model gives it one."""
+    offers_matrix_free: bool = False
+    """True for a backend that a model can run without assembling its stiffness (the
+    instance's :attr:`matrix_free` option)."""
+    matrix_free: bool = False
+    """Per instance: True when a model applies its stiffness cell by cell for this solver
+    instead of assembling it (only where the class :attr:`offers_matrix_free`)."""
 
     @property
     def model_needs(self) -> ModelNeeds | None:

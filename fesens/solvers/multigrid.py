@@ -98,7 +98,7 @@ class MultigridCGSolver(LinearSolver):
     symmetric = True
     is_direct = False
     needs_grid = True
-    """Models give a backend with this attribute its ``grid``."""
+    offers_matrix_free = True
 
     @property
     def model_needs(self) -> ModelNeeds | None:

@@ -1,0 +1,59 @@
+"""Backends declare their capabilities as class attributes, and code outside
+``fesens/solvers`` asks for them instead of probing with ``getattr`` or comparing names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fesens.solvers import make_solver, solver_class
+
+ROOT = Path(__file__).resolve().parents[2] / "fesens"
+CAPABILITIES = ("symmetric", "is_direct", "distributes", "needs_grid", "offers_matrix_free",
+                "matrix_free")
+
+
+def _backend_names() -> list[str]:
+    """Every name registered with ``@register_solver`` in the solver package's source."""
+    pattern = re.compile(r'^@register_solver\("(\w+)"\)', re.MULTILINE)
+    return sorted(name for path in (ROOT / "solvers").glob("*.py")
+                  for name in pattern.findall(path.read_text()))
+
+
+def _outside_solvers() -> list[tuple[Path, str]]:
+    """``(path, source)`` of every module of ``fesens`` outside ``fesens/solvers``."""
+    return [(path, path.read_text()) for path in sorted(ROOT.rglob("*.py"))
+            if "solvers" not in path.relative_to(ROOT).parts[:1]]
+
+
+@pytest.mark.parametrize("name", _backend_names())
+def test_every_backend_declares_its_capabilities_as_booleans(name):
+    cls = solver_class(name)
+    for capability in CAPABILITIES:
+        assert isinstance(getattr(cls, capability), bool), (name, capability)
+
+
+def test_the_declared_capabilities():
+    assert solver_class("gmg").needs_grid and solver_class("gmg").offers_matrix_free
+    assert not solver_class("cg").needs_grid and not solver_class("cg").offers_matrix_free
+    assert solver_class("petsc").distributes and solver_class("petsc_direct").distributes
+    assert not solver_class("cholmod").distributes and not solver_class("superlu").distributes
+    assert make_solver("gmg", matrix_free=True).matrix_free
+    assert not make_solver("gmg").matrix_free and not make_solver("cg").matrix_free
+    assert not make_solver("auto").matrix_free
+
+
+def test_no_capability_is_probed_with_getattr_outside_the_solvers():
+    names = "|".join((*CAPABILITIES, "layout"))
+    probe = re.compile(rf'(getattr|hasattr)\([^)]*"({names})"')
+    found = [str(path) for path, source in _outside_solvers() if probe.search(source)]
+    assert found == []
+
+
+def test_no_backend_name_is_compared_as_a_string_outside_the_solvers():
+    names = "|".join(_backend_names())
+    compare = re.compile(rf'(==|!=)\s*"({names})"|"({names})"\s*(==|!=)')
+    found = [str(path) for path, source in _outside_solvers() if compare.search(source)]
+    assert found == []
