@@ -5,22 +5,13 @@ optimizer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from fesens.adjoint import (
-    compliance,
-    mean_value,
-    stress_ks,
-    stress_pnorm,
-    value_at,
-    volume,
-)
 from fesens.config import selections
 from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
+from fesens.config.objectives import objective_kind
 from fesens.config.optimization_sections import create_optimizer
 from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
@@ -42,9 +33,7 @@ from fesens.opt import (
     NoFilter,
     make_filter,
 )
-
-#: A response ``f(state, ρ) -> scalar`` (traced), as :class:`DesignProblem` takes them.
-Response = Callable
+from fesens.opt.problem import Response
 
 
 def solver_argument(config: Config):
@@ -95,27 +84,9 @@ def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None
 
 
 def response(spec: dict, config: Config) -> Response:
-    """``f(state, ρ)`` for an ``[objective]`` or ``[[constraints.extra]]`` table."""
-    kind, mesh = response_kind(config.physics, spec["type"]), config.mesh
-    if kind == "compliance":
-        return lambda state, rho: compliance(state)
-    if kind == "volume":
-        return lambda state, rho: volume(state, rho, fraction=True)
-    if kind == "value":
-        weight, comp = spec["weight"], spec.get("component")
-        if "point" in spec:
-            point = mesh.points[mesh.nearest_node(spec["point"])]
-            return lambda state, rho: weight * value_at(state, point, comp)
-        group = spec["group"]
-        return lambda state, rho: weight * mean_value(state, group, comp)
-    exponent = spec.get("stress_exponent")
-
-    def scale(rho):
-        return None if exponent is None else rho ** exponent
-
-    if kind == "stress_pnorm":
-        return lambda state, rho: stress_pnorm(state, spec["p"], stress_scale=scale(rho))
-    return lambda state, rho: stress_ks(state, spec["rho"], stress_scale=scale(rho))
+    """``f(state, ρ)`` for an ``[objective]`` or ``[[constraints.extra]]`` table (built by
+    the record of its kind, :mod:`fesens.config.objectives`)."""
+    return objective_kind(response_kind(config.physics, spec["type"])).build(spec, config)
 
 
 def _continuation(value) -> Continuation | float:

@@ -24,6 +24,7 @@ from fesens.config.build import (
     objective_of,
 )
 from fesens.config.frequency import eigen_kind
+from fesens.config.objectives import additive, static_kind
 from fesens.config.physics_keys import response_kind
 from fesens.config.schema import Config
 from fesens.fem import LinearModel
@@ -61,8 +62,10 @@ def distributed_refusal(config: Config) -> str | None:
     reasons = [
         (physics.bars, f"the {config.physics} physics discretises bars"),
         (eigen_kind(data, config.physics) is not None, "an eigen objective"),
-        (response_kind(config.physics, data["objective"]["type"]) != "compliance",
-         f"the objective {data['objective']['type']!r} (compliance only)"),
+        (static_kind(response_kind(config.physics, data["objective"]["type"]))
+         not in additive(),
+         f"the objective {data['objective']['type']!r} "
+         f"({', '.join(kind.name for kind in additive())} only)"),
         (bool(data["constraints"]["extra"]), "extra constraints"),
         (data["filter"]["type"] not in (*COUNTERPARTS, NoFilter.name),
          f"the {data['filter']['type']} filter"),

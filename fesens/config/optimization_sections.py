@@ -31,7 +31,7 @@ from fesens.config.checks import (
     show,
     string,
 )
-from fesens.config.physics_keys import response_kind, response_variants
+from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.mesh import Mesh
 from fesens.opt import (
     FILTERS,
@@ -159,7 +159,7 @@ def check_response(path: str, raw: Any, config: Config, variants: dict,
         variants = {name: {**spec, **extra} for name, spec in variants.items()}
     item = check_typed(path, raw, variants, default=default,
                        label=f"{config.physics} {path.split('[')[0]} type")
-    if response_kind(config.physics, item["type"]) == "value":
+    if selects_nodes(config.physics, item["type"]):
         key = selections.check_one_of(path, item, ("point", "group"), required=True)
         if key == "point":
             selections.nearest_node(path, item["point"], config.mesh)

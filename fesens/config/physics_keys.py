@@ -24,7 +24,6 @@ from fesens.config.checks import (
     boolean,
     check_table,
     choice,
-    component,
     components,
     integer,
     join,
@@ -35,6 +34,7 @@ from fesens.config.checks import (
     show,
     string,
 )
+from fesens.config.objectives import everywhere, objective_kind, static_kind
 from fesens.errors import FesensError
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
@@ -128,23 +128,6 @@ def support_spec(physics: str) -> dict[str, Key]:
     return spec
 
 
-POINT_VALUE = {
-    **selections.selection_spec("point", "group"),
-    "weight": Key(number(), 1.0, "the objective is weight × value (−1 maximises it)"),
-}
-STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
-                                      "the stiffness interpolation)")
-#: The keys of each generic objective (:data:`fesens.physics.spec.RESPONSE_KINDS`), and of
-#: ``volume``, which every physics offers.
-RESPONSE_KEYS = {
-    "compliance": {},
-    "value": POINT_VALUE,
-    "stress_pnorm": {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
-                     "stress_exponent": STRESS_EXPONENT},
-    "stress_ks": {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
-                  "stress_exponent": STRESS_EXPONENT},
-    "volume": {},
-}
 #: The keys every eigen objective takes: the eigen solve's settings.
 EIGEN_SOLVE = {
     "modes": Key(integer(1), None, "eigenpairs computed per iteration (default: one more "
@@ -164,10 +147,28 @@ EIGEN_KEYS = {
 
 
 def response_kind(physics: str, type_name: str) -> str:
-    """The generic or eigen objective of a response type of a physics (``volume`` for
-    volume)."""
+    """The generic or eigen objective of a response type of a physics (a kind that every
+    physics offers, such as ``volume``, under its own name).
+
+    Raises
+    ------
+    ConfigError
+        ``type_name`` is no objective type of the physics, naming the ones it has.
+    """
     fragment = PHYSICS.get(physics).config
-    return fragment.responses.get(type_name) or fragment.eigen_responses.get(type_name, "volume")
+    offered = {**fragment.responses, **{kind.name: kind.name for kind in everywhere()},
+               **fragment.eigen_responses}
+    if type_name not in offered:
+        raise ConfigError(f"physics {physics} has no objective type {type_name!r}; expected "
+                          f"one of {', '.join(offered)}")
+    return offered[type_name]
+
+
+def selects_nodes(physics: str, type_name: str) -> bool:
+    """Whether the table of a response type of a physics selects nodes (``point`` or
+    ``group``, one of them required)."""
+    kind = static_kind(response_kind(physics, type_name))
+    return kind is not None and kind.selection
 
 
 def eigen_variants(physics: str) -> dict[str, dict[str, Key]]:
@@ -181,11 +182,11 @@ def response_variants(physics: str) -> dict[str, dict[str, Key]]:
     """Objective (and extra-constraint) types of a physics and their keys."""
     cls = PHYSICS.get(physics)
     variants = {}
-    for name, kind in cls.config.responses.items():
-        variants[name] = dict(RESPONSE_KEYS[kind])
-        if kind == "value" and cls.config.vector_field:
-            variants[name]["component"] = Key(component(), REQUIRED, "0, 1, 2 or x, y, z")
-    variants["volume"] = RESPONSE_KEYS["volume"]
+    for name, kind_name in cls.config.responses.items():
+        kind = objective_kind(kind_name)
+        variants[name] = {**kind.keys, **(kind.vector_keys if cls.config.vector_field else {})}
+    for kind in everywhere():
+        variants[kind.name] = dict(kind.keys)
     return variants
 
 

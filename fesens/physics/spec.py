@@ -37,7 +37,10 @@ LOAD_SUPPORTS = ("nodes", "facets", "cells")
 #: The generic objectives (:mod:`fesens.adjoint.objectives`) a physics can offer:
 #: ``compliance`` (``fᵀu``), ``value`` (the field at a point, or its mean over a node group;
 #: with a ``component`` for a vector field), ``stress_pnorm`` and ``stress_ks`` (aggregates of
-#: the solution's ``von_mises_squared``). ``volume`` is offered for every physics.
+#: the solution's ``von_mises_squared``). ``volume`` is offered for every physics. Their
+#: records (config keys, builders, whether they add over MPI ranks) are the registry of
+#: :mod:`fesens.config.objectives`, which the config layer owns because the keys are config
+#: checks; these names are repeated here so that a fragment is checked when it is defined.
 RESPONSE_KINDS = ("compliance", "value", "stress_pnorm", "stress_ks")
 
 #: The eigen objectives (:mod:`fesens.adjoint.eigen_objectives`) a physics with a mass can

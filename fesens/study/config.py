@@ -57,7 +57,7 @@ from fesens.config.checks import (
 )
 from fesens.config.fingerprint import data_fingerprint, problem_fingerprint
 from fesens.config.loading import read_toml
-from fesens.config.physics_keys import response_kind, response_variants
+from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.config.selections import nearest_node, nodes
 from fesens.fem.dofs import AXES
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
@@ -255,7 +255,7 @@ def _output(path: str, raw: Any, config: Config) -> dict:
         nearest_node(path, item["point"], config.mesh)
     elif "group" in item:
         nodes(path, {"group": item["group"]}, config.mesh, config.label)
-    elif response_kind(config.physics, item["type"]) == "value":
+    elif selects_nodes(config.physics, item["type"]):
         raise ConfigError(f"{path}: missing the selection: give point = [...] or group = "
                           "\"...\"")
     if item.get("component", 0) >= config.dim:

@@ -1,0 +1,163 @@
+"""The objective kinds a config file can name: one record each, in one registry.
+
+A record (:class:`ObjectiveKind`) says everything the config layer needs of a generic
+objective of :mod:`fesens.adjoint.objectives`: its name, the keys of its ``[objective]``
+(or ``[[constraints.extra]]``, study output) table, how the checked table becomes the traced
+response ``f(state, ρ)``, whether it is a sum over the parts of the mesh (so a distributed
+model can evaluate it per MPI rank and add), and whether every physics offers it under its
+own name (``volume``) rather than through its fragment's ``responses``. Config validation,
+the model builder, studies and the MPI refusal read :data:`OBJECTIVES` through
+:func:`objective_kind` and the other functions here, at call time, so a test may replace the
+mapping with a copy that holds one more record.
+
+Adding a generic objective: its function in :mod:`fesens.adjoint.objectives` and its record
+here; a physics offers it by a line of its fragment's ``responses`` (or the record sets
+``everywhere``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from fesens.adjoint.objectives import (
+    compliance,
+    mean_value,
+    stress_ks,
+    stress_pnorm,
+    value_at,
+    volume,
+)
+from fesens.config import selections
+from fesens.config.checks import POSITIVE, REQUIRED, Key, component, number
+from fesens.opt.problem import Response
+
+if TYPE_CHECKING:
+    from fesens.config.schema import Config
+
+
+@dataclass(frozen=True)
+class ObjectiveKind:
+    """One generic objective kind of the config files.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name, which a physics' ``responses`` maps its type names to.
+    build : callable
+        ``build(spec, config) -> f(state, ρ)``: the traced response of a checked table
+        ``spec`` of a config.
+    keys : mapping of str to Key
+        The keys of its table besides ``type``.
+    vector_keys : mapping of str to Key
+        Further keys when the physics' field is a vector (e.g. a value's ``component``).
+    selection : bool
+        Its table selects nodes (``point`` or ``group``, one of them required), checked
+        against the mesh.
+    additive : bool
+        It is a sum over the cells, so a model split among MPI ranks evaluates it on each
+        rank and adds (the distributed model accepts only such objectives).
+    everywhere : bool
+        Every physics offers it under its name, without a ``responses`` line.
+    """
+
+    name: str
+    build: Callable[[dict, Config], Response]
+    keys: Mapping[str, Key] = field(default_factory=dict)
+    vector_keys: Mapping[str, Key] = field(default_factory=dict)
+    selection: bool = False
+    additive: bool = False
+    everywhere: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "keys", MappingProxyType(dict(self.keys)))
+        object.__setattr__(self, "vector_keys", MappingProxyType(dict(self.vector_keys)))
+
+
+def _compliance(spec: dict, config: Config) -> Response:
+    return lambda state, rho: compliance(state)
+
+
+def _volume(spec: dict, config: Config) -> Response:
+    return lambda state, rho: volume(state, rho, fraction=True)
+
+
+def _value(spec: dict, config: Config) -> Response:
+    mesh = config.mesh
+    weight, comp = spec["weight"], spec.get("component")
+    if "point" in spec:
+        point = mesh.points[mesh.nearest_node(spec["point"])]
+        return lambda state, rho: weight * value_at(state, point, comp)
+    group = spec["group"]
+    return lambda state, rho: weight * mean_value(state, group, comp)
+
+
+def _stress_scale(spec: dict) -> Callable:
+    """``ρ ↦ ρ^q`` of the table's ``stress_exponent`` q, or ``ρ ↦ None`` without one."""
+    exponent = spec.get("stress_exponent")
+    return lambda rho: None if exponent is None else rho ** exponent
+
+
+def _stress_pnorm(spec: dict, config: Config) -> Response:
+    scale = _stress_scale(spec)
+    return lambda state, rho: stress_pnorm(state, spec["p"], stress_scale=scale(rho))
+
+
+def _stress_ks(spec: dict, config: Config) -> Response:
+    scale = _stress_scale(spec)
+    return lambda state, rho: stress_ks(state, spec["rho"], stress_scale=scale(rho))
+
+
+POINT_VALUE = {
+    **selections.selection_spec("point", "group"),
+    "weight": Key(number(), 1.0, "the objective is weight × value (−1 maximises it)"),
+}
+STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
+                                      "the stiffness interpolation)")
+
+#: The generic objective kinds by name, in the order messages list them.
+OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for kind in (
+    ObjectiveKind("compliance", _compliance, additive=True),
+    ObjectiveKind("value", _value, POINT_VALUE, selection=True,
+                  vector_keys={"component": Key(component(), REQUIRED, "0, 1, 2 or x, y, z")}),
+    ObjectiveKind("stress_pnorm", _stress_pnorm,
+                  {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
+                   "stress_exponent": STRESS_EXPONENT}),
+    ObjectiveKind("stress_ks", _stress_ks,
+                  {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                   "stress_exponent": STRESS_EXPONENT}),
+    ObjectiveKind("volume", _volume, everywhere=True),
+)})
+
+
+def objective_kind(name: str) -> ObjectiveKind:
+    """The record of a generic objective kind.
+
+    Raises
+    ------
+    KeyError
+        Naming the known kinds.
+    """
+    try:
+        return OBJECTIVES[name]
+    except KeyError:
+        raise KeyError(f"no objective kind {name!r}; expected one of "
+                       f"{', '.join(OBJECTIVES)}") from None
+
+
+def static_kind(name: str) -> ObjectiveKind | None:
+    """The record of a generic objective kind, or None for another kind (an eigen objective,
+    :mod:`fesens.config.frequency`)."""
+    return OBJECTIVES.get(name)
+
+
+def additive() -> tuple[ObjectiveKind, ...]:
+    """The kinds a model split among MPI ranks evaluates (sums over the cells)."""
+    return tuple(kind for kind in OBJECTIVES.values() if kind.additive)
+
+
+def everywhere() -> tuple[ObjectiveKind, ...]:
+    """The kinds every physics offers under their own names (``volume``)."""
+    return tuple(kind for kind in OBJECTIVES.values() if kind.everywhere)
