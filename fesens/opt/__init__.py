@@ -5,6 +5,7 @@ from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedS
 from fesens.opt.filters import (
     FILTERS,
     DensityFilter,
+    Filter,
     HelmholtzFilter,
     NoFilter,
     SensitivityFilter,
@@ -55,6 +56,7 @@ __all__ = [
     "DesignProblem",
     "DuOlhoff",
     "Evaluation",
+    "Filter",
     "FrequencyProblem",
     "Heaviside",
     "HelmholtzFilter",

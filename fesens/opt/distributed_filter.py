@@ -5,7 +5,11 @@ and solved across the ranks; the density and sensitivity filters are described h
 Every rank holds the whole mesh and its own cells (a :class:`~fesens.mesh.partition.MeshPart`)
 and builds only the rows of the filter for them: the neighbours of its cells' centroids
 within the radius, found in a :class:`scipy.spatial.cKDTree` over all centroids, with the
-cone weights ``H_ei = max(0, r − |c_e − c_i|)`` of :func:`~fesens.opt.filters.cone_weights`.
+cone weights ``H_ei = max(0, r − |c_e − c_i|)`` of :func:`~fesens.opt.filters.cone_values`.
+The normalisation of the density filter (:func:`~fesens.opt.filters.volume_weighted`), the
+sensitivity quotient (:func:`~fesens.opt.filters.filtered_sensitivity`) and the radius check
+are the serial filters' own functions; each distributed filter is a
+:class:`~fesens.opt.filters.Filter` with its serial counterpart's name and attributes.
 Its columns are renumbered to the rank-ordered cell numbering (rank 0's cells in increasing
 global id, then rank 1's, ...: rank ``r``'s cell ``part.cells[i]`` is
 ``part.cell_start + i``), and the rows become a
@@ -30,13 +34,23 @@ from fesens.errors import MeshError
 from fesens.fem.geometry import cell_geometry
 from fesens.mesh.mesh import Mesh
 from fesens.mpi import SERIAL, Collective, collective
-from fesens.opt.filters import DensityFilter, HelmholtzFilter, NoFilter, SensitivityFilter
+from fesens.opt.filters import (
+    DensityFilter,
+    Filter,
+    HelmholtzFilter,
+    NoFilter,
+    SensitivityFilter,
+    check_radius,
+    cone_values,
+    filtered_sensitivity,
+    volume_weighted,
+)
 from fesens.solvers import make_solver
 from fesens.solvers.petsc_distributed import DofLayout
 from fesens.solvers.petsc_operator import DistributedOperator
 
 
-class DistributedDensityFilter(NoFilter):
+class DistributedDensityFilter(Filter):
     """This rank's rows of the volume-weighted cone filter ``x̃ = W x`` of
     :class:`~fesens.opt.filters.DensityFilter`:
     ``x̃_e = Σ_i H_ei v_i x_i / Σ_i H_ei v_i`` over all neighbours ``i`` (any rank's).
@@ -56,23 +70,23 @@ class DistributedDensityFilter(NoFilter):
     Raises
     ------
     ValueError
-        If ``radius`` is not positive.
+        If ``radius`` is not a finite number > 0.
     MeshError
         If ``part`` does not fit ``mesh`` or the launch (see :func:`rank_ordered_ids`).
     """
 
-    name = "density"
-    takes_radius = True
+    name = DensityFilter.name
+    takes_radius = DensityFilter.takes_radius
+    needs_solid_cells = DensityFilter.needs_solid_cells
 
     def __init__(self, mesh: Mesh, part, radius: float,
                  reductions: Collective | None = None) -> None:
-        self.radius = _positive_radius(radius)
+        check_radius(radius)
+        self.radius = float(radius)
         H, neighbours, ranked = cone_rows(mesh, part, self.radius, reductions)
-        volumes = cell_volumes(mesh, neighbours)
-        Hv = H @ sp.diags(volumes)
-        Hv = sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
+        W = volume_weighted(H, cell_volumes(mesh, neighbours))
         #: This rank's rows of ``W`` ``(n_local_cells, n_cells)``, rank-ordered columns.
-        self.rows = _to_global_columns(Hv, ranked, mesh.n_cells)
+        self.rows = _to_global_columns(W, ranked, mesh.n_cells)
         self.operator = DistributedOperator(self.rows, part.cell_counts)
 
     def __call__(self, x):
@@ -109,7 +123,7 @@ class DistributedHelmholtzFilter(HelmholtzFilter):
         super().__init__(part.mesh, radius, solver=solver)
 
 
-class DistributedSensitivityFilter(NoFilter):
+class DistributedSensitivityFilter(Filter):
     """Sigmund's sensitivity filter (:class:`~fesens.opt.filters.SensitivityFilter`) on
     this rank's cells: the densities are unfiltered and
     ``∂̃c/∂x_e = Σ_i H_ei x_i ∂c/∂x_i / (max(γ, x_e) Σ_i H_ei)``, where ``H (x ∂c/∂x)``
@@ -123,12 +137,14 @@ class DistributedSensitivityFilter(NoFilter):
         ``γ``, the floor of the density in the denominator.
     """
 
-    name = "sensitivity"
-    takes_radius = True
+    name = SensitivityFilter.name
+    takes_radius = SensitivityFilter.takes_radius
+    needs_solid_cells = SensitivityFilter.needs_solid_cells
 
     def __init__(self, mesh: Mesh, part, radius: float, gamma: float = 1e-3,
                  reductions: Collective | None = None) -> None:
-        self.radius = _positive_radius(radius)
+        check_radius(radius)
+        self.radius = float(radius)
         self.gamma = gamma
         H, _, ranked = cone_rows(mesh, part, self.radius, reductions)
         #: ``Σ_i H_ei`` over every neighbour of this rank's cells ``(n_local_cells,)``.
@@ -137,22 +153,27 @@ class DistributedSensitivityFilter(NoFilter):
         self.rows = _to_global_columns(H, ranked, mesh.n_cells)
         self.operator = DistributedOperator(self.rows, part.cell_counts)
 
+    def __call__(self, x):
+        """The design variables themselves: this filter changes the gradient only."""
+        return x
+
     def filter_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
         """The filtered gradient of this rank's cells ``(n_local_cells,)`` from their ``x``
         and ``gradient`` (collective)."""
-        weighted = self.operator.apply(np.asarray(x) * np.asarray(gradient))
-        return weighted / self.Hs / np.maximum(self.gamma, x)
+        smoothed = self.operator.apply(np.asarray(x) * np.asarray(gradient))
+        return filtered_sensitivity(smoothed, self.Hs, x, self.gamma)
 
 
 #: The distributed counterpart of each filter of :data:`fesens.opt.filters.FILTERS` that
 #: has one, by its name (the identity, ``none``, needs none).
-COUNTERPARTS: dict[str, type] = {DensityFilter.name: DistributedDensityFilter,
-                                 SensitivityFilter.name: DistributedSensitivityFilter,
-                                 HelmholtzFilter.name: DistributedHelmholtzFilter}
+COUNTERPARTS: dict[str, type[Filter]] = {
+    DensityFilter.name: DistributedDensityFilter,
+    SensitivityFilter.name: DistributedSensitivityFilter,
+    HelmholtzFilter.name: DistributedHelmholtzFilter}
 
 
 def make_distributed_filter(kind: str, mesh: Mesh, part, radius: float | None = None
-                            ) -> NoFilter:
+                            ) -> Filter:
     """The filter ``kind`` (a name of :data:`~fesens.opt.filters.FILTERS`) on one rank's
     part of ``mesh``: its counterpart of :data:`COUNTERPARTS`, or the identity for ``none``.
 
@@ -202,7 +223,8 @@ def cone_rows(mesh: Mesh, part, radius: float, reductions: Collective | None = N
     -------
     H : scipy.sparse.csr_matrix
         ``(n_local_cells, n_neighbours)``, ``H_ei = r − |c_e − c_i|`` within the radius
-        (the same numbers as :func:`~fesens.opt.filters.cone_weights`).
+        (:func:`~fesens.opt.filters.cone_values`, as the serial
+        :func:`~fesens.opt.filters.cone_weights`).
     neighbours : numpy.ndarray
         ``(n_neighbours,)`` global ids of the columns' cells, increasing.
     ranked : numpy.ndarray
@@ -215,8 +237,7 @@ def cone_rows(mesh: Mesh, part, radius: float, reductions: Collective | None = N
     counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
     columns = np.concatenate(found).astype(np.int64)
     rows = np.repeat(np.arange(len(cells)), counts)
-    distance = np.linalg.norm(centroids[cells[rows]] - centroids[columns], axis=1)
-    weights = radius - distance
+    weights = cone_values(centroids[cells[rows]], centroids[columns], radius)
     neighbours, local_columns = np.unique(columns, return_inverse=True)
     H = sp.csr_matrix((weights, (rows, local_columns)), shape=(len(cells), len(neighbours)))
     return H, neighbours, ranked[neighbours]
@@ -236,9 +257,3 @@ def _to_global_columns(rows: sp.csr_matrix, ranked: np.ndarray, n_cells: int
                            shape=(rows.shape[0], n_cells))
     matrix.sort_indices()
     return matrix
-
-
-def _positive_radius(radius: float) -> float:
-    if not radius > 0:
-        raise ValueError(f"filter radius must be > 0, got {radius!r}")
-    return float(radius)

@@ -14,13 +14,19 @@
   ``r_h = r / (2√3)``; a solve with a constant, pre-factored matrix.
 * :class:`NoFilter`.
 
-A filter maps design variables to filtered densities with :meth:`__call__` (traced) and
-may post-process the gradient with :meth:`filter_gradient` (only the sensitivity filter).
+Every filter is a :class:`Filter`: it maps design variables to filtered densities with
+:meth:`~Filter.__call__` (traced) and may post-process the gradient with
+:meth:`~Filter.filter_gradient` (only the sensitivity filter). The cone weights
+(:func:`cone_values`), the volume-weighted normalisation (:func:`volume_weighted`) and the
+sensitivity quotient (:func:`filtered_sensitivity`) are functions of their own, so the
+filters split over MPI ranks (:mod:`fesens.opt.distributed_filter`) compute the same numbers
+with the same operations.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from functools import cached_property
 
 import numpy as np
@@ -64,16 +70,38 @@ def cone_weights(centroids: np.ndarray, radius: float) -> sp.csr_matrix:
     TooLargeError
         When the weights would not fit in the available memory (:func:`check_cone_size`).
     """
-    _check_radius(radius)
+    check_radius(radius)
     tree = cKDTree(centroids)
     check_cone_size(centroids, radius, None, tree)
     pairs = tree.query_pairs(radius, output_type="ndarray")
-    distance = np.linalg.norm(centroids[pairs[:, 0]] - centroids[pairs[:, 1]], axis=1)
+    weights = cone_values(centroids[pairs[:, 0]], centroids[pairs[:, 1]], radius)
     n = len(centroids)
     rows = np.concatenate([pairs[:, 0], pairs[:, 1], np.arange(n)])
     cols = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n)])
-    values = np.concatenate([radius - distance, radius - distance, np.full(n, radius)])
+    values = np.concatenate([weights, weights, np.full(n, radius)])
     return sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+
+
+def cone_values(centres: np.ndarray, neighbours: np.ndarray, radius: float) -> np.ndarray:
+    """``r − |c_e − c_i|`` for each pair of a centroid ``centres[k]`` and a neighbour
+    ``neighbours[k]`` within the radius, both ``(n_pairs, dim)``; ``(n_pairs,)``."""
+    return radius - np.linalg.norm(centres - neighbours, axis=1)
+
+
+def volume_weighted(H: sp.spmatrix, volumes: np.ndarray) -> sp.csr_matrix:
+    """The density filter's rows ``W_ei = H_ei v_i / Σ_j H_ej v_j`` from the cone weights
+    ``H`` ``(n_rows, n_columns)`` and the volumes ``v`` of the columns' cells
+    ``(n_columns,)``."""
+    Hv = H @ sp.diags(volumes)
+    return sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
+
+
+def filtered_sensitivity(smoothed: np.ndarray, Hs: np.ndarray, x: np.ndarray,
+                         gamma: float) -> np.ndarray:
+    """Sigmund's filtered gradient ``Σ_i H_ei x_i ∂c/∂x_i / (max(γ, x_e) Σ_i H_ei)`` from
+    ``smoothed`` ``= H (x ∂c/∂x)``, the row sums ``Hs`` ``= Σ_i H_ei`` and ``x``, all
+    ``(n_cells,)``."""
+    return smoothed / Hs / np.maximum(gamma, x)
 
 
 def check_cone_size(centroids: np.ndarray, radius: float, lattice: CentroidLattice | None,
@@ -119,19 +147,19 @@ def _suggested_radius(centroids: np.ndarray) -> str:
     return f"use a radius of 1.5 to 3 cell sizes (about {1.5 * size:.3g} to {3 * size:.3g} here)"
 
 
-def _check_radius(radius: float) -> None:
+def check_radius(radius: float) -> None:
     """Refuse a radius that is not a finite number > 0 (ValueError)."""
     if not (radius > 0 and np.isfinite(radius)):
         raise ValueError(f"filter radius must be > 0 and finite, got {radius!r}")
 
 
-def fits_mesh(cls: type[NoFilter], mesh: Mesh) -> bool:
+def fits_mesh(cls: type[Filter], mesh: Mesh) -> bool:
     """Whether the filter class ``cls`` can work on ``mesh``: a filter that
-    :attr:`~NoFilter.needs_solid_cells` needs cells of the mesh's dimension (not bars)."""
+    :attr:`~Filter.needs_solid_cells` needs cells of the mesh's dimension (not bars)."""
     return not cls.needs_solid_cells or cell_type(mesh.cell_type).dim == mesh.dim
 
 
-def _check_fits(cls: type[NoFilter], mesh: Mesh) -> None:
+def _check_fits(cls: type[Filter], mesh: Mesh) -> None:
     """Refuse a mesh the filter cannot work on (ValueError naming the filters that can)."""
     if not fits_mesh(cls, mesh):
         fitting = [name for name, other in FILTERS.items() if fits_mesh(other, mesh)]
@@ -140,10 +168,12 @@ def _check_fits(cls: type[NoFilter], mesh: Mesh) -> None:
                          f"{' or '.join(map(repr, fitting))} instead")
 
 
-class NoFilter:
-    """Identity: the design variables are the densities."""
+class Filter(ABC):
+    """What every filter is: a map from design variables to filtered densities, and an
+    optional post-processing of the gradient (identity here)."""
 
-    name = "none"
+    #: The filter's name in :data:`FILTERS` (the config's ``[filter] type``).
+    name: str
     #: The map from design variables to filtered densities is linear (all filters here).
     linear = True
     #: The constructor takes ``(mesh, radius)``; False: no arguments.
@@ -153,14 +183,26 @@ class NoFilter:
     #: 3D space have (:func:`fits_mesh`).
     needs_solid_cells = False
 
+    @abstractmethod
     def __call__(self, x):
-        return x
+        """The filtered densities ``(n_cells,)`` of the design ``x`` ``(n_cells,)`` (traced)."""
 
     def filter_gradient(self, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The gradient the optimizer uses, from ``x`` and the objective's ``gradient``
+        ``(n_cells,)``: the gradient itself, unless the filter replaces it."""
         return gradient
 
 
-class DensityFilter(NoFilter):
+class NoFilter(Filter):
+    """Identity: the design variables are the densities."""
+
+    name = "none"
+
+    def __call__(self, x):
+        return x
+
+
+class DensityFilter(Filter):
     """Volume-weighted cone filter ``x̃ = W x`` (see the module docstring).
 
     Parameters
@@ -175,7 +217,7 @@ class DensityFilter(NoFilter):
     needs_solid_cells = True
 
     def __init__(self, mesh: Mesh, radius: float):
-        _check_radius(radius)
+        check_radius(radius)
         _check_fits(type(self), mesh)
         self.radius = float(radius)
         self._centroids = mesh.cell_centroids()
@@ -190,9 +232,7 @@ class DensityFilter(NoFilter):
     def matrix(self) -> sp.csr_matrix:
         """``W`` as a sparse matrix ``(n_cells, n_cells)`` (built on first use; on a
         structured grid the filter itself never builds it)."""
-        H = cone_weights(self._centroids, self.radius)
-        Hv = H @ sp.diags(self._volumes)
-        return sp.csr_matrix(sp.diags(1.0 / np.asarray(Hv.sum(axis=1)).ravel()) @ Hv)
+        return volume_weighted(cone_weights(self._centroids, self.radius), self._volumes)
 
     def __call__(self, x):
         if self.stencil is not None and np.ndim(x) == 1:
@@ -200,14 +240,14 @@ class DensityFilter(NoFilter):
         return matmul(self.matrix, x)
 
 
-class SensitivityFilter(NoFilter):
+class SensitivityFilter(Filter):
     """Sigmund's sensitivity filter (see the module docstring); densities unfiltered."""
 
     name = "sensitivity"
     takes_radius = True
 
     def __init__(self, mesh: Mesh, radius: float, gamma: float = 1e-3):
-        _check_radius(radius)
+        check_radius(radius)
         self.radius = float(radius)
         self.gamma = gamma
         self._centroids = mesh.cell_centroids()
@@ -218,6 +258,10 @@ class SensitivityFilter(NoFilter):
                         else ConeStencil(lattice, self.radius, np.ones(mesh.n_cells)))
         self.Hs = (self.stencil.normaliser if self.stencil is not None
                    else np.asarray(self.H.sum(axis=1)).ravel())
+
+    def __call__(self, x):
+        """The design variables themselves: this filter changes the gradient only."""
+        return x
 
     @cached_property
     def H(self) -> sp.csr_matrix:
@@ -232,10 +276,10 @@ class SensitivityFilter(NoFilter):
         weighted = x * gradient
         smoothed = (self.stencil.correlate(weighted) if self.stencil is not None
                     else self.H @ weighted)
-        return smoothed / self.Hs / np.maximum(self.gamma, x)
+        return filtered_sensitivity(smoothed, self.Hs, x, self.gamma)
 
 
-class HelmholtzFilter(NoFilter):
+class HelmholtzFilter(Filter):
     """PDE filter ``(r_h² K + M) x̃_nodes = Tᵀ x``, cell values averaged back from nodes.
 
     ``K``, ``M``: conduction and mass matrices of the mesh (linear in the nodes), ``T``:
@@ -254,7 +298,7 @@ class HelmholtzFilter(NoFilter):
     needs_solid_cells = True
 
     def __init__(self, mesh: Mesh, radius: float, solver="auto"):
-        _check_radius(radius)
+        check_radius(radius)
         _check_fits(type(self), mesh)
         self.radius = float(radius)
         self.solver = _helmholtz_solver(mesh, solver)
@@ -323,11 +367,11 @@ def _helmholtz_solver(mesh: Mesh, solver):
 
 
 #: Filters by name (:func:`make_filter`, the config's ``[filter] type``).
-FILTERS: dict[str, type[NoFilter]] = {
+FILTERS: dict[str, type[Filter]] = {
     cls.name: cls for cls in (DensityFilter, SensitivityFilter, HelmholtzFilter, NoFilter)}
 
 
-def make_filter(kind: str, mesh: Mesh, radius: float | None = None) -> NoFilter:
+def make_filter(kind: str, mesh: Mesh, radius: float | None = None) -> Filter:
     """A filter by name (a key of :data:`FILTERS`).
 
     Raises

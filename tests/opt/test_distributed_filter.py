@@ -16,8 +16,9 @@ from fesens.ad.distributed import total
 from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, rectangle
 from fesens.mpi import SERIAL, Collective
-from fesens.opt import DensityFilter, SensitivityFilter
+from fesens.opt import FILTERS, DensityFilter, Filter, NoFilter, SensitivityFilter
 from fesens.opt.distributed_filter import (
+    COUNTERPARTS,
     DistributedDensityFilter,
     DistributedSensitivityFilter,
     rank_ordered_ids,
@@ -72,6 +73,15 @@ def test_on_one_rank_the_filters_are_the_serial_ones(name):
     assert close(DistributedSensitivityFilter(mesh, whole(mesh), radius).filter_gradient(x, g),
                  sensitivity.filter_gradient(x, g))
     assert split.name == "density" and split.linear and split.takes_radius
+
+
+@pytest.mark.parametrize("name", list(COUNTERPARTS))
+def test_each_distributed_filter_is_a_filter_like_its_serial_counterpart(name):
+    distributed, serial = COUNTERPARTS[name], FILTERS[name]
+    assert issubclass(distributed, Filter) and not issubclass(distributed, NoFilter)
+    assert distributed.name == serial.name == name
+    for attribute in ("linear", "takes_radius", "needs_solid_cells"):
+        assert getattr(distributed, attribute) == getattr(serial, attribute), attribute
 
 
 def test_cells_are_renumbered_rank_by_rank():

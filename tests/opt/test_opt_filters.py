@@ -10,7 +10,9 @@ from fesens.errors import MeshError, TooLargeError
 from fesens.fem.geometry import cell_geometry
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.opt import (
+    FILTERS,
     DensityFilter,
+    Filter,
     HelmholtzFilter,
     NoFilter,
     SensitivityFilter,
@@ -261,3 +263,12 @@ def test_a_helmholtz_radius_too_ill_conditioned_to_solve_is_refused(radius):
     with pytest.raises(TooLargeError, match=r"Helmholtz filter of radius .* condition "
                        r"number.* exceeds 1e\+09.*use a radius of 1.5 to 3 cell sizes"):
         make_filter("helmholtz", mesh, radius)
+
+
+def test_every_filter_is_a_filter_and_the_base_is_abstract():
+    assert all(issubclass(cls, Filter) for cls in FILTERS.values())
+    assert not any(issubclass(cls, NoFilter) for name, cls in FILTERS.items() if name != "none")
+    with pytest.raises(TypeError, match="abstract"):
+        Filter()
+    x = np.linspace(0.1, 1.0, 4)
+    assert SensitivityFilter(rectangle(4, 1), 1.5)(x) is x  # the densities are unfiltered
