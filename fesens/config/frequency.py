@@ -3,7 +3,7 @@
 
 The eigen objective types of a physics are its fragment's ``eigen_responses``
 (:data:`~fesens.physics.spec.EIGEN_KINDS`: ``eigenvalue``, ``frequency``, ``eigenvalue_sum``,
-``eigenvalue_ks``; their keys in :data:`~fesens.config.physics_keys.EIGEN_KEYS`). The
+``eigenvalue_ks``; their records, keys and builders, in :mod:`fesens.config.objectives`). The
 problem minimizes the negative of the objective (``−λ``, ``−KS``); MMA divides it by the
 absolute value of its first evaluation (``objective_scale``), so the run does not depend on
 the units of ``E`` and of the mass density (the physics' ``[material]`` key ``mass``,
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fesens.adjoint.eigen_objectives import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
 from fesens.config.checks import ConfigError, show
+from fesens.config.objectives import objective_kind
 from fesens.opt import INTERPOLATIONS, OPTIMIZERS
 from fesens.opt.frequency import FrequencyProblem
 from fesens.physics import PHYSICS
@@ -52,10 +52,10 @@ def wants_modes(raw: dict) -> bool:
         objective.get("type") in cls.config.eigen_responses for cls in PHYSICS)
 
 
-def _needed_modes(kind: str, objective: dict) -> tuple[int, int]:
+def _needed_modes(objective: dict) -> tuple[int, int]:
     """``(least, default)`` number of computed modes for the objective: the ones it uses,
     and one more to see whether the last of them is repeated."""
-    if kind in ("eigenvalue_sum", "eigenvalue_ks"):  # they check the gap above the last
+    if "count" in objective:  # the lowest `count`: they check the gap above the last
         return objective["count"] + 1, objective["count"] + 1
     return objective["index"] + 1, objective["index"] + 2
 
@@ -91,7 +91,7 @@ def check_frequency(data: dict, physics: str, *, optimize: bool) -> None:
                           "the [[constraints.extra]] tables")
     _check_optimizer_and_penalization(data, what)
     _check_solver(data["solver"], what)
-    least, default = _needed_modes(kind, objective)
+    least, default = _needed_modes(objective)
     objective.setdefault("modes", default)
     if objective["modes"] < least:
         uses = (f"the lowest {objective['count']} eigenvalues" if "count" in objective
@@ -134,29 +134,6 @@ def _check_solver(solver: dict, what: str) -> None:
                           "= \"cholmod\")")
 
 
-def eigen_objective(kind: str, objective: dict) -> Callable:
-    """``f(modes, ρ)``: the negative of the eigen objective, minimized (traced)."""
-    if kind == "eigenvalue_ks":
-        def value(modes):
-            return eigenvalue_ks(modes, objective["rho"], objective["count"])
-    elif kind == "eigenvalue_sum":
-        def value(modes):
-            return eigenvalue_sum(modes, objective["count"])
-    else:
-        single = eigenvalue if kind == "eigenvalue" else frequency
-
-        def value(modes):
-            try:
-                return single(modes, objective["index"])
-            except ValueError as exc:
-                raise ConfigError(f"objective.type = {show(objective['type'])}: {exc}; this "
-                                  "design has repeated eigenvalues, so give type = "
-                                  "\"eigenvalue_ks\" or \"eigenvalue_sum\" with count "
-                                  "covering them") from None
-
-    return lambda modes, rho: -value(modes)
-
-
 def modal_reports(n_modes: int) -> dict[str, Callable]:
     """The history columns of a frequency design: ``eigenvalue_<i>`` and ``frequency_<i>``
     of each computed mode, ``i`` from 1."""
@@ -187,7 +164,7 @@ def build_frequency_problem(config: Config, model: LinearModel,
                           f"{free} free dofs: give modes <= {free} (or a finer mesh)")
     density = data["material"].get(config.physics_class.config.mass, DEFAULT_DENSITY)
     problem = FrequencyProblem(
-        model, eigen_objective(eigen_kind(data, config.physics), objective),
+        model, objective_kind(eigen_kind(data, config.physics)).build(objective, config),
         n_modes=objective["modes"], density=density, lumped=objective["lumped"],
         reports=modal_reports(objective["modes"]), **design)
     if problem.differentiable.solver.matrix_free:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from fesens.adjoint.eigen_objectives import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
 from fesens.adjoint.objectives import (
     compliance,
     mean_value,
@@ -31,11 +32,25 @@ from fesens.adjoint.objectives import (
     volume,
 )
 from fesens.config import selections
-from fesens.config.checks import POSITIVE, REQUIRED, Key, component, number
+from fesens.config.checks import (
+    POSITIVE,
+    REQUIRED,
+    ConfigError,
+    Key,
+    boolean,
+    component,
+    integer,
+    number,
+    show,
+)
 from fesens.opt.problem import Response
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
+
+
+#: What an objective kind is a function of (:attr:`ObjectiveKind.analysis`).
+ANALYSES = ("static", "eigen")
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,10 @@ class ObjectiveKind:
         rank and adds (the distributed model accepts only such objectives).
     everywhere : bool
         Every physics offers it under its name, without a ``responses`` line.
+    analysis : {"static", "eigen"}
+        What it is a function of: the state of a static solve (``build`` gives
+        ``f(state, ρ)``), or the lowest eigenpairs of a frequency design (``build`` gives
+        ``f(modes, ρ)``, the negative of the objective, which the design minimizes).
     """
 
     name: str
@@ -70,8 +89,12 @@ class ObjectiveKind:
     selection: bool = False
     additive: bool = False
     everywhere: bool = False
+    analysis: str = "static"
 
     def __post_init__(self):
+        if self.analysis not in ANALYSES:
+            raise ValueError(f"objective kind {self.name!r}: analysis={self.analysis!r}; "
+                             f"expected one of {', '.join(ANALYSES)}")
         object.__setattr__(self, "keys", MappingProxyType(dict(self.keys)))
         object.__setattr__(self, "vector_keys", MappingProxyType(dict(self.vector_keys)))
 
@@ -117,7 +140,42 @@ POINT_VALUE = {
 STRESS_EXPONENT = Key(POSITIVE, None, "stress relaxation: stresses scaled by ρ^q (default: "
                                       "the stiffness interpolation)")
 
-#: The generic objective kinds by name, in the order messages list them.
+def _single_eigenvalue(single: Callable) -> Callable:
+    """The builder of an objective of one simple eigenvalue (``eigenvalue``, ``frequency``);
+    a repeated one is a config error naming the kinds that handle it."""
+    def build(spec: dict, config: Config) -> Response:
+        def value(modes):
+            try:
+                return single(modes, spec["index"])
+            except ValueError as exc:
+                raise ConfigError(f"objective.type = {show(spec['type'])}: {exc}; this "
+                                  "design has repeated eigenvalues, so give type = "
+                                  "\"eigenvalue_ks\" or \"eigenvalue_sum\" with count "
+                                  "covering them") from None
+
+        return lambda modes, rho: -value(modes)
+
+    return build
+
+
+def _eigenvalue_sum(spec: dict, config: Config) -> Response:
+    return lambda modes, rho: -eigenvalue_sum(modes, spec["count"])
+
+
+def _eigenvalue_ks(spec: dict, config: Config) -> Response:
+    return lambda modes, rho: -eigenvalue_ks(modes, spec["rho"], spec["count"])
+
+
+#: The keys every eigen objective takes: the eigen solve's settings.
+EIGEN_SOLVE = {
+    "modes": Key(integer(1), None, "eigenpairs computed per iteration (default: one more "
+                                   "than the objective uses, to see a repeated one)"),
+    "lumped": Key(boolean(), False, "lumped (HRZ) instead of consistent mass"),
+}
+INDEX = Key(integer(0), 0, "which eigenvalue, 0 the lowest")
+COUNT = Key(integer(1), 3, "how many of the lowest eigenvalues")
+
+#: The objective kinds by name, static then eigen, in the order messages list them.
 OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for kind in (
     ObjectiveKind("compliance", _compliance, additive=True),
     ObjectiveKind("value", _value, POINT_VALUE, selection=True,
@@ -129,6 +187,15 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
                   {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
                    "stress_exponent": STRESS_EXPONENT}),
     ObjectiveKind("volume", _volume, everywhere=True),
+    ObjectiveKind("eigenvalue", _single_eigenvalue(eigenvalue), {"index": INDEX, **EIGEN_SOLVE},
+                  analysis="eigen"),
+    ObjectiveKind("frequency", _single_eigenvalue(frequency), {"index": INDEX, **EIGEN_SOLVE},
+                  analysis="eigen"),
+    ObjectiveKind("eigenvalue_sum", _eigenvalue_sum, {"count": COUNT, **EIGEN_SOLVE},
+                  analysis="eigen"),
+    ObjectiveKind("eigenvalue_ks", _eigenvalue_ks,
+                  {"count": COUNT, "rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                   **EIGEN_SOLVE}, analysis="eigen"),
 )})
 
 
@@ -148,9 +215,10 @@ def objective_kind(name: str) -> ObjectiveKind:
 
 
 def static_kind(name: str) -> ObjectiveKind | None:
-    """The record of a generic objective kind, or None for another kind (an eigen objective,
-    :mod:`fesens.config.frequency`)."""
-    return OBJECTIVES.get(name)
+    """The record of an objective kind of a static solve, or None for an eigen objective
+    (:mod:`fesens.config.frequency`)."""
+    kind = objective_kind(name)
+    return kind if kind.analysis == "static" else None
 
 
 def additive() -> tuple[ObjectiveKind, ...]:

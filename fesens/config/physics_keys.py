@@ -21,11 +21,9 @@ from fesens.config.checks import (
     REQUIRED,
     ConfigError,
     Key,
-    boolean,
     check_table,
     choice,
     components,
-    integer,
     join,
     number,
     number_or_numbers,
@@ -128,24 +126,6 @@ def support_spec(physics: str) -> dict[str, Key]:
     return spec
 
 
-#: The keys every eigen objective takes: the eigen solve's settings.
-EIGEN_SOLVE = {
-    "modes": Key(integer(1), None, "eigenpairs computed per iteration (default: one more "
-                                   "than the objective uses, to see a repeated one)"),
-    "lumped": Key(boolean(), False, "lumped (HRZ) instead of consistent mass"),
-}
-INDEX = Key(integer(0), 0, "which eigenvalue, 0 the lowest")
-COUNT = Key(integer(1), 3, "how many of the lowest eigenvalues")
-#: The keys of each eigen objective (:data:`fesens.physics.spec.EIGEN_KINDS`).
-EIGEN_KEYS = {
-    "eigenvalue": {"index": INDEX, **EIGEN_SOLVE},
-    "frequency": {"index": INDEX, **EIGEN_SOLVE},
-    "eigenvalue_sum": {"count": COUNT, **EIGEN_SOLVE},
-    "eigenvalue_ks": {"count": COUNT, "rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
-                      **EIGEN_SOLVE},
-}
-
-
 def response_kind(physics: str, type_name: str) -> str:
     """The generic or eigen objective of a response type of a physics (a kind that every
     physics offers, such as ``volume``, under its own name).
@@ -174,7 +154,7 @@ def selects_nodes(physics: str, type_name: str) -> bool:
 def eigen_variants(physics: str) -> dict[str, dict[str, Key]]:
     """The eigen objective types of a physics (``[objective]`` of ``fesens optimize``
     only) and their keys."""
-    return {name: dict(EIGEN_KEYS[kind])
+    return {name: dict(objective_kind(kind).keys)
             for name, kind in PHYSICS.get(physics).config.eigen_responses.items()}
 
 

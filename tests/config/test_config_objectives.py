@@ -19,7 +19,7 @@ from fesens.config.distributed import distributed_refusal
 from fesens.config.objectives import OBJECTIVES, ObjectiveKind, objective_kind
 from fesens.config.physics_keys import response_kind, response_variants
 from fesens.physics import PHYSICS
-from fesens.physics.spec import RESPONSE_KINDS
+from fesens.physics.spec import EIGEN_KINDS, RESPONSE_KINDS
 
 TOY = """
 [mesh]
@@ -107,5 +107,16 @@ def test_each_physics_response_names_a_registered_kind():
 
 
 def test_the_kinds_a_fragment_may_name_are_the_registered_ones():
-    assert set(RESPONSE_KINDS) == {kind.name for kind in OBJECTIVES.values()
-                                   if not kind.everywhere}
+    kinds = OBJECTIVES.values()
+    assert set(RESPONSE_KINDS) == {kind.name for kind in kinds
+                                   if kind.analysis == "static" and not kind.everywhere}
+    assert set(EIGEN_KINDS) == {kind.name for kind in kinds if kind.analysis == "eigen"}
+    for cls in PHYSICS:
+        for name, kind in cls.config.eigen_responses.items():
+            assert response_kind(cls.name, name) == kind
+            assert objective_kind(kind).analysis == "eigen"
+
+
+def test_an_objective_kind_names_what_it_is_a_function_of():
+    with pytest.raises(ValueError, match="analysis='buckling'"):
+        ObjectiveKind("load_factor", _build_field_square, analysis="buckling")
