@@ -18,8 +18,7 @@ import math
 from fesens.config.checks import ConfigError
 from fesens.fem.matrix_free import MATRIX_FREE_CELL_TYPES
 from fesens.mesh.ground_structure import candidate_bars
-from fesens.solvers import solver_class
-from fesens.solvers.auto import prefers_direct
+from fesens.solvers import policy
 from fesens.solvers.memory import available_bytes, factor_bytes
 
 __all__ = ["available_bytes", "check_mesh_memory", "estimate_bytes", "out_of_memory"]
@@ -69,18 +68,18 @@ def solve_kind(spec: dict, solver: dict) -> str:
     """``"direct"``, ``"iterative"`` or ``"matrix_free"``: how the checked ``[solver]``
     table will solve on the generated mesh of the checked ``[mesh]`` table ``spec``."""
     backend, options = solver["backend"], solver["options"]
-    if backend != "auto" and solver_class(backend).offers_matrix_free:
-        return "matrix_free" if options.get("matrix_free", False) else "iterative"
-    if backend != "auto":
-        return "direct" if solver_class(backend).is_direct else "iterative"
-    cells, cell_type = spec["cells"], spec["cell_type"]
-    dim = len(cells)
-    unknowns = dim * math.prod(float(c) + 1.0 for c in cells) * _CELL_TYPES.get(
-        cell_type, (0, 0, 1, 1))[2]
-    if prefers_direct(unknowns, dim, estimate_bytes(cells, cell_type, "direct"),
-                      available_bytes()):
-        return "direct"
-    return "matrix_free" if cell_type in MATRIX_FREE_CELL_TYPES else "iterative"
+    if backend == "auto":  # a generated rectangle or box is a lattice
+        cells, cell_type = spec["cells"], spec["cell_type"]
+        dim = len(cells)
+        unknowns = dim * math.prod(float(c) + 1.0 for c in cells) * _CELL_TYPES.get(
+            cell_type, (0, 0, 1, 1))[2]
+        backend = policy.model_choice(
+            unknowns, dim, estimate_bytes(cells, cell_type, "direct"), available_bytes(),
+            on_lattice=lambda: True,
+            matrix_free_refusal=lambda: None if cell_type in MATRIX_FREE_CELL_TYPES else
+            f"{cell_type} cells")
+        options = backend.options
+    return policy.solve_kind(backend, options)
 
 
 def check_mesh_memory(spec: dict, solver: dict) -> None:

@@ -379,10 +379,9 @@ def _check_solver(raw: Any) -> dict:
 def _check_distributes(name: str) -> None:
     """Under ``mpirun -n N`` the backend must solve across the ranks (fesens.mpi)."""
     from fesens.mpi import check_distributes
-    from fesens.solvers import solver_class
+    from fesens.solvers.policy import distributes
 
-    check_distributes(f"solver.backend = {show(name)}",
-                      name == "auto" or solver_class(name).distributes)
+    check_distributes(f"solver.backend = {show(name)}", distributes(name))
 
 
 def _check_adaptive_rtol(solver: dict, backend) -> None:

@@ -18,31 +18,9 @@ from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.structured import lattice_of
 from fesens.mpi import check_distributes, launched
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
-from fesens.solvers.auto import DIRECT_MAX_3D_UNKNOWNS, prefers_direct
-from fesens.solvers.base import SOLVER_ALIASES, warn_direct_fallback
+from fesens.solvers.base import warn_direct_fallback
 from fesens.solvers.memory import available_bytes, factor_bytes
-from fesens.solvers.preconditioners import default_preconditioner
-
-#: ``auto`` solves a 3D problem of more free unknowns than this iteratively (one rule for
-#: models and bare solvers: :data:`fesens.solvers.auto.DIRECT_MAX_3D_UNKNOWNS`).
-AUTO_DIRECT_MAX_3D_UNKNOWNS = DIRECT_MAX_3D_UNKNOWNS
-
-
-class AutoChoice(str):
-    """The backend ``auto`` chose (a name) with ``options`` and ``reason`` (one line)."""
-
-    options: dict
-    reason: str
-
-    def __new__(cls, name: str, options: dict, reason: str) -> AutoChoice:
-        choice = super().__new__(cls, name)
-        choice.options, choice.reason = options, reason
-        return choice
-
-    def line(self) -> str:
-        """``solver: <name>[, option=value ...] (auto: <reason>)``, what a job prints."""
-        options = "".join(f", {key}={value}" for key, value in self.options.items())
-        return f"solver: {self}{options} (auto: {self.reason})"
+from fesens.solvers.policy import AutoChoice, distributes, model_choice
 
 
 class SolverChoice:
@@ -93,43 +71,26 @@ class SolverChoice:
         return host.solver(key, lambda backend: self._give_near_nullspace(backend, options))
 
     def auto_solver(self) -> AutoChoice:
-        """The backend ``auto`` stands for on this model, and why.
+        """The backend ``auto`` stands for on this model, and why
+        (:func:`fesens.solvers.policy.model_choice`, from the free unknowns, the mesh and the
+        memory).
 
-        CHOLMOD (or the direct fallback of :data:`SOLVER_ALIASES`, with a warning:
-        :func:`fesens.solvers.base.warn_direct_fallback`) in 2D and for 3D
-        problems of at most :data:`AUTO_DIRECT_MAX_3D_UNKNOWNS` free unknowns whose
+        PETSc's CG + GAMG under an MPI launch of several ranks; CHOLMOD (or the direct
+        fallback of :data:`~fesens.solvers.base.SOLVER_ALIASES`, with a warning:
+        :func:`fesens.solvers.base.warn_direct_fallback`) in 2D and for 3D problems of at
+        most :data:`~fesens.solvers.policy.DIRECT_MAX_3D_UNKNOWNS` free unknowns whose
         estimated factor (:func:`fesens.solvers.memory.factor_bytes`) fits in the available
         memory; otherwise CG with geometric multigrid (``gmg``) on a structured mesh when
         that backend is registered, else CG with AMG (Jacobi without pyamg).
         """
         n, dim = self.free_dofs.size, self.mesh.dim
-        ranks = launched()
-        if ranks.distributed:
-            return AutoChoice("petsc", {"preconditioner": "amg"},
-                              f"MPI launch on {ranks.size} ranks: PETSc's CG + GAMG solves "
-                              "across them")
-        needed, available = factor_bytes(n, dim), available_bytes()
-        fits = available is None or needed <= available
-        if prefers_direct(n, dim, needed, available, AUTO_DIRECT_MAX_3D_UNKNOWNS):
-            direct = str(solver_class("auto").name)
-            warn_direct_fallback(direct)
-            size = (f"{dim}D" if dim < 3 else
-                    f"3D with {n} <= {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns")
-            return AutoChoice(direct, {}, f"{size}, factor about {needed / 2**20:.0f} MiB")
-        why = (f"3D with {n} > {AUTO_DIRECT_MAX_3D_UNKNOWNS} free unknowns" if fits else
-               f"the factor of {n} unknowns needs about {needed / 2**30:.3g} GiB, more than "
-               f"the {available / 2**30:.3g} GiB available")
-        if _registered("gmg") and lattice_of(self.mesh) is not None:
-            refusal = self._matrix_free_refusal()
-            if refusal is None:
-                return AutoChoice("gmg", {"matrix_free": True},
-                                  f"{why}; lattice of identical linear cells: matrix-free "
-                                  "multigrid-CG")
-            return AutoChoice("gmg", {}, f"{why}; structured mesh: multigrid-CG (assembled: "
-                                         f"{refusal})")
-        preconditioner = default_preconditioner()
-        return AutoChoice("cg", {"preconditioner": preconditioner},
-                          f"{why}; unstructured mesh: CG with {preconditioner} preconditioner")
+        choice = model_choice(
+            n, dim, factor_bytes(n, dim), available_bytes(), ranks=launched().size,
+            on_lattice=lambda: lattice_of(self.mesh) is not None,
+            matrix_free_refusal=self._matrix_free_refusal)
+        if solver_class(choice).is_direct:
+            warn_direct_fallback(choice)
+        return choice
 
     def _checked_choice(self, spec: str, options: dict) -> tuple[str, dict]:
         """``auto`` resolved (:meth:`auto_solver`, kept in :attr:`solver_choice`) and a
@@ -234,16 +195,7 @@ class SolverChoice:
         )
 
 
-def _registered(name: str) -> bool:
-    """Whether the backend ``name`` is registered and installed."""
-    try:
-        return bool(solver_class(name).available()) and name not in SOLVER_ALIASES
-    except ValueError:
-        return False
-
-
 def _check_distributes(spec: str) -> None:
     """Under ``mpirun -n N``, refuse a backend that would solve the whole system on every
     rank (``auto`` picks PETSc there)."""
-    check_distributes(f"solver {spec!r}",
-                      spec == "auto" or solver_class(spec).distributes)
+    check_distributes(f"solver {spec!r}", distributes(spec))

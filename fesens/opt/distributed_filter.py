@@ -48,6 +48,7 @@ from fesens.opt.filters import (
 from fesens.solvers import make_solver
 from fesens.solvers.petsc_distributed import DofLayout
 from fesens.solvers.petsc_operator import DistributedOperator
+from fesens.solvers.policy import distributed_choice
 
 
 class DistributedDensityFilter(Filter):
@@ -117,7 +118,8 @@ class DistributedHelmholtzFilter(HelmholtzFilter):
     def __init__(self, mesh: Mesh, part, radius: float, rtol: float = 1e-10) -> None:
         solver = "auto"
         if part.size > 1:  # one unknown per node: where each of the rank's nodes sits
-            solver = make_solver("petsc", preconditioner="amg", rtol=rtol)
+            choice = distributed_choice(part.size)  # auto's choice across the ranks
+            solver = make_solver(choice, **choice.options, rtol=rtol)
             solver.layout = DofLayout(ids=np.asarray(part.node_order, dtype=np.int64),
                                       owned=np.asarray(part.owned, dtype=bool))
         super().__init__(part.mesh, radius, solver=solver)

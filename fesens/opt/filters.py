@@ -40,7 +40,6 @@ from fesens.fem.assembler import Assembler
 from fesens.fem.elements import reference_element
 from fesens.fem.geometry import cell_geometry
 from fesens.fem.kernels import gradient_matrices, mass_matrices
-from fesens.fem.model_solvers import AUTO_DIRECT_MAX_3D_UNKNOWNS
 from fesens.fem.structured_grid import structured_grid
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
@@ -48,6 +47,7 @@ from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
 from fesens.solvers import solver_class
 from fesens.solvers.memory import available_bytes
+from fesens.solvers.policy import filter_choice
 
 #: Peak bytes per weight of the cone filter's matrix form while it is built (the pairs,
 #: their distances, the COO and CSR copies: 48 measured with tracemalloc), rounded up.
@@ -290,7 +290,7 @@ class HelmholtzFilter(Filter):
     ``solver`` (a name, with options, or an instance) may be ``"gmg"`` on a structured mesh
     (the unknowns are the mesh's points, so the lattice is the mesh's); ``"auto"`` picks it
     for a structured 3D mesh of more points than
-    :data:`~fesens.fem.model_solvers.AUTO_DIRECT_MAX_3D_UNKNOWNS`, like a model's ``auto``.
+    :data:`~fesens.solvers.policy.DIRECT_MAX_3D_UNKNOWNS`, like a model's ``auto``.
     """
 
     name = "helmholtz"
@@ -358,11 +358,11 @@ def _check_helmholtz_radius(radius: float, mesh: Mesh, volumes: np.ndarray) -> N
 
 
 def _helmholtz_solver(mesh: Mesh, solver):
-    """``solver``, with ``auto`` resolved to ``gmg`` on a large structured 3D mesh."""
-    if (isinstance(solver, str) and solver == "auto" and mesh.dim == 3
-            and mesh.n_points > AUTO_DIRECT_MAX_3D_UNKNOWNS and lattice_of(mesh) is not None
-            and solver_class("gmg").available()):
-        return "gmg"
+    """``solver``, with ``auto`` resolved to ``gmg`` on a large structured 3D mesh
+    (:func:`fesens.solvers.policy.filter_choice`)."""
+    if isinstance(solver, str) and solver == "auto":
+        return filter_choice(mesh.n_points, mesh.dim, lambda: lattice_of(mesh) is not None) \
+            or solver
     return solver
 
 

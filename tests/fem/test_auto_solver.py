@@ -8,6 +8,7 @@ from fesens.errors import SolverError
 from fesens.fem import model_solvers
 from fesens.mesh import Mesh, box, rectangle
 from fesens.physics import Elasticity
+from fesens.solvers import policy
 
 
 def cantilever(mesh):
@@ -31,7 +32,7 @@ def test_2d_and_small_3d_get_cholmod(plenty_of_memory):
 
 
 def test_large_structured_3d_gets_multigrid(plenty_of_memory, monkeypatch):
-    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
     model = cantilever(box(8, 4, 4))
     backend = model.solver()
     assert backend.name == "gmg" and backend.matrix_free
@@ -49,7 +50,7 @@ def test_large_structured_quadratic_3d_gets_assembled_multigrid(plenty_of_memory
                                                                  monkeypatch):
     """A lattice of hex27 cells: multigrid-CG on the assembled matrix, and the reason
     the matrix-free path was not taken."""
-    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
     model = cantilever(box(4, 2, 2, cell_type="hex27"))
     backend = model.solver()
     assert backend.name == "gmg" and not backend.matrix_free
@@ -58,7 +59,7 @@ def test_large_structured_quadratic_3d_gets_assembled_multigrid(plenty_of_memory
 
 
 def test_large_unstructured_3d_gets_amg_cg(plenty_of_memory, monkeypatch):
-    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
     mesh = box(4, 2, 2)
     rng = np.random.default_rng(0)
     interior = (mesh.points > 0).all(axis=1) & (mesh.points < [1, 1, 1]).all(axis=1)
@@ -72,8 +73,8 @@ def test_large_unstructured_3d_gets_amg_cg(plenty_of_memory, monkeypatch):
 
 
 def test_gmg_missing_falls_back_to_amg(plenty_of_memory, monkeypatch):
-    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
-    monkeypatch.setattr(model_solvers, "_registered", lambda name: False)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "_registered", lambda name: False)
     model = cantilever(box(4, 2, 2))
     assert model.solver().name == "cg"
 
@@ -124,7 +125,7 @@ def test_a_model_without_cholmod_says_once_that_superlu_is_slower(plenty_of_memo
     assert model.solver_choice == "superlu"
     assert [item.category for item in caught] == [FesensPerformanceWarning]
     assert "pip install scikit-sparse" in str(caught[0].message)
-    monkeypatch.setattr(model_solvers, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
     with warnings.catch_warnings():  # an iterative choice factorizes nothing: no warning
         warnings.simplefilter("error")
         model = cantilever(box(8, 4, 4))

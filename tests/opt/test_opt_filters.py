@@ -196,9 +196,9 @@ def test_helmholtz_filter_with_multigrid_refuses_an_unstructured_mesh():
 def test_helmholtz_filter_auto_takes_multigrid_on_a_large_structured_3d_mesh(monkeypatch):
     """``auto`` follows the models' size rule (the threshold lowered, so a small box is
     "large"); 2D and unstructured meshes keep ``auto``."""
-    import fesens.opt.filters as filters
+    import fesens.solvers.policy as policy
 
-    monkeypatch.setattr(filters, "AUTO_DIRECT_MAX_3D_UNKNOWNS", 100)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 100)
     mesh = box(8, 4, 4, 2.0, 1.0, 1.0)
     x = np.random.default_rng(5).uniform(0.0, 1.0, mesh.n_cells)
     chosen = HelmholtzFilter(mesh, 0.3)

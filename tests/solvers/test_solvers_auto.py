@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from solver_helpers import convection_diffusion_2d, laplacian_1d, laplacian_2d, random_rhs
 
 import fesens.solvers.auto as auto
+import fesens.solvers.policy as policy
 from fesens.solvers import make_solver, solver_class
 from fesens.solvers.auto import AutoSolver
 from fesens.solvers.base import relative_residual
@@ -72,7 +73,7 @@ def test_matrix_whose_factor_does_not_fit_goes_iterative(memory):
 
 def test_large_3d_matrix_goes_iterative_even_if_it_fits(monkeypatch, memory):
     memory(1e15)
-    monkeypatch.setattr(auto, "DIRECT_MAX_3D_UNKNOWNS", 500)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 500)
     A = elasticity_like(7)
     solver = AutoSolver()
     assert solved(solver, A) <= 1e-10
@@ -86,7 +87,7 @@ def test_large_3d_matrix_goes_iterative_even_if_it_fits(monkeypatch, memory):
 
 def test_a_matrix_of_another_size_is_decided_again(monkeypatch, memory):
     memory(1e15)
-    monkeypatch.setattr(auto, "DIRECT_MAX_3D_UNKNOWNS", 500)
+    monkeypatch.setattr(policy, "DIRECT_MAX_3D_UNKNOWNS", 500)
     solver = AutoSolver()
     assert solved(solver, laplacian_2d(10)) <= 1e-12 and solver.choice == DIRECT
     assert solved(solver, elasticity_like(7)) <= 1e-10 and solver.choice == "cg"
