@@ -386,7 +386,7 @@ def _check_distributes(name: str) -> None:
 
 def _check_adaptive_rtol(solver: dict, backend) -> None:
     """``adaptive_rtol`` needs an iterative backend whose rtol is below the loosest one."""
-    if backend.is_direct or not isinstance(getattr(backend, "rtol", None), float):
+    if backend.is_direct or not isinstance(backend.rtol, float):
         raise ConfigError(
             f"solver.adaptive_rtol = true needs an iterative backend, but solver.backend = "
             f"{show(solver['backend'])} is not one (it is or may pick a direct solver); "

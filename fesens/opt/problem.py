@@ -169,7 +169,7 @@ class DesignProblem:
         if tolerance is None:
             return None
         solver = self.differentiable.solver
-        if solver.is_direct or not isinstance(getattr(solver, "rtol", None), float):
+        if solver.is_direct or not isinstance(solver.rtol, float):
             raise SolverError(
                 f"adaptive_tolerance needs an iterative solver with an rtol, but the solver "
                 f"is {solver.name!r}: choose solver 'gmg' (structured mesh) or 'cg' "

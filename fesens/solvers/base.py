@@ -76,7 +76,8 @@ class LinearSolver(ABC):
         True for factorization-based backends, False for Krylov methods.
 
     The capabilities ``distributes``, ``needs_grid``, ``offers_matrix_free`` and
-    ``matrix_free`` default to False; a backend that has one says so in its class.
+    ``matrix_free`` default to False, ``rtol`` to None; a backend that has one says so in
+    its class (or sets it per instance).
     """
 
     name: str = ""
@@ -97,6 +98,9 @@ class LinearSolver(ABC):
     matrix_free: bool = False
     """Per instance: True when a model applies its stiffness cell by cell for this solver
     instead of assembling it (only where the class :attr:`offers_matrix_free`)."""
+    rtol: float | None = None
+    """Per instance: the relative residual an iterative backend solves to, which an
+    optimization may loosen while the design moves; None where there is none to set."""
 
     @property
     def model_needs(self) -> ModelNeeds | None:

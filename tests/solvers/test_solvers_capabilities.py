@@ -43,10 +43,12 @@ def test_the_declared_capabilities():
     assert make_solver("gmg", matrix_free=True).matrix_free
     assert not make_solver("gmg").matrix_free and not make_solver("cg").matrix_free
     assert not make_solver("auto").matrix_free
+    assert make_solver("cg", rtol=1e-6).rtol == 1e-6 and make_solver("gmg").rtol == 1e-8
+    assert make_solver("cholmod").rtol is None and make_solver("auto").rtol is None
 
 
 def test_no_capability_is_probed_with_getattr_outside_the_solvers():
-    names = "|".join((*CAPABILITIES, "layout"))
+    names = "|".join((*CAPABILITIES, "layout", "rtol"))
     probe = re.compile(rf'(getattr|hasattr)\([^)]*"({names})"')
     found = [str(path) for path, source in _outside_solvers() if probe.search(source)]
     assert found == []
