@@ -21,9 +21,12 @@ from fesens.config import Config, ConfigError, build_optimizer, dumps
 from fesens.config.distributed import build_run
 from fesens.config.fingerprint import changed_parts, decode, encode, problem_fingerprint
 from fesens.config.load_cases import case_names, case_report, combination
+from fesens.fem import LinearModel
 from fesens.fem.modal import Modes
 from fesens.mesh import write_mesh
 from fesens.opt import (
+    MMA,
+    OC,
     CheckpointError,
     DesignProblem,
     Evaluation,
@@ -47,15 +50,6 @@ from fesens.workflow.ranks import rank_output
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
 RESUMABLE_CHANGES = ("stop", "output", "name", "description")
-
-
-@dataclass
-class RunState:
-    """What a run carries between iterations."""
-
-    history: list[dict] = field(default_factory=list)
-    start_iteration: int = 0
-    tic: float = field(default_factory=time.perf_counter)
 
 
 def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -252,32 +246,30 @@ def run_optimization(config: Config, out: str | Path | None = None, *, resume: b
 def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
          echo: Callable[[str], None], command: str) -> OptimizationRun:
     folder.check(force=force, resume=resume, command=command)  # again, now that we hold it
-    run = RunState()
+    tic = time.perf_counter()
     fingerprint = run_fingerprint(config)
     if resume:
         _check_same_problem(folder, config)
     built = build_run(config)  # under mpirun: a rank's part of a distributed problem
-    model, problem = built.model, built.problem
+    start_iteration, history = 0, []
     if resume:
-        run.start_iteration, run.history = _resume_point(
-            folder, command, fingerprint, int(problem.collective.sum(problem.n_design)))
-    optimizer = build_optimizer(config)
+        start_iteration, history = _resume_point(
+            folder, command, fingerprint, int(built.problem.collective.sum(built.problem.n_design)))
+    run = _Run(config, built.model, built.problem, build_optimizer(config), echo, folder,
+               tic=tic, history=history, start_iteration=start_iteration)
     folder.prepare(clear=force and not resume)
-    try:  # from here on, Ctrl-C ends in _interrupted: saved, exit 130
+    try:  # from here on, Ctrl-C ends in interrupted(): saved, exit 130
         folder.write_text("config.toml", dumps(config.data, header=(
             f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
             f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
         if resume:
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
-        echo(_describe(config, problem, model))
-        if built.note:
-            echo(built.note)
-        x, evaluation, converged = _iterate(config, problem, optimizer, model, folder, run,
-                                            resume, echo, encode(fingerprint))
-        summary = _finish(config, problem, model, folder, run, x, evaluation, converged)
+        run.announce(built.note)
+        x, evaluation, converged = run.iterate(resume, encode(fingerprint))
+        summary = run.finish(x, evaluation, converged)
     except KeyboardInterrupt:
-        raise _interrupted(config, folder, run, command) from None
+        raise run.interrupted(command) from None
     except BaseException:
         folder.remove_temporaries()
         raise
@@ -285,9 +277,7 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     mode = "mode_1.png, " if (folder.path / "mode_1.png").is_file() else ""
     echo(f"results in {folder.path}: design.png, {mode}design.vtu, convergence.png, "
          "history.csv, summary.json")
-    return OptimizationRun(summary, problem.gather_design(x),
-                           problem.whole_cells(evaluation.density), run.history, evaluation,
-                           converged, folder.path)
+    return run.result(summary, x, evaluation, converged)
 
 
 def _final_line(config: Config, summary: dict) -> str:
@@ -301,65 +291,14 @@ def _final_line(config: Config, summary: dict) -> str:
 
 def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationRun:
     """The run without a results folder: nothing is written, Ctrl-C propagates."""
-    run = RunState()
+    tic = time.perf_counter()
     built = build_run(config)
-    model, problem = built.model, built.problem
-    optimizer = build_optimizer(config)
-    echo(_describe(config, problem, model))
-    if built.note:
-        echo(built.note)
-    extras = _shown(problem)
-    stop = config.data["stop"]
-    result = optimize(problem, optimizer, max_iter=stop["max_iter"],
-                      tol_change=stop["tol_change"],
-                      callback=lambda record, *_: echo(_progress_line(record, extras)))
-    run.history = result.history
-    evaluation = result.evaluation
-    summary = _final_summary(config, problem, model, run, evaluation, result.converged,
-                             design_fields(problem, evaluation,
-                                           config.data["objective"]["type"],
-                                           case_names(config.data)))
+    run = _Run(config, built.model, built.problem, build_optimizer(config), echo, tic=tic)
+    run.announce(built.note)
+    x, evaluation, converged = run.iterate()
+    summary = run.final_summary(evaluation, converged, run.fields(evaluation))
     echo(_final_line(config, summary))
-    return OptimizationRun(summary, problem.gather_design(result.x),
-                           problem.whole_cells(evaluation.density), run.history, evaluation,
-                           result.converged, None)
-
-
-def _iterate(config, problem, optimizer, model, folder, run, resume, echo, fingerprint):
-    stop, every = config.data["stop"], config.data["output"]["every"]
-    extras = _shown(problem)
-    objective = config.data["objective"]["type"]
-    last = run.history[-1] if run.history else None
-    if resume and last is not None and (
-            run.start_iteration >= stop["max_iter"]
-            or (last["change"] < stop["tol_change"]
-                and problem.schedules_done(run.start_iteration))):
-        x = problem.design_part(load_checkpoint(folder.checkpoint)[0])
-        evaluated = load_evaluated_design(folder.checkpoint)
-        evaluated = None if evaluated is None else problem.design_part(evaluated)
-        problem.update_schedules(run.start_iteration)
-        converged = last["change"] < stop["tol_change"]
-        echo(f"the run in {folder.path} has already finished at iteration "
-             f"{run.start_iteration}; writing its results")
-        # the results of the design the last iteration evaluated, as an uninterrupted run
-        return x, problem.evaluate(x if evaluated is None else evaluated), converged
-
-    def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
-        run.history.append(record)
-        echo(_progress_line(record, extras))
-        folder.write_history(run.history)
-        if every and record["iteration"] % every == 0:
-            point_data, cell_data = design_fields(problem, evaluation, objective,
-                                                  case_names(config.data))
-            write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
-                       point_data=point_data, cell_data=cell_data)
-            folder.write_collection()
-
-    result = optimize(problem, optimizer, max_iter=stop["max_iter"],
-                      tol_change=stop["tol_change"], callback=callback,
-                      checkpoint=folder.checkpoint, resume=resume, fingerprint=fingerprint)
-    run.history = result.history
-    return result.x, result.evaluation, result.converged
+    return run.result(summary, x, evaluation, converged)
 
 
 def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evaluation) -> list:
@@ -371,67 +310,6 @@ def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evalu
         report.append({"name": constraint.name, "value": value, "limit": constraint.limit,
                        "satisfied": bool(value <= constraint.limit * (1 + 1e-4))})
     return report
-
-
-def _finish(config, problem, model, folder, run, x, evaluation, converged) -> dict:
-    point_data, cell_data = design_fields(problem, evaluation,
-                                          config.data["objective"]["type"],
-                                          case_names(config.data))
-    write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
-               cell_data=cell_data)
-    iterations = run.history[-1]["iteration"] if run.history else 0
-    if config.data["output"]["every"] and iterations:  # the final design ends the series
-        final = folder.file(f"design_{iterations:04d}.vtu")
-        if not final.is_file():
-            write_mesh(final, config.mesh, point_data=point_data, cell_data=cell_data)
-    if folder.snapshots():
-        folder.write_collection()
-    quantity, name, label = shown_quantity(problem, config.data["objective"])
-    value = evaluation.objective if quantity == "objective" else evaluation.extras[quantity]
-    plot_density(config.mesh, problem.whole_cells(evaluation.density), folder.file("design.png"),
-                 title=f"{config.name}: {name} {value:.5g}, volume "
-                       f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
-                 **boundary_markers(model))
-    if isinstance(evaluation.state, Modes):
-        frequency = modal_summary(run.history, evaluation.state)["frequencies"]["final"][0]
-        plot_first_mode(problem, evaluation, folder.file("mode_1.png"),
-                        f"{config.name}: the design on its first mode, f1 = {frequency:.5g}")
-    if run.history:
-        plot_convergence(run.history, folder.file("convergence.png"),
-                         volume_limit=config.data["constraints"]["volume_fraction"],
-                         objective=label, quantity=quantity,
-                         constraints=[c.name for c in problem.constraints],
-                         tol_change=config.data["stop"]["tol_change"], converged=converged,
-                         max_iter=config.data["stop"]["max_iter"])
-    folder.write_history(run.history)
-    summary = _final_summary(config, problem, model, run, evaluation, converged,
-                             (point_data, cell_data))
-    summary["files"] = sorted(p.name for p in folder.path.iterdir() if not p.name.startswith("."))
-    folder.write_json("summary.json", summary)
-    return summary
-
-
-def _final_summary(config, problem, model, run, evaluation, converged, fields) -> dict:
-    """The summary of a finished run: :func:`_summary`, its outcome sentence and the values
-    the physics reports from ``fields`` (point and cell data of the final design)."""
-    summary = _summary(config, problem, model, run, "converged" if converged else "max_iter",
-                       evaluation=evaluation, converged=converged)
-    summary["outcome"] = _outcome(config, run.history, converged)
-    fragment, (point_data, cell_data) = config.physics_class.config, fields
-    if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
-        summary.update(modal_summary(run.history, evaluation.state))
-        return summary
-    # each case's values named <key>_<case>; from rank 0's fields in a distributed run
-    for case in (case_names(config.data) or [None]) if problem.collective.rank == 0 else []:
-        suffix = "" if case is None else f"_{case}"
-
-        def own(data: dict, suffix: str = suffix) -> dict:
-            return {name.removesuffix(suffix): v for name, v in data.items()
-                    if name.endswith(suffix)}
-
-        summary.update({key + suffix: value for key, value in
-                        reported_values(fragment, own(point_data), own(cell_data)).items()})
-    return problem.collective.bcast(summary)
 
 
 def _outcome(config: Config, history: list[dict], converged: bool) -> str:
@@ -448,53 +326,220 @@ def _outcome(config: Config, history: list[dict], converged: bool) -> str:
             f"{stop['max_iter']}): {reason}; `--resume --max-iter N` continues the run")
 
 
-def _summary(config, problem, model, run, status, *, evaluation=None, converged=False) -> dict:
-    history = run.history
-    summary = {
-        "name": config.name,
-        "status": status,
-        "converged": bool(converged),
-        "iterations": history[-1]["iteration"] if history else 0,
-        "resumed_from_iteration": run.start_iteration or None,
-        "objective": {"type": config.data["objective"]["type"],
-                      "value": evaluation.objective if evaluation else
-                      (history[-1]["objective"] if history else None),
-                      **case_report(config.data, evaluation.extras if evaluation else
-                                    (history[-1] if history else {}))},
-        "volume_fraction": evaluation.volume_fraction if evaluation else
-        (history[-1]["volume"] if history else None),
-        "constraints": _constraint_report(config, problem, evaluation) if evaluation else [],
-        "wall_time_seconds": time.perf_counter() - run.tic,
-        "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
-        "solver": solver_class(config.data["solver"]["backend"]).name,
-        "optimizer": config.data["optimizer"]["type"],
-        "mesh": {"cells": config.mesh.n_cells, "points": config.mesh.n_points,
-                 "cell_type": config.mesh.cell_type, "dofs": model.dofmap.n_dofs},
-        "fesens_version": __version__,
-        "config": config.data,
-    }
-    return summary
+@dataclass
+class _Run:
+    """One optimization run of a config: what its steps share (the config, the built model
+    and design problem, the optimizer, the progress sink and the results folder, None for a
+    run in memory) and what it carries between iterations (history, the iteration it
+    resumed from, its start time).
+
+    Attributes
+    ----------
+    config : Config
+    model : LinearModel
+        This rank's model (the whole one in a serial run).
+    problem : DesignProblem
+    optimizer : OC or MMA
+    echo : callable
+        Receives the progress lines.
+    folder : ResultsFolder or None
+        Where the run writes; None: nothing is written, no checkpoint.
+    tic : float
+        :func:`time.perf_counter` at the run's start (the summary's wall time).
+    history : list of dict
+        One record per iteration so far.
+    start_iteration : int
+        The iteration a resumed run continues from (0: a fresh run).
+    """
+
+    config: Config
+    model: LinearModel
+    problem: DesignProblem
+    optimizer: OC | MMA
+    echo: Callable[[str], None]
+    folder: ResultsFolder | None = None
+    tic: float = field(default_factory=time.perf_counter)
+    history: list[dict] = field(default_factory=list)
+    start_iteration: int = 0
+
+    def announce(self, note: str | None) -> None:
+        """Echo the one-line description of the run and the build's ``note`` if any."""
+        self.echo(_describe(self.config, self.problem, self.model))
+        if note:
+            self.echo(note)
+
+    def fields(self, evaluation: Evaluation) -> tuple[dict, dict]:
+        """The point and cell data written of the design ``evaluation`` was made at."""
+        return design_fields(self.problem, evaluation, self.config.data["objective"]["type"],
+                             case_names(self.config.data))
+
+    def iterate(self, resume: bool = False, fingerprint: str | None = None
+                ) -> tuple[np.ndarray, Evaluation, bool]:
+        """Run the design loop (resumed from the folder's checkpoint with ``resume``):
+        ``(x, evaluation, converged)``. With a folder, each iteration writes the history
+        and, every ``[output] every`` iterations, the design; a resumed run that had
+        already finished only evaluates its last design again."""
+        config, problem, folder = self.config, self.problem, self.folder
+        stop, every = config.data["stop"], config.data["output"]["every"]
+        extras = _shown(problem)
+        last = self.history[-1] if self.history else None
+        if resume and last is not None and (
+                self.start_iteration >= stop["max_iter"]
+                or (last["change"] < stop["tol_change"]
+                    and problem.schedules_done(self.start_iteration))):
+            x = problem.design_part(load_checkpoint(folder.checkpoint)[0])
+            evaluated = load_evaluated_design(folder.checkpoint)
+            evaluated = None if evaluated is None else problem.design_part(evaluated)
+            problem.update_schedules(self.start_iteration)
+            converged = last["change"] < stop["tol_change"]
+            self.echo(f"the run in {folder.path} has already finished at iteration "
+                      f"{self.start_iteration}; writing its results")
+            # the results of the design the last iteration evaluated, as an uninterrupted run
+            return x, problem.evaluate(x if evaluated is None else evaluated), converged
+
+        def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
+            self.history.append(record)
+            self.echo(_progress_line(record, extras))
+            if folder is None:
+                return
+            folder.write_history(self.history)
+            if every and record["iteration"] % every == 0:
+                point_data, cell_data = self.fields(evaluation)
+                write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
+                           point_data=point_data, cell_data=cell_data)
+                folder.write_collection()
+
+        result = optimize(problem, self.optimizer, max_iter=stop["max_iter"],
+                          tol_change=stop["tol_change"], callback=callback,
+                          checkpoint=None if folder is None else folder.checkpoint,
+                          resume=resume, fingerprint=fingerprint)
+        self.history = result.history
+        return result.x, result.evaluation, result.converged
+
+    def finish(self, x: np.ndarray, evaluation: Evaluation, converged: bool) -> dict:
+        """Write the final design (``design.vtu``, the last snapshot, ``design.png``, a
+        frequency design's ``mode_1.png``), ``convergence.png``, ``history.csv`` and
+        ``summary.json`` into the folder; the summary."""
+        config, problem, folder, history = self.config, self.problem, self.folder, self.history
+        point_data, cell_data = self.fields(evaluation)
+        write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
+                   cell_data=cell_data)
+        iterations = history[-1]["iteration"] if history else 0
+        if config.data["output"]["every"] and iterations:  # the final design ends the series
+            final = folder.file(f"design_{iterations:04d}.vtu")
+            if not final.is_file():
+                write_mesh(final, config.mesh, point_data=point_data, cell_data=cell_data)
+        if folder.snapshots():
+            folder.write_collection()
+        quantity, name, label = shown_quantity(problem, config.data["objective"])
+        value = evaluation.objective if quantity == "objective" else evaluation.extras[quantity]
+        plot_density(config.mesh, problem.whole_cells(evaluation.density),
+                     folder.file("design.png"),
+                     title=f"{config.name}: {name} {value:.5g}, volume "
+                           f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
+                     **boundary_markers(self.model))
+        if isinstance(evaluation.state, Modes):
+            frequency = modal_summary(history, evaluation.state)["frequencies"]["final"][0]
+            plot_first_mode(problem, evaluation, folder.file("mode_1.png"),
+                            f"{config.name}: the design on its first mode, f1 = {frequency:.5g}")
+        if history:
+            plot_convergence(history, folder.file("convergence.png"),
+                             volume_limit=config.data["constraints"]["volume_fraction"],
+                             objective=label, quantity=quantity,
+                             constraints=[c.name for c in problem.constraints],
+                             tol_change=config.data["stop"]["tol_change"], converged=converged,
+                             max_iter=config.data["stop"]["max_iter"])
+        folder.write_history(history)
+        summary = self.final_summary(evaluation, converged, (point_data, cell_data))
+        summary["files"] = sorted(p.name for p in folder.path.iterdir()
+                                  if not p.name.startswith("."))
+        folder.write_json("summary.json", summary)
+        return summary
+
+    def final_summary(self, evaluation: Evaluation, converged: bool,
+                      fields: tuple[dict, dict]) -> dict:
+        """The summary of a finished run: :meth:`summary`, its outcome sentence and the
+        values the physics reports from ``fields`` (point and cell data of the final
+        design)."""
+        config, problem = self.config, self.problem
+        summary = self.summary("converged" if converged else "max_iter",
+                               evaluation=evaluation, converged=converged)
+        summary["outcome"] = _outcome(config, self.history, converged)
+        fragment, (point_data, cell_data) = config.physics_class.config, fields
+        if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
+            summary.update(modal_summary(self.history, evaluation.state))
+            return summary
+        # each case's values named <key>_<case>; from rank 0's fields in a distributed run
+        for case in (case_names(config.data) or [None]) if problem.collective.rank == 0 else []:
+            suffix = "" if case is None else f"_{case}"
+
+            def own(data: dict, suffix: str = suffix) -> dict:
+                return {name.removesuffix(suffix): v for name, v in data.items()
+                        if name.endswith(suffix)}
+
+            summary.update({key + suffix: value for key, value in
+                            reported_values(fragment, own(point_data), own(cell_data)).items()})
+        return problem.collective.bcast(summary)
+
+    def summary(self, status: str, *, evaluation: Evaluation | None = None,
+                converged: bool = False) -> dict:
+        """The run's summary with ``status``, at ``evaluation`` (else the history's last
+        record)."""
+        config, history = self.config, self.history
+        return {
+            "name": config.name,
+            "status": status,
+            "converged": bool(converged),
+            "iterations": history[-1]["iteration"] if history else 0,
+            "resumed_from_iteration": self.start_iteration or None,
+            "objective": {"type": config.data["objective"]["type"],
+                          "value": evaluation.objective if evaluation else
+                          (history[-1]["objective"] if history else None),
+                          **case_report(config.data, evaluation.extras if evaluation else
+                                        (history[-1] if history else {}))},
+            "volume_fraction": evaluation.volume_fraction if evaluation else
+            (history[-1]["volume"] if history else None),
+            "constraints": (_constraint_report(config, self.problem, evaluation)
+                            if evaluation else []),
+            "wall_time_seconds": time.perf_counter() - self.tic,
+            "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
+            "solver": solver_class(config.data["solver"]["backend"]).name,
+            "optimizer": config.data["optimizer"]["type"],
+            "mesh": {"cells": config.mesh.n_cells, "points": config.mesh.n_points,
+                     "cell_type": config.mesh.cell_type, "dofs": self.model.dofmap.n_dofs},
+            "fesens_version": __version__,
+            "config": config.data,
+        }
+
+    def result(self, summary: dict, x: np.ndarray, evaluation: Evaluation,
+               converged: bool) -> OptimizationRun:
+        """What :func:`run_optimization` returns: the whole design and densities."""
+        return OptimizationRun(summary, self.problem.gather_design(x),
+                               self.problem.whole_cells(evaluation.density), self.history,
+                               evaluation, converged,
+                               None if self.folder is None else self.folder.path)
+
+    def interrupted(self, command: str) -> Interrupted:
+        """Save what a KeyboardInterrupt left (history, summary) and say how to resume; a
+        second Ctrl-C meanwhile is ignored, so that the save completes."""
+        from fesens.opt.loop import deferred_interrupts
+
+        config, folder = self.config, self.folder
+        with deferred_interrupts(deliver=False):
+            folder.remove_temporaries()
+            if not folder.checkpoint.is_file():
+                return Interrupted(f"interrupted before the first iteration finished; nothing "
+                                   f"to resume in {folder.path} (run `{command} --out "
+                                   f"{folder.path} --force` to start again)")
+            self.history = load_checkpoint(folder.checkpoint)[2]
+            folder.write_history(self.history)
+            data = {"name": config.name, "status": "interrupted",
+                    "iterations": self.history[-1]["iteration"] if self.history else 0,
+                    "checkpoint": str(folder.checkpoint), "fesens_version": __version__,
+                    "config": config.data}
+            folder.write_json("summary.json", data)
+        return Interrupted(f"interrupted after iteration {data['iterations']}; checkpoint "
+                           f"saved in {folder.checkpoint}. Resume with: {command} --out "
+                           f"{folder.path} --resume")
 
 
-def _interrupted(config: Config, folder: ResultsFolder, run: RunState,
-                 command: str) -> Interrupted:
-    """Save what a KeyboardInterrupt left (history, summary) and say how to resume; a
-    second Ctrl-C meanwhile is ignored, so that the save completes."""
-    from fesens.opt.loop import deferred_interrupts
-
-    with deferred_interrupts(deliver=False):
-        folder.remove_temporaries()
-        if not folder.checkpoint.is_file():
-            return Interrupted(f"interrupted before the first iteration finished; nothing to "
-                               f"resume in {folder.path} (run `{command} --out {folder.path} "
-                               "--force` to start again)")
-        run.history = load_checkpoint(folder.checkpoint)[2]
-        folder.write_history(run.history)
-        data = {"name": config.name, "status": "interrupted",
-                "iterations": run.history[-1]["iteration"] if run.history else 0,
-                "checkpoint": str(folder.checkpoint), "fesens_version": __version__,
-                "config": config.data}
-        folder.write_json("summary.json", data)
-    return Interrupted(f"interrupted after iteration {data['iterations']}; checkpoint saved "
-                       f"in {folder.checkpoint}. Resume with: {command} --out {folder.path} "
-                       "--resume")
