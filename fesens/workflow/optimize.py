@@ -462,8 +462,7 @@ class _Run:
         values the physics reports from ``fields`` (point and cell data of the final
         design)."""
         config, problem = self.config, self.problem
-        summary = self.summary("converged" if converged else "max_iter",
-                               evaluation=evaluation, converged=converged)
+        summary = self.summary(evaluation, converged)
         summary["outcome"] = _outcome(config, self.history, converged)
         fragment, (point_data, cell_data) = config.physics_class.config, fields
         if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
@@ -481,26 +480,22 @@ class _Run:
                             reported_values(fragment, own(point_data), own(cell_data)).items()})
         return problem.collective.bcast(summary)
 
-    def summary(self, status: str, *, evaluation: Evaluation | None = None,
-                converged: bool = False) -> dict:
-        """The run's summary with ``status``, at ``evaluation`` (else the history's last
-        record)."""
+    def summary(self, evaluation: Evaluation, converged: bool) -> dict:
+        """The run's summary entries at its final ``evaluation``: status (``converged`` or
+        ``max_iter``), iterations, objective, volume, constraints, times, solver, mesh and
+        config."""
         config, history = self.config, self.history
         return {
             "name": config.name,
-            "status": status,
+            "status": "converged" if converged else "max_iter",
             "converged": bool(converged),
             "iterations": history[-1]["iteration"] if history else 0,
             "resumed_from_iteration": self.start_iteration or None,
             "objective": {"type": config.data["objective"]["type"],
-                          "value": evaluation.objective if evaluation else
-                          (history[-1]["objective"] if history else None),
-                          **case_report(config.data, evaluation.extras if evaluation else
-                                        (history[-1] if history else {}))},
-            "volume_fraction": evaluation.volume_fraction if evaluation else
-            (history[-1]["volume"] if history else None),
-            "constraints": (_constraint_report(config, self.problem, evaluation)
-                            if evaluation else []),
+                          "value": evaluation.objective,
+                          **case_report(config.data, evaluation.extras)},
+            "volume_fraction": evaluation.volume_fraction,
+            "constraints": _constraint_report(config, self.problem, evaluation),
             "wall_time_seconds": time.perf_counter() - self.tic,
             "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
             "solver": solver_class(config.data["solver"]["backend"]).name,
