@@ -29,8 +29,8 @@ from fesens.opt import (
     Constraint,
     Continuation,
     DesignProblem,
+    Filter,
     MinMaxProblem,
-    NoFilter,
     make_filter,
 )
 from fesens.opt.problem import Response
@@ -142,7 +142,7 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         **case_options(config, objective), adaptive_tolerance=adaptive_tolerance(config))
 
 
-def build_filter(config: Config) -> NoFilter:
+def build_filter(config: Config) -> Filter:
     """The config's ``[filter]`` on its mesh.
 
     Raises
