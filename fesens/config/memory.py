@@ -68,7 +68,7 @@ def solve_kind(spec: dict, solver: dict) -> str:
     """``"direct"``, ``"iterative"`` or ``"matrix_free"``: how the checked ``[solver]``
     table will solve on the generated mesh of the checked ``[mesh]`` table ``spec``."""
     backend, options = solver["backend"], solver["options"]
-    if backend == "auto":  # a generated rectangle or box is a lattice
+    if policy.is_auto(backend):  # a generated rectangle or box is a lattice
         cells, cell_type = spec["cells"], spec["cell_type"]
         dim = len(cells)
         unknowns = dim * math.prod(float(c) + 1.0 for c in cells) * _CELL_TYPES.get(

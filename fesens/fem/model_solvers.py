@@ -20,7 +20,7 @@ from fesens.mpi import check_distributes, launched
 from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
 from fesens.solvers.base import warn_direct_fallback
 from fesens.solvers.memory import available_bytes, factor_bytes
-from fesens.solvers.policy import AutoChoice, distributes, model_choice
+from fesens.solvers.policy import AutoChoice, distributes, is_auto, model_choice
 
 
 class SolverChoice:
@@ -61,7 +61,7 @@ class SolverChoice:
             spec, options = spec[0], {**spec[1], **options}
         spec = spec or self.default_solver
         _check_distributes(spec)
-        if spec == "auto" or solver_class(spec).is_direct:
+        if is_auto(spec) or solver_class(spec).is_direct:
             spec, options = self._checked_choice(spec, options)
         key = (spec, options) if options else spec
         if wants_matrix_free(spec, options):  # no sparsity pattern is ever built
@@ -100,10 +100,10 @@ class SolverChoice:
         if cache is None or not np.array_equal(cache[0], constrained):
             cache = self.__dict__["_solver_checks"] = (constrained, {})
         done = cache[1]
-        if spec == "auto":
-            if "auto" not in done:
-                done["auto"] = self.solver_choice = self.auto_solver()
-            choice = done["auto"]
+        if is_auto(spec):
+            if spec not in done:
+                done[spec] = self.solver_choice = self.auto_solver()
+            choice = done[spec]
             spec, options = str(choice), {**choice.options, **options}
         if solver_class(spec).is_direct and spec not in done:
             self._check_factor_fits(spec)

@@ -47,7 +47,7 @@ from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
 from fesens.solvers import solver_class
 from fesens.solvers.memory import available_bytes
-from fesens.solvers.policy import filter_choice
+from fesens.solvers.policy import filter_choice, is_auto
 
 #: Peak bytes per weight of the cone filter's matrix form while it is built (the pairs,
 #: their distances, the COO and CSR copies: 48 measured with tracemalloc), rounded up.
@@ -360,7 +360,7 @@ def _check_helmholtz_radius(radius: float, mesh: Mesh, volumes: np.ndarray) -> N
 def _helmholtz_solver(mesh: Mesh, solver):
     """``solver``, with ``auto`` resolved to ``gmg`` on a large structured 3D mesh
     (:func:`fesens.solvers.policy.filter_choice`)."""
-    if isinstance(solver, str) and solver == "auto":
+    if is_auto(solver):
         return filter_choice(mesh.n_points, mesh.dim, lambda: lattice_of(mesh) is not None) \
             or solver
     return solver

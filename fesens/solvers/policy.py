@@ -39,6 +39,8 @@ ROW_NNZ_3D = 30
 #: The backend of the lattice branch (CG with geometric multigrid) and of the MPI branch.
 MULTIGRID = "gmg"
 DISTRIBUTED = "petsc"
+#: The alias this module decides (a key of :data:`~fesens.solvers.base.SOLVER_ALIASES`).
+AUTO = "auto"
 
 
 class AutoChoice(str):
@@ -58,6 +60,12 @@ class AutoChoice(str):
         return f"solver: {self}{options} (auto: {self.reason})"
 
 
+def is_auto(spec: object) -> bool:
+    """Whether the solver ``spec`` (a name, a solver instance, a ``(name, options)`` pair)
+    is the alias ``auto``, which this module decides."""
+    return isinstance(spec, str) and spec == AUTO
+
+
 def prefers_direct(n: float, dim: int, needed: float, available: float | None) -> bool:
     """Whether ``auto`` factorizes: the estimated ``needed`` bytes of the factor fit in
     ``available`` (None: unknown, assumed to fit) and the problem is 2D or has at most
@@ -75,7 +83,7 @@ def distributes(name: str) -> bool:
     ValueError
         If ``name`` is unknown.
     """
-    return name == "auto" or solver_class(name).distributes
+    return is_auto(name) or solver_class(name).distributes
 
 
 def distributed_choice(ranks: int) -> AutoChoice:

@@ -57,6 +57,13 @@ def test_several_ranks_get_petsc_and_every_name_says_whether_it_distributes():
     assert not policy.distributes("cholmod") and not policy.distributes("gmg")
 
 
+def test_only_the_alias_auto_is_auto():
+    assert policy.is_auto("auto")
+    assert not policy.is_auto("lu") and not policy.is_auto("cholmod")
+    assert not policy.is_auto(("auto", {})) and not policy.is_auto(solver_class("cg")())
+    assert not policy.is_auto(policy.distributed_choice(2))
+
+
 def test_how_a_backend_solves():
     assert policy.solve_kind("cholmod", {}) == "direct"
     assert policy.solve_kind("cg", {"matrix_free": True}) == "iterative"
