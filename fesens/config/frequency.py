@@ -1,8 +1,8 @@
 """Frequency design from a config file: an eigen ``[objective]``, maximized by
 ``fesens optimize`` as a :class:`~fesens.opt.frequency.FrequencyProblem`.
 
-The eigen objective types of a physics are its fragment's ``eigen_responses``
-(:data:`~fesens.physics.spec.EIGEN_KINDS`: ``eigenvalue``, ``frequency``, ``eigenvalue_sum``,
+The eigen objective types of a physics are its fragment's ``eigen_responses``, each mapped
+to a kind of the eigen analysis (``eigenvalue``, ``frequency``, ``eigenvalue_sum``,
 ``eigenvalue_ks``; their records, keys and builders, in :mod:`fesens.config.objectives`). The
 problem minimizes the negative of the objective (``−λ``, ``−KS``); MMA divides it by the
 absolute value of its first evaluation (``objective_scale``), so the run does not depend on
@@ -36,7 +36,7 @@ DEFAULT_DENSITY = 1.0
 
 
 def eigen_kind(data: dict, physics: str) -> str | None:
-    """The eigen objective (:data:`~fesens.physics.spec.EIGEN_KINDS`) of a checked config's
+    """The eigen objective (a kind of the eigen analysis) of a checked config's
     ``[objective]``, or None for a static objective (or none)."""
     objective = data.get("objective")
     if not objective:

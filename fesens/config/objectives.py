@@ -12,7 +12,9 @@ mapping with a copy that holds one more record.
 
 Adding a generic objective: its function in :mod:`fesens.adjoint.objectives` and its record
 here; a physics offers it by a line of its fragment's ``responses`` (or the record sets
-``everywhere``).
+``everywhere``). The names live here only: the config layer checks the kinds a fragment names
+against :func:`fragment_kinds` when it reads the fragment
+(:func:`fesens.config.physics_keys.check_offered_kinds`).
 """
 
 from __future__ import annotations
@@ -229,3 +231,11 @@ def additive() -> tuple[ObjectiveKind, ...]:
 def everywhere() -> tuple[ObjectiveKind, ...]:
     """The kinds every physics offers under their own names (``volume``)."""
     return tuple(kind for kind in OBJECTIVES.values() if kind.everywhere)
+
+
+def fragment_kinds(analysis: str) -> tuple[str, ...]:
+    """The names of the kinds of an ``analysis`` that a physics offers through its fragment
+    (``"static"``: ``responses``; ``"eigen"``: ``eigen_responses``), in the order messages
+    list them; the kinds every physics offers under their own names are not among them."""
+    return tuple(kind.name for kind in OBJECTIVES.values()
+                 if kind.analysis == analysis and not kind.everywhere)

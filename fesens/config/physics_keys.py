@@ -32,12 +32,12 @@ from fesens.config.checks import (
     show,
     string,
 )
-from fesens.config.objectives import everywhere, objective_kind, static_kind
+from fesens.config.objectives import everywhere, fragment_kinds, objective_kind, static_kind
 from fesens.errors import FesensError
 from fesens.fem.model import LinearModel
 from fesens.fem.parameters import Parameter
 from fesens.physics import PHYSICS
-from fesens.physics.spec import Option, Section, SectionKey
+from fesens.physics.spec import Option, PhysicsConfig, Section, SectionKey
 
 #: ``[material]`` mass density of a physics with eigen objectives (PhysicsConfig.mass).
 MASS_DENSITY = Key(POSITIVE, None, "mass density ρ₀ of the solid, for the eigen objectives "
@@ -126,6 +126,37 @@ def support_spec(physics: str) -> dict[str, Key]:
     return spec
 
 
+def check_offered_kinds(fragment: PhysicsConfig) -> None:
+    """Check that a physics' fragment maps its objective types to registered kinds: its
+    ``responses`` to kinds of a static solve, its ``eigen_responses`` to eigen kinds under
+    names its ``responses`` do not take. The physics layer cannot check this when the
+    fragment is defined, because the records live in this layer above it.
+
+    Raises
+    ------
+    ValueError
+        Naming the first type that maps to no such kind, and the kinds it may map to.
+    """
+    static, eigen = fragment_kinds("static"), fragment_kinds("eigen")
+    for name, kind in fragment.responses.items():
+        if kind not in static:
+            raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
+                             f"expected one of {', '.join(static)}")
+    for name, kind in fragment.eigen_responses.items():
+        if kind not in eigen or name in fragment.responses:
+            raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
+                             f"objective ({', '.join(eigen)}) or the name is taken")
+
+
+def _fragment(physics: str) -> PhysicsConfig:
+    """The fragment of a registered physics, its objective kinds checked
+    (:func:`check_offered_kinds`; a physics may be registered after this module is
+    imported, so it is checked where its objective types are read)."""
+    fragment = PHYSICS.get(physics).config
+    check_offered_kinds(fragment)
+    return fragment
+
+
 def response_kind(physics: str, type_name: str) -> str:
     """The generic or eigen objective of a response type of a physics (a kind that every
     physics offers, such as ``volume``, under its own name).
@@ -135,7 +166,7 @@ def response_kind(physics: str, type_name: str) -> str:
     ConfigError
         ``type_name`` is no objective type of the physics, naming the ones it has.
     """
-    fragment = PHYSICS.get(physics).config
+    fragment = _fragment(physics)
     offered = {**fragment.responses, **{kind.name: kind.name for kind in everywhere()},
                **fragment.eigen_responses}
     if type_name not in offered:
@@ -155,16 +186,16 @@ def eigen_variants(physics: str) -> dict[str, dict[str, Key]]:
     """The eigen objective types of a physics (``[objective]`` of ``fesens optimize``
     only) and their keys."""
     return {name: dict(objective_kind(kind).keys)
-            for name, kind in PHYSICS.get(physics).config.eigen_responses.items()}
+            for name, kind in _fragment(physics).eigen_responses.items()}
 
 
 def response_variants(physics: str) -> dict[str, dict[str, Key]]:
     """Objective (and extra-constraint) types of a physics and their keys."""
-    cls = PHYSICS.get(physics)
+    fragment = _fragment(physics)
     variants = {}
-    for name, kind_name in cls.config.responses.items():
+    for name, kind_name in fragment.responses.items():
         kind = objective_kind(kind_name)
-        variants[name] = {**kind.keys, **(kind.vector_keys if cls.config.vector_field else {})}
+        variants[name] = {**kind.keys, **(kind.vector_keys if fragment.vector_field else {})}
     for kind in everywhere():
         variants[kind.name] = dict(kind.keys)
     return variants

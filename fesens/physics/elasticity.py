@@ -40,7 +40,6 @@ from fesens.physics.elastic_law import (  # noqa: F401 - re-exported: elasticity
     von_mises_squared,
 )
 from fesens.physics.spec import (
-    EIGEN_KINDS,
     LoadKind,
     Option,
     PhysicsConfig,
@@ -307,7 +306,8 @@ class Elasticity(LinearModel):
         responses={"compliance": "compliance", "displacement": "value",
                    "stress_pnorm": "stress_pnorm", "stress_ks": "stress_ks"},
         mass="density",
-        eigen_responses={kind: kind for kind in EIGEN_KINDS},
+        eigen_responses={"eigenvalue": "eigenvalue", "frequency": "frequency",
+                         "eigenvalue_sum": "eigenvalue_sum", "eigenvalue_ks": "eigenvalue_ks"},
         plot=Plot("nodal_von_mises", "von Mises (recovered at the nodes)", "von Mises stress",
                   deformed=True, clip_percentile=99.0),
         reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),

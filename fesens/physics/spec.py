@@ -14,8 +14,8 @@ How the config maps to the model (``cls`` the physics class)::
     [[supports]]                               model.fix(where, components, value)
     [[loads]] type = LoadKind.type             model.<LoadKind.method>(...) (see LoadKind)
     [section] or [[section]]                   model.<Section.method>(...) (see Section)
-    [objective] type = a key of responses      a generic objective (RESPONSE_KINDS)
-    [objective] type = a key of eigen_responses  an eigen objective (EIGEN_KINDS), maximized;
+    [objective] type = a key of responses      a generic objective (a static kind)
+    [objective] type = a key of eigen_responses  an eigen objective (an eigen kind), maximized;
     [material] <mass> (e.g. density)           the mass density of its eigen solve
 
 ``fesens sensitivity --wrt`` offers ``density``, the per-cell parameters of
@@ -33,22 +33,6 @@ from types import MappingProxyType
 #: ``nodes``: ``method(at, value, name=)`` with ``at`` a point's coordinates or node ids;
 #: ``facets``: ``method(facets, value, name=)``; ``cells``: ``method(value, cells=, name=)``.
 LOAD_SUPPORTS = ("nodes", "facets", "cells")
-
-#: The generic objectives (:mod:`fesens.adjoint.objectives`) a physics can offer:
-#: ``compliance`` (``fᵀu``), ``value`` (the field at a point, or its mean over a node group;
-#: with a ``component`` for a vector field), ``stress_pnorm`` and ``stress_ks`` (aggregates of
-#: the solution's ``von_mises_squared``). ``volume`` is offered for every physics. Their
-#: records (config keys, builders, whether they add over MPI ranks) are the registry of
-#: :mod:`fesens.config.objectives`, which the config layer owns because the keys are config
-#: checks; these names are repeated here so that a fragment is checked when it is defined.
-RESPONSE_KINDS = ("compliance", "value", "stress_pnorm", "stress_ks")
-
-#: The eigen objectives (:mod:`fesens.adjoint.eigen_objectives`) a physics with a mass can
-#: offer, which ``fesens optimize`` maximizes (a frequency design,
-#: :class:`~fesens.opt.frequency.FrequencyProblem`): ``eigenvalue`` and ``frequency`` (one
-#: simple eigenvalue ``λ = ω²`` or ``f = ω / 2π``), ``eigenvalue_sum`` and ``eigenvalue_ks``
-#: (the sum or a KS lower bound of the lowest few, differentiable when they coalesce).
-EIGEN_KINDS = ("eigenvalue", "frequency", "eigenvalue_sum", "eigenvalue_ks")
 
 #: How a reported number is taken from an output field: ``max``, ``min``, or ``max_norm``
 #: (the largest Euclidean norm of the rows of a vector field).
@@ -246,8 +230,11 @@ class PhysicsConfig:
     loads : tuple of LoadKind
         The ``[[loads]]`` types.
     responses : mapping of str to str
-        Objective (and study output) type names, each mapped to a generic objective of
-        :data:`RESPONSE_KINDS`, in the order messages list them.
+        Objective (and study output) type names, in the order messages list them, each
+        mapped to the name of a generic objective kind of a static solve (e.g.
+        ``compliance``, ``value``: a record of :mod:`fesens.config.objectives`; ``volume``
+        is offered for every physics). The config layer owns the records, because their
+        keys are config checks, and checks these names when it reads the fragment.
     compliance_name : str
         What ``fesens solve`` calls ``fᵀu`` (e.g. "thermal compliance").
     plot : Plot or None
@@ -262,7 +249,9 @@ class PhysicsConfig:
         None: the physics offers no eigen objectives.
     eigen_responses : mapping of str to str
         Objective type names of a frequency design (``fesens optimize`` only), each mapped
-        to an eigen objective of :data:`EIGEN_KINDS`; needs ``mass``.
+        to the name of an eigen objective kind (e.g. ``eigenvalue``, ``frequency``: a
+        record of the eigen analysis in :mod:`fesens.config.objectives`, checked there as
+        ``responses`` are), which ``fesens optimize`` maximizes; needs ``mass``.
     """
 
     options: tuple[Option, ...] = ()
@@ -281,14 +270,6 @@ class PhysicsConfig:
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))
         object.__setattr__(self, "eigen_responses",
                            MappingProxyType(dict(self.eigen_responses)))
-        for name, kind in self.responses.items():
-            if kind not in RESPONSE_KINDS:
-                raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
-                                 f"expected one of {', '.join(RESPONSE_KINDS)}")
-        for name, kind in self.eigen_responses.items():
-            if kind not in EIGEN_KINDS or name in self.responses:
-                raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
-                                 f"objective ({', '.join(EIGEN_KINDS)}) or the name is taken")
         if self.eigen_responses and self.mass is None:
             raise ValueError("eigen_responses need the [material] key of the mass density: "
                              "give mass (e.g. \"density\")")

@@ -16,10 +16,10 @@ from fesens.config import ConfigError, build_model, load_config
 from fesens.config.build import response
 from fesens.config.checks import Key, number
 from fesens.config.distributed import distributed_refusal
-from fesens.config.objectives import OBJECTIVES, ObjectiveKind, objective_kind
-from fesens.config.physics_keys import response_kind, response_variants
+from fesens.config.objectives import OBJECTIVES, ObjectiveKind, fragment_kinds, objective_kind
+from fesens.config.physics_keys import check_offered_kinds, response_kind, response_variants
 from fesens.physics import PHYSICS
-from fesens.physics.spec import EIGEN_KINDS, RESPONSE_KINDS
+from fesens.physics.spec import PhysicsConfig
 
 TOY = """
 [mesh]
@@ -107,14 +107,34 @@ def test_each_physics_response_names_a_registered_kind():
 
 
 def test_the_kinds_a_fragment_may_name_are_the_registered_ones():
-    kinds = OBJECTIVES.values()
-    assert set(RESPONSE_KINDS) == {kind.name for kind in kinds
-                                   if kind.analysis == "static" and not kind.everywhere}
-    assert set(EIGEN_KINDS) == {kind.name for kind in kinds if kind.analysis == "eigen"}
+    assert fragment_kinds("static") == ("compliance", "value", "stress_pnorm", "stress_ks")
+    assert fragment_kinds("eigen") == ("eigenvalue", "frequency", "eigenvalue_sum",
+                                       "eigenvalue_ks")
     for cls in PHYSICS:
+        check_offered_kinds(cls.config)
         for name, kind in cls.config.eigen_responses.items():
             assert response_kind(cls.name, name) == kind
             assert objective_kind(kind).analysis == "eigen"
+
+
+def test_a_fragment_naming_no_registered_kind_is_refused_where_the_config_reads_it(
+        monkeypatch):
+    with pytest.raises(ValueError, match="response 'heat': 'flux' is not a generic objective; "
+                                         "expected one of compliance, value, stress_pnorm, "
+                                         "stress_ks$"):
+        check_offered_kinds(PhysicsConfig(responses={"heat": "flux"}))
+    expected = "eigenvalue, frequency, eigenvalue_sum, eigenvalue_ks"
+    with pytest.raises(ValueError, match=f"eigen response 'mode': 'value' is not an eigen "
+                                         f"objective \\({expected}\\) or the name is taken"):
+        check_offered_kinds(PhysicsConfig(mass="density", eigen_responses={"mode": "value"}))
+    with pytest.raises(ValueError, match="eigen response 'frequency': 'frequency' is not"):
+        check_offered_kinds(PhysicsConfig(responses={"frequency": "value"}, mass="density",
+                                          eigen_responses={"frequency": "frequency"}))
+    # a registry without a kind that elasticity offers: its objective types are refused
+    monkeypatch.setattr(objectives, "OBJECTIVES", MappingProxyType(
+        {name: kind for name, kind in OBJECTIVES.items() if name != "stress_ks"}))
+    with pytest.raises(ValueError, match="response 'stress_ks': 'stress_ks' is not a generic"):
+        response_kind("elasticity", "compliance")
 
 
 def test_an_objective_kind_names_what_it_is_a_function_of():
