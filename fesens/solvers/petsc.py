@@ -29,6 +29,9 @@ it initializes MPI). It must be built against the installed PETSc: ``make petsc`
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,8 +60,42 @@ from fesens.solvers.petsc_ksp import (  # noqa: F401 - re-exported: fesens.solve
 from fesens.solvers.preconditioners import Preconditioner
 
 
+class PetscBackend(ABC):
+    """Mixin of both PETSc backends, listed before their
+    :class:`~fesens.solvers.base.LinearSolver` base: the factorization by their
+    :class:`PetscKSP` (``_ksp``) on a model's ``layout``, and the agreement of the ranks
+    that share its system.
+
+    A backend gives what else its KSP needs of a matrix in :meth:`_factorize_options`.
+    """
+
+    distributes = True  # solves across the ranks of an MPI launch
+    #: Where a distributed model's local rows sit (set by the model), else None.
+    layout: DofLayout | None = None
+    install_hint = INSTALL_HINT
+    _ksp: PetscKSP
+
+    @classmethod
+    def available(cls) -> bool:
+        return petsc4py_available()
+
+    @abstractmethod
+    def _factorize_options(self) -> dict[str, Any]:
+        """The keywords of :meth:`PetscKSP.factorize` besides the matrix and ``layout``."""
+
+    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
+        with self._timed("numeric_seconds"):
+            new_pattern = self._ksp.factorize(A, **self._factorize_options(),
+                                              layout=self.layout)
+        self._stats["n_symbolic"] += int(new_pattern)
+        self._stats["n_numeric"] += 1
+
+    def on_every_rank(self, flag: bool) -> bool:
+        return self._ksp.on_every_rank(flag)
+
+
 @register_solver("petsc")
-class PetscSolver(IterativeSolver):
+class PetscSolver(PetscBackend, IterativeSolver):
     """PETSc's KSP (default CG) with GAMG, BoomerAMG, Jacobi or no preconditioner.
 
     For symmetric matrices (CG's are SPD): an adjoint solve is a forward solve with the same
@@ -84,11 +121,7 @@ class PetscSolver(IterativeSolver):
     """
 
     symmetric = True
-    distributes = True  # solves across the ranks of an MPI launch
-    #: Where a distributed model's local rows sit (set by the model), else None.
-    layout: DofLayout | None = None
     requirement = "PETSc's CG needs a symmetric positive definite matrix"
-    install_hint = INSTALL_HINT
 
     def __init__(self, *, preconditioner: str = "amg", rtol: float = 1e-10,
                  maxiter: int | None = None, near_nullspace: NearNullspace = None,
@@ -111,19 +144,8 @@ class PetscSolver(IterativeSolver):
         self._ksp = PetscKSP(ksp_type, PRECONDITIONERS[preconditioner], options)
         self._reason = ""
 
-    @classmethod
-    def available(cls) -> bool:
-        return petsc4py_available()
-
-    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        with self._timed("numeric_seconds"):
-            new_pattern = self._ksp.factorize(A, near_nullspace=self._amg_near_nullspace(),
-                                              layout=self.layout)
-        self._stats["n_symbolic"] += int(new_pattern)
-        self._stats["n_numeric"] += 1
-
-    def on_every_rank(self, flag: bool) -> bool:
-        return self._ksp.on_every_rank(flag)
+    def _factorize_options(self) -> dict[str, Any]:
+        return {"near_nullspace": self._amg_near_nullspace()}
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if self._ksp.system is not None:  # a distributed model: PETSc's global residuals
@@ -196,7 +218,7 @@ class PetscSolver(IterativeSolver):
 
 
 @register_solver("petsc_direct")
-class PetscDirectSolver(DirectSolver):
+class PetscDirectSolver(PetscBackend, DirectSolver):
     """A sparse factorization by PETSc: MUMPS when PETSc has it, else PETSc's own.
 
     Parameters
@@ -211,10 +233,6 @@ class PetscDirectSolver(DirectSolver):
     """
 
     symmetric = True
-    distributes = True
-    #: Where a distributed model's local rows sit (set by the model), else None.
-    layout: DofLayout | None = None
-    install_hint = INSTALL_HINT
 
     def __init__(self, *, factorization: str = "cholesky", petsc: PetscOptions = None,
                  check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
@@ -227,19 +245,8 @@ class PetscDirectSolver(DirectSolver):
         PETSc = self._ksp.PETSc
         self.factor_solver = "mumps" if PETSc.Sys.hasExternalPackage("mumps") else "petsc"
 
-    @classmethod
-    def available(cls) -> bool:
-        return petsc4py_available()
-
-    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        with self._timed("numeric_seconds"):
-            new_pattern = self._ksp.factorize(A, factor_solver=self.factor_solver,
-                                              layout=self.layout)
-        self._stats["n_symbolic"] += int(new_pattern)
-        self._stats["n_numeric"] += 1
-
-    def on_every_rank(self, flag: bool) -> bool:
-        return self._ksp.on_every_rank(flag)
+    def _factorize_options(self) -> dict[str, Any]:
+        return {"factor_solver": self.factor_solver}
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if self._ksp.system is None:
