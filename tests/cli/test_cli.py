@@ -67,7 +67,7 @@ def test_demo_refuses_to_overwrite_without_force(tmp_path):
 
 @pytest.mark.parametrize("args", [["--version"], ["demo", "--help"]])
 def test_console_entry_point_runs(args):
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "cli.py", *args], capture_output=True, text=True,
                             check=False, cwd=root)
     assert result.returncode == 0, result.stderr

@@ -22,7 +22,7 @@ from fesens.adjoint import Differentiable, stress_pnorm
 from fesens.opt import SIMP
 from fesens.study import read_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 
