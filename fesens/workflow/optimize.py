@@ -9,7 +9,6 @@ checkpointed; an interrupted run leaves a valid checkpoint, ``history.csv`` and
 from __future__ import annotations
 
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from fesens import __version__
-from fesens.config import Config, ConfigError, build_optimizer, dumps
+from fesens.config import Config, build_optimizer, dumps
 from fesens.config.distributed import build_run
-from fesens.config.fingerprint import changed_parts, decode, encode, problem_fingerprint
+from fesens.config.fingerprint import encode
 from fesens.config.load_cases import case_names, case_report, combination
 from fesens.fem import LinearModel
 from fesens.fem.modal import Modes
@@ -27,13 +26,11 @@ from fesens.mesh import write_mesh
 from fesens.opt import (
     MMA,
     OC,
-    CheckpointError,
     DesignProblem,
     Evaluation,
     FrequencyProblem,
     load_checkpoint,
     load_evaluated_design,
-    load_fingerprint,
     optimize,
 )
 from fesens.output import ResultsFolder
@@ -47,67 +44,7 @@ from fesens.workflow.design_fields import (
     shown_quantity,
 )
 from fesens.workflow.ranks import rank_output
-
-#: Sections a resumed run may change (iteration limit, tolerance, output frequency).
-RESUMABLE_CHANGES = ("stop", "output", "name", "description")
-
-
-def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
-    keys = sorted(set(old) | set(new))
-    out = []
-    for key in keys:
-        path = f"{prefix}.{key}" if prefix else key
-        if isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
-            out += _differences(old[key], new[key], path)
-        elif old.get(key) != new.get(key):
-            out.append(path)
-    return out
-
-
-def _check_same_problem(folder: ResultsFolder, config: Config) -> None:
-    stored = folder.file("config.toml")
-    if not stored.is_file():
-        return
-    old = tomllib.loads(stored.read_text(encoding="utf-8"))
-    strip = [{k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}
-             for d in (old, config.data)]
-    changed = _differences(*strip)
-    if changed:
-        raise ConfigError(f"cannot resume: the config differs from the one of the run in "
-                          f"{folder.path} (changed: {', '.join(changed)}); only [stop] and "
-                          "[output] may change on --resume")
-
-
-def run_fingerprint(config: Config) -> dict[str, str]:
-    """The parts of ``config``'s problem fingerprint a resumed run must keep (all but
-    :data:`RESUMABLE_CHANGES`)."""
-    return {part: digest for part, digest in problem_fingerprint(config).items()
-            if part not in RESUMABLE_CHANGES}
-
-
-def _resume_point(folder: ResultsFolder, command: str, fingerprint: dict[str, str],
-                  n_design: int) -> tuple[int, list[dict]]:
-    """Iteration and history of the checkpoint in ``folder``; a damaged one, or one of
-    another problem (its fingerprint), is refused with the way out (``--force``)."""
-    fix = (f"it cannot be resumed. Start the run again with: {command} --out {folder.path} "
-           "--force, or give the --out folder of this config's run")
-    try:
-        _, iteration, history, _ = load_checkpoint(folder.checkpoint, n_design)
-        stored = load_fingerprint(folder.checkpoint)
-        if stored is not None:
-            try:
-                changed = changed_parts(decode(stored), fingerprint)
-            except ValueError as exc:
-                raise CheckpointError(f"checkpoint {folder.checkpoint} is damaged "
-                                      f"({exc})") from None
-            if changed:
-                raise CheckpointError(
-                    f"checkpoint {folder.checkpoint} was written for another problem (changed "
-                    f"since: {', '.join(changed)}; only [stop] and [output] may change on "
-                    "--resume)")
-    except CheckpointError as exc:
-        raise CheckpointError(f"{exc}; {fix}") from None
-    return iteration, history
+from fesens.workflow.resume import check_same_problem, resume_point, run_fingerprint
 
 
 def _shown(problem: DesignProblem) -> list[str]:
@@ -249,11 +186,11 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     tic = time.perf_counter()
     fingerprint = run_fingerprint(config)
     if resume:
-        _check_same_problem(folder, config)
+        check_same_problem(folder, config)
     built = build_run(config)  # under mpirun: a rank's part of a distributed problem
     start_iteration, history = 0, []
     if resume:
-        start_iteration, history = _resume_point(
+        start_iteration, history = resume_point(
             folder, command, fingerprint, int(built.problem.collective.sum(built.problem.n_design)))
     run = _Run(config, built.model, built.problem, build_optimizer(config), echo, folder,
                tic=tic, history=history, start_iteration=start_iteration)
