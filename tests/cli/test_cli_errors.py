@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 from cli_helpers import ROOT, SMALL_MBB, edit, listing, run, write_config
+from split_beam import split_beam
 
 from fesens.opt.problem import DesignProblem
 
@@ -195,19 +196,7 @@ def test_extreme_values_are_refused_naming_the_key(tmp_path, old, new, key):
 def test_coincident_nodes_of_a_mesh_file_are_one_warning_line(tmp_path):
     """Two halves of a beam meshed apart and never merged once solved silently (their
     compliance more than 3 times the beam's)."""
-    import meshio
-
-    from fesens.mesh import rectangle
-
-    mesh = rectangle(20, 4, 100.0, 20.0)
-    points, cells = mesh.points.copy(), mesh.cells.copy()
-    on = np.flatnonzero(np.isclose(points[:, 0], 50.0))
-    renumbered = np.arange(len(points))
-    renumbered[on] = np.arange(len(points), len(points) + len(on))
-    right = mesh.cell_centroids()[:, 0] > 50.0
-    cells[right] = renumbered[cells[right]]
-    meshio.write(tmp_path / "split.vtu", meshio.Mesh(
-        np.pad(np.vstack([points, points[on]]), ((0, 0), (0, 1))), [("quad", cells)]))
+    split_beam(tmp_path)
     # both ends clamped, so that each half is held on its own
     text = edit(edit(edit(edit(
         SMALL_MBB, 'type = "rectangle"\nsize = [24.0, 8.0]\ncells = [24, 8]',

@@ -8,6 +8,7 @@ from pathlib import Path
 import meshio
 import numpy as np
 import pytest
+from split_beam import split_beam
 
 from fesens.errors import MeshError
 from fesens.mesh import (
@@ -332,20 +333,6 @@ def test_xdmf_write_outside_with_block(tmp_path):
     series = XdmfSeriesWriter(tmp_path / "s.xdmf", rectangle(1, 1))
     with pytest.raises(MeshError, match="inside its with-block"):
         series.write(0.0, point_data={})
-
-
-def split_beam(tmp_path: Path) -> Path:
-    """A 20 x 4 beam on [0, 100] x [0, 20] whose halves are meshed apart: the 5 nodes at
-    x = 50 are there twice, once for each half."""
-    mesh = rectangle(20, 4, 100.0, 20.0)
-    points, cells = mesh.points.copy(), mesh.cells.copy()
-    on = np.flatnonzero(np.isclose(points[:, 0], 50.0))
-    renumbered = np.arange(len(points))
-    renumbered[on] = np.arange(len(points), len(points) + len(on))
-    right = mesh.cell_centroids()[:, 0] > 50.0
-    cells[right] = renumbered[cells[right]]
-    return _write_raw(tmp_path / "split.vtu", np.pad(np.vstack([points, points[on]]),
-                                                     ((0, 0), (0, 1))), [("quad", cells)])
 
 
 def test_coincident_nodes_of_a_file_are_reported_with_the_fix(tmp_path):
