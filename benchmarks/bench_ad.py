@@ -1,6 +1,6 @@
 """AD/adjoint benchmark: what a gradient costs relative to the function it differentiates.
 
-A. FEM gradients (:mod:`fesens.adjoint`). Cantilevers in linear elasticity (``left`` side
+A. FEM gradients (:mod:`fesens.objectives`). Cantilevers in linear elasticity (``left`` side
    clamped): 2D quad4 grids in plane stress with a unit point load at the bottom-right
    corner, 3D hex8 grids with a unit traction on the ``right`` face. SIMP stiffness with
    ``scale = x**3`` at ``x = 0.5`` everywhere, CHOLMOD. For ``J = compliance`` and
@@ -335,7 +335,7 @@ class FemSetup:
     x: np.ndarray = field(init=False)
 
     def __post_init__(self):
-        from fesens.adjoint import Differentiable
+        from fesens.objectives import Differentiable
 
         self.model = cantilever_model(self.size, "corner" if self.size.dim == 2 else "traction")
         self.problem = Differentiable(self.model, solver="cholmod")
@@ -353,7 +353,7 @@ class FemSetup:
             return {"forward": lambda x: self.hand.value(x, objective),
                     "gradient": lambda x: self.hand.value_and_grad(x, objective)}
         from fesens.ad import value_and_grad
-        from fesens.adjoint import compliance, displacement_norm
+        from fesens.objectives import compliance, displacement_norm
 
         measure = compliance if objective == "compliance" else displacement_norm
 
@@ -699,7 +699,7 @@ def case_baseline() -> dict[str, Any]:
     """Peak memory of a process that only imports what the FEM cases use."""
     import sksparse.cholmod  # noqa: F401
 
-    import fesens.adjoint  # noqa: F401
+    import fesens.objectives  # noqa: F401
 
     return {"peak_mb": peak_rss_mb()}
 

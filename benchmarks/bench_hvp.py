@@ -62,7 +62,7 @@ def case_hvp(label: str, repeats: int) -> dict[str, Any]:
 
 
 def objective_row(model, name: str, seed: int, repeats: int) -> dict[str, Any]:
-    """The times and counts of one objective (``fesens.adjoint.<name>``)."""
+    """The times and counts of one objective (``fesens.objectives.<name>``)."""
     from fesens import adjoint
     from fesens.ad import hvp, value_and_grad, value_grad_hvp
 

@@ -35,8 +35,8 @@ VOLUME_FRACTION = 0.5
 
 def mbb_function(size: GridSize, solver: str) -> tuple[Callable, np.ndarray]:
     """``x ↦ C(ρ(x))`` of the MBB ``DesignProblem`` and its uniform starting design."""
-    from fesens.adjoint import compliance
     from fesens.mesh import rectangle
+    from fesens.objectives import compliance
     from fesens.opt import SIMP, DensityFilter, DesignProblem
     from fesens.physics import Elasticity
 

@@ -77,7 +77,7 @@ def case_hand(label: str) -> dict[str, Any]:
 def case_fesens(label: str) -> dict[str, Any]:
     """Process peak of fesens: set-up and one value_and_grad through the public API."""
     from fesens.ad import value_and_grad
-    from fesens.adjoint import Differentiable, compliance
+    from fesens.objectives import Differentiable, compliance
 
     model = cantilever_model(GridSize.parse(label), "corner")
     problem = Differentiable(model, solver="cholmod")
@@ -90,7 +90,7 @@ def case_fesens(label: str) -> dict[str, Any]:
 def case_stages(label: str) -> dict[str, Any]:
     """tracemalloc peak (MiB, Python-visible allocations only) of each fesens stage."""
     from fesens.ad import value_and_grad
-    from fesens.adjoint import Differentiable, compliance
+    from fesens.objectives import Differentiable, compliance
 
     x = None
     peaks = {}

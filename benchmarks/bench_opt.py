@@ -133,7 +133,7 @@ def build_model(problem: Problem):
 
 
 def design_problem(model, radius: float):
-    from fesens.adjoint import compliance
+    from fesens.objectives import compliance
     from fesens.opt import SIMP, DensityFilter, DesignProblem
 
     return DesignProblem(model, lambda state, rho: compliance(state),
@@ -202,7 +202,7 @@ def instrument(problem, solver_class) -> Buckets:
     import fesens.ad.api
     import fesens.ad.tracer
     from fesens.ad.numpy_wrapper import matmul
-    from fesens.fem.assemble import BlockOperator, assemble
+    from fesens.fem.assembly.primitives import BlockOperator, assemble
     from fesens.opt import OC, DensityFilter
 
     buckets = Buckets()

@@ -70,7 +70,7 @@ CASE_TIMEOUT = 4 * 3600.0
 def case_iterations(size: str, solver: str, iterations: int, gradient_file: str
                     ) -> dict[str, Any]:
     """``iterations`` OC iterations of the cantilever; per-iteration buckets."""
-    from fesens.adjoint import compliance
+    from fesens.objectives import compliance
     from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
 
     grid = GridSize.parse(size)

@@ -54,7 +54,7 @@ TARGET_CELLS = 400 * 200
 def case_shape(label: str, repeats: int) -> dict[str, Any]:
     """Times of one size (runs in a child process)."""
     from fesens.ad import value_and_grad
-    from fesens.adjoint import compliance, stress_pnorm
+    from fesens.objectives import compliance, stress_pnorm
 
     size = GridSize.parse(label)
     model = cantilever_model(size)

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
 from fesens.mesh import read_mesh
+from fesens.objectives import Differentiable, compliance, displacement_at, stress_pnorm
 from fesens.physics import Elasticity
 from fesens.study import (
     Parameter,

@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import taylor_test, value_and_grad
-from fesens.adjoint import eigenvalue_ks
 from fesens.mesh import rectangle
+from fesens.objectives import eigenvalue_ks
 from fesens.opt import MMA, SIMP, DensityFilter, optimize
 from fesens.opt.buckling import BucklingProblem
 from fesens.physics import Elasticity

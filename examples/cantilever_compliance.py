@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import check_grad, taylor_test, value_and_grad
-from fesens.adjoint import compliance
 from fesens.mesh import rectangle
+from fesens.objectives import compliance
 from fesens.opt import SIMP, DensityFilter, DesignProblem, make_optimizer, optimize
 from fesens.physics import Elasticity
 from fesens.plotting import plot_convergence, plot_density

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import grad
-from fesens.adjoint import thermal_compliance
 from fesens.mesh import rectangle
+from fesens.objectives import thermal_compliance
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
 from fesens.physics import HeatConduction
 from fesens.plotting import plot_density, plot_nodal_field

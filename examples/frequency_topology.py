@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import taylor_test, value_and_grad
-from fesens.adjoint import eigenvalue_ks
 from fesens.mesh import rectangle
+from fesens.objectives import eigenvalue_ks
 from fesens.opt import MMA, Continuation, DensityFilter, Heaviside, optimize
 from fesens.opt.frequency import DuOlhoff, FrequencyProblem, Pedersen
 from fesens.physics import Elasticity

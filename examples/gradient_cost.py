@@ -34,8 +34,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from fesens.ad import taylor_test, value_and_grad
-from fesens.adjoint import Differentiable, stress_pnorm
 from fesens.mesh import rectangle
+from fesens.objectives import Differentiable, stress_pnorm
 from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 

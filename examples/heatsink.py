@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.adjoint import thermal_compliance
 from fesens.mesh import read_mesh, write_mesh
+from fesens.objectives import thermal_compliance
 from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
 from fesens.physics import HeatConduction
 from fesens.plotting import plot_density, plot_nodal_field

@@ -35,8 +35,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from fesens.ad import value_and_grad
-from fesens.adjoint import Differentiable, misfit
 from fesens.mesh import Mesh, rectangle
+from fesens.objectives import Differentiable, misfit
 from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 

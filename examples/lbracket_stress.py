@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.adjoint import compliance, stress_pnorm, von_mises_squared
 from fesens.mesh import read_mesh, write_mesh
+from fesens.objectives import compliance, stress_pnorm, von_mises_squared
 from fesens.opt import MMA, SIMP, Constraint, DensityFilter, DesignProblem, optimize
 from fesens.output import of_design
 from fesens.physics import Elasticity

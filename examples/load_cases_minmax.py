@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import taylor_test
-from fesens.adjoint import compliance
 from fesens.mesh import rectangle
+from fesens.objectives import compliance
 from fesens.opt import (
     MMA,
     SIMP,

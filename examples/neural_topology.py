@@ -39,9 +39,9 @@ import numpy as np
 import torch
 
 from fesens.ad import value_and_grad
-from fesens.adjoint import compliance, volume
 from fesens.interop.torch import as_torch
 from fesens.mesh import rectangle
+from fesens.objectives import compliance, volume
 from fesens.opt import SIMP, DensityFilter, DesignProblem, make_optimizer, optimize
 from fesens.physics import Elasticity
 from fesens.plotting import plot_density

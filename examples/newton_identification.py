@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from fesens.ad import value_and_grad, value_grad_hvp
-from fesens.adjoint import misfit
+from fesens.objectives import misfit
 
 GTOL = 1e-7  # on ‖∇J‖₂, relative to ‖∇J(0)‖₂
 MAX_ITERATIONS = {"trust-krylov": 200, "L-BFGS-B": 20000}

@@ -33,8 +33,8 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 
 from fesens.ad import taylor_test, value_and_grad
-from fesens.adjoint import Differentiable, stress_pnorm
 from fesens.mesh import read_mesh, write_mesh
+from fesens.objectives import Differentiable, stress_pnorm
 from fesens.output import per_volume, relative_sensitivity_name, sensitivity_name
 from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure, symmetric_log_scale

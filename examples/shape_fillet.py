@@ -14,7 +14,7 @@ the boundary stays. Each iteration
    ``dJ/dX`` of the p-norm ``J = (Σ_e σ_vm,e^p)^(1/p)`` (p = 20) of the cell von Mises
    stresses (one adjoint solve: :func:`fesens.ad.value_and_grad` through
    ``model.solve(points=X)``), and the gradient of the area ``A(X)``
-   (:func:`fesens.adjoint.volume` with ``points=X``);
+   (:func:`fesens.objectives.volume` with ``points=X``);
 2. turns each gradient into a smooth velocity (vertex morphing, :class:`DesignVelocity`):
    its normal part on the design nodes is filtered along the boundary with a Helmholtz
    filter ``(M_Γ + r_f² K_Γ) w = g_n n`` (``w = 0`` where the design boundary ends), and
@@ -50,11 +50,11 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import Normalize
 
 from fesens.ad import taylor_test, value_and_grad
-from fesens.adjoint import stress_pnorm, volume
 from fesens.errors import DegenerateElementError
-from fesens.fem.geometry import cell_geometry
-from fesens.fem.kernels import gradient_matrices
+from fesens.fem.integrals.geometry import cell_geometry
+from fesens.fem.integrals.kernels import gradient_matrices
 from fesens.mesh import FacetSet, Mesh
+from fesens.objectives import stress_pnorm, volume
 from fesens.physics import Elasticity
 from fesens.plotting import new_figure, save_figure
 

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import grad
-from fesens.adjoint import stress_pnorm
 from fesens.mesh import read_mesh
+from fesens.objectives import stress_pnorm
 from fesens.physics import Elasticity, HeatConduction
 from fesens.plotting import plot_nodal_field
 

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.adjoint import compliance
 from fesens.mesh.ground_structure import ground_structure
+from fesens.objectives import compliance
 from fesens.opt import SIMP, DesignProblem, make_optimizer, optimize
 from fesens.physics.truss import Truss
 from fesens.plotting import boundary_markers, plot_convergence, plot_truss

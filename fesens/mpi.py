@@ -4,7 +4,7 @@ writes, and how a failure ends every rank.
 How fesens runs under MPI. A design run splits one problem among the ranks (the
 *distributed model*, :mod:`fesens.config.distributed`): every rank reads the config and the
 mesh, the cells are partitioned (PETSc DMDA blocks on a structured grid, PT-Scotch on the
-cell graph otherwise: :mod:`fesens.fem.partition_cells`), and each rank keeps its cells
+cell graph otherwise: :mod:`fesens.fem.partition.cells`), and each rank keeps its cells
 only: it builds their model, assembles their matrices, and PETSc adds the ranks'
 contributions into one distributed matrix (:mod:`fesens.solvers.petsc_distributed`);
 sensitivities are computed per rank for its cells, the density filter is a distributed

@@ -9,6 +9,7 @@ package graph of today's tree, with the wrong-way imports marked.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -26,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mesh", "solvers"),
     ("ad",),
     ("fem", "interop"),
-    ("physics", "adjoint"),
+    ("physics", "objectives"),
     ("opt",),
     ("plotting", "output"),
     ("config", "study"),
@@ -37,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: Packages of one layer that must not import each other.
 INDEPENDENT: tuple[frozenset[str], ...] = (
     frozenset({"mesh", "solvers"}),
-    frozenset({"physics", "adjoint"}),
+    frozenset({"physics", "objectives"}),
     frozenset({"fem", "interop"}),
 )
 
@@ -52,7 +53,8 @@ FORBIDDEN = ("matplotlib.pyplot", "matplotlib.pylab", "pylab")
 
 
 def module_name(path: str) -> str:
-    """``"fesens/fem/model.py"`` -> ``"fesens.fem.model"``; a package's ``__init__.py``
+    """``"fesens/fem/model/linear.py"`` -> ``"fesens.fem.model.linear"``; a package's
+    ``__init__.py``
     is the package."""
     parts = list(Path(path).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -61,7 +63,7 @@ def module_name(path: str) -> str:
 
 
 def top_package(module: str) -> str:
-    """``"fesens.fem.model"`` -> ``"fem"``; ``"fesens"`` -> ``""``."""
+    """``"fesens.fem.model.linear"`` -> ``"fem"``; ``"fesens"`` -> ``""``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -187,9 +189,9 @@ WRONG = {
         "fesens/fem/elements/fake.py:1: fesens.fem (layer 3) imports "
         "fesens.physics.elasticity from the higher layer 4"),
     "independent siblings": (
-        "fesens/physics/fake.py", "from fesens import adjoint\n",
-        "fesens/physics/fake.py:1: fesens.physics imports fesens.adjoint, but fesens.physics "
-        "and fesens.adjoint are independent"),
+        "fesens/physics/fake.py", "from fesens import objectives\n",
+        "fesens/physics/fake.py:1: fesens.physics imports fesens.objectives, but fesens.physics "
+        "and fesens.objectives are independent"),
     "independent siblings, plain import": (
         "fesens/solvers/fake.py", "import fesens.mesh.mesh\n",
         "but fesens.solvers and fesens.mesh are independent"),
@@ -253,3 +255,33 @@ def print_graph() -> None:
 
 if __name__ == "__main__":
     print_graph()
+
+
+#: What an addition may cost, in files of fesens (tests and docs come on top).
+ADDITION_FILES = {"A physics": (2, 2), "An element": (1, 4), "An objective": (1, 2),
+                  "A solver backend": (2, 2), "An optimizer": (2, 2)}
+
+
+def how_to_add() -> dict[str, str]:
+    """The bullets of ARCHITECTURE.md's "How to add", by their bold title."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## How to add", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", section,
+                           flags=re.S | re.M))
+
+
+def test_how_to_add_keeps_its_file_counts():
+    bullets = how_to_add()
+    for title, (low, high) in ADDITION_FILES.items():
+        counted = re.search(r"(\d)(?:–(\d))? files?\.", bullets[title])
+        assert counted, f"ARCHITECTURE.md: {title!r} does not give its file count"
+        given = (int(counted[1]), int(counted[2] or counted[1]))
+        assert low <= given[0] and given[1] <= high, f"{title}: {given} files, goal {low}–{high}"
+
+
+def test_how_to_add_names_files_that_exist():
+    named = {path for text in how_to_add().values()
+             for path in re.findall(r"`((?:fesens|tests)/[\w/]+\.\w+)`", text)}
+    assert len(named) > 15
+    missing = sorted(path for path in named if not (ROOT / path).exists())
+    assert not missing, f"ARCHITECTURE.md's How to add names missing files: {missing}"

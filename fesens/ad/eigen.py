@@ -64,7 +64,7 @@ def eigenpairs(K, M, k: int, *, method: str = "shift-invert", solver="auto",
     Parameters
     ----------
     K, M : PatternMatrix
-        Possibly traced (e.g. from :func:`~fesens.fem.assemble.assemble`).
+        Possibly traced (e.g. from :func:`~fesens.fem.assembly.primitives.assemble`).
     k : int
     method, solver, near_nullspace
         See :func:`fesens.solvers.eigen.smallest_eigenpairs`; a solver name gets the

@@ -278,7 +278,7 @@ def component() -> Callable:
     @_checker(expected)
     def check(path: str, value: Any) -> int:
         # imported here: `fesens presets` reads this module without the fem package
-        from fesens.fem.dofs import AXES
+        from fesens.fem.assembly.dofs import AXES
 
         if isinstance(value, str) and value in AXES:
             return AXES.index(value)

@@ -2,9 +2,9 @@
 or, for what that cannot do yet, the whole model on every rank with distributed solves.
 
 Under ``mpirun -n N`` (N > 1) :func:`build_run` partitions the mesh
-(:func:`fesens.fem.partition_cells.cell_ranks`: PETSc DMDA blocks on a structured grid,
+(:func:`fesens.fem.partition.cells.cell_ranks`: PETSc DMDA blocks on a structured grid,
 PT-Scotch otherwise), builds each rank's model of its cells
-(:func:`fesens.fem.partitioned.adopt`) and a
+(:func:`fesens.fem.partition.model_part.adopt`) and a
 :class:`~fesens.opt.distributed.DistributedDesignProblem` with a distributed filter. A config
 that needs what the distributed model does not offer (:func:`distributed_refusal` says what)
 runs replicated as before: every rank builds the whole model, PETSc solves across the ranks.
@@ -28,7 +28,7 @@ from fesens.config.objectives import additive, static_kind
 from fesens.config.physics_keys import response_kind
 from fesens.config.schema import Config
 from fesens.fem import LinearModel
-from fesens.fem.partitioned import split_model
+from fesens.fem.partition.model_part import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
 from fesens.opt.distributed import DistributedDesignProblem, DistributedMinMaxProblem

@@ -3,7 +3,7 @@
 A generated (structured) mesh is refused when the estimate does not fit in the memory the
 machine has available, unless ``mesh.allow_large = true``. The estimate depends on the
 solver the config asks for (``auto``: the one it will pick, as
-:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver` does):
+:meth:`fesens.fem.model.solvers.SolverChoice.auto_solver` does):
 
 * a direct solver: the mesh's arrays, the sparsity pattern of the system matrix and a
   sparse Cholesky factor (its fill: :func:`fesens.solvers.memory.factor_bytes`);
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from fesens.config.checks import ConfigError
-from fesens.fem.matrix_free import MATRIX_FREE_CELL_TYPES
+from fesens.fem.model.matrix_free import MATRIX_FREE_CELL_TYPES
 from fesens.mesh.ground_structure import candidate_bars
 from fesens.solvers import policy
 from fesens.solvers.memory import available_bytes, factor_bytes

@@ -1,7 +1,7 @@
 """The objective kinds a config file can name: one record each, in one registry.
 
 A record (:class:`ObjectiveKind`) says everything the config layer needs of a generic
-objective of :mod:`fesens.adjoint.objectives`: its name, the keys of its ``[objective]``
+objective of :mod:`fesens.objectives.static`: its name, the keys of its ``[objective]``
 (or ``[[constraints.extra]]``, study output) table, how the checked table becomes the traced
 response ``f(state, ρ)``, whether it is a sum over the parts of the mesh (so a distributed
 model can evaluate it per MPI rank and add), and whether every physics offers it under its
@@ -10,7 +10,7 @@ the model builder, studies and the MPI refusal read :data:`OBJECTIVES` through
 :func:`objective_kind` and the other functions here, at call time, so a test may replace the
 mapping with a copy that holds one more record.
 
-Adding a generic objective: its function in :mod:`fesens.adjoint.objectives` and its record
+Adding a generic objective: its function in :mod:`fesens.objectives.static` and its record
 here; a physics offers it by a line of its fragment's ``responses`` (or the record sets
 ``everywhere``). The names live here only: the config layer checks the kinds a fragment names
 against :func:`fragment_kinds` when it reads the fragment
@@ -24,15 +24,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from fesens.adjoint.eigen_objectives import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
-from fesens.adjoint.objectives import (
-    compliance,
-    mean_value,
-    stress_ks,
-    stress_pnorm,
-    value_at,
-    volume,
-)
 from fesens.config import selections
 from fesens.config.checks import (
     POSITIVE,
@@ -44,6 +35,15 @@ from fesens.config.checks import (
     integer,
     number,
     show,
+)
+from fesens.objectives.eigen import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
+from fesens.objectives.static import (
+    compliance,
+    mean_value,
+    stress_ks,
+    stress_pnorm,
+    value_at,
+    volume,
 )
 from fesens.opt.problem import Response
 
@@ -82,6 +82,12 @@ class ObjectiveKind:
         What it is a function of: the state of a static solve (``build`` gives
         ``f(state, ρ)``), or the lowest eigenpairs of a frequency design (``build`` gives
         ``f(modes, ρ)``, the negative of the objective, which the design minimizes).
+    reads : tuple of str
+        Methods of the physics' solution it calls (e.g. ``von_mises_squared``): a physics
+        may offer it only if its ``solution_class`` has them.
+    design_keys : tuple of str
+        Keys of ``keys`` that act on the design density ``ρ`` (e.g. a stress relaxation
+        exponent): a parameter study, which has no design, offers the kind without them.
     """
 
     name: str
@@ -92,11 +98,17 @@ class ObjectiveKind:
     additive: bool = False
     everywhere: bool = False
     analysis: str = "static"
+    reads: tuple[str, ...] = ()
+    design_keys: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.analysis not in ANALYSES:
             raise ValueError(f"objective kind {self.name!r}: analysis={self.analysis!r}; "
                              f"expected one of {', '.join(ANALYSES)}")
+        stray = [key for key in self.design_keys if key not in self.keys]
+        if stray:
+            raise ValueError(f"objective kind {self.name!r}: design_keys {stray} are not "
+                             "among its keys")
         object.__setattr__(self, "keys", MappingProxyType(dict(self.keys)))
         object.__setattr__(self, "vector_keys", MappingProxyType(dict(self.vector_keys)))
 
@@ -184,10 +196,12 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
                   vector_keys={"component": Key(component(), REQUIRED, "0, 1, 2 or x, y, z")}),
     ObjectiveKind("stress_pnorm", _stress_pnorm,
                   {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
-                   "stress_exponent": STRESS_EXPONENT}),
+                   "stress_exponent": STRESS_EXPONENT},
+                  reads=("von_mises_squared",), design_keys=("stress_exponent",)),
     ObjectiveKind("stress_ks", _stress_ks,
                   {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
-                   "stress_exponent": STRESS_EXPONENT}),
+                   "stress_exponent": STRESS_EXPONENT},
+                  reads=("von_mises_squared",), design_keys=("stress_exponent",)),
     ObjectiveKind("volume", _volume, everywhere=True),
     ObjectiveKind("eigenvalue", _single_eigenvalue(eigenvalue), {"index": INDEX, **EIGEN_SOLVE},
                   analysis="eigen"),

@@ -34,8 +34,8 @@ from fesens.config.checks import (
 )
 from fesens.config.objectives import everywhere, fragment_kinds, objective_kind, static_kind
 from fesens.errors import FesensError
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import Parameter
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import Parameter
 from fesens.physics import PHYSICS
 from fesens.physics.spec import Option, PhysicsConfig, Section, SectionKey
 
@@ -126,16 +126,19 @@ def support_spec(physics: str) -> dict[str, Key]:
     return spec
 
 
-def check_offered_kinds(fragment: PhysicsConfig) -> None:
+def check_offered_kinds(fragment: PhysicsConfig, solution_class: type | None = None) -> None:
     """Check that a physics' fragment maps its objective types to registered kinds: its
     ``responses`` to kinds of a static solve, its ``eigen_responses`` to eigen kinds under
-    names its ``responses`` do not take. The physics layer cannot check this when the
-    fragment is defined, because the records live in this layer above it.
+    names its ``responses`` do not take, and, given the physics' ``solution_class``, that the
+    solution has what each kind reads (:attr:`ObjectiveKind.reads`). The physics layer
+    cannot check this when the fragment is defined, because the records live in this layer
+    above it.
 
     Raises
     ------
     ValueError
-        Naming the first type that maps to no such kind, and the kinds it may map to.
+        Naming the first type that maps to no such kind, and the kinds it may map to, or
+        the types whose kinds read what the solution does not recover.
     """
     static, eigen = fragment_kinds("static"), fragment_kinds("eigen")
     for name, kind in fragment.responses.items():
@@ -146,14 +149,23 @@ def check_offered_kinds(fragment: PhysicsConfig) -> None:
         if kind not in eigen or name in fragment.responses:
             raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
                              f"objective ({', '.join(eigen)}) or the name is taken")
+    if solution_class is None:
+        return
+    for name, kind in {**fragment.responses, **fragment.eigen_responses}.items():
+        missing = [method for method in objective_kind(kind).reads
+                   if not callable(getattr(solution_class, method, None))]
+        if missing:
+            raise ValueError(f"response {name!r}: {kind!r} reads {', '.join(missing)}, which "
+                             f"{solution_class.__name__} does not recover")
 
 
 def _fragment(physics: str) -> PhysicsConfig:
     """The fragment of a registered physics, its objective kinds checked
     (:func:`check_offered_kinds`; a physics may be registered after this module is
     imported, so it is checked where its objective types are read)."""
-    fragment = PHYSICS.get(physics).config
-    check_offered_kinds(fragment)
+    cls = PHYSICS.get(physics)
+    fragment = cls.config
+    check_offered_kinds(fragment, cls.solution_class)
     return fragment
 
 

@@ -90,7 +90,7 @@ from fesens.config.physics_keys import (
 from fesens.config.solver_needs import check_solver_needs
 from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError, MeshError
-from fesens.fem.model import LinearModel
+from fesens.fem.model.linear import LinearModel
 from fesens.mesh import (
     Mesh,
     box,

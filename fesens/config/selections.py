@@ -30,7 +30,7 @@ from fesens.config.checks import (
     string,
     sub_table,
 )
-from fesens.fem import probe
+from fesens.fem.post import probe
 from fesens.mesh.mesh import Mesh
 
 REGION = {
@@ -104,7 +104,7 @@ def _empty_region(path: str, what: str, mesh: Mesh) -> ConfigError:
 
 def nearest_node(path: str, point: list[float], mesh: Mesh) -> int:
     """Id of the node at ``point``, which must lie in the mesh's bounding box and hit a
-    node (within :data:`~fesens.fem.probe.NODE_TOLERANCE` of the mesh's extent)."""
+    node (within :data:`~fesens.fem.post.probe.NODE_TOLERANCE` of the mesh's extent)."""
     coords = np.asarray(point, dtype=float)
     full = join(path, "point")
     if coords.shape != (mesh.dim,):

@@ -4,17 +4,17 @@ kernels, the cached-pattern assembler, loads, the model base class and its solut
 The physics themselves (elasticity, heat conduction, ...) live in :mod:`fesens.physics`.
 """
 
-from fesens.fem.assembler import Assembler, BlockPattern
-from fesens.fem.buckling import Buckling, buckling
-from fesens.fem.dofs import DofMap
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import Parameter
-from fesens.fem.partitioned import split_model
-from fesens.fem.solution import Solution
+from fesens.fem.analysis.buckling import Buckling, buckling
+from fesens.fem.assembly.assembler import Assembler, BlockGather
+from fesens.fem.assembly.dofs import DofMap
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import Parameter
+from fesens.fem.model.solution import Solution
+from fesens.fem.partition.model_part import split_model
 
 __all__ = [
     "Assembler",
-    "BlockPattern",
+    "BlockGather",
     "Buckling",
     "DofMap",
     "LinearModel",

@@ -8,13 +8,13 @@ criteria in 250 lines of Matlab", Struct. Multidisc. Optim. 63, 2021; after Gao 
 2015), void cells then carry no prestress and give no spurious (pseudo) buckling modes,
 which would otherwise appear where soft material is strained as much as its solid
 neighbours. The objective and constraints receive the
-:class:`~fesens.fem.buckling.Buckling` (``f(result, ρ)``): its ``load_factors``, and its
+:class:`~fesens.fem.analysis.buckling.Buckling` (``f(result, ρ)``): its ``load_factors``, and its
 static ``solution`` for compliance; the same loop, filters and optimizers run it.
 """
 
 from __future__ import annotations
 
-from fesens.fem.buckling import Buckling
+from fesens.fem.analysis.buckling import Buckling
 from fesens.opt.problem import DesignProblem
 from fesens.physics.geometric_stiffness import linear_buckling
 
@@ -27,14 +27,14 @@ class BucklingProblem(DesignProblem):
     model : Elasticity
         With its supports and the reference load.
     objective : callable
-        ``f(result, ρ)`` of the :class:`~fesens.fem.buckling.Buckling`, minimized; e.g. to
+        ``f(result, ρ)`` of the :class:`~fesens.fem.analysis.buckling.Buckling`, minimized; e.g. to
         maximize a KS bound of the lowest three load factors
         ``lambda result, rho: -eigenvalue_ks(result, count=3)``, or the compliance
         ``lambda result, rho: compliance(result.solution)`` with a buckling
         :class:`~fesens.opt.problem.Constraint`.
     n_modes : int
         Load factors computed per evaluation (at least one more than an aggregate such as
-        :func:`~fesens.adjoint.eigen_objectives.eigenvalue_ks` uses).
+        :func:`~fesens.objectives.eigen.eigenvalue_ks` uses).
     **options
         As :class:`~fesens.opt.problem.DesignProblem` (``volume_fraction``,
         ``interpolation``, ``filter``, ``projection``, passive cells, ``constraints``,

@@ -1,5 +1,5 @@
 """A design problem split among MPI ranks: each rank holds its cells and their design
-variables (a distributed model, :mod:`fesens.fem.partitioned`).
+variables (a distributed model, :mod:`fesens.fem.partition.model_part`).
 
 Every rank evaluates the same program as a serial :class:`~fesens.opt.DesignProblem` on its
 part: the filter is a distributed matrix (:mod:`fesens.opt.distributed_filter`), the solve
@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.distributed import total
-from fesens.adjoint.objectives import volume
-from fesens.adjoint.problem import State
-from fesens.fem.model import LinearModel
-from fesens.mesh.partition import MeshPart
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.partition.mesh_part import MeshPart
 from fesens.mpi import Collective
+from fesens.objectives.differentiable import State
+from fesens.objectives.static import volume
 from fesens.opt.minmax import MinMaxProblem
 from fesens.opt.problem import DesignProblem, Response
 
@@ -35,7 +35,7 @@ class DistributedDesignProblem(DesignProblem):
     Parameters
     ----------
     model : LinearModel
-        The rank's model (:func:`fesens.fem.partitioned.adopt`).
+        The rank's model (:func:`fesens.fem.partition.model_part.adopt`).
     objective : callable
         ``f(state, ρ)`` whose value is a sum over the cells and dofs of the rank (e.g.
         ``compliance``): the ranks' values are added.

@@ -2,7 +2,8 @@
 The Helmholtz filter (:class:`DistributedHelmholtzFilter`) is its PDE assembled per rank
 and solved across the ranks; the density and sensitivity filters are described here.
 
-Every rank holds the whole mesh and its own cells (a :class:`~fesens.mesh.partition.MeshPart`)
+Every rank holds the whole mesh and its own cells (a
+:class:`~fesens.fem.partition.mesh_part.MeshPart`)
 and builds only the rows of the filter for them: the neighbours of its cells' centroids
 within the radius, found in a :class:`scipy.spatial.cKDTree` over all centroids, with the
 cone weights ``H_ei = max(0, r − |c_e − c_i|)`` of :func:`~fesens.opt.filters.cone_values`.
@@ -31,7 +32,7 @@ from scipy.spatial import cKDTree
 
 from fesens.ad.distributed import apply_operator
 from fesens.errors import MeshError
-from fesens.fem.geometry import cell_geometry
+from fesens.fem.integrals.geometry import cell_geometry
 from fesens.mesh.mesh import Mesh
 from fesens.mpi import SERIAL, Collective, collective
 from fesens.opt.filters import (

@@ -36,11 +36,11 @@ from scipy.spatial import cKDTree
 from fesens.ad.numpy_wrapper import matmul
 from fesens.ad.sparse import PatternMatrix, SparsePattern, solve
 from fesens.errors import TooLargeError
-from fesens.fem.assembler import Assembler
+from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.elements import reference_element
-from fesens.fem.geometry import cell_geometry
-from fesens.fem.kernels import gradient_matrices, mass_matrices
-from fesens.fem.structured_grid import structured_grid
+from fesens.fem.integrals.geometry import cell_geometry
+from fesens.fem.integrals.kernels import gradient_matrices, mass_matrices
+from fesens.fem.model.structured_grid import structured_grid
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import Mesh
 from fesens.mesh.structured import lattice_of

@@ -19,9 +19,9 @@ stall the optimization. Two published fixes keep that ratio away from zero below
   ``s / m`` stays constant in the void.
 
 :class:`FrequencyProblem` is a :class:`~fesens.opt.problem.DesignProblem` whose traced
-"solve" is :meth:`~fesens.fem.modal.ModalAnalysis.modes` with density
+"solve" is :meth:`~fesens.fem.analysis.modal.ModalAnalysis.modes` with density
 ``ρ₀ m(ρ) + ρ_added`` and stiffness scale ``s(ρ)``: its objective and constraints receive
-the :class:`~fesens.fem.modal.Modes` (``f(modes, ρ)``) and the same loop, filters and
+the :class:`~fesens.fem.analysis.modal.Modes` (``f(modes, ρ)``) and the same loop, filters and
 optimizers run it. No static solve is made.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.fem.modal import Modes
+from fesens.fem.analysis.modal import Modes
 from fesens.opt.interpolation import THRESHOLD, DuOlhoff, Pedersen
 from fesens.opt.problem import DesignProblem
 
@@ -44,12 +44,12 @@ class FrequencyProblem(DesignProblem):
     model : LinearModel
         With its Dirichlet conditions (no loads needed).
     objective : callable
-        ``f(modes, ρ)`` of the :class:`~fesens.fem.modal.Modes`, minimized; e.g. to
+        ``f(modes, ρ)`` of the :class:`~fesens.fem.analysis.modal.Modes`, minimized; e.g. to
         maximize a KS bound of the lowest three eigenvalues
         ``lambda modes, rho: -eigenvalue_ks(modes, count=3)``.
     n_modes : int
         Eigenpairs computed per evaluation (at least one more than an objective like
-        :func:`~fesens.adjoint.eigen_objectives.eigenvalue_sum` uses).
+        :func:`~fesens.objectives.eigen.eigenvalue_sum` uses).
     density : float
         The solid material's density ``ρ₀``.
     added_density : float or numpy.ndarray, optional

@@ -19,8 +19,8 @@ Bendsøe & Sigmund, *Topology Optimization* (2003), §2.1.
 
 from __future__ import annotations
 
-from fesens.adjoint.problem import State
-from fesens.fem.model import LinearModel
+from fesens.fem.model.linear import LinearModel
+from fesens.objectives.differentiable import State
 from fesens.opt.problem import DesignProblem, Response
 
 

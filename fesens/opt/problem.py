@@ -15,11 +15,11 @@ import numpy as np
 
 from fesens.ad.api import value_and_grad, vjp
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.adjoint.objectives import volume
-from fesens.adjoint.problem import Differentiable, State
 from fesens.errors import SolverError
-from fesens.fem.model import LinearModel
+from fesens.fem.model.linear import LinearModel
 from fesens.mpi import SERIAL, Collective
+from fesens.objectives.differentiable import Differentiable, State
+from fesens.objectives.static import volume
 from fesens.opt.filters import NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance

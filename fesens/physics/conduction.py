@@ -1,12 +1,13 @@
 """Steady heat conduction ``−∇·(κ ∇T) = Q`` with per-cell conductivity ``κ_e``.
 
 Conductance per cell: ``K_e = s_e t κ_e Kκ_e`` (density scale ``s_e``, thickness ``t`` in 2D)
-with ``Kκ_ab = ∫ ∇N_a · ∇N_b dΩ`` (:func:`~fesens.fem.kernels.gradient_matrices`, traced in
+with ``Kκ_ab = ∫ ∇N_a · ∇N_b dΩ``
+(:func:`~fesens.fem.integrals.kernels.gradient_matrices`, traced in
 the node coordinates). Fluxes ``q`` on facets are heat *into* the body per unit area.
 
 Convection (Robin) conditions ``q = −h (T − T∞)`` on boundary facets (Incropera et al.,
 *Fundamentals of Heat and Mass Transfer*, §3.1) add ``t h ∫_Γ N Nᵀ dS`` to the conductance, a
-cell matrix of the facets' owners (:mod:`fesens.fem.facet_matrices`) assembled with the
+cell matrix of the facets' owners (:mod:`fesens.fem.integrals.facets`) assembled with the
 others on the same pattern, and ``t h T∞ ∫_Γ N dS`` to the load; ``h`` and ``T∞`` are
 differentiable parameters of :meth:`HeatConduction.solve`.
 """
@@ -17,17 +18,17 @@ import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
 from fesens.errors import BoundaryConditionError, NonFiniteError
-from fesens.fem.facet_matrices import (
+from fesens.fem.integrals.facets import (
     OwnedFacets,
     facet_mass_cell_matrices,
     owned_boundary_facets,
 )
-from fesens.fem.kernels import gradient_matrices
-from fesens.fem.load_terms import Where
-from fesens.fem.loads import FieldSpec, surface_load_vector
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import SCALE, Parameter
-from fesens.fem.solution import Solution
+from fesens.fem.integrals.kernels import gradient_matrices
+from fesens.fem.integrals.loads import FieldSpec, surface_load_vector
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.load_terms import Where
+from fesens.fem.model.parameters import SCALE, Parameter
+from fesens.fem.model.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import (
     LoadKind,
@@ -56,7 +57,7 @@ class HeatSolution(Solution):
     def nodal_heat_flux(self, method: str = "spr") -> np.ndarray:
         """Recovered nodal heat flux ``q = −s κ ∇T``, ``(n_points, dim)``, from its values at
         the quadrature points (``method``: see :meth:`Solution.recovered
-        <fesens.fem.solution.Solution.recovered>`; default: patch recovery)."""
+        <fesens.fem.model.solution.Solution.recovered>`; default: patch recovery)."""
         kappa = np.asarray(getval(self.coefficients[0])) / self.model.scaled_thickness()
         gradient = self.gradient_at_quadrature[:, :, 0, :]
         return self.recovered(-np.broadcast_to(kappa, gradient.shape[:1])[:, None, None]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.fem.geometry import CellGeometry
+from fesens.fem.integrals.geometry import CellGeometry
 
 #: Allowed values of the 2D kinematic assumption (None: full 3D).
 PLANE_ASSUMPTIONS = ("stress", "strain")

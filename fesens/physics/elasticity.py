@@ -22,12 +22,12 @@ import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
 from fesens.errors import NonFiniteError
-from fesens.fem import postprocess
-from fesens.fem.load_terms import Where
-from fesens.fem.loads import FieldSpec
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import SCALE, Parameter
-from fesens.fem.solution import Solution
+from fesens.fem.integrals.loads import FieldSpec
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.load_terms import Where
+from fesens.fem.model.parameters import SCALE, Parameter
+from fesens.fem.model.solution import Solution
+from fesens.fem.post import fields
 from fesens.mesh.mesh import Mesh
 from fesens.physics import thermal_strain as thermal
 from fesens.physics.elastic_law import (  # noqa: F401 - re-exported: elasticity's names
@@ -84,7 +84,7 @@ class ElasticSolution(Solution):
     def stress(self, stress_scale=None):
         """Cell-averaged Cauchy stress ``σ = s (λ tr ε I + 2 μ ε)``, ``(n_cells, dim, dim)``
         (in-plane part in 2D), from the volume-averaged strain of each cell. Traced: the
-        stress objectives (:func:`fesens.adjoint.stress_pnorm`, ``stress_ks``) use this
+        stress objectives (:func:`fesens.objectives.stress_pnorm`, ``stress_ks``) use this
         cell-mean stress; for accurate nodal values at peaks use :meth:`nodal_stress`.
 
         ``s`` is the density scale of the solve, or ``stress_scale`` (e.g. a relaxed
@@ -177,7 +177,8 @@ class ElasticSolution(Solution):
         element's degree, evaluated at the patch's nodes and averaged where patches
         overlap; ``"extrapolation"``: from each cell's quadrature points to its nodes,
         averaged; ``"average"``: volume-weighted nodal average of the cell-mean stress
-        (:meth:`stress`). See :meth:`Solution.recovered <fesens.fem.solution.Solution.recovered>`.
+        (:meth:`stress`). See
+        :meth:`Solution.recovered <fesens.fem.model.solution.Solution.recovered>`.
         """
         return self.recovered(self.stress_at_quadrature(full), method)
 
@@ -234,8 +235,8 @@ class ElasticSolution(Solution):
             strain = np.pad(strain, ((0, 0), (0, 1), (0, 1)))
             strain[:, 2, 2] = self._out_of_plane_strain(strain[:, 0, 0] + strain[:, 1, 1])
         return {"von_mises": self.von_mises(),
-                "stress": postprocess.symmetric_tensor_components(self.stress_3d()),
-                "strain": postprocess.symmetric_tensor_components(strain)}
+                "stress": fields.symmetric_tensor_components(self.stress_3d()),
+                "strain": fields.symmetric_tensor_components(strain)}
 
     def point_data(self) -> dict[str, np.ndarray]:
         """Nodal output: ``displacement``, and the recovered (SPR, :meth:`nodal_stress`)
@@ -243,8 +244,8 @@ class ElasticSolution(Solution):
         and ``nodal_von_mises`` ``(n_points,)``."""
         stress = self.nodal_stress(full=True)
         return {**super().point_data(),
-                "nodal_stress": postprocess.symmetric_tensor_components(stress),
-                "nodal_strain": postprocess.symmetric_tensor_components(
+                "nodal_stress": fields.symmetric_tensor_components(stress),
+                "nodal_strain": fields.symmetric_tensor_components(
                     self.nodal_strain(full=True)),
                 "nodal_von_mises": von_mises(stress)}
 

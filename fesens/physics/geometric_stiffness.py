@@ -1,5 +1,5 @@
 """Linear buckling of elastic structures: the prestress of elasticity for
-:func:`fesens.fem.buckling.buckling`.
+:func:`fesens.fem.analysis.buckling.buckling`.
 
 The geometric stiffness of a static solution ``u`` is that of its Cauchy stress,
 ``σ_e = s_σ,e (λ_e tr ε_e I + 2 μ_e ε_e)`` from the cell-mean strain
@@ -14,7 +14,7 @@ that void cells carry no prestress and give no spurious buckling modes
 
 from __future__ import annotations
 
-from fesens.fem.buckling import Buckling, buckling
+from fesens.fem.analysis.buckling import Buckling, buckling
 from fesens.physics.elasticity import Elasticity
 
 
@@ -38,7 +38,7 @@ def linear_buckling(model: Elasticity, k: int, *, stress_scale=None, loads: dict
     stress_scale : float or array_like, optional
         The stress interpolation ``s_σ`` ``(n_cells,)`` (default: ``scale``); traced.
     loads, solver, solver_options, points, **parameters
-        As :func:`fesens.fem.buckling.buckling` (``scale``, ``E``, ``nu``, ...).
+        As :func:`fesens.fem.analysis.buckling.buckling` (``scale``, ``E``, ``nu``, ...).
 
     Returns
     -------

@@ -3,7 +3,7 @@
 Config validation, model building, the command line's choices, studies and the results
 writer ask this registry; nothing outside :mod:`fesens.physics` names a physics.
 
-To add a physics: write its module (a :class:`~fesens.fem.model.LinearModel` subclass with
+To add a physics: write its module (a :class:`~fesens.fem.model.linear.LinearModel` subclass with
 its parameters, kernels, post-processing and config fragment) and add one line to
 ``_BUILT_IN`` below. A physics defined elsewhere (a plug-in, a test) registers with
 :func:`register_physics`.
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import inspect
 
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import Parameter
-from fesens.fem.solution import Solution
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import Parameter
+from fesens.fem.model.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
 from fesens.physics.spec import PhysicsConfig
@@ -31,8 +31,8 @@ _BUILT_IN: tuple[type[LinearModel], ...] = (
 def check_declarations(cls: type[LinearModel]) -> None:
     """Check that a physics declares what the rest of fesens reads.
 
-    ``name``, ``field_name``, ``parameters`` (each a :class:`~fesens.fem.parameters.Parameter`
-    under its own name), a :class:`~fesens.fem.solution.Solution` subclass as
+    ``name``, ``field_name``, ``parameters`` (each a :class:`~fesens.fem.model.parameters.Parameter`
+    under its own name), a :class:`~fesens.fem.model.solution.Solution` subclass as
     ``solution_class``, and a :class:`~fesens.physics.spec.PhysicsConfig` as ``config`` whose
     material keys are parameters, whose material and option keys are constructor keywords and
     whose load methods exist.
@@ -42,7 +42,7 @@ def check_declarations(cls: type[LinearModel]) -> None:
     TypeError
         ``cls`` is no model, or ``config``/``solution_class`` is missing or of the wrong type.
     ValueError
-        A name, material key, load method or stress objective that does not match the class.
+        A name, material key or load method that does not match the class.
     """
     if not (isinstance(cls, type) and issubclass(cls, LinearModel)):
         raise TypeError(f"a physics is a LinearModel subclass, got {cls!r}")
@@ -81,10 +81,6 @@ def _check_fragment(cls: type[LinearModel]) -> None:
     missing = [s.method for s in config.sections if not callable(getattr(cls, s.method, None))]
     if missing:
         raise ValueError(f"{where}.config.sections call {missing}, which {where} does not have")
-    stresses = [name for name, kind in config.responses.items() if kind.startswith("stress")]
-    if stresses and not hasattr(cls.solution_class, "von_mises_squared"):
-        raise ValueError(f"{where}.config.responses {stresses} aggregate stresses, which "
-                         f"{cls.solution_class.__name__} does not recover (von_mises_squared)")
 
 
 class PhysicsRegistry:

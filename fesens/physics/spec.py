@@ -245,7 +245,8 @@ class PhysicsConfig:
         Further top-level sections of this physics (e.g. ``[[convection]]``).
     mass : str or None
         The ``[material]`` key of the mass density of an eigen solve (e.g. ``density``;
-        not a constructor keyword: ``ρ₀`` of :meth:`~fesens.fem.modal.ModalAnalysis.modes`);
+        not a constructor keyword: ``ρ₀`` of
+        :meth:`~fesens.fem.analysis.modal.ModalAnalysis.modes`);
         None: the physics offers no eigen objectives.
     eigen_responses : mapping of str to str
         Objective type names of a frequency design (``fesens optimize`` only), each mapped

@@ -31,9 +31,9 @@ import scipy.sparse as sp
 
 from fesens.ad.numpy_wrapper import getval
 from fesens.errors import MechanismError, NonFiniteError, SingularMatrixError
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import SCALE, Parameter
-from fesens.fem.solution import Solution
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import SCALE, Parameter
+from fesens.fem.model.solution import Solution
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, PhysicsConfig, Reported
 

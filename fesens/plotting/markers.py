@@ -2,7 +2,7 @@
 it is loaded (triangles at the fixed nodes, arrows at the loaded nodes, dots where a scalar
 load such as a source acts).
 
-:func:`boundary_markers` reads them from any :class:`~fesens.fem.model.LinearModel` (its
+:func:`boundary_markers` reads them from any :class:`~fesens.fem.model.linear.LinearModel` (its
 Dirichlet dofs and its load terms); :func:`draw_markers` draws them on 2D or 3D axes.
 """
 

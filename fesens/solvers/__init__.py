@@ -17,22 +17,20 @@ Examples
 >>> lam = solver.solve_transpose(u_bar)     # adjoint: same factorization  # doctest: +SKIP
 """
 
-from fesens.solvers.base import (
-    SOLVER_ALIASES,
-    DirectSolver,
-    FesensPerformanceWarning,
-    LinearSolver,
-    available_solvers,
-    make_solver,
-    register_solver,
-    solver_class,
-)
+from fesens.solvers.base import DirectSolver, FesensPerformanceWarning, LinearSolver
 from fesens.solvers.cholmod import CholmodSolver, cholmod_available
 from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
 from fesens.solvers.lu import SuperLUSolver, UmfpackSolver
 from fesens.solvers.multigrid import MultigridCGSolver
 from fesens.solvers.petsc import PetscDirectSolver, PetscSolver
 from fesens.solvers.preconditioners import amg_available
+from fesens.solvers.registry import (
+    SOLVER_ALIASES,
+    available_solvers,
+    make_solver,
+    register_solver,
+    solver_class,
+)
 
 __all__ = [
     "SOLVER_ALIASES",

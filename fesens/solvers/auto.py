@@ -2,14 +2,14 @@
 the matrix at :meth:`~fesens.solvers.LinearSolver.factorize`.
 
 A model knows its dimension and mesh and resolves ``auto`` itself
-(:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`); a matrix alone does not.
+(:meth:`fesens.fem.model.solvers.SolverChoice.auto_solver`); a matrix alone does not.
 :class:`AutoSolver` reads the number of unknowns ``n`` and of nonzeros per row, which
 suggest the dimension (:data:`~fesens.solvers.policy.ROW_NNZ_3D`), estimates the factor
 (:func:`fesens.solvers.memory.factor_bytes`) and decides by ``auto``'s one rule
 (:func:`fesens.solvers.policy.matrix_choice`):
 
 * the direct backend of ``solver_class("auto")`` (CHOLMOD, else SuperLU, which it says:
-  :func:`~fesens.solvers.base.warn_direct_fallback`) when the factor
+  :func:`~fesens.solvers.registry.warn_direct_fallback`) when the factor
   fits in the available memory and the matrix is 2D-like or has at most
   :data:`~fesens.solvers.policy.DIRECT_MAX_3D_UNKNOWNS` unknowns, or when it is not
   symmetric (CG needs SPD);
@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.solvers.base import LinearSolver, solver_class, warn_direct_fallback
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.iterative import NearNullspace
 from fesens.solvers.memory import available_bytes
 from fesens.solvers.policy import matrix_choice
 from fesens.solvers.preconditioners import default_preconditioner
+from fesens.solvers.registry import solver_class, warn_direct_fallback
 
 
 class AutoSolver(LinearSolver):

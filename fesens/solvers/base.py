@@ -1,22 +1,18 @@
-"""Linear-solver interface, backend registry and the checks every backend shares.
+"""Linear-solver interface and the checks every backend shares.
 
 A backend subclasses :class:`LinearSolver` (or :class:`DirectSolver`), implements the
 private hooks ``_factorize`` and ``_solve`` (or ``_substitute``), and registers itself with
-``@register_solver("name")``. Public methods validate their inputs and raise specific
-errors from :mod:`fesens.errors`; private hooks only compute.
-
-:func:`make_solver` resolves a name (or one of the aliases ``"auto"`` and ``"lu"``) to a
-configured instance.
+``@register_solver("name")`` (:mod:`fesens.solvers.registry`). Public methods validate their
+inputs and raise specific errors from :mod:`fesens.errors`; private hooks only compute.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,22 +27,6 @@ class FesensPerformanceWarning(FesensWarning):
     instead of CHOLMOD without scikit-sparse); the message says what to install."""
 
 
-CHOLMOD_FALLBACK_MESSAGE = (
-    "CHOLMOD (scikit-sparse) is not installed, so solver 'auto' factorizes with SuperLU, "
-    "which is slower; to install it: `apt install libsuitesparse-dev`, then "
-    "`pip install scikit-sparse` (or `pip install \"fesens[cholmod]\"`)"
-)
-
-_REGISTRY: dict[str, type[LinearSolver]] = {}
-#: Aliases accepted wherever a backend name is: each stands for the first installed backend
-#: of its tuple (``"auto"`` says once when it factorizes without CHOLMOD:
-#: :func:`warn_direct_fallback`).
-SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
-    "auto": ("cholmod", "superlu"),
-    "lu": ("umfpack", "superlu"),
-}
-
-SolverT = TypeVar("SolverT", bound="LinearSolver")
 
 
 class LinearSolver(ABC):
@@ -315,173 +295,6 @@ class DirectSolver(LinearSolver):
     @abstractmethod
     def _substitute(self, b: np.ndarray, transpose: bool) -> np.ndarray:
         """Forward/backward substitution with the current factor; shape of ``b``."""
-
-
-class SparsityPattern:
-    """Snapshot of a CSR/CSC matrix's structure, to decide whether a symbolic analysis
-    can be reused.
-
-    Parameters
-    ----------
-    A : scipy sparse CSR or CSC matrix or array, shape (n, n)
-    """
-
-    def __init__(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        self.format = A.format
-        self.shape = A.shape
-        # Frozen index arrays (fesens' cached patterns) are kept by reference: then
-        # matching a matrix on the same pattern costs O(1) instead of a comparison.
-        self.indptr = snapshot(A.indptr)
-        self.indices = snapshot(A.indices)
-
-    def matches(self, A: sp.csr_matrix | sp.csc_matrix) -> bool:
-        """Whether ``A`` has this format, shape, index dtype, ``indptr`` and ``indices``."""
-        return (
-            A.format == self.format
-            and A.shape == self.shape
-            and A.indices.dtype == self.indices.dtype
-            and A.indptr.dtype == self.indptr.dtype
-            and unchanged(self.indptr, A.indptr)
-            and unchanged(self.indices, A.indices)
-        )
-
-
-def register_solver(name: str) -> Callable[[type[SolverT]], type[SolverT]]:
-    """Class decorator adding a :class:`LinearSolver` subclass to the registry.
-
-    Parameters
-    ----------
-    name : str
-        Name accepted by :func:`make_solver`; stored as the class attribute ``name``.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is already registered or is an alias (a key of :data:`SOLVER_ALIASES`).
-    TypeError
-        If the class does not declare the booleans ``symmetric`` and ``is_direct``.
-    """
-
-    def decorator(cls: type[SolverT]) -> type[SolverT]:
-        if name in _REGISTRY or name in SOLVER_ALIASES:
-            raise ValueError(f"solver name {name!r} is already taken")
-        for attribute in ("symmetric", "is_direct"):
-            if not isinstance(getattr(cls, attribute, None), bool):
-                raise TypeError(f"solver {name!r}: {cls.__name__} must declare the class "
-                                f"attribute {attribute} (True or False)")
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return decorator
-
-
-def available_solvers() -> list[str]:
-    """Names of the registered backends whose dependencies are installed.
-
-    :func:`make_solver` also accepts the aliases of :data:`SOLVER_ALIASES`, which
-    resolve to one of these names.
-
-    Returns
-    -------
-    list of str
-        Direct backends first, e.g. ``["cholmod", "superlu", "cg", "minres", "gmres"]``.
-    """
-    names = [name for name, cls in _REGISTRY.items() if cls.available()]
-    return sorted(names, key=lambda name: not _REGISTRY[name].is_direct)
-
-
-def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
-    """Create a linear solver by name.
-
-    Parameters
-    ----------
-    name : str, default "auto"
-        A registered backend (see :func:`available_solvers`) or an alias: ``"auto"``
-        (:class:`~fesens.solvers.auto.AutoSolver`) picks at ``factorize``, from the size
-        and memory, CHOLMOD (else SuperLU, with a :class:`FesensPerformanceWarning`:
-        :func:`warn_direct_fallback`) or CG with AMG, for symmetric positive definite
-        matrices; ``"lu"`` is UMFPACK, else SuperLU. A model's ``"auto"`` knows its mesh
-        (``SolverChoice.auto_solver``).
-    **options
-        Keyword arguments of the backend's constructor, e.g. ``rtol``, ``preconditioner``,
-        ``maxiter`` (iterative), ``check_residual`` (direct; for ``"auto"`` also ``dim``).
-
-    Returns
-    -------
-    LinearSolver
-        A new, not yet factorized solver.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is unknown.
-    SolverError
-        If the backend's optional dependency is not installed.
-    """
-    cls = solver_class(name)
-    if not cls.available():
-        raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
-    from fesens.solvers.auto import AutoSolver  # it imports this module
-
-    return AutoSolver(**options) if name == "auto" else cls(**options)
-
-
-def solver_class(name: str) -> type[LinearSolver]:
-    """The backend class a name (or alias) stands for, without instantiating it.
-
-    Lets a caller holding only a name ask about the backend's properties
-    (``solver_class("lu").is_direct``). An alias resolves to the first of its backends
-    that is installed (:data:`SOLVER_ALIASES`): for ``"auto"`` the direct backend of
-    :func:`make_solver`'s ``AutoSolver``. An explicit name is returned whether or not its
-    dependency is installed. Issues no warning.
-
-    Parameters
-    ----------
-    name : str
-        A registered backend or a key of :data:`SOLVER_ALIASES`.
-
-    Returns
-    -------
-    type[LinearSolver]
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is unknown (the message lists the backends and aliases).
-    """
-    if name in SOLVER_ALIASES:
-        name = next(n for n in SOLVER_ALIASES[name] if _REGISTRY[n].available())
-    elif name not in _REGISTRY:
-        known = ", ".join([*_REGISTRY, *SOLVER_ALIASES])
-        raise ValueError(f"unknown solver {name!r}; known solvers: {known}")
-    return _REGISTRY[name]
-
-
-def warn_direct_fallback(direct: str) -> None:
-    """Warn that ``auto`` factorizes with ``direct`` because CHOLMOD is missing (nothing
-    when ``direct`` is CHOLMOD, the first backend of ``SOLVER_ALIASES["auto"]``).
-
-    Called where ``auto`` has chosen a direct factorization: a model's choice
-    (:meth:`fesens.fem.model_solvers.SolverChoice.auto_solver`, once per set of Dirichlet
-    dofs) and a bare :class:`~fesens.solvers.auto.AutoSolver`'s (at a factorization that
-    decides). The warning always comes from this one line, so Python's default warning
-    filter, which shows a warning once per location, shows it once per process; fesens
-    keeps no flag of its own. (A change of the warning filters, such as
-    ``warnings.catch_warnings``, starts the count again.)
-
-    Parameters
-    ----------
-    direct : str
-        The direct backend chosen, e.g. ``"superlu"``.
-
-    Warns
-    -----
-    FesensPerformanceWarning
-        When ``direct`` is not CHOLMOD: what to install.
-    """
-    if direct != SOLVER_ALIASES["auto"][0]:
-        warnings.warn(CHOLMOD_FALLBACK_MESSAGE, FesensPerformanceWarning, stacklevel=1)
 
 
 def relative_residual(A: sp.spmatrix | sp.sparray, x: np.ndarray, b: np.ndarray) -> float:

@@ -12,7 +12,9 @@ import scipy.sparse as sp
 
 from fesens.errors import NotPositiveDefiniteError, SingularMatrixError, SolverError
 from fesens.openmp import cap_openmp_threads
-from fesens.solvers.base import DirectSolver, SparsityPattern, register_solver
+from fesens.solvers.base import DirectSolver
+from fesens.solvers.registry import register_solver
+from fesens.solvers.structure import MatrixStructure
 
 # The one place fesens limits OpenMP: libgomp reads OMP_THREAD_LIMIT once, when it is
 # loaded, and scikit-sparse loads it here (why and which limit: fesens.openmp).
@@ -76,7 +78,7 @@ class CholmodSolver(DirectSolver):
     def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
         super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
         self._factor = None
-        self._pattern: SparsityPattern | None = None
+        self._pattern: MatrixStructure | None = None
 
     @classmethod
     def available(cls) -> bool:
@@ -87,7 +89,7 @@ class CholmodSolver(DirectSolver):
         if self._pattern is None or not self._pattern.matches(csc):
             with self._timed("symbolic_seconds"):
                 self._factor = _cholmod.analyze(csc, mode="supernodal")
-            self._pattern = SparsityPattern(csc)
+            self._pattern = MatrixStructure(csc)
             self._stats["n_symbolic"] += 1
         with self._timed("numeric_seconds"):
             # Supernodal LL^T stops at the first pivot that is not positive (or NaN), so a

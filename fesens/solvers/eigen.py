@@ -30,8 +30,9 @@ from fesens.errors import (
     SingularMassError,
     ZeroModeError,
 )
-from fesens.solvers.base import LinearSolver, make_solver
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.preconditioners import make_preconditioner
+from fesens.solvers.registry import make_solver
 
 #: The shift ``τ`` relative to ``tr K / tr M`` (about the mean eigenvalue).
 SHIFT_RTOL = 1e-8

@@ -4,7 +4,7 @@ Chebyshev or Jacobi smoothers, a direct coarsest solve, and the V-cycle.
 The solver layer knows no mesh: a :class:`StructuredGrid` is the lattice shape and, for
 every lattice point and component, the row of the matrix that holds it (``-1`` for a dof
 the matrix has eliminated, a Dirichlet dof). The fem layer builds it
-(:func:`fesens.fem.structured_grid.structured_grid`).
+(:func:`fesens.fem.model.structured_grid.structured_grid`).
 
 Coarsening keeps every second lattice point per axis, and the last one: an axis of ``n``
 intervals gets ``ceil(n / 2)``, so an odd count leaves one coarse interval spanning a
@@ -25,7 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import SolverError
-from fesens.solvers.base import LinearSolver, make_solver, solver_class
+from fesens.solvers.base import LinearSolver
+from fesens.solvers.registry import make_solver, solver_class
 
 #: Power iterations estimating the largest eigenvalue of ``D⁻¹ A`` per level.
 _POWER_ITERATIONS = 12

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg, gmres, minres
 
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
-from fesens.solvers.base import LinearSolver, register_solver
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.preconditioners import (
     TRANSPOSE_INVARIANT,
     Preconditioner,
@@ -45,6 +45,7 @@ from fesens.solvers.preconditioners import (
     default_preconditioner,
     make_preconditioner,
 )
+from fesens.solvers.registry import register_solver
 
 NearNullspace = np.ndarray | Callable[[], np.ndarray] | None
 

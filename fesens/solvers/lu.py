@@ -14,7 +14,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from fesens.errors import SingularMatrixError, SolverError
-from fesens.solvers.base import DirectSolver, SparsityPattern, register_solver
+from fesens.solvers.base import DirectSolver
+from fesens.solvers.registry import register_solver
+from fesens.solvers.structure import MatrixStructure
 
 try:
     from scikits import umfpack as _umfpack
@@ -84,7 +86,7 @@ class UmfpackSolver(DirectSolver):
     def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
         super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
         self._context = None
-        self._pattern: SparsityPattern | None = None
+        self._pattern: MatrixStructure | None = None
 
     @classmethod
     def available(cls) -> bool:
@@ -102,7 +104,7 @@ class UmfpackSolver(DirectSolver):
                         "dl" if A.indices.dtype == np.int64 else "di", maxCond=np.inf
                     )
                     self._context.symbolic(A)  # sorts the indices of A in place
-                self._pattern = SparsityPattern(A)
+                self._pattern = MatrixStructure(A)
                 self._stats["n_symbolic"] += 1
             with self._timed("numeric_seconds"):
                 self._context.numeric(A)

@@ -5,7 +5,7 @@ Rose and Tarjan 1979): ``O(n log n)`` entries in 2D and ``O(n^(4/3))`` in 3D, fo
 unknowns; the constants were fitted to the peak RSS of a solve on 200², 400² quad4 and
 16³, 28³ hex8 meshes (the estimate is 75-95 % of it), so it errs towards letting a run
 through. :mod:`fesens.config.memory` (generated meshes in config files) and the solver
-choice of a model (:mod:`fesens.fem.model_solvers`) both use it.
+choice of a model (:mod:`fesens.fem.model.solvers`) both use it.
 """
 
 from __future__ import annotations

@@ -39,11 +39,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
-from fesens.solvers.base import LinearSolver, SparsityPattern, register_solver
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 from fesens.solvers.needs import ModelNeeds
+from fesens.solvers.registry import register_solver
+from fesens.solvers.structure import MatrixStructure
 
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
 SMOOTHERS = ("chebyshev", "jacobi")
@@ -127,7 +129,7 @@ class MultigridCGSolver(LinearSolver):
             raise ValueError(f"gmg: matrix_free = {matrix_free!r} must be true or false")
         self.matrix_free = matrix_free
         self._hierarchy: Hierarchy | None = None
-        self._pattern: SparsityPattern | LatticeStructure | None = None
+        self._pattern: MatrixStructure | LatticeStructure | None = None
         self._baseline: int | None = None  # CG iterations of the first solve after a build
         self._reused = False  # the current hierarchy's fine level was refreshed, not built
         self._backoff, self._penalty = 0, 1  # full builds before the next reuse attempt
@@ -165,7 +167,7 @@ class MultigridCGSolver(LinearSolver):
         """Whether ``A`` has the pattern (or lattice structure) of the current hierarchy."""
         if isinstance(A, LatticeOperator):
             return self._pattern is A.structure
-        return isinstance(self._pattern, SparsityPattern) and self._pattern.matches(A)
+        return isinstance(self._pattern, MatrixStructure) and self._pattern.matches(A)
 
     def _build(self, A: sp.csr_matrix | LatticeOperator) -> None:
         if isinstance(A, LatticeOperator):
@@ -180,7 +182,7 @@ class MultigridCGSolver(LinearSolver):
                 "preconditioner 'amg'")
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
                                     coarse_size=self.coarse_size)
-        self._pattern = A.structure if isinstance(A, LatticeOperator) else SparsityPattern(A)
+        self._pattern = A.structure if isinstance(A, LatticeOperator) else MatrixStructure(A)
         self._baseline, self._reused = None, False
         self._stats["n_rebuilds"] += 1
         self._stats["n_symbolic"] += 1

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import ConvergenceError, NonFiniteError
-from fesens.solvers.base import DirectSolver, register_solver, require_finite
+from fesens.solvers.base import DirectSolver, require_finite
 from fesens.solvers.iterative import IterativeSolver, NearNullspace, solve_columns
 from fesens.solvers.petsc_distributed import DofLayout
 from fesens.solvers.petsc_ksp import (  # noqa: F401 - re-exported: fesens.solvers.petsc's API
@@ -58,6 +58,7 @@ from fesens.solvers.petsc_ksp import (  # noqa: F401 - re-exported: fesens.solve
     reason_name,
 )
 from fesens.solvers.preconditioners import Preconditioner
+from fesens.solvers.registry import register_solver
 
 
 class PetscBackend(ABC):

@@ -20,8 +20,8 @@ import scipy.sparse as sp
 
 from fesens.errors import SingularMatrixError, SolverError
 from fesens.mpi import collective, petsc_module, world
-from fesens.solvers.base import SparsityPattern
 from fesens.solvers.petsc_distributed import DistributedSystem, DofLayout
+from fesens.solvers.structure import MatrixStructure
 
 INSTALL_HINT = (
     "petsc4py is not installed: run `make petsc` (Debian's petsc-dev, then petsc4py built "
@@ -195,7 +195,7 @@ class PetscKSP:
         self.prefix = f"fesens{id(self):x}_"
         self.ksp = None
         self.matrix = None
-        self.pattern: SparsityPattern | None = None
+        self.pattern: MatrixStructure | None = None
         #: A distributed model's system (its ranks' local matrices added), else None.
         self.system: DistributedSystem | None = None
         self.last = None  # the global right-hand side and solution of the last run
@@ -234,7 +234,7 @@ class PetscKSP:
                 self._set_up(new_pattern, factor_solver)
         except PETSc.Error as error:
             raise self._setup_error(error) from None
-        self.pattern = SparsityPattern(A)
+        self.pattern = MatrixStructure(A)
         return new_pattern
 
     def _set_up(self, new_pattern: bool, factor_solver: str | None) -> None:

@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 import scipy.sparse as sp
 
-from fesens.solvers.base import SOLVER_ALIASES, solver_class
 from fesens.solvers.iterative import is_symmetric
 from fesens.solvers.memory import factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
+from fesens.solvers.registry import SOLVER_ALIASES, solver_class
 
 #: A problem of more unknowns than this that is (or looks) 3D is solved iteratively even
 #: when its factor fits: measured on a 2-core machine, CHOLMOD took 2.5 s per gradient at
@@ -39,7 +39,7 @@ ROW_NNZ_3D = 30
 #: The backend of the lattice branch (CG with geometric multigrid) and of the MPI branch.
 MULTIGRID = "gmg"
 DISTRIBUTED = "petsc"
-#: The alias this module decides (a key of :data:`~fesens.solvers.base.SOLVER_ALIASES`).
+#: The alias this module decides (a key of :data:`~fesens.solvers.registry.SOLVER_ALIASES`).
 AUTO = "auto"
 
 

@@ -9,7 +9,7 @@ constant vector, is right for scalar problems (heat conduction) but not for elas
 whose near-null space is the rigid-body motions (3 in 2D, 6 in 3D). Without them AMG on
 an elasticity matrix converges no faster than Jacobi (hundreds of CG iterations instead of
 about twenty); pass them as ``near_nullspace`` (see
-:func:`fesens.fem.rigid_modes.rigid_body_modes`, restricted to the free dofs).
+:func:`fesens.fem.model.rigid_modes.rigid_body_modes`, restricted to the free dofs).
 """
 
 from __future__ import annotations

@@ -57,9 +57,10 @@ from fesens.config.checks import (
 )
 from fesens.config.fingerprint import data_fingerprint, problem_fingerprint
 from fesens.config.loading import read_toml
+from fesens.config.objectives import objective_kind
 from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.config.selections import nearest_node, nodes
-from fesens.fem.dofs import AXES
+from fesens.fem.assembly.dofs import AXES
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
     Design,
@@ -245,7 +246,8 @@ def _output(path: str, raw: Any, config: Config) -> dict:
     raw = require_table(path, raw)
     # the physics' objectives (functions of the solution; volume is constant here)
     offered = config.physics_class.config.responses
-    variants = {kind: {k: v for k, v in spec.items() if k != "stress_exponent"}
+    variants = {kind: {k: v for k, v in spec.items()
+                       if k not in objective_kind(offered[kind]).design_keys}
                 for kind, spec in response_variants(config.physics).items() if kind in offered}
     variants = {kind: {**spec, "name": Key(string(), None, "column name")}
                 for kind, spec in variants.items()}

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.adjoint import Differentiable
 from fesens.config import Config, build_model, resolve, response
 from fesens.config.build import solver_argument
-from fesens.fem.dofs import AXES
+from fesens.fem.assembly.dofs import AXES
+from fesens.objectives import Differentiable
 
 
 def component_name(load: str, axis: int) -> str:
@@ -68,7 +68,7 @@ class Context:
 @dataclass(frozen=True)
 class ConfigSetup:
     """``setup()`` of a config-made model (picklable): resolve the config, build the model
-    with component loads, wrap it in :class:`~fesens.adjoint.Differentiable`."""
+    with component loads, wrap it in :class:`~fesens.objectives.Differentiable`."""
 
     data: dict
     source: str

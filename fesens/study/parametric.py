@@ -4,7 +4,7 @@ gradients) out.
 The model is two functions:
 
 * ``setup() -> context``: the expensive part, run **once per worker process** (read the
-  mesh, build the FEM model, wrap it in :class:`~fesens.adjoint.Differentiable`, so the
+  mesh, build the FEM model, wrap it in :class:`~fesens.objectives.Differentiable`, so the
   sparsity pattern and the symbolic factorization are cached for every sample);
 * ``evaluate(context, params) -> {output: scalar}``: one sample, written with (traced)
   numpy on ``params = {name: float}``.

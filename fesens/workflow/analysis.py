@@ -24,7 +24,6 @@ import numpy as np
 
 from fesens import __version__
 from fesens.ad import getval, vjp
-from fesens.adjoint import Differentiable
 from fesens.config import (
     Config,
     ConfigError,
@@ -37,10 +36,11 @@ from fesens.config.build import solver_argument
 from fesens.config.checks import check_typed, join
 from fesens.config.load_cases import combination, combined_value, magnitudes
 from fesens.config.physics_keys import response_variants
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import SCALE
-from fesens.fem.solution import Solution
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import SCALE
+from fesens.fem.model.solution import Solution
 from fesens.mesh import write_mesh
+from fesens.objectives import Differentiable
 from fesens.opt import case_state
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS

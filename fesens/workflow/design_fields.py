@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.fem.modal import Modes
+from fesens.fem.analysis.modal import Modes
 from fesens.opt import DesignProblem, Evaluation, case_state
 from fesens.output import sensitivity_name
 from fesens.plotting import plot_cell_field
@@ -26,7 +26,7 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
     ``cases`` (their names), the output of each case is named ``<field>_<case>``, and the
     worst-case objective (``evaluation.bounds``) gives each case's sensitivity,
     ``d_<objective>_<case>_d_design``. A frequency design's state is its
-    :class:`~fesens.fem.modal.Modes` (:func:`modal_fields`)."""
+    :class:`~fesens.fem.analysis.modal.Modes` (:func:`modal_fields`)."""
     solution = evaluation.state
     if isinstance(solution, Modes):
         return modal_fields(problem, evaluation, objective)

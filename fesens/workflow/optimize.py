@@ -21,7 +21,7 @@ from fesens.config.distributed import build_run
 from fesens.config.fingerprint import encode
 from fesens.config.load_cases import case_names, case_report, combination
 from fesens.fem import LinearModel
-from fesens.fem.modal import Modes
+from fesens.fem.analysis.modal import Modes
 from fesens.mesh import write_mesh
 from fesens.opt import (
     MMA,

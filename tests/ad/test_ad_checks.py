@@ -50,8 +50,8 @@ def simp_compliance():
     """The SIMP compliance of a 60 x 20 quad4 cantilever and densities in [0.2, 1] at which
     central differences of step 1e-6 differ from the (right) gradient by 1.5e-5 relative:
     the round-off of the solves (~1e-12 relative), amplified by the step."""
-    from fesens.adjoint import Differentiable, compliance
     from fesens.mesh import rectangle
+    from fesens.objectives import Differentiable, compliance
     from fesens.physics import Elasticity
 
     mesh = rectangle(60, 20, 60.0, 20.0, cell_type="quad4")

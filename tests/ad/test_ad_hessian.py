@@ -102,7 +102,7 @@ def plate():
 
 
 def _objective(model, name):
-    from fesens.adjoint import compliance, displacement_norm
+    from fesens.objectives import compliance, displacement_norm
 
     response = {"compliance": compliance, "displacement_norm": displacement_norm}[name]
     return lambda x: response(model.solve(scale=x**3, solver="cholmod"))

@@ -9,7 +9,7 @@ import sys
 
 from cli_helpers import write_config
 
-from fesens.solvers.base import CHOLMOD_FALLBACK_MESSAGE
+from fesens.solvers.registry import CHOLMOD_FALLBACK_MESSAGE
 
 WITHOUT_CHOLMOD = ("import fesens.solvers.cholmod as cholmod; cholmod._cholmod = None; "
                    "from fesens.cli import main; main()")

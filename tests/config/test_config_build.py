@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fesens.adjoint import compliance
 from fesens.config import build_model, build_optimizer, build_problem, load_preset, resolve
 from fesens.mesh import box, rectangle
+from fesens.objectives import compliance
 from fesens.opt import OC, SIMP, Continuation, DesignProblem, Heaviside, make_filter, optimize
 from fesens.physics import Elasticity, HeatConduction
 

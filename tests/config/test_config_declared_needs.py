@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fesens.adjoint import thermal_compliance
 from fesens.cli import cli
 from fesens.config import ConfigError, build_model, resolve
 from fesens.config.toml_writer import dumps
 from fesens.mesh import rectangle
 from fesens.mesh.ground_structure import ground_structure
+from fesens.objectives import thermal_compliance
 from fesens.opt import DensityFilter, HelmholtzFilter
 from fesens.physics import HeatConduction
 

@@ -11,13 +11,13 @@ import pytest
 
 import fesens.config.objectives as objectives
 from fesens.ad import grad
-from fesens.adjoint import Differentiable
 from fesens.config import ConfigError, build_model, load_config
 from fesens.config.build import response
 from fesens.config.checks import Key, number
 from fesens.config.distributed import distributed_refusal
 from fesens.config.objectives import OBJECTIVES, ObjectiveKind, fragment_kinds, objective_kind
 from fesens.config.physics_keys import check_offered_kinds, response_kind, response_variants
+from fesens.objectives import Differentiable
 from fesens.physics import PHYSICS
 from fesens.physics.spec import PhysicsConfig
 
@@ -111,7 +111,7 @@ def test_the_kinds_a_fragment_may_name_are_the_registered_ones():
     assert fragment_kinds("eigen") == ("eigenvalue", "frequency", "eigenvalue_sum",
                                        "eigenvalue_ks")
     for cls in PHYSICS:
-        check_offered_kinds(cls.config)
+        check_offered_kinds(cls.config, cls.solution_class)
         for name, kind in cls.config.eigen_responses.items():
             assert response_kind(cls.name, name) == kind
             assert objective_kind(kind).analysis == "eigen"
@@ -140,3 +140,22 @@ def test_a_fragment_naming_no_registered_kind_is_refused_where_the_config_reads_
 def test_an_objective_kind_names_what_it_is_a_function_of():
     with pytest.raises(ValueError, match="analysis='buckling'"):
         ObjectiveKind("load_factor", _build_field_square, analysis="buckling")
+
+
+def test_a_stress_objective_needs_a_solution_that_recovers_stresses():
+    class Stressless:  # a solution with no von_mises_squared
+        pass
+
+    fragment = PhysicsConfig(responses={"peak": "stress_pnorm", "mean": "value"})
+    with pytest.raises(ValueError, match=r"response 'peak': 'stress_pnorm' reads "
+                                         r"von_mises_squared, which Stressless does not "
+                                         r"recover$"):
+        check_offered_kinds(fragment, Stressless)
+    check_offered_kinds(PhysicsConfig(responses={"mean": "value"}), Stressless)
+
+
+def test_a_study_offers_stress_objectives_without_the_design_keys():
+    assert objective_kind("stress_pnorm").design_keys == ("stress_exponent",)
+    with pytest.raises(ValueError, match=r"design_keys \['q'\] are not among its keys"):
+        ObjectiveKind("toy", lambda spec, config: None, {"p": Key(number(), 1.0, "")},
+                      design_keys=("q",))

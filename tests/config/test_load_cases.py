@@ -12,8 +12,8 @@ import pytest
 
 from fesens.ad import grad
 from fesens.ad.checks import taylor_test
-from fesens.adjoint import compliance
 from fesens.config import ConfigError, build_model, build_problem, dumps, resolve
+from fesens.objectives import compliance
 from fesens.workflow.optimize import run_optimization
 
 ROOT = Path(__file__).resolve().parents[2]

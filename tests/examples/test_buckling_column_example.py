@@ -9,7 +9,7 @@ import pytest
 from example_helpers import load_example
 from matplotlib.image import imread
 
-from fesens.fem.buckling import buckling
+from fesens.fem.analysis.buckling import buckling
 from fesens.mesh import rectangle
 from fesens.physics import Elasticity
 

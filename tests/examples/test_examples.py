@@ -18,7 +18,7 @@ from matplotlib.image import imread
 from PIL import Image
 
 from fesens.ad import value_and_grad
-from fesens.adjoint import Differentiable, stress_pnorm
+from fesens.objectives import Differentiable, stress_pnorm
 from fesens.opt import SIMP
 from fesens.study import read_results
 

@@ -9,7 +9,7 @@ import pytest
 from example_helpers import load_example
 from matplotlib.image import imread
 
-from fesens.adjoint import compliance
+from fesens.objectives import compliance
 from fesens.opt import SIMP
 
 

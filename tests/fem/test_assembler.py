@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 
 from fesens.fem import Assembler
-from fesens.fem.geometry import cell_geometry
+from fesens.fem.integrals.geometry import cell_geometry
 from fesens.physics import Elasticity
 from fesens.physics.elasticity import elasticity_matrices
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fesens.errors import SolverError
-from fesens.fem import model_solvers
+from fesens.fem.model import solvers as model_solvers
 from fesens.mesh import Mesh, box, rectangle
 from fesens.physics import Elasticity
 from fesens.solvers import policy

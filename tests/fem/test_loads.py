@@ -13,7 +13,7 @@ import pytest
 from fem_helpers import ALL_CELL_TYPES, CELL_TYPES_2D, distorted, unit_mesh
 
 from fesens.errors import BoundaryConditionError
-from fesens.fem.probe import OffNodeWarning
+from fesens.fem.post.probe import OffNodeWarning
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.physics import Elasticity, HeatConduction
 

@@ -1,4 +1,5 @@
-"""Mass matrices (fesens/fem/mass.py): consistent and HRZ-lumped, every element type, bars,
+"""Mass matrices (fesens/fem/integrals/mass.py): consistent and HRZ-lumped, every element type,
+bars,
 the scalar (heat capacity) case, traced in the density and the node coordinates."""
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 
 from fesens.ad import grad, taylor_test
-from fesens.fem.mass import MassForm
+from fesens.fem.integrals.mass import MassForm
 from fesens.mesh import Mesh
 from fesens.physics import Elasticity, HeatConduction, Truss
 

@@ -8,10 +8,10 @@ import pytest
 
 from fesens.ad import grad, taylor_test
 from fesens.ad.lattice import LatticeSystem, _apply, cell_bilinear
-from fesens.adjoint import Differentiable, compliance
 from fesens.errors import MeshError, SolverError
-from fesens.fem.matrix_free import lattice_system
+from fesens.fem.model.matrix_free import lattice_system
 from fesens.mesh import box, quarter_annulus, rectangle
+from fesens.objectives import Differentiable, compliance
 from fesens.physics import Elasticity, HeatConduction
 from fesens.solvers import solver_class
 

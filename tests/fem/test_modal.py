@@ -1,4 +1,4 @@
-"""Free vibration (fesens/fem/modal.py): eigenvalues against closed forms with mesh
+"""Free vibration (fesens/fem/analysis/modal.py): eigenvalues against closed forms with mesh
 convergence, Taylor tests of eigenvalue sensitivities (simple and repeated), bad input.
 
 Run with ``-s`` to see the convergence tables and the Taylor remainders.
@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad, taylor_test
-from fesens.adjoint import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
 from fesens.errors import (
     ModeCountError,
     NonFiniteError,
@@ -16,6 +15,7 @@ from fesens.errors import (
     SingularMatrixError,
 )
 from fesens.mesh import Mesh, box, rectangle
+from fesens.objectives import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
 from fesens.physics import Elasticity, HeatConduction, Truss
 
 #: Root of 1 + cos β cosh β = 0, the first cantilever mode (Euler–Bernoulli).

@@ -6,11 +6,11 @@ import warnings
 import numpy as np
 import pytest
 
-from fesens.adjoint import value_at
 from fesens.config.checks import ConfigError
 from fesens.config.selections import nearest_node
-from fesens.fem.probe import OffNodeWarning
+from fesens.fem.post.probe import OffNodeWarning
 from fesens.mesh import rectangle
+from fesens.objectives import value_at
 from fesens.physics import Elasticity
 
 

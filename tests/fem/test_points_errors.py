@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad
-from fesens.adjoint import compliance, volume
 from fesens.errors import DegenerateElementError, NonFiniteError
 from fesens.mesh import box, rectangle
+from fesens.objectives import compliance, volume
 from fesens.physics import Elasticity, HeatConduction
 
 

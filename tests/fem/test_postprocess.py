@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from fem_helpers import CELL_TYPES_2D, distorted, unit_mesh
 
-from fesens.fem.postprocess import nodal_average
+from fesens.fem.post.fields import nodal_average
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity, HeatConduction
 from fesens.physics.elasticity import von_mises

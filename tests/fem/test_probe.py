@@ -1,4 +1,4 @@
-"""Probes: fields at arbitrary points (:mod:`fesens.fem.probe`, ``Solution.probe``)."""
+"""Probes: fields at arbitrary points (:mod:`fesens.fem.post.probe`, ``Solution.probe``)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 from test_recovery import linear_displacement_solution
 
 from fesens.errors import MeshError, PointOutsideMeshError
-from fesens.fem.probe import locate
+from fesens.fem.post.probe import locate
 from fesens.mesh import plate_with_hole
 from fesens.physics import HeatConduction
 

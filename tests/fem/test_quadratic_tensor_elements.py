@@ -6,9 +6,9 @@ import pytest
 from fem_helpers import distorted
 
 from fesens.ad import taylor_test
-from fesens.adjoint import compliance
 from fesens.fem.elements import ELEMENTS
 from fesens.mesh import box, rectangle
+from fesens.objectives import compliance
 from fesens.physics import Elasticity
 
 QUADRATIC_TENSOR = ["quad8", "quad9", "hex20", "hex27"]

@@ -8,7 +8,13 @@ from math import factorial, prod
 import numpy as np
 import pytest
 
-from fesens.fem.quadrature import gauss_hex, gauss_line, gauss_quad, point_rule, simplex_rule
+from fesens.fem.elements.quadrature import (
+    gauss_hex,
+    gauss_line,
+    gauss_quad,
+    point_rule,
+    simplex_rule,
+)
 
 
 def _cube_monomial(exponents: tuple[int, ...]) -> float:

@@ -1,4 +1,4 @@
-"""Nodal stress recovery (:mod:`fesens.fem.recovery`): patch tests for every element type,
+"""Nodal stress recovery (:mod:`fesens.fem.post.recovery`): patch tests for every element type,
 exactness of SPR for polynomials of the element's degree, von Mises and principal stresses
 of the recovered tensor, and the choice of method.
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from fem_helpers import ALL_CELL_TYPES, distorted, unit_mesh
 
-from fesens.fem import recovery
 from fesens.fem.elements import ELEMENTS
-from fesens.fem.geometry import cell_geometry
+from fesens.fem.integrals.geometry import cell_geometry
+from fesens.fem.post import recovery
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
 from fesens.physics import Elasticity
 

@@ -1,4 +1,5 @@
-"""The hand-derived shape rule (fesens/fem/shape.py) against the traced kernel it replaces.
+"""The hand-derived shape rule (fesens/fem/integrals/shape.py) against the traced kernel it
+replaces.
 
 Both differentiate the same ``a_eᵀ K_e(X) b_e``: the rule from the physics' integrand and its
 fluxes, the fallback by tracing the cell matrices. They must agree to round-off, for every
@@ -9,8 +10,8 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad
-from fesens.adjoint import compliance, displacement_norm, volume
 from fesens.mesh import box, rectangle
+from fesens.objectives import compliance, displacement_norm, volume
 from fesens.physics import Elasticity, HeatConduction
 
 
@@ -62,7 +63,7 @@ def test_the_kept_geometry_of_moved_points_follows_changes_made_in_place():
 
 
 def test_second_derivatives_in_the_points_trace_the_geometry():
-    # The rules of fesens/fem/shape.py are first order; nested differentiation falls back
+    # The rules of fesens/fem/integrals/shape.py are first order; nested differentiation falls back
     # to the traced geometry: d/dt ∇J(X + t v) against central differences of ∇J.
     model = models()["plane strain"]
     X, v = perturbed(model.mesh, 4), perturbed(model.mesh, 5) - model.mesh.points

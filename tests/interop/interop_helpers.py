@@ -3,8 +3,8 @@ through an adapter with fesens's own (``fesens.ad.value_and_grad``) on the same 
 
 import numpy as np
 
-from fesens.adjoint import Differentiable, compliance, displacement_norm, stress_pnorm
 from fesens.mesh import box, rectangle
+from fesens.objectives import Differentiable, compliance, displacement_norm, stress_pnorm
 from fesens.physics import Elasticity
 
 #: The agreement asked of every adapter, relative to the largest gradient entry.

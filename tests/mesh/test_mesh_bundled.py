@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from fesens.fem.geometry import cell_geometry, facet_geometry
+from fesens.fem.integrals.geometry import cell_geometry, facet_geometry
 from fesens.mesh import Mesh, read_mesh
 from fesens.physics import Elasticity, HeatConduction
 

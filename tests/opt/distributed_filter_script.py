@@ -40,10 +40,11 @@ def fields(n_cells: int) -> dict[str, np.ndarray]:
 
 
 def mesh_part(mesh, cell_ranks: np.ndarray, rank: int):
-    """This rank's part: :func:`fesens.mesh.partition.partition_mesh` when it exists, else a
+    """This rank's part: :func:`fesens.fem.partition.mesh_part.partition_mesh` when it exists,
+    else a
     stand-in with the attributes the filters read."""
     try:
-        from fesens.mesh.partition import partition_mesh
+        from fesens.fem.partition.mesh_part import partition_mesh
     except ImportError:
         counts = np.bincount(cell_ranks, minlength=cell_ranks.max() + 1)
         return SimpleNamespace(cells=np.flatnonzero(cell_ranks == rank), rank=rank,

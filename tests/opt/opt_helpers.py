@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.adjoint import compliance
 from fesens.mesh import rectangle
+from fesens.objectives import compliance
 from fesens.opt import SIMP, DesignProblem, make_filter
 from fesens.physics import Elasticity
 

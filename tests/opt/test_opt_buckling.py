@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fesens.ad import taylor_test
-from fesens.adjoint import compliance, eigenvalue_ks
 from fesens.mesh import rectangle
+from fesens.objectives import compliance, eigenvalue_ks
 from fesens.opt import SIMP, Constraint, DensityFilter
 from fesens.opt.buckling import BucklingProblem
 from fesens.physics import Elasticity, linear_buckling

@@ -7,7 +7,7 @@ import pytest
 
 from fesens.ad import grad, taylor_test
 from fesens.errors import MeshError, TooLargeError
-from fesens.fem.geometry import cell_geometry
+from fesens.fem.integrals.geometry import cell_geometry
 from fesens.mesh import Mesh, box, quarter_annulus, rectangle
 from fesens.opt import (
     FILTERS,

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad, taylor_test
-from fesens.adjoint import eigenvalue, eigenvalue_ks
 from fesens.mesh import rectangle
+from fesens.objectives import eigenvalue, eigenvalue_ks
 from fesens.opt import SIMP
 from fesens.opt.frequency import THRESHOLD, DuOlhoff, FrequencyProblem, Pedersen
 from fesens.physics import Elasticity

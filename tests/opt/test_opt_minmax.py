@@ -9,7 +9,7 @@ from opt_helpers import mbb_model
 
 from fesens.ad import grad
 from fesens.ad.checks import taylor_test
-from fesens.adjoint import compliance
+from fesens.objectives import compliance
 from fesens.opt import MMA, OC, SIMP, MinMaxProblem, case_state, make_filter, optimize
 
 

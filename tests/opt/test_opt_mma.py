@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from opt_helpers import mbb_problem
 
-from fesens.adjoint import displacement_at
+from fesens.objectives import displacement_at
 from fesens.opt import MMA, OC, OPTIMIZERS, Constraint, make_optimizer, optimize
 
 # Svanberg (2007), "MMA and GCMMA – two methods for nonlinear optimization", §"A simple

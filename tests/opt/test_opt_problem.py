@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from opt_helpers import mbb_model, mbb_problem
 
-from fesens.adjoint import compliance, displacement_at
+from fesens.objectives import compliance, displacement_at
 from fesens.opt import OC, Constraint, DesignProblem, Heaviside, make_filter, optimize
 
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad
-from fesens.adjoint import Differentiable, compliance
 from fesens.config import ConfigError, resolve
 from fesens.config.build import build_problem
 from fesens.errors import SolverError
 from fesens.mesh import box
+from fesens.objectives import Differentiable, compliance
 from fesens.opt import OC, SIMP, AdaptiveTolerance, DesignProblem, make_filter, optimize
 from fesens.physics import Elasticity
 

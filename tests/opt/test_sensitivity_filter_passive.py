@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from opt_helpers import mbb_model
 
-from fesens.adjoint import compliance
+from fesens.objectives import compliance
 from fesens.opt import SIMP, DesignProblem, NoFilter, SensitivityFilter
 from fesens.opt.distributed_filter import DistributedSensitivityFilter
 from fesens.opt.filters import cone_weights

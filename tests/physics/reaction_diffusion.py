@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.elements import reference_element
-from fesens.fem.kernels import gradient_matrices, mass_matrices
-from fesens.fem.model import LinearModel
-from fesens.fem.parameters import SCALE, Parameter
+from fesens.fem.integrals.kernels import gradient_matrices, mass_matrices
+from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.parameters import SCALE, Parameter
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 

@@ -1,4 +1,4 @@
-"""Linear buckling (fesens/fem/buckling.py, fesens/physics/geometric_stiffness.py): Euler's
+"""Linear buckling (fesens/fem/analysis/buckling.py, fesens/physics/geometric_stiffness.py): Euler's
 column with mesh convergence, Taylor tests and finite differences of the load factors'
 sensitivities (with the adjoint term of K_σ(u)), bad input.
 
@@ -11,10 +11,10 @@ import scipy.sparse as sp
 
 from fesens.ad import grad, taylor_test
 from fesens.ad.numpy_wrapper import getval
-from fesens.adjoint import eigenvalue_ks, eigenvalue_sum
 from fesens.errors import ModeCountError, NoBucklingError, NonFiniteError
-from fesens.fem.buckling import buckling
+from fesens.fem.analysis.buckling import buckling
 from fesens.mesh import box, rectangle
+from fesens.objectives import eigenvalue_ks, eigenvalue_sum
 from fesens.physics import Elasticity, HeatConduction
 from fesens.physics.geometric_stiffness import linear_buckling
 from fesens.solvers.buckling import lowest_load_factors
@@ -128,7 +128,7 @@ def test_the_eigen_solve_reuses_the_static_factorization():
     assert backend.stats["n_numeric"] == before + 1
     free = model.free_dofs
     K = model.stiffness("ff").tocsr()
-    from fesens.fem.buckling import negative_geometric_stiffness
+    from fesens.fem.analysis.buckling import negative_geometric_stiffness
     G = negative_geometric_stiffness(model, result.solution.stress()).tocsr()
     phi = result.vectors[free]
     assert phi.T @ G @ phi == pytest.approx(np.eye(3), abs=1e-9)

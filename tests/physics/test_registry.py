@@ -12,8 +12,8 @@ from reaction_diffusion import ReactionDiffusion
 
 from fesens.cli.analysis import sensitivity
 from fesens.config import ConfigError, build_model, resolve
-from fesens.fem.parameters import Parameter
-from fesens.fem.solution import Solution
+from fesens.fem.model.parameters import Parameter
+from fesens.fem.model.solution import Solution
 from fesens.physics import PHYSICS, register_physics
 from fesens.physics.spec import Option, PhysicsConfig
 from fesens.workflow.analysis import wrt_choices
@@ -173,13 +173,3 @@ def test_fragment_keys_must_be_constructor_keywords():
     with pytest.raises(ValueError, match=r"Hidden.config: \['plane'\] are not keywords of "
                                          "Hidden's constructor"):
         register_physics(Hidden)
-
-
-def test_stress_objectives_need_a_stress_recovery():
-    class Stressless(ReactionDiffusion):
-        name = "stressless"
-        config = PhysicsConfig(material=("k",), responses={"peak": "stress_pnorm"})
-
-    with pytest.raises(ValueError, match=r"\['peak'\] aggregate stresses, which Solution does "
-                                         r"not recover"):
-        register_physics(Stressless)

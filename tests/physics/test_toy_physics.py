@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from reaction_diffusion import ReactionDiffusion
 
 from fesens.ad.checks import taylor_test
-from fesens.adjoint import compliance, mean_value
 from fesens.cli import cli
 from fesens.mesh import rectangle
+from fesens.objectives import compliance, mean_value
 
 ROOT = Path(__file__).resolve().parents[2]
 LENGTH, HEIGHT = 4.0, 0.2

@@ -7,7 +7,6 @@ import pytest
 
 from fesens.ad import grad
 from fesens.ad.checks import taylor_test
-from fesens.adjoint import compliance, value_at, volume
 from fesens.errors import (
     DegenerateElementError,
     MechanismError,
@@ -17,6 +16,7 @@ from fesens.errors import (
 from fesens.mesh import rectangle
 from fesens.mesh.ground_structure import candidate_bars, ground_structure
 from fesens.mesh.mesh import Mesh
+from fesens.objectives import compliance, value_at, volume
 from fesens.physics import Elasticity
 from fesens.physics import truss as truss_module
 from fesens.physics.truss import Truss

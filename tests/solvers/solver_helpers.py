@@ -4,7 +4,7 @@ elasticity stiffness matrices (plain and SIMP) made with fesens' model API."""
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.fem.rigid_modes import rigid_body_modes
+from fesens.fem.model.rigid_modes import rigid_body_modes
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity
 

@@ -9,6 +9,7 @@ from solver_helpers import laplacian_1d, laplacian_2d, random_rhs, relative_erro
 
 import fesens.solvers.base as base
 import fesens.solvers.cholmod as cholmod_module
+import fesens.solvers.registry as registry
 from fesens.errors import NonFiniteError, SingularMatrixError, SolverError
 from fesens.solvers import (
     SOLVER_ALIASES,
@@ -126,11 +127,11 @@ def test_auto_falls_back_to_superlu_and_says_how_to_install_cholmod(monkeypatch,
     assert solver.stats["choice"] == "superlu"
     assert len(record) == 1
     message = str(record[0].message)
-    assert message == base.CHOLMOD_FALLBACK_MESSAGE
+    assert message == registry.CHOLMOD_FALLBACK_MESSAGE
     assert "SuperLU" in message and "slower" in message
     assert "apt install libsuitesparse-dev" in message and "pip install scikit-sparse" in message
     assert 'pip install "fesens[cholmod]"' in message
-    assert record[0].filename == base.__file__  # one location: the default filter's "once"
+    assert record[0].filename == registry.__file__  # one location: the default filter's "once"
 
 
 def test_the_fallback_warning_is_shown_once_by_the_default_filter(monkeypatch, spd_system):
@@ -149,7 +150,7 @@ def test_auto_with_cholmod_or_an_iterative_choice_says_nothing(monkeypatch, spd_
             make_solver("auto").factorize(spd_system[0])
         monkeypatch.setattr(cholmod_module, "_cholmod", None)
         make_solver("superlu").factorize(spd_system[0])  # asked for by name
-        base.warn_direct_fallback("cholmod")
+        registry.warn_direct_fallback("cholmod")
 
 
 def test_explicit_cholmod_without_scikit_sparse_raises(monkeypatch):
@@ -172,7 +173,7 @@ def test_unknown_name_and_option():
 
 
 def test_register_solver_plugs_in_a_backend(monkeypatch):
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
     @register_solver("dense")
     class DenseSolver(base.DirectSolver):
@@ -194,7 +195,7 @@ def test_register_solver_plugs_in_a_backend(monkeypatch):
 
 
 def test_register_solver_refuses_a_backend_that_does_not_declare_symmetry(monkeypatch):
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
     class Undeclared(base.DirectSolver):
         def _factorize(self, A):
@@ -215,7 +216,7 @@ PROPERTIES = {"cholmod": (True, True), "superlu": (False, True), "umfpack": (Fal
 
 
 def test_every_backend_declares_symmetry_and_directness():
-    assert set(base._REGISTRY) == set(PROPERTIES)
+    assert set(registry._REGISTRY) == set(PROPERTIES)
     for name, (symmetric, direct) in PROPERTIES.items():
         cls = solver_class(name)
         assert (cls.name, cls.symmetric, cls.is_direct) == (name, symmetric, direct)

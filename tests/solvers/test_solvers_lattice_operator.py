@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fesens.errors import NonFiniteError
-from fesens.fem.matrix_free import lattice_system
+from fesens.fem.model.matrix_free import lattice_system
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity, HeatConduction
 from fesens.solvers.grid_hierarchy import StructuredGrid, _lattice_prolongation

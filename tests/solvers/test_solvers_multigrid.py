@@ -6,10 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from fesens.ad import grad, taylor_test
-from fesens.adjoint import Differentiable, compliance
 from fesens.errors import ConvergenceError, MeshError, SolverError
-from fesens.fem.structured_grid import structured_grid
+from fesens.fem.model.structured_grid import structured_grid
 from fesens.mesh import box, quarter_annulus, rectangle
+from fesens.objectives import Differentiable, compliance
 from fesens.physics import Elasticity, HeatConduction
 from fesens.solvers import make_solver, solver_class
 from fesens.solvers.grid_hierarchy import StructuredGrid

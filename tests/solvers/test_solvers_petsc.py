@@ -2,7 +2,7 @@
 solve, PETSc's option strings, and the error paths.
 
 The backend tests every backend passes (tests/fem/test_backends.py,
-tests/adjoint/test_adjoint_solvers.py) run ``petsc`` and ``petsc_direct`` too when petsc4py
+tests/objectives/test_adjoint_solvers.py) run ``petsc`` and ``petsc_direct`` too when petsc4py
 is installed (``make petsc``); they read :func:`fesens.solvers.available_solvers`.
 """
 
@@ -28,10 +28,10 @@ from solver_helpers import (
 )
 
 from fesens.ad import grad, taylor_test
-from fesens.adjoint import Differentiable, displacement_norm
 from fesens.config import ConfigError, parse_config, preset_text
 from fesens.errors import ConvergenceError, SingularMatrixError, SolverError
 from fesens.mesh import box
+from fesens.objectives import Differentiable, displacement_norm
 from fesens.physics import Elasticity
 from fesens.solvers import available_solvers, make_solver
 from fesens.solvers.petsc import import_petsc, parse_options, petsc4py_available

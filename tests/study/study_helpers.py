@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad import getval
-from fesens.adjoint import Differentiable, compliance, displacement_at, stress_pnorm
 from fesens.mesh import rectangle
+from fesens.objectives import Differentiable, compliance, displacement_at, stress_pnorm
 from fesens.physics import Elasticity
 from fesens.study import Parameter, ParametricModel, from_table
 

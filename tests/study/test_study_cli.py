@@ -88,6 +88,9 @@ def test_every_sample_failing_exits_1(tmp_path):
                                                        "allowed"),
     (edited('point = [12.0, 0.0]\ncomponent = "y"', 'component = "y"'),
      "outputs[1]: missing the selection"),
+    # a stress relaxation acts on a design density, which a study has none of
+    (edited('type = "compliance"', 'type = "stress_pnorm"\nstress_exponent = 0.5'),
+     "unknown key 'outputs[0].stress_exponent' (keys allowed here: type, p, name)"),
     (edited('name = "tip"', 'name = "compliance"'), "another output is named 'compliance'"),
     (edited('name = "angle"', 'name = "F"'), "another parameter is named 'F'"),
     (edited("[[outputs]]", "[[parameters]]\ntarget = \"material.E\"\nname = \"E2\"\nvalue = 1.0\n"

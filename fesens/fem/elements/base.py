@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fesens.fem.quadrature import Rule
+from fesens.fem.elements.quadrature import Rule
 from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES
 
 

@@ -15,7 +15,7 @@ from fesens.fem.elements.base import (
     tensor_q2_gradients,
     tensor_quadratic_nodes,
 )
-from fesens.fem.quadrature import gauss_hex
+from fesens.fem.elements.quadrature import gauss_hex
 
 _NODES = tensor_quadratic_nodes("hex27", (
         (-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1),

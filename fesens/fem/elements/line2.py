@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import partial
 
 from fesens.fem.elements.base import ReferenceElement, tensor_q1, tensor_q1_gradients
-from fesens.fem.quadrature import gauss_line
+from fesens.fem.elements.quadrature import gauss_line
 
 _ENDS = ((-1,), (1,))
 

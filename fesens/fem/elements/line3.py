@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.elements.base import ReferenceElement
-from fesens.fem.quadrature import gauss_line
+from fesens.fem.elements.quadrature import gauss_line
 
 
 def _shape(xi: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.fem.elements.base import ReferenceElement
-from fesens.fem.quadrature import point_rule
+from fesens.fem.elements.quadrature import point_rule
 
 
 def _shape(xi: np.ndarray) -> np.ndarray:

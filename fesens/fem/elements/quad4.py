@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from fesens.fem.elements.base import ReferenceElement, tensor_q1, tensor_q1_gradients
-from fesens.fem.quadrature import gauss_quad
+from fesens.fem.elements.quadrature import gauss_quad
 
 _CORNERS = ((-1, -1), (1, -1), (1, 1), (-1, 1))
 

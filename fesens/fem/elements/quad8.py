@@ -15,7 +15,7 @@ from fesens.fem.elements.base import (
     serendipity_2_gradients,
     tensor_quadratic_nodes,
 )
-from fesens.fem.quadrature import gauss_quad
+from fesens.fem.elements.quadrature import gauss_quad
 
 _NODES = tensor_quadratic_nodes("quad8", ((-1, -1), (1, -1), (1, 1), (-1, 1)))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from fesens.fem.elements.base import ReferenceElement, simplex_p2, simplex_p2_gradients
-from fesens.fem.quadrature import simplex_rule
+from fesens.fem.elements.quadrature import simplex_rule
 from fesens.mesh.cell_types import MIDSIDE_EDGES
 
 _EDGES = MIDSIDE_EDGES["tet10"]

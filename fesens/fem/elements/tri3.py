@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from fesens.fem.elements.base import ReferenceElement, simplex_p1, simplex_p1_gradients
-from fesens.fem.quadrature import simplex_rule
+from fesens.fem.elements.quadrature import simplex_rule
 
 TRI3 = ReferenceElement(
     name="tri3",
