@@ -31,17 +31,14 @@ from typing import Any
 
 from fesens.config import selections
 from fesens.config.checks import (
-    REQUIRED,
     ConfigError,
     Key,
     boolean,
     check_table,
     check_typed,
     choice,
-    integers,
     join,
     number,
-    numbers,
     require_list_of_tables,
     require_table,
     show,
@@ -57,7 +54,7 @@ from fesens.config.load_cases import (
     check_load_case_use,
     check_load_cases,
 )
-from fesens.config.memory import check_mesh_memory, out_of_memory
+from fesens.config.mesh_section import MESH, make_mesh, mesh_type
 from fesens.config.optimization_sections import (
     FILTER,
     OUTPUT,
@@ -89,64 +86,18 @@ from fesens.config.physics_keys import (
 )
 from fesens.config.solver_needs import check_solver_needs
 from fesens.config.toml_writer import dumps
-from fesens.errors import FesensError, MeshError
+from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
 from fesens.mesh import (
     Mesh,
-    box,
-    packaged_mesh_names,
-    packaged_mesh_path,
-    read_mesh,
-    rectangle,
 )
-from fesens.mesh.cell_types import VOLUME_CELL_TYPES
-from fesens.mesh.ground_structure import ground_structure
 from fesens.opt import (
     OPTIMIZERS,
     AdaptiveTolerance,
 )
 from fesens.physics import PHYSICS
 
-# ------------------------------------------------------------------ helpers
-
-
-
 # ------------------------------------------------------------------ section specs
-MESH = {
-    "rectangle": {
-        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
-        "cells": Key(integers(2), REQUIRED, "cells along x and y [nx, ny]"),
-        "cell_type": Key(choice("quad4", "tri3", "tri6"), "quad4", "quad4, tri3 or tri6"),
-        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
-        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
-                                            "exceeds the available memory"),
-    },
-    "box": {
-        "size": Key(numbers(3, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly, lz]"),
-        "cells": Key(integers(3), REQUIRED, "cells along x, y, z [nx, ny, nz]"),
-        "cell_type": Key(choice("hex8", "tet4", "tet10"), "hex8", "hex8, tet4 or tet10"),
-        "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
-        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
-                                            "exceeds the available memory"),
-    },
-    "ground_structure": {
-        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
-        "cells": Key(integers(2), REQUIRED, "grid cells along x and y [nx, ny]"),
-        "reach": Key(number(1.0), None,
-                     "longest candidate bar in grid steps (default: every pair)"),
-        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
-    },
-    "file": {  # exactly one of file and packaged (_mesh_file)
-        "file": Key(string(), None, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
-                                    "config file"),
-        "packaged": Key(choice(*packaged_mesh_names()), None,
-                        "a mesh shipped with fesens, by name: "
-                        + ", ".join(packaged_mesh_names())),
-        "cell_type": Key(choice(*VOLUME_CELL_TYPES), None,
-                         "use the cells of this type (default: highest dimension)"),
-    },
-}
-
 #: Sections that only ``fesens optimize`` uses (``solve`` and ``sensitivity`` ignore them).
 OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "filter",
                          "projection", "optimizer", "stop", "output")
@@ -212,61 +163,6 @@ class Config:
                 "# mesh.file is an absolute path, so this file runs from any folder (a "
                 "relative path\n# would be relative to this file's folder)")
         return dumps(self.data, header=header)
-
-
-def _make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
-    kind = spec["type"]
-    check_mesh_memory(spec, solver)
-    try:
-        if kind == "rectangle":
-            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
-            return rectangle(nx, ny, lx, ly, spec["cell_type"], spec["origin"]), \
-                f"rectangle {nx}x{ny}"
-        if kind == "box":
-            (lx, ly, lz), (nx, ny, nz) = spec["size"], spec["cells"]
-            return box(nx, ny, nz, lx, ly, lz, spec["cell_type"], spec["origin"]), \
-                f"box {nx}x{ny}x{nz}"
-        if kind == "ground_structure":
-            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
-            return ground_structure((nx, ny), (lx, ly), reach=spec.get("reach"),
-                                    origin=spec["origin"]), f"ground structure {nx}x{ny}"
-    except MeshError as err:
-        raise ConfigError(f"mesh: {err}") from None
-    except MemoryError as err:
-        raise MemoryError(out_of_memory(spec, solver, err)) from None
-    path = _mesh_file(spec, base_dir)
-    try:
-        return read_mesh(path, spec.get("cell_type")), path.name
-    except MeshError as err:
-        raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
-
-
-def _mesh_file(spec: dict, base_dir: Path) -> Path:
-    """The file of a ``type = "file"`` mesh: ``packaged``, a mesh shipped with fesens, or
-    ``file``, relative to ``base_dir`` (written back absolute, so that the resolved config
-    runs from any folder)."""
-    if "packaged" in spec and "file" in spec:
-        raise ConfigError(f"mesh.file = {show(spec['file'])} and mesh.packaged = "
-                          f"{show(spec['packaged'])} name two meshes: keep one of them")
-    if "packaged" in spec:
-        return packaged_mesh_path(spec["packaged"])
-    if "file" not in spec:
-        raise ConfigError("missing key 'mesh.file' or 'mesh.packaged': give file = \"PATH\" "
-                          "(a mesh file, relative to the config file) or packaged = \"NAME\" "
-                          f"(a mesh shipped with fesens: {', '.join(packaged_mesh_names())})")
-    path = Path(spec["file"]).expanduser()
-    path = (path if path.is_absolute() else base_dir / path).resolve()
-    if not path.is_file():
-        raise ConfigError(f"mesh.file = {show(spec['file'])}: no such file ({path})")
-    spec["file"] = str(path)
-    return path
-
-
-def _mesh_type(raw: Any) -> Any:
-    """The default ``mesh.type``: ``"file"`` for a table that names a file or a packaged
-    mesh, none otherwise."""
-    named = isinstance(raw, dict) and ("file" in raw or "packaged" in raw)
-    return "file" if named else REQUIRED
 
 
 def _check_physics(raw: dict, dim: int) -> dict:
@@ -463,10 +359,10 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         "name": string()("name", raw.get("name", default_name)),
         "description": string()("description", raw.get("description", "")),
     }
-    data["mesh"] = check_typed("mesh", raw["mesh"], MESH, default=_mesh_type(raw["mesh"]))
+    data["mesh"] = check_typed("mesh", raw["mesh"], MESH, default=mesh_type(raw["mesh"]))
     solver = _check_solver(raw.get("solver", {}))  # the mesh's memory check reads it
     base_dir = Path(base_dir)
-    mesh, label = _make_mesh(data["mesh"], base_dir, solver)
+    mesh, label = make_mesh(data["mesh"], base_dir, solver)
     data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
     kind = data["physics"]["type"]
     materials = material_variants()

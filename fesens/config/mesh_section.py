@@ -1,0 +1,115 @@
+"""The ``[mesh]`` section: its keys per mesh type and the mesh a checked table makes
+(generated, read from a file relative to the config, or shipped with fesens by name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fesens.config.checks import (
+    REQUIRED,
+    ConfigError,
+    Key,
+    boolean,
+    choice,
+    integers,
+    number,
+    numbers,
+    show,
+    string,
+)
+from fesens.config.memory import check_mesh_memory, out_of_memory
+from fesens.errors import MeshError
+from fesens.mesh import Mesh, box, packaged_mesh_names, packaged_mesh_path, read_mesh, rectangle
+from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+from fesens.mesh.ground_structure import ground_structure
+
+MESH = {
+    "rectangle": {
+        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
+        "cells": Key(integers(2), REQUIRED, "cells along x and y [nx, ny]"),
+        "cell_type": Key(choice("quad4", "tri3", "tri6"), "quad4", "quad4, tri3 or tri6"),
+        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
+        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
+                                            "exceeds the available memory"),
+    },
+    "box": {
+        "size": Key(numbers(3, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly, lz]"),
+        "cells": Key(integers(3), REQUIRED, "cells along x, y, z [nx, ny, nz]"),
+        "cell_type": Key(choice("hex8", "tet4", "tet10"), "hex8", "hex8, tet4 or tet10"),
+        "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
+        "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
+                                            "exceeds the available memory"),
+    },
+    "ground_structure": {
+        "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
+        "cells": Key(integers(2), REQUIRED, "grid cells along x and y [nx, ny]"),
+        "reach": Key(number(1.0), None,
+                     "longest candidate bar in grid steps (default: every pair)"),
+        "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
+    },
+    "file": {  # exactly one of file and packaged (_mesh_file)
+        "file": Key(string(), None, "mesh file (Gmsh .msh, .vtu, ...), relative to the "
+                                    "config file"),
+        "packaged": Key(choice(*packaged_mesh_names()), None,
+                        "a mesh shipped with fesens, by name: "
+                        + ", ".join(packaged_mesh_names())),
+        "cell_type": Key(choice(*VOLUME_CELL_TYPES), None,
+                         "use the cells of this type (default: highest dimension)"),
+    },
+}
+
+
+def make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
+    kind = spec["type"]
+    check_mesh_memory(spec, solver)
+    try:
+        if kind == "rectangle":
+            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
+            return rectangle(nx, ny, lx, ly, spec["cell_type"], spec["origin"]), \
+                f"rectangle {nx}x{ny}"
+        if kind == "box":
+            (lx, ly, lz), (nx, ny, nz) = spec["size"], spec["cells"]
+            return box(nx, ny, nz, lx, ly, lz, spec["cell_type"], spec["origin"]), \
+                f"box {nx}x{ny}x{nz}"
+        if kind == "ground_structure":
+            (lx, ly), (nx, ny) = spec["size"], spec["cells"]
+            return ground_structure((nx, ny), (lx, ly), reach=spec.get("reach"),
+                                    origin=spec["origin"]), f"ground structure {nx}x{ny}"
+    except MeshError as err:
+        raise ConfigError(f"mesh: {err}") from None
+    except MemoryError as err:
+        raise MemoryError(out_of_memory(spec, solver, err)) from None
+    path = mesh_file(spec, base_dir)
+    try:
+        return read_mesh(path, spec.get("cell_type")), path.name
+    except MeshError as err:
+        raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
+
+
+def mesh_file(spec: dict, base_dir: Path) -> Path:
+    """The file of a ``type = "file"`` mesh: ``packaged``, a mesh shipped with fesens, or
+    ``file``, relative to ``base_dir`` (written back absolute, so that the resolved config
+    runs from any folder)."""
+    if "packaged" in spec and "file" in spec:
+        raise ConfigError(f"mesh.file = {show(spec['file'])} and mesh.packaged = "
+                          f"{show(spec['packaged'])} name two meshes: keep one of them")
+    if "packaged" in spec:
+        return packaged_mesh_path(spec["packaged"])
+    if "file" not in spec:
+        raise ConfigError("missing key 'mesh.file' or 'mesh.packaged': give file = \"PATH\" "
+                          "(a mesh file, relative to the config file) or packaged = \"NAME\" "
+                          f"(a mesh shipped with fesens: {', '.join(packaged_mesh_names())})")
+    path = Path(spec["file"]).expanduser()
+    path = (path if path.is_absolute() else base_dir / path).resolve()
+    if not path.is_file():
+        raise ConfigError(f"mesh.file = {show(spec['file'])}: no such file ({path})")
+    spec["file"] = str(path)
+    return path
+
+
+def mesh_type(raw: Any) -> Any:
+    """The default ``mesh.type``: ``"file"`` for a table that names a file or a packaged
+    mesh, none otherwise."""
+    named = isinstance(raw, dict) and ("file" in raw or "packaged" in raw)
+    return "file" if named else REQUIRED
