@@ -1,0 +1,302 @@
+"""Finite-strain hyperelastic material laws at the quadrature points.
+
+Each law gives, for the displacement gradient ``H = ∇u`` (deformation gradient
+``F = I + H``) and the Lamé constants ``λ, μ``, the stored energy density ``W``, the
+first Piola–Kirchhoff stress ``P = ∂W/∂F`` and its tangent ``A = ∂P/∂F``
+(``A_iJkL = ∂P_iJ/∂F_kL``), vectorised over every cell and quadrature point:
+
+* compressible neo-Hookean (Bonet & Wood, *Nonlinear Continuum Mechanics for Finite
+  Element Analysis*, 2nd ed., 2008, §6.4.3, eq. 6.27):
+  ``W = μ/2 (I_C − 3) − μ ln J + λ/2 (ln J)²``, ``P = μ (F − F⁻ᵀ) + λ ln J F⁻ᵀ``;
+* St. Venant–Kirchhoff (Bonet & Wood, §6.4.1): ``W = λ/2 (tr E)² + μ E:E`` with
+  ``E = (FᵀF − I)/2``, ``S = λ tr E I + 2μ E``, ``P = F S``.
+
+2D is plane strain: the out-of-plane stretch is 1, so ``I_C = tr C + 1`` and ``ln J`` is
+that of the in-plane ``F``; the out-of-plane stress ``P_zz`` (``= σ_zz J`` since
+``F_zz = 1``) is reported by each law for the Cauchy and von Mises stresses.
+
+``energy`` and ``first_piola`` are written in the traced numpy subset (:mod:`fesens.ad`
+differentiates them in ``H`` and in the constants); ``tangent`` is hand-derived, plain
+numpy. The laws are registered by name in :data:`HYPERELASTIC_LAWS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
+from fesens.physics.elastic_law import lame_parameters, von_mises
+
+#: The 2D kinematic assumptions a finite-strain law supports (None: 3D). Plane stress
+#: would need the out-of-plane stretch solved at every point, which no law here does.
+FINITE_STRAIN_PLANES = (None, "strain")
+
+
+# ------------------------------------------------------------------ kinematics
+def deformation_gradient(H):
+    """``F = I + H`` ``(..., d, d)`` of displacement gradients ``H`` ``(..., d, d)``."""
+    return H + np.eye(np.shape(H)[-1])
+
+
+def jacobian(H):
+    """``J = det F`` ``(...)`` of displacement gradients ``H`` ``(..., d, d)`` (traced)."""
+    return np.linalg.det(deformation_gradient(H))
+
+
+def inverted_points(H) -> np.ndarray:
+    """Mask ``(...)`` of the points whose deformation is inverted or degenerate (``J ≤ 0``).
+
+    Neither law is defined there (``ln J``, ``F⁻¹``); a model refuses such a state and
+    names the cells (its job, not the law's).
+    """
+    return ~(np.linalg.det(deformation_gradient(np.asarray(getval(H), dtype=float))) > 0.0)
+
+
+def _per_point(constant):
+    """A constant broadcastable to ``H.shape[:-2]`` as one broadcastable to ``H``."""
+    if np.ndim(constant) == 0:
+        return constant
+    return np.reshape(constant, np.shape(constant) + (1, 1))
+
+
+def _swap(F):
+    return np.swapaxes(F, -1, -2)
+
+
+def _trace(T):
+    return sum(T[..., i, i] for i in range(np.shape(T)[-1]))
+
+
+def _double_contraction(A, B):
+    return np.sum(np.sum(A * B, axis=-1), axis=-1)
+
+
+def _plain(H, lam, mu) -> tuple:
+    """``(F, λ, μ)`` as plain arrays, the constants broadcast to ``H.shape[:-2]``."""
+    F = deformation_gradient(np.asarray(getval(H), dtype=float))
+    batch = F.shape[:-2]
+    return (F, np.broadcast_to(np.asarray(getval(lam), dtype=float), batch),
+            np.broadcast_to(np.asarray(getval(mu), dtype=float), batch))
+
+
+# ------------------------------------------------------------------ compressible neo-Hookean
+def _neo_hookean_energy(H, lam, mu):
+    F = deformation_gradient(H)
+    d = np.shape(F)[-1]
+    log_J = np.log(np.linalg.det(F))
+    # the first invariant of the 3D C: plane strain adds the out-of-plane stretch² = 1
+    I_C = _double_contraction(F, F) + (3 - d)
+    return 0.5 * mu * (I_C - 3.0) - mu * log_J + 0.5 * lam * log_J * log_J
+
+
+def _neo_hookean_first_piola(H, lam, mu):
+    F = deformation_gradient(H)
+    F_inv_T = _swap(np.linalg.inv(F))
+    log_J = np.log(np.linalg.det(F))
+    return _per_point(mu) * (F - F_inv_T) + _per_point(lam * log_J) * F_inv_T
+
+
+def _neo_hookean_tangent(H, lam, mu):
+    # ∂F⁻ᵀ_iJ/∂F_kL = −F⁻¹_Jk F⁻¹_Li and ∂ln J/∂F_kL = F⁻¹_Lk give
+    # A_iJkL = μ δ_ik δ_JL + (μ − λ ln J) F⁻¹_Jk F⁻¹_Li + λ F⁻¹_Ji F⁻¹_Lk
+    F, lam, mu = _plain(H, lam, mu)
+    eye = np.eye(F.shape[-1])
+    F_inv = np.linalg.inv(F)
+    log_J = np.log(np.linalg.det(F))
+    return (np.einsum("...,ik,JL->...iJkL", mu, eye, eye)
+            + np.einsum("...,...Jk,...Li->...iJkL", mu - lam * log_J, F_inv, F_inv)
+            + np.einsum("...,...Ji,...Lk->...iJkL", lam, F_inv, F_inv))
+
+
+def _neo_hookean_out_of_plane(H, lam, mu):
+    # F_zz = 1 and (F⁻ᵀ)_zz = 1: P_zz = μ (1 − 1) + λ ln J
+    return lam * np.log(jacobian(H))
+
+
+# ------------------------------------------------------------------ St. Venant–Kirchhoff
+def _green_lagrange(F):
+    """``E = (FᵀF − I)/2`` ``(..., d, d)``."""
+    return 0.5 * (np.matmul(_swap(F), F) - np.eye(np.shape(F)[-1]))
+
+
+def _svk_energy(H, lam, mu):
+    E = _green_lagrange(deformation_gradient(H))
+    tr_E = _trace(E)
+    return 0.5 * lam * tr_E * tr_E + mu * _double_contraction(E, E)
+
+
+def _svk_first_piola(H, lam, mu):
+    F = deformation_gradient(H)
+    E = _green_lagrange(F)
+    S = _per_point(lam * _trace(E)) * np.eye(np.shape(F)[-1]) + 2.0 * _per_point(mu) * E
+    return np.matmul(F, S)
+
+
+def _svk_tangent(H, lam, mu):
+    # P = F S(E): A_iJkL = δ_ik S_JL + F_iI F_kK C_IJKL with
+    # C_IJKL = λ δ_IJ δ_KL + μ (δ_IK δ_JL + δ_IL δ_JK), i.e.
+    # A_iJkL = δ_ik S_JL + λ F_iJ F_kL + μ (F_iM F_kM δ_JL + F_iL F_kJ)
+    F, lam, mu = _plain(H, lam, mu)
+    eye = np.eye(F.shape[-1])
+    E = _green_lagrange(F)
+    S = (lam * _trace(E))[..., None, None] * eye + 2.0 * mu[..., None, None] * E
+    b = np.matmul(F, _swap(F))
+    return (np.einsum("ik,...JL->...iJkL", eye, S)
+            + np.einsum("...,...iJ,...kL->...iJkL", lam, F, F)
+            + np.einsum("...,...ik,JL->...iJkL", mu, b, eye)
+            + np.einsum("...,...iL,...kJ->...iJkL", mu, F, F))
+
+
+def _svk_out_of_plane(H, lam, mu):
+    # E_zz = 0 in plane strain, so S_zz = λ tr E, and P_zz = F_zz S_zz = S_zz
+    return lam * _trace(_green_lagrange(deformation_gradient(H)))
+
+
+# ------------------------------------------------------------------ checks
+def check_constants(lam, mu) -> None:
+    """Refuse Lamé constants for which the laws are not stable at ``F = I``.
+
+    Raises
+    ------
+    ValueError
+        ``μ ≤ 0`` or a bulk modulus ``κ = λ + 2μ/3 ≤ 0``, naming the constant and its range.
+    """
+    lam = np.asarray(getval(lam), dtype=float)
+    mu = np.asarray(getval(mu), dtype=float)
+    if not np.all(np.isfinite(lam)) or not np.all(np.isfinite(mu)):
+        raise ValueError("the Lamé constants λ (lam) and μ (mu) must be finite numbers")
+    if np.any(mu <= 0.0):
+        raise ValueError(f"the shear modulus mu must be > 0; got min {float(np.min(mu))!r}")
+    kappa = lam + 2.0 * mu / 3.0
+    if np.any(kappa <= 0.0):
+        raise ValueError("lam must be > -2 mu / 3 (a positive bulk modulus κ = λ + 2μ/3); got "
+                         f"min κ = {float(np.min(kappa))!r}")
+
+
+def lame_constants(E, nu, plane: str | None = None) -> tuple:
+    """``(λ, μ)`` of Young's modulus and Poisson's ratio for 3D or plane strain.
+
+    Parameters
+    ----------
+    E, nu : float or numpy.ndarray
+        Scalars or per-cell arrays ``(n_cells,)`` (traced values work: only arithmetic).
+    plane : {None, "strain"}
+        The 2D assumption; plane stress is refused (see :data:`FINITE_STRAIN_PLANES`).
+
+    Raises
+    ------
+    ValueError
+        ``E ≤ 0``, ``ν`` outside ``(−1, 0.5)`` or an unsupported ``plane``.
+    """
+    if plane not in FINITE_STRAIN_PLANES:
+        raise ValueError(f"finite-strain laws support plane in {FINITE_STRAIN_PLANES} (3D or "
+                         f"plane strain); got {plane!r}")
+    E_value, nu_value = np.asarray(getval(E), dtype=float), np.asarray(getval(nu), dtype=float)
+    if not np.all(E_value > 0.0):
+        raise ValueError(f"Young's modulus E must be > 0; got min {float(np.min(E_value))!r}")
+    if not np.all((nu_value > -1.0) & (nu_value < 0.5)):
+        raise ValueError("Poisson's ratio nu must lie in (-1, 0.5) (0.5: incompressible, "
+                         f"which these laws cannot represent); got {nu_value.ravel()[:5]}")
+    return lame_parameters(E, nu, plane)
+
+
+def _check_gradient(H) -> None:
+    shape = np.shape(H)
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] not in (2, 3):
+        raise ValueError(f"displacement gradients must have shape (..., d, d) with d = 2 "
+                         f"(plane strain) or 3; got {shape}")
+
+
+# ------------------------------------------------------------------ the laws
+@dataclass(frozen=True)
+class HyperelasticLaw:
+    """One finite-strain law: its functions of ``(H, λ, μ)`` and its constants' names.
+
+    The public methods check their inputs, then call the law's functions: ``H``
+    ``(..., d, d)`` (d = 2: plane strain, or 3), ``lam`` and ``mu`` broadcastable to
+    ``H.shape[:-2]`` (per cell ``(n_cells, 1)`` against points ``(n_cells, n_qp)``).
+    """
+
+    name: str
+    #: the form of ``W`` and its source
+    description: str
+    energy_of: Callable
+    first_piola_of: Callable
+    tangent_of: Callable
+    #: ``P_zz`` ``(...)`` of a 2D (plane strain) ``H``
+    out_of_plane_of: Callable
+    constants: tuple[str, ...] = ("lam", "mu")
+
+    def _checked(self, H, lam, mu) -> None:
+        _check_gradient(H)
+        check_constants(lam, mu)
+        np.broadcast_shapes(np.shape(lam), np.shape(mu), np.shape(H)[:-2])
+
+    def energy(self, H, lam, mu):
+        """Stored energy density ``W`` ``(...)`` per unit reference volume (traced)."""
+        self._checked(H, lam, mu)
+        return self.energy_of(H, lam, mu)
+
+    def first_piola(self, H, lam, mu):
+        """First Piola–Kirchhoff stress ``P = ∂W/∂F`` ``(..., d, d)`` (traced)."""
+        self._checked(H, lam, mu)
+        return self.first_piola_of(H, lam, mu)
+
+    def tangent(self, H, lam, mu) -> np.ndarray:
+        """``A_iJkL = ∂P_iJ/∂F_kL`` ``(..., d, d, d, d)``, hand-derived (plain numpy)."""
+        self._checked(H, lam, mu)
+        return self.tangent_of(H, lam, mu)
+
+    def cauchy(self, H, lam, mu) -> tuple:
+        """Cauchy stress ``σ = J⁻¹ P Fᵀ`` ``(..., d, d)`` and, in 2D, ``σ_zz`` ``(...)``.
+
+        Returns ``(σ, σ_zz)``; ``σ_zz`` is None in 3D. Traced.
+        """
+        self._checked(H, lam, mu)
+        J = jacobian(H)
+        P = self.first_piola_of(H, lam, mu)
+        sigma = np.matmul(P, _swap(deformation_gradient(H))) / _per_point(J)
+        if np.shape(H)[-1] == 3:
+            return sigma, None
+        return sigma, self.out_of_plane_of(H, lam, mu) / J
+
+    def von_mises(self, H, lam, mu):
+        """von Mises stress ``(...)`` of the Cauchy stress (with ``σ_zz`` in plane strain)."""
+        return von_mises(*self.cauchy(H, lam, mu))
+
+
+#: The finite-strain laws by name (read-only): config and command line read their choices
+#: here.
+HYPERELASTIC_LAWS: Mapping[str, HyperelasticLaw] = MappingProxyType({
+    law.name: law for law in (
+        HyperelasticLaw(
+            "neo-hookean",
+            "compressible neo-Hookean, W = μ/2 (I_C − 3) − μ ln J + λ/2 (ln J)² "
+            "(Bonet & Wood 2008, eq. 6.27)",
+            _neo_hookean_energy, _neo_hookean_first_piola, _neo_hookean_tangent,
+            _neo_hookean_out_of_plane),
+        HyperelasticLaw(
+            "saint-venant-kirchhoff",
+            "St. Venant–Kirchhoff, W = λ/2 (tr E)² + μ E:E (Bonet & Wood 2008, §6.4.1)",
+            _svk_energy, _svk_first_piola, _svk_tangent, _svk_out_of_plane),
+    )
+})
+
+
+def hyperelastic_law(name: str) -> HyperelasticLaw:
+    """The law registered as ``name`` in :data:`HYPERELASTIC_LAWS`.
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the known ones).
+    """
+    try:
+        return HYPERELASTIC_LAWS[name]
+    except KeyError:
+        raise ValueError(f"unknown hyperelastic law {name!r}; choose one of "
+                         f"{sorted(HYPERELASTIC_LAWS)}") from None
