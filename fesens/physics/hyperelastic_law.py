@@ -8,7 +8,7 @@ first Piola–Kirchhoff stress ``P = ∂W/∂F`` and its tangent ``A = ∂P/∂F
 * compressible neo-Hookean (Bonet & Wood, *Nonlinear Continuum Mechanics for Finite
   Element Analysis*, 2nd ed., 2008, §6.4.3, eq. 6.27):
   ``W = μ/2 (I_C − 3) − μ ln J + λ/2 (ln J)²``, ``P = μ (F − F⁻ᵀ) + λ ln J F⁻ᵀ``;
-* St. Venant–Kirchhoff (Bonet & Wood, §6.4.1): ``W = λ/2 (tr E)² + μ E:E`` with
+* St. Venant–Kirchhoff (Bonet & Wood, ch. 6): ``W = λ/2 (tr E)² + μ E:E`` with
   ``E = (FᵀF − I)/2``, ``S = λ tr E I + 2μ E``, ``P = F S``.
 
 2D is plane strain: the out-of-plane stretch is 1, so ``I_C = tr C + 1`` and ``ln J`` is
@@ -234,7 +234,12 @@ class HyperelasticLaw:
     def _checked(self, H, lam, mu) -> None:
         _check_gradient(H)
         check_constants(lam, mu)
-        np.broadcast_shapes(np.shape(lam), np.shape(mu), np.shape(H)[:-2])
+        try:
+            np.broadcast_shapes(np.shape(lam), np.shape(mu), np.shape(H)[:-2])
+        except ValueError:
+            raise ValueError(f"the constants' shapes {np.shape(lam)} (lam) and {np.shape(mu)} "
+                             f"(mu) do not broadcast to the points' shape {np.shape(H)[:-2]}; "
+                             "give per-cell constants as (n_cells, 1)") from None
 
     def energy(self, H, lam, mu):
         """Stored energy density ``W`` ``(...)`` per unit reference volume (traced)."""
@@ -281,7 +286,7 @@ HYPERELASTIC_LAWS: Mapping[str, HyperelasticLaw] = MappingProxyType({
             _neo_hookean_out_of_plane),
         HyperelasticLaw(
             "saint-venant-kirchhoff",
-            "St. Venant–Kirchhoff, W = λ/2 (tr E)² + μ E:E (Bonet & Wood 2008, §6.4.1)",
+            "St. Venant–Kirchhoff, W = λ/2 (tr E)² + μ E:E (Bonet & Wood 2008, ch. 6)",
             _svk_energy, _svk_first_piola, _svk_tangent, _svk_out_of_plane),
     )
 })

@@ -234,6 +234,8 @@ def test_constants_are_checked():
         law.first_piola(np.zeros((2, 2)), 1.0, -1.0)
     with pytest.raises(ValueError, match=r"shape \(\.\.\., d, d\)"):
         law.energy(np.zeros((4, 3)), 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"do not broadcast.*\(n_cells, 1\)"):
+        law.energy(np.zeros((4, 3, 2, 2)), np.ones(4), 1.0)
     with pytest.raises(ValueError, match="Poisson's ratio nu must lie in"):
         lame_constants(1.0, 0.5)
     with pytest.raises(ValueError, match="Poisson's ratio nu must lie in"):
