@@ -206,19 +206,26 @@ def test_inverted_points_are_flagged():
     np.testing.assert_array_equal(inverted_points(_state(2)[0]), False)
 
 
+@pytest.mark.parametrize("d", [2, 3])
 @pytest.mark.parametrize("name", LAWS)
-def test_stress_is_differentiable_in_the_constants(name):
-    """Taylor test (rate ≈ 2) of a scalar of P and of σ_vm in ``(λ, μ)`` per cell."""
+def test_stresses_are_differentiable(name, d):
+    """Taylor test (rate ≈ 2) of a scalar of P and of σ_vm in ``H`` and ``(λ, μ)`` per cell,
+    and forward mode in ``μ`` against reverse mode."""
     law = hyperelastic_law(name)
-    H, lam, mu = _state(2, seed=8)
+    H, lam, mu = _state(d, seed=8)
     weights = np.random.default_rng(9).standard_normal(H.shape)
 
-    def response(constants):
-        return (np.sum(law.first_piola(H, constants["lam"], constants["mu"]) * weights)
-                + np.sum(law.von_mises(H, constants["lam"], constants["mu"])))
+    def response(x):
+        return (np.sum(law.first_piola(x["H"], x["lam"], x["mu"]) * weights)
+                + np.sum(law.von_mises(x["H"], x["lam"], x["mu"])))
 
-    result = taylor_test(response, {"lam": lam, "mu": mu}, verbose=False)
+    result = taylor_test(response, {"H": H, "lam": lam, "mu": mu}, verbose=False)
     assert result.rate > 1.9, result.table()
+
+    direction = np.random.default_rng(10).standard_normal(mu.shape)
+    _, forward = jvp(lambda m: response({"H": H, "lam": lam, "mu": m}), (mu,), (direction,))
+    reverse = grad(lambda m: response({"H": H, "lam": lam, "mu": m}))(mu)
+    assert forward == pytest.approx(np.sum(reverse * direction), rel=1e-12)
 
 
 def test_constants_are_checked():
