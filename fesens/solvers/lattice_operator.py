@@ -36,6 +36,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from fesens.arrays import namespace
 from fesens.errors import NonFiniteError
 from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
 
@@ -87,6 +88,16 @@ class LatticeStructure:
         self.positions[rows[free]] = component * (rows.size // nc) + point
         lattice_cells = int(np.prod([max(c, 1) for c in self.cells[1:]]))
         self._slab = max(1, _SLAB_CELLS // lattice_cells)  # slow-axis cells per slab
+        self._resident: dict[int, tuple] = {}
+
+    def _on(self, xp) -> tuple:
+        """The reference matrix and the free dofs' lattice positions as arrays of the
+        module ``xp`` (copied there once: the kernels below run in their inputs' library)."""
+        if xp is np:
+            return self.element, self.positions
+        if id(xp) not in self._resident:
+            self._resident[id(xp)] = (xp.asarray(self.element), xp.asarray(self.positions))
+        return self._resident[id(xp)]
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -100,14 +111,15 @@ class LatticeStructure:
     def expand(self, x: np.ndarray) -> np.ndarray:
         """A free-dof vector ``(n,)`` as the lattice array ``(nc, *reversed shape)``,
         component-major (zero at eliminated dofs): every corner slice is then a set of
-        contiguous rows."""
-        full = np.zeros(self.n_components * int(np.prod(self.grid.shape)))
-        full[self.positions] = x
+        contiguous rows. In the library of ``x`` (:func:`fesens.arrays.namespace`)."""
+        xp = namespace(x)
+        full = xp.zeros(self.n_components * int(np.prod(self.grid.shape)), dtype=x.dtype)
+        full[self._on(xp)[1]] = x
         return full.reshape(self.n_components, *self.grid.shape[::-1])
 
     def restrict(self, lattice: np.ndarray) -> np.ndarray:
         """The free-dof vector ``(n,)`` of a lattice array."""
-        return lattice.reshape(-1)[self.positions]
+        return lattice.reshape(-1)[self._on(namespace(lattice))[1]]
 
     def _slabs(self):
         """``(start, stop, corner slices)`` per slab: the slices of every corner's lattice
@@ -128,7 +140,7 @@ class LatticeStructure:
         component``)."""
         nc = self.n_components
         size = lattice[corners[0]][0].size
-        out = np.empty((len(corners) * nc, size))
+        out = namespace(lattice).empty((len(corners) * nc, size), dtype=lattice.dtype)
         for corner, where in enumerate(corners):
             out[corner * nc:(corner + 1) * nc] = lattice[where].reshape(nc, size)
         return out
@@ -147,21 +159,26 @@ class LatticeStructure:
 
     # ------------------------------------------------------------ cell operations
     def apply(self, coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``A x`` for ``x`` ``(n,)`` or ``(n, k)``."""
+        """``A x`` for ``x`` ``(n,)`` or ``(n, k)``, in the library of ``x`` and
+        ``coefficients`` (:func:`fesens.arrays.namespace`)."""
+        xp = namespace(coefficients, x)
         if x.ndim == 2:
-            return np.stack([self.apply(coefficients, column) for column in x.T], axis=1)
+            return xp.stack([self.apply(coefficients, x[:, j]) for j in range(x.shape[1])],
+                            axis=1)
+        element = self._on(xp)[0]
         source = self.expand(x)
-        target = np.zeros_like(source)
+        target = xp.zeros_like(source)
         for start, stop, corners in self._slabs():
-            local = self.element @ self._gather(source, corners)
+            local = element @ self._gather(source, corners)
             local *= self._cell_slab(coefficients, start, stop)
             self._scatter(target, local, corners)
         return self.restrict(target)
 
     def diagonal(self, coefficients: np.ndarray) -> np.ndarray:
-        """The diagonal of ``A``, ``(n,)``."""
-        target = self.expand(np.zeros(self.n))
-        diagonal = np.diag(self.element)[:, None]
+        """The diagonal of ``A``, ``(n,)``, in the library of ``coefficients``."""
+        xp = namespace(coefficients)
+        target = self.expand(xp.zeros(self.n, dtype=coefficients.dtype))
+        diagonal = xp.diagonal(self._on(xp)[0])[:, None]
         for start, stop, corners in self._slabs():
             self._scatter(target, diagonal * self._cell_slab(coefficients, start, stop),
                           corners)
@@ -172,12 +189,14 @@ class LatticeStructure:
         or ``(n, k)`` (summed over the ``k`` columns)."""
         if a.ndim == 2:
             return sum(self.cell_bilinear(a[:, j], b[:, j]) for j in range(a.shape[1]))
-        out = np.empty(self.n_cells)
+        xp = namespace(a, b)
+        element = self._on(xp)[0]
+        out = xp.empty(self.n_cells, dtype=a.dtype)
         first, second = self.expand(a), self.expand(b)
         for start, stop, corners in self._slabs():
-            local = self.element @ self._gather(first, corners)
-            np.einsum("ie,ie->e", local, self._gather(second, corners),
-                      out=self._cell_slab(out, start, stop))
+            local = element @ self._gather(first, corners)
+            self._cell_slab(out, start, stop)[...] = xp.einsum(
+                "ie,ie->e", local, self._gather(second, corners))
         return out
 
     # ------------------------------------------------------------ assembled forms

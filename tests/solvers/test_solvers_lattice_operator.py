@@ -114,3 +114,49 @@ def test_non_finite_reference_matrix_and_coefficients_are_refused():
         structure.operator(np.array([1.0, np.inf, 1.0, 1.0]))
     with pytest.raises(ValueError, match=r"shape \(4,\)"):
         structure.operator(np.ones(3))
+
+
+class Device(np.ndarray):
+    """An array of a stand-in array library (as a CuPy array would be): numpy's values,
+    its own type and namespace, so a kernel that allocates with numpy is seen."""
+
+    def __array_namespace__(self):
+        return DEVICE
+
+
+class _DeviceLibrary:
+    """The stand-in library: numpy's functions returning :class:`Device` arrays, counting
+    the host arrays copied to it."""
+
+    __name__ = "device"
+
+    def __init__(self):
+        self.copies = 0
+
+    def asarray(self, a):
+        self.copies += 1
+        return np.asarray(a).view(Device)
+
+    def __getattr__(self, name):
+        function = getattr(np, name)
+        return lambda *args, **kwargs: np.asarray(function(*args, **kwargs)).view(Device)
+
+
+DEVICE = _DeviceLibrary()
+
+
+def test_the_kernels_run_in_the_library_of_their_inputs(case):
+    model, system, s = case
+    structure = system.structure
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((structure.n, 2))
+    on_host = (structure.apply(s, x), structure.diagonal(s),
+               structure.cell_bilinear(x, x[::-1].copy()))
+    before = DEVICE.copies
+    on_device = (structure.apply(s.view(Device), x.view(Device)),
+                 structure.diagonal(s.view(Device)),
+                 structure.cell_bilinear(x.view(Device), x[::-1].copy().view(Device)))
+    for host, device in zip(on_host, on_device, strict=True):
+        assert type(device) is Device  # never brought back to numpy
+        assert np.array_equal(np.asarray(device), host)  # the same arithmetic
+    assert DEVICE.copies - before == 2  # the reference matrix and positions, copied once
