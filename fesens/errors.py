@@ -126,6 +126,32 @@ class ConvergenceError(SolverError):
         self.tolerance = tolerance
 
 
+class NewtonError(SolverError):
+    """A nonlinear (Newton) solve did not converge, even after cutting its load steps back.
+
+    Attributes
+    ----------
+    reason : str
+        Why the last attempt failed (residual stalled, NaN, an inadmissible state, ...).
+    history : list of numpy.ndarray
+        The residual norms of every Newton attempt, in order (converged steps and failed
+        attempts alike).
+    load_factor : float
+        The load factor of the last converged step (0: none converged).
+    state : numpy.ndarray or None
+        The last converged state (the model's dof vector ``(n_dofs,)``), which a caller
+        may keep.
+    """
+
+    def __init__(self, message: str, *, reason: str = "", history=(), load_factor: float = 0.0,
+                 state=None):
+        super().__init__(message)
+        self.reason = reason
+        self.history = list(history)
+        self.load_factor = load_factor
+        self.state = state
+
+
 class NonFiniteError(FesensError, FloatingPointError):
     """NaN or infinity in parameters, matrices or results."""
 

@@ -1,0 +1,410 @@
+"""Models whose equations are nonlinear in the unknowns: a residual from a flux at the
+quadrature points, Newton on the cached pattern, and a one-solve adjoint.
+
+The residual of a :class:`NonlinearModel` is
+
+    R_a(u, θ, X) = Σ_e Σ_q dΩ_q t P(u_q, ∇u_q; θ_e) : ∇N_a(x_q) − f_a(θ, X)
+
+(``t``: the thickness in 2D; ``P``: the physics' flux, e.g. the first Piola–Kirchhoff
+stress or a heat flux), assembled over all cells at once; its tangent
+``K_ab = Σ_q dΩ_q t [∇N_a · ∂P/∂∇u · ∇N_b + ∇N_a · ∂P/∂u N_b]`` is assembled onto the
+cached pattern of the free dofs, so every Newton iteration and load step shares one
+symbolic analysis. The solve is one primitive
+(:func:`~fesens.fem.nonlinear.implicit_solve.solve_residual`): the Newton iterations are
+not taped, and the gradient costs one transposed solve with the converged tangent and one
+traced evaluation of ``R``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import fields as dataclass_fields
+from typing import ClassVar
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval, untake
+from fesens.ad.sparse import PatternMatrix
+from fesens.errors import NewtonError, NonFiniteError, SolverError
+from fesens.fem.assembly.assembler import Assembler
+from fesens.fem.assembly.primitives import BlockOperator
+from fesens.fem.model.base import Model
+from fesens.fem.model.solution import Solution
+from fesens.fem.nonlinear.implicit_solve import ResidualSolve, solve_residual
+from fesens.fem.nonlinear.newton import NewtonOptions, NewtonReport
+from fesens.fem.post.fields import dof_gradients
+from fesens.mesh.mesh import Mesh
+from fesens.solvers.policy import is_auto
+
+_NEWTON_OPTIONS = tuple(f.name for f in dataclass_fields(NewtonOptions))
+
+
+class NonlinearSolution(Solution):
+    """Result of :meth:`NonlinearModel.solve`: the converged state and how it was reached.
+
+    Attributes (besides :class:`~fesens.fem.model.solution.Solution`'s; ``coefficients``
+    holds the material fields' values in the order of ``fields``)
+    ----------
+    fields : dict
+        The material fields of the solve (traced values included), each ``(n_cells,)``.
+    report : NewtonReport or None
+        The load steps, Newton residual histories and cut-backs of the solve.
+    """
+
+    def __init__(self, model, u, f, coefficients, parameters, loads=None, points=None, *,
+                 fields: dict | None = None, report: NewtonReport | None = None,
+                 prescribed=None):
+        super().__init__(model, u, f, coefficients, parameters, loads, points)
+        self.fields = {} if fields is None else fields
+        self.report = report
+        self._paths = prescribed  # (f₀, g₀, g) of the load path, to rebuild the states
+
+    def detached(self) -> NonlinearSolution:
+        """The same solution with every traced value replaced by its value."""
+        return type(self)(self.model, getval(self.u), getval(self.f),
+                          [getval(c) for c in self.coefficients],
+                          {k: getval(v) for k, v in self.parameters.items()},
+                          self.load_magnitudes,
+                          None if self.points is None else getval(self.points),
+                          fields={k: getval(v) for k, v in self.fields.items()},
+                          report=self.report, prescribed=self._paths)
+
+    def load_path(self, dof: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The load–displacement curve of the solve: the load factor of every converged
+        step (0 first) and, at each, ``u[dof]`` or (``dof=None``) ``‖u‖``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(n_steps + 1,)`` each (plain arrays).
+        """
+        if self.report is None or self._paths is None:
+            raise ValueError("this solution has no load path (it was not made by "
+                             "NonlinearModel.solve)")
+        g0, g = self._paths
+        factors = np.array(self.report.load_factors)
+        states = [self.model.state(x, g0 + t * (g - g0))
+                  for t, x in zip(factors, self.report.states, strict=True)]
+        values = [float(np.linalg.norm(u)) if dof is None else float(u[dof]) for u in states]
+        return factors, np.array(values)
+
+    def reactions(self) -> np.ndarray:
+        """Reaction forces (heat flows) ``F_int(u) − f`` at the constrained dofs, zero
+        elsewhere, ``(n_points, n_components)`` (plain arrays)."""
+        model = self.model
+        fields = {k: np.asarray(getval(v)) for k, v in self.fields.items()}
+        points = None if self.points is None else np.asarray(getval(self.points))
+        residual = (model.internal_forces(np.asarray(getval(self.u)), fields, points)
+                    - np.asarray(getval(self.f)))
+        out = np.zeros_like(residual)
+        out[model.constrained_dofs] = residual[model.constrained_dofs]
+        return out.reshape(model.mesh.n_points, model.n_components)
+
+
+class NonlinearModel(Model):
+    """Base class of every physics whose equations are nonlinear in the unknowns.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    n_components : int
+        Unknowns per node (``dim`` for displacements, 1 for a temperature).
+    thickness : float
+        Out-of-plane thickness (2D only; multiplies every integral).
+    quadrature_order : int, optional
+        Quadrature order of the cell integrals (default: the element's stiffness order;
+        a flux of high polynomial degree may want more).
+
+    Notes
+    -----
+    **A physics declares** (besides ``name``, ``field_name``, ``parameters``,
+    ``solution_class`` (a :class:`NonlinearSolution` subclass) and ``config`` as for a
+    linear physics), with ``n_cells, n_qp`` cells and quadrature points, ``n_comp``
+    components and ``dim`` space dimensions:
+
+    ``material_fields(**parameters) -> dict``
+        The per-cell material fields ``(n_cells,)`` (or broadcastable, e.g. scalars) from
+        the parameters, traced when a parameter is; checks the values (:meth:`checked`)
+        and defaults to the model's. The density ``scale`` goes through here.
+    ``flux(u_q, grad_q, fields)``
+        ``P`` ``(n_cells, n_qp, n_comp, dim)`` (first Piola–Kirchhoff stress, heat flux
+        ``k ∇T``) of the field ``u_q`` ``(n_cells, n_qp, n_comp)`` and its gradient
+        ``grad_q`` ``(n_cells, n_qp, n_comp, dim)``, written in the traced numpy subset
+        (plain ``numpy`` calls on possibly traced arrays); the fields arrive as
+        ``material_fields`` gave them.
+    ``flux_tangent(u_q, grad_q, fields) -> (dP_dgrad, dP_du)``
+        Plain numpy, hand-derived: ``∂P/∂∇u`` ``(n_cells, n_qp, n_comp, dim, n_comp,
+        dim)`` (for finite strain ``A_iJkL = ∂P_iJ/∂F_kL``) and ``∂P/∂u`` ``(n_cells,
+        n_qp, n_comp, dim, n_comp)`` or None when ``P`` does not depend on ``u``.
+    ``symmetric_tangent`` (class attribute)
+        Whether the tangent is symmetric (a hyperelastic ``P = ∂W/∂F``: True; a
+        conductivity ``k(T)``: False). A non-symmetric tangent gets an LU backend for
+        ``auto`` and refuses a symmetric one (Cholesky, CG).
+    Optionally:
+    ``energy(u_q, grad_q, fields)``
+        The stored energy density ``W`` ``(n_cells, n_qp)`` (traced numpy), used by
+        ``line_search="energy"`` and :meth:`stored_energy`; None (default): none.
+    ``inadmissible(u_q, grad_q, fields) -> str | None``
+        Plain numpy: why a state is outside the law's domain (``det F ≤ 0``, a
+        conductivity ``≤ 0``), naming the cells; None where it is admissible. Newton then
+        backtracks and cuts the load back.
+    ``reference_state() -> (n_dofs,)``
+        The unloaded state Newton starts from (default zeros).
+
+    **A user calls**: ``fix``, ``point_load``, ``surface_load``, ``volume_load``,
+    ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
+    """
+
+    #: Whether ``∂R/∂u`` is symmetric (decides the linear solver's kind).
+    symmetric_tangent: ClassVar[bool] = True
+    #: The largest relative change of the inputs for which a solve starts from the last
+    #: converged state (an optimization loop) instead of the reference state.
+    warm_start_tolerance: ClassVar[float] = 0.25
+    solution_class: ClassVar[type[Solution]] = NonlinearSolution
+
+    def __init__(self, mesh: Mesh, n_components: int, *, thickness: float = 1.0,
+                 quadrature_order: int | None = None):
+        super().__init__(mesh, n_components, thickness=thickness,
+                         quadrature_order=quadrature_order)
+        self._assembler: Assembler | None = None
+        self._assembler_dofs: np.ndarray | None = None
+        self._operators: dict[str, BlockOperator] = {}
+        #: The last converged solve (:class:`~fesens.fem.nonlinear.implicit_solve.
+        #: ConvergedState`), the start of the next one when its inputs are close.
+        self.converged_state = None
+
+    # ------------------------------------------------------------ physics hooks
+    @abstractmethod
+    def material_fields(self, **parameters) -> dict:
+        """The per-cell material fields from the parameters (see the class notes)."""
+
+    @abstractmethod
+    def flux(self, u_q, grad_q, fields):
+        """``P`` ``(n_cells, n_qp, n_comp, dim)`` (traced numpy; see the class notes)."""
+
+    @abstractmethod
+    def flux_tangent(self, u_q, grad_q, fields) -> tuple:
+        """``(∂P/∂∇u, ∂P/∂u or None)`` (plain numpy; see the class notes)."""
+
+    def energy(self, u_q, grad_q, fields):
+        """Optional: stored energy density ``(n_cells, n_qp)``; None (default): none."""
+        return None
+
+    def inadmissible(self, u_q, grad_q, fields) -> str | None:
+        """Optional: why a state is outside the law's domain, or None (default)."""
+        return None
+
+    def reference_state(self) -> np.ndarray:
+        """The unloaded state ``(n_dofs,)`` Newton starts from (default: zeros)."""
+        return np.zeros(self.dofmap.n_dofs)
+
+    # ------------------------------------------------------------ the pattern
+    @property
+    def assembler(self) -> Assembler:
+        """The cached-pattern assembler for the current set of Dirichlet dofs (its cell
+        matrices are placeholders: the tangent's cell matrices are new at every state)."""
+        dofs = self.constrained_dofs
+        if self._assembler is None or not np.array_equal(dofs, self._assembler_dofs):
+            self._check_free_modes(dofs)
+            nd = self.dofmap.cell_dofs.shape[1]
+            self._assembler = Assembler(self.dofmap.cell_dofs, self.dofmap.n_dofs, dofs,
+                                        [np.zeros((1, nd, nd))])
+            self._assembler_dofs = dofs
+            self._operators = {}
+            self.converged_state = None  # another set of unknowns
+        return self._assembler
+
+    def operator(self, block: str = "ff") -> BlockOperator:
+        """The block operator (``"ff"`` or ``"fc"``) of the current pattern; the solvers
+        of its pattern keep their symbolic analysis across Newton iterations."""
+        assembler = self.assembler
+        if block not in self._operators:
+            self._operators[block] = BlockOperator(assembler, block)
+        return self._operators[block]
+
+    def _matrix_free_refusal(self) -> str | None:
+        return "a nonlinear model assembles its tangent at every Newton iteration"
+
+    # ------------------------------------------------------------ residual and tangent
+    def state(self, u_free, g):
+        """The dof vector ``(n_dofs,)`` of free values ``(n_free,)`` and prescribed values
+        ``g`` ``(n_constrained,)`` (traced when either is)."""
+        return self._full_vector(u_free, g, bool(self.constrained_dofs.size), False)
+
+    def _at_quadrature(self, u, points):
+        geometry = self.geometry(points)
+        mesh, n_comp = self.mesh, self.n_components
+        u_cells = u[self.dofmap.cell_dofs]  # (n_cells, nd)
+        nodal = np.reshape(u_cells, (mesh.n_cells, mesh.type_info.n_nodes, n_comp))
+        u_q = np.einsum("qa,eac->eqc", geometry.N, nodal)
+        grad_q = dof_gradients(geometry, u_cells, n_comp)[..., 0]
+        return geometry, u_q, grad_q
+
+    def _weights(self, geometry):
+        """``t dΩ`` ``(n_cells or 1, n_qp)``."""
+        return geometry.dx * self._thickness()
+
+    def internal_forces(self, u, fields: dict, points=None):
+        """``F_a = Σ_q t dΩ_q P : ∇N_a`` over all dofs, ``(n_dofs,)``; traced in ``u``,
+        the fields and ``points``."""
+        geometry, u_q, grad_q = self._at_quadrature(u, points)
+        P = self.flux(u_q, grad_q, fields)
+        weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
+        dNdx = geometry.dNdx  # (n_geom, q, a, k)
+        spec = "qak,eqck->eac" if np.shape(dNdx)[0] == 1 else "eqak,eqck->eac"
+        cell_forces = np.einsum(spec, dNdx[0] if spec[0] == "q" else dNdx, weighted)
+        return untake(np.reshape(cell_forces, (self.mesh.n_cells, -1)), self.dofmap.cell_dofs,
+                      (self.dofmap.n_dofs,))
+
+    def residual(self, u, fields: dict, f, points=None):
+        """``R = F_int(u) − f`` on the free dofs, ``(n_free,)`` (traced)."""
+        return (self.internal_forces(u, fields, points) - f)[self.free_dofs]
+
+    def stored_energy(self, u, fields: dict, points=None) -> float | None:
+        """``Σ_q t dΩ_q W`` (plain), or None when the physics declares no energy."""
+        geometry, u_q, grad_q = self._at_quadrature(u, points)
+        W = self.energy(u_q, grad_q, fields)
+        if W is None:
+            return None
+        return float(np.sum(getval(self._weights(geometry) * W)))
+
+    def inadmissibility(self, u, fields: dict, points=None) -> str | None:
+        """Why the state ``u`` ``(n_dofs,)`` is inadmissible (plain), or None; a NaN in the
+        state counts."""
+        u = np.asarray(getval(u))
+        if not np.all(np.isfinite(u)):
+            return "the state contains NaN or infinity"
+        _, u_q, grad_q = self._at_quadrature(u, points)
+        return self.inadmissible(u_q, grad_q, _plain(fields))
+
+    def tangent(self, u, fields: dict, points=None, block: str = "ff") -> PatternMatrix:
+        """``∂R/∂u`` at the state ``u`` ``(n_dofs,)`` as the block (``"ff"``, ``"fc"``) of
+        the cached pattern (plain arrays)."""
+        points = None if points is None else np.asarray(getval(points))
+        geometry, u_q, grad_q = self._at_quadrature(np.asarray(getval(u)), points)
+        dP_dgrad, dP_du = self.flux_tangent(u_q, grad_q, _plain(fields))
+        n_cells, n_qp = self.mesh.n_cells, np.shape(u_q)[1]
+        dNdx = np.broadcast_to(geometry.dNdx, (n_cells, *np.shape(geometry.dNdx)[1:]))
+        weights = np.broadcast_to(self._weights(geometry), (n_cells, n_qp))
+        dP_dgrad = np.broadcast_to(dP_dgrad, (*np.shape(grad_q), *np.shape(grad_q)[2:]))
+        K = np.einsum("eq,eqak,eqckdl,eqbl->eacbd", weights, dNdx, dP_dgrad, dNdx,
+                      optimize=True)
+        if dP_du is not None:
+            dP_du = np.broadcast_to(dP_du, (*np.shape(grad_q), self.n_components))
+            K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
+                              optimize=True)
+        nd = self.dofmap.cell_dofs.shape[1]
+        return self.operator(block).cell_matrix(np.reshape(K, (n_cells, nd, nd)))
+
+    # ------------------------------------------------------------ the solve
+    def tangent_solver(self, solver=None, **options):
+        """The solver instance of the tangent's pattern for ``solver`` (default
+        :attr:`default_solver`; ``auto`` stands for LU when the tangent is not symmetric).
+
+        Raises
+        ------
+        SolverError
+            A symmetric backend (Cholesky, CG, MINRES) for a non-symmetric tangent.
+        """
+        spec = solver or self.default_solver
+        if not self.symmetric_tangent and isinstance(spec, str) and is_auto(spec):
+            spec = "lu"
+        backend = self.solver(spec, **options)
+        if backend.symmetric and not self.symmetric_tangent:
+            raise SolverError(
+                f"solver {backend.name!r} assumes a symmetric matrix, but the tangent of "
+                f"{type(self).__name__} is not symmetric; use 'lu' (UMFPACK or SuperLU), "
+                "'superlu' or 'gmres'")
+        return backend
+
+    def solve(self, *, solver=None, solver_options: dict | None = None,
+              loads: dict | None = None, dirichlet=None, points=None,
+              steps: int | None = None, newton: dict | None = None,
+              warm_start: bool = True, **parameters) -> NonlinearSolution:
+        """Solve ``R(u, θ) = 0`` by load-stepped Newton (traced when an input is).
+
+        Parameters
+        ----------
+        solver : str, (str, dict) or LinearSolver, optional
+            Backend of the tangent solves (default :attr:`default_solver`).
+        solver_options : dict, optional
+            Backend options.
+        loads : dict, optional
+            Magnitude of each named load term (default 1).
+        dirichlet : array_like, optional
+            Prescribed values ``g`` ordered like :attr:`constrained_dofs` (default: those
+            given to :meth:`fix`).
+        points : array_like, optional
+            Node coordinates ``(n_points, dim)`` replacing the mesh's.
+        steps : int, optional
+            Equal load steps (default 1; the options' ``steps``).
+        newton : dict, optional
+            :class:`~fesens.fem.nonlinear.newton.NewtonOptions`: ``rtol``, ``atol``,
+            ``max_iterations``, ``steps``, ``adaptive``, ``max_cutbacks``,
+            ``line_search``, ``max_backtracks``.
+        warm_start : bool
+            Start from the last converged state when the inputs changed by at most
+            :attr:`warm_start_tolerance` (relative), else from :meth:`reference_state`
+            with the load applied by the load factor from 0 to 1 (external loads and
+            prescribed values alike).
+        **parameters
+            The physics' parameters.
+
+        Returns
+        -------
+        NonlinearSolution
+            Of the physics' :attr:`solution_class`; traced when an input is; its
+            ``report`` holds the load steps, residual histories and cut-backs.
+
+        Raises
+        ------
+        NewtonError
+            No convergence after the cut-backs: carries the residual history and the last
+            converged load factor and state (``(n_dofs,)``).
+        TypeError, ValueError, NonFiniteError, SolverError
+            Unknown parameters or options, inputs of the wrong shape, NaN, a backend
+            unfit for the tangent.
+        """
+        self.check_parameters(parameters)
+        options = self._newton_options(newton, steps)
+        points = self.checked_points(points)
+        fields = self.material_fields(**parameters)
+        if options.line_search == "energy" and type(self).energy is NonlinearModel.energy:
+            raise ValueError(f"line_search='energy' needs a stored energy, which "
+                             f"{type(self).__name__} does not declare; use 'residual'")
+        f = self.load_vector(loads, points)
+        g = self.prescribed_values() if dirichlet is None else dirichlet
+        constrained = self.constrained_dofs
+        if np.shape(getval(g)) != constrained.shape:
+            raise ValueError(f"dirichlet values must have shape {constrained.shape}, "
+                             f"got {np.shape(getval(g))}")
+        if not np.all(np.isfinite(getval(g))):
+            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        backend = self.tangent_solver(solver, **(solver_options or {}))
+        names = tuple(fields)
+        problem = ResidualSolve(self, backend, options, names, warm_start)
+        try:
+            u_free = solve_residual(problem, f, g, points, *(fields[k] for k in names))
+        except (NewtonError, SolverError) as exc:
+            exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
+            raise
+        u = self.state(u_free, g)
+        g0 = problem.start_inputs[1]
+        return self.solution_class(
+            self, u, f, [fields[k] for k in names], dict(parameters), loads, points,
+            fields=fields, report=problem.report,
+            prescribed=(np.asarray(g0, dtype=float), np.asarray(getval(g), dtype=float)))
+
+    def _newton_options(self, newton: dict | None, steps: int | None) -> NewtonOptions:
+        given = dict(newton or {})
+        unknown = set(given) - set(_NEWTON_OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown newton option(s) {sorted(unknown)}; options: "
+                            f"{', '.join(_NEWTON_OPTIONS)}")
+        if steps is not None:
+            given["steps"] = steps
+        return NewtonOptions(**given)
+
+
+def _plain(fields: dict) -> dict:
+    return {k: np.asarray(getval(v)) for k, v in fields.items()}
