@@ -60,7 +60,8 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
 @click.option("--wrt", required=True,
               type=RegistryChoice(_wrt_choices),
               help="Differentiate with respect to the density scale, a per-cell material "
-                   "parameter of the config's physics, or the load magnitudes.")
+                   "parameter of the config's physics, the load magnitudes, or the node "
+                   "coordinates (points: shape sensitivities).")
 @click.option("--objective", "objective", metavar="NAME",
               help="An objective type of the config's physics (e.g. compliance, "
                    "displacement, stress_pnorm) [default: the config's objective, else "
@@ -79,9 +80,10 @@ def sensitivity(config_path: Path | None, preset: str | None, wrt: str, objectiv
     of the density of --design, or of full material; --wrt density differentiates through
     it, as the optimizer does.
 
-    Writes to DIR: sensitivity.vtu (the gradient field d_OBJECTIVE_d_WRT as cell data, with
-    the density and the solution), sensitivity.json and, for --wrt loads, sensitivity.csv
-    (one row per named load); sensitivity.png for a 2D field.
+    Writes to DIR: sensitivity.vtu (the gradient field d_OBJECTIVE_d_WRT as cell data, for
+    --wrt points as point data of one vector per node, with the density and the solution),
+    sensitivity.json and, for --wrt loads, sensitivity.csv (one row per named load);
+    sensitivity.png for a 2D field.
     """
     from fesens.workflow import run_sensitivity
 

@@ -53,11 +53,12 @@ from fesens.workflow.ranks import rank_output
 
 def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
     """``--wrt`` choices: ``density`` (the solve's ``scale``), the per-cell parameters of
-    ``physics`` (of every registered physics when None), ``loads`` (the load magnitudes)."""
+    ``physics`` (of every registered physics when None), ``loads`` (the load magnitudes),
+    ``points`` (the node coordinates: shape sensitivities)."""
     classes = PHYSICS if physics is None else (physics,)
     names = dict.fromkeys(name for cls in classes for name, parameter in cls.parameters.items()
                           if parameter.per_cell and name != SCALE.name)
-    return ("density", *names, "loads")
+    return ("density", *names, "loads", "points")
 
 
 def _support_label(support: dict, index: int) -> str:
@@ -267,7 +268,7 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
             inputs["load_cases"] = [{name: parameter[name] * m for name, m in case.items()}
                                     for case in case_loads]
         elif wrt not in ("density", "loads"):
-            inputs[wrt] = parameter
+            inputs[wrt] = parameter  # a per-cell parameter, or the node coordinates
         elif wrt == "loads":
             inputs["loads"] = parameter
         inputs.setdefault("load_cases", case_loads)
@@ -281,6 +282,8 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
         at = {name: 1.0 for name in model.loads}
     elif wrt == "density":
         at = rho.copy()
+    elif wrt == "points":
+        at = config.mesh.points.copy()
     else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
         at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
                              (config.mesh.n_cells,)).copy()
@@ -315,6 +318,9 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     if wrt == "loads":
         _load_sensitivities(config, folder, summary, at, gradient,
                             case_gradients if cases else None, echo)
+    elif wrt == "points":
+        point_data.update(_point_sensitivities(config, folder, summary, field_name, gradient,
+                                               case_gradients if cases else None, echo))
     else:
         cell_data.update(_field_sensitivities(config, folder, summary, field_name, gradient,
                                               case_gradients if cases else None, echo))
@@ -366,6 +372,34 @@ def _load_sensitivities(config, folder, summary, at, gradient, case_gradients, e
 def _gradient_numbers(field: str, gradient: np.ndarray) -> dict:
     return {"field": field, "min": float(gradient.min()), "max": float(gradient.max()),
             "sum": float(gradient.sum()), "norm": float(np.linalg.norm(gradient))}
+
+
+def _point_sensitivities(config, folder, summary, field_name, gradient, case_gradients,
+                         echo) -> dict:
+    """Shape sensitivities: the gradient with respect to the node coordinates as point data
+    ``(n_points, dim)`` (the combined one, and one per load case), its numbers in the summary
+    and, in 2D, ``sensitivity.png`` of its magnitude per node."""
+    objective = summary["objective"]
+    gradient = np.asarray(gradient, dtype=float)
+    fields = {field_name: gradient}
+    summary["gradient"] = _gradient_numbers(field_name, gradient)
+    for case, entry, per_case in zip(config.data.get("load_cases") or [],
+                                     summary.get("cases", []), case_gradients or [],
+                                     strict=True):
+        name = sensitivity_name(f"{objective}_{case['name']}", "points")
+        fields[name] = np.asarray(per_case, dtype=float)
+        entry["gradient"] = _gradient_numbers(name, fields[name])
+    magnitude = np.linalg.norm(gradient, axis=1)
+    if config.dim == 2:
+        plot_nodal_field(config.mesh, magnitude, folder.file("sensitivity.png"),
+                         title=f"{config.name}: |d {objective} / d x| per node",
+                         label=f"|{field_name}|", clip_percentile=99.0)
+    node = int(np.argmax(magnitude))
+    where = ", ".join(f"{c:.4g}" for c in config.mesh.points[node])
+    echo(f"{objective} = {summary['value']:.6g}; d/d(node coordinates): largest "
+         f"{magnitude[node]:.4g} at node {node} ({where}), norm "
+         f"{np.linalg.norm(gradient):.6g}")
+    return fields
 
 
 def _field_sensitivities(config, folder, summary, field_name, gradient, case_gradients,

@@ -98,6 +98,33 @@ def test_field_sensitivities_satisfy_homogeneity(wrt, preset, tmp_path):
         assert image.size[0] > 300
 
 
+@pytest.mark.parametrize(("preset", "objective", "degree"), [("mbb", "compliance", 0),
+                                                              ("heatsink", "thermal_compliance",
+                                                               4)])
+def test_shape_sensitivities_satisfy_translation_and_scaling(preset, objective, degree,
+                                                            tmp_path):
+    """Moving every node by the same vector changes nothing: Σ_n ∂J/∂X_n = 0. Scaling the
+    2D domain by α: the stiffness (conductance) of a plane element is unchanged, a point load
+    too, a volume source grows as α² and with it the temperature, so the compliance scales
+    as α⁰ (mbb: point load) and the thermal compliance ``f·T`` as α⁴ (heatsink: uniform
+    source); Euler's theorem gives Σ_n X_n · ∂J/∂X_n = degree · J."""
+    out = tmp_path / preset
+    result = run("sensitivity", "--preset", preset, "--wrt", "points", "--objective",
+                 objective, "--out", out)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "sensitivity.json").read_text())
+    written = meshio.read(out / "sensitivity.vtu")
+    gradient = written.point_data[summary["gradient"]["field"]][:, :2]
+    points = written.points[:, :2]
+    size = np.abs(gradient).sum(axis=0)
+    assert np.all(np.abs(gradient.sum(axis=0)) < 1e-9 * size)
+    assert np.sum(points * gradient) == pytest.approx(degree * summary["value"],
+                                                      abs=1e-9 * np.sum(np.abs(points
+                                                                               * gradient)))
+    with Image.open(out / "sensitivity.png") as image:
+        assert image.size[0] > 300
+
+
 def test_sensitivity_of_a_displacement_objective_uses_the_config(tmp_path):
     text = edit(SMALL_MBB, 'type = "compliance"',
                 'type = "displacement"\npoint = [0.0, 8.0]\ncomponent = "y"')
