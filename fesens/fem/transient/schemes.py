@@ -96,6 +96,8 @@ def step_coefficients(times: np.ndarray, scheme: str, theta: float | None = None
                       ) -> StepCoefficients:
     """The coefficients of ``scheme`` on the time levels ``times`` (see the module's form).
 
+    Steps that differ by round-off only (relative 1e-9) are taken as equal.
+
     Raises
     ------
     ValueError
@@ -105,7 +107,7 @@ def step_coefficients(times: np.ndarray, scheme: str, theta: float | None = None
     if scheme not in SCHEMES:
         raise ValueError(f"unknown time scheme {scheme!r}; choose one of {sorted(SCHEMES)}")
     n_levels = times.size
-    dt = np.concatenate([[np.nan], np.diff(times)])
+    dt = np.concatenate([[np.nan], _snapped(np.diff(times))])
     alpha, beta = np.zeros((n_levels, 3)), np.zeros((n_levels, 2))
     if scheme == "bdf2":
         alpha[1], beta[1] = (1.0, -1.0, 0.0), (1.0, 0.0)  # the backward Euler start
@@ -126,6 +128,19 @@ def step_coefficients(times: np.ndarray, scheme: str, theta: float | None = None
     alpha[1:] = (1.0, -1.0, 0.0)
     beta[1:] = (theta, 1.0 - theta)
     return StepCoefficients(alpha, beta, dt)
+
+
+def _snapped(steps: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """``steps`` with the ones equal to ``rtol`` (round-off of ``t_0 + n Δt`` or of a sum
+    of steps) replaced by one value, so that equal steps share one step matrix."""
+    order = np.argsort(steps, kind="stable")
+    snapped = steps.copy()
+    first = steps[order[0]]
+    for i in order[1:]:
+        if steps[i] - first > rtol * first:
+            first = steps[i]
+        snapped[i] = first
+    return snapped
 
 
 TimeFunction = Callable[[float], float] | tuple
