@@ -44,9 +44,10 @@ class ResidualSolve:
     Attributes
     ----------
     report : NewtonReport or None
-        What the last forward solve did.
-    warm : bool
-        Whether the last forward solve started from the model's last converged state.
+        What the last forward solve did (``report.warm_start``: whether it started from
+        the model's last converged state).
+    start_inputs : tuple or None
+        The load vector and prescribed values ``(f₀, g₀)`` at load factor 0.
     """
 
     def __init__(self, model, backend, options: NewtonOptions, names: tuple[str, ...],
@@ -54,7 +55,6 @@ class ResidualSolve:
         self.model, self.backend, self.options, self.names = model, backend, options, names
         self.warm_start = warm_start
         self.report: NewtonReport | None = None
-        self.warm = False
         self.start_inputs: tuple | None = None
 
     def fields(self, values) -> dict:
@@ -79,9 +79,10 @@ class ResidualSolve:
 
     def _run(self, x0, f0, g0, f, g, points, fields, options, warm) -> np.ndarray:
         path = LoadPath(self, f0, f, g0, g, points, fields)
-        self.warm, self.start_inputs = warm, (f0, g0)
+        self.start_inputs = (f0, g0)
         try:
             x, self.report = solve_steps(path, x0, options)
+            self.report.warm_start = warm
         except NewtonError as exc:
             if exc.state is not None:  # the model's dof vector, as NewtonError promises
                 exc.state = self.model.state(exc.state, path.prescribed(exc.load_factor))

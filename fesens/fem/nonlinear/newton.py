@@ -146,11 +146,14 @@ class NewtonReport:
         ``0`` (the start) and the load factor of every converged step.
     states : list of numpy.ndarray
         The unknowns ``(n,)`` at each entry of :attr:`load_factors`.
+    warm_start : bool
+        Set by the caller: whether the start state was a previous solve's.
     """
 
     attempts: list[Attempt] = field(default_factory=list)
     load_factors: list[float] = field(default_factory=list)
     states: list[np.ndarray] = field(default_factory=list)
+    warm_start: bool = False
 
     @property
     def cutbacks(self) -> list[tuple[float, str]]:
