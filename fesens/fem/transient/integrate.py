@@ -107,9 +107,10 @@ class TransientProblem:
     times : numpy.ndarray
         ``(N + 1,)``.
     stats : dict
-        Of the last run: ``steps`` (forward steps of the sweep), ``advanced`` (steps
-        recomputed from snapshots by the gradient), ``taped`` (steps re-run just before
-        their adjoint), ``factorizations`` (numeric factorizations, all runs).
+        Of the last run: ``steps`` (forward steps of the sweep), ``kept`` (state vectors
+        the sweep kept for the gradient), ``advanced`` (steps recomputed from snapshots by
+        the gradient), ``taped`` (steps re-run just before their adjoint),
+        ``factorizations`` (numeric factorizations, all runs).
 
     Raises
     ------
@@ -132,7 +133,7 @@ class TransientProblem:
         self._solver_options = dict(solver_options or {})
         self._solvers: dict[tuple, LinearSolver] = {}
         self._mass_fc: tuple | None = None
-        self.stats = {"steps": 0, "advanced": 0, "taped": 0, "factorizations": 0}
+        self.stats = {"steps": 0, "kept": 0, "advanced": 0, "taped": 0, "factorizations": 0}
 
     @property
     def n_steps(self) -> int:
@@ -210,7 +211,7 @@ class TransientProblem:
         state = (np.asarray(system[8], dtype=float), None)
         if wanted is None or 0 in wanted:
             yield 0, float(self.times[0]), stepper.full(0, state[0])
-        self.stats.update(steps=0, advanced=0, taped=0)
+        self.stats.update(steps=0, kept=0, advanced=0, taped=0)
         for n in range(1, self.n_steps + 1):
             state = (stepper.step(n, state), state[0])
             self.stats["steps"] += 1
@@ -438,7 +439,7 @@ def _integrate(run: _Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_a
         values[n] = run.term(n, stepper.full(n, state[0]), term_args)
         if n in keep:
             run.stored[n] = state[0]
-    problem.stats.update(steps=N, advanced=0, taped=0)
+    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
     return values
 
 
@@ -545,6 +546,11 @@ class _Adjoint:
 def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free,
                    *term_args):
     def pullback(gbar):
+        if any(isinstance(x, Traced) for x in (gbar, K_ff, M_ff, K_fc, M_fc, F, H, g, phi,
+                                              T0_free, *term_args)):
+            raise NotImplementedError(
+                "second derivatives through a transient run (grad of grad, hvp) are not "
+                "available: its adjoint runs on plain arrays; differentiate once")
         problem = run.problem
         stepper = _Stepper(problem, K_ff, M_ff, K_fc, M_fc, F, H, g, phi)
         adjoint = _Adjoint(run, stepper, gbar, term_args, argnums)
