@@ -85,8 +85,10 @@ class NonlinearHeatConduction(NonlinearModel):
     }
     solution_class = NonlinearHeatSolution
     config = PhysicsConfig(
-        options=(Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),),
-        material=("conductivity", "beta", "reference_temperature"),
+        options=(Option("thickness", "2D only: out-of-plane thickness", 1.0, dims=(2,)),
+                 Option("reference_temperature", "reference temperature T_ref of the "
+                        "conductivity law k = k0 (1 + beta (T - T_ref))", 0.0, lower=None)),
+        material=("conductivity", "beta"),
         loads=(
             LoadKind("point", "point_load", "nodes", False, "heat per node"),
             LoadKind("flux", "flux_load", "facets", False, "heat per unit area"),

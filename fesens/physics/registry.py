@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import inspect
 
+from fesens.fem.model.base import Model
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import Parameter
 from fesens.fem.model.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
+from fesens.physics.nonlinear_conduction import NonlinearHeatConduction
 from fesens.physics.spec import PhysicsConfig
 from fesens.physics.truss import Truss
 
-_BUILT_IN: tuple[type[LinearModel], ...] = (
+_BUILT_IN: tuple[type[Model], ...] = (
     Elasticity,
     HeatConduction,
+    NonlinearHeatConduction,
     Truss,
 )
 
@@ -44,8 +47,9 @@ def check_declarations(cls: type[LinearModel]) -> None:
     ValueError
         A name, material key or load method that does not match the class.
     """
-    if not (isinstance(cls, type) and issubclass(cls, LinearModel)):
-        raise TypeError(f"a physics is a LinearModel subclass, got {cls!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Model)):
+        raise TypeError(f"a physics is a LinearModel or NonlinearModel subclass (a Model), "
+                        f"got {cls!r}")
     where = cls.__name__
     for attribute in ("name", "field_name"):
         if not getattr(cls, attribute):

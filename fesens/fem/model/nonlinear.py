@@ -318,8 +318,8 @@ class NonlinearModel(Model):
         return backend
 
     def solve(self, *, solver=None, solver_options: dict | None = None,
-              loads: dict | None = None, dirichlet=None, points=None,
-              steps: int | None = None, newton: dict | None = None,
+              loads: dict | None = None, load_cases: list[dict] | None = None,
+              dirichlet=None, points=None, steps: int | None = None, newton: dict | None = None,
               warm_start: bool = True, **parameters) -> NonlinearSolution:
         """Solve ``R(u, θ) = 0`` by load-stepped Newton (traced when an input is).
 
@@ -331,6 +331,9 @@ class NonlinearModel(Model):
             Backend options.
         loads : dict, optional
             Magnitude of each named load term (default 1).
+        load_cases : None
+            Refused unless None: the states of several load cases are separate nonlinear
+            solves (call :meth:`solve` once per case).
         dirichlet : array_like, optional
             Prescribed values ``g`` ordered like :attr:`constrained_dofs` (default: those
             given to :meth:`fix`).
@@ -365,6 +368,10 @@ class NonlinearModel(Model):
             Unknown parameters or options, inputs of the wrong shape, NaN, a backend
             unfit for the tangent.
         """
+        if load_cases is not None:
+            raise ValueError(f"{type(self).__name__} solves one load case at a time: the "
+                             "states of several load cases are separate nonlinear solves; "
+                             "call solve(loads=...) once per case")
         self.check_parameters(parameters)
         options = self._newton_options(newton, steps)
         points = self.checked_points(points)
