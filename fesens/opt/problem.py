@@ -1,8 +1,10 @@
 """A density-based design problem: design variables → physical densities → FEM → responses.
 
-``ρ = P(F(x))`` with a filter ``F`` and a projection ``P``, passive cells fixed to 1 (solid)
-or 0 (void); the model's stiffness scale is the interpolation ``s(ρ)`` (SIMP/RAMP). The
-objective and extra constraints are functions of the traced solve; the volume constraint
+``ρ = O(P(F(D x)))`` with an optional design map ``D`` (symmetry, extrusion:
+:mod:`fesens.opt.design_maps`), a filter ``F``, a projection ``P`` and an optional overhang
+filter ``O`` (:mod:`fesens.opt.overhang`), passive cells fixed to 1 (solid) or 0 (void);
+the model's stiffness scale is the interpolation ``s(ρ)`` (SIMP/RAMP). The objective and
+extra constraints are functions of the traced solve; the volume constraint
 ``V(ρ)/V_Ω − f ≤ 0`` is evaluated in its own (solve-free) trace.
 """
 
@@ -20,7 +22,7 @@ from fesens.fem.model.linear import LinearModel
 from fesens.mpi import SERIAL, Collective
 from fesens.objectives.differentiable import Differentiable, State
 from fesens.objectives.static import volume
-from fesens.opt.filters import NoFilter
+from fesens.opt.filters import Filter, NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance
 
@@ -112,6 +114,17 @@ class DesignProblem:
     reports : dict of str to callable, optional
         Named responses ``f(state, ρ)`` evaluated (untraced, no gradient) at each design and
         added to :attr:`Evaluation.extras` (e.g. the objective of each load case).
+    design_map : callable, optional
+        A fixed linear map from the design variables ``(n_reduced,)`` to a field on all
+        cells ``(n_cells,)`` with ``n_reduced`` attribute (a
+        :class:`~fesens.opt.design_maps.CellGroups`: mirror symmetry, extrusion), applied
+        before the filter; passive cells are then set on its output. Not with a filter that
+        replaces the gradient (the sensitivity filter works on cells, not on the reduced
+        variables).
+    overhang : callable, optional
+        A traced map of the filtered, projected densities ``(n_cells,)`` applied before the
+        interpolation (:class:`~fesens.opt.overhang.OverhangFilter`: the printed densities
+        of the blueprint); the volume is that of its output.
     """
 
     #: Whether the objective is the largest of several functions (:meth:`objective_values`;
@@ -134,6 +147,8 @@ class DesignProblem:
         load_cases: list[dict] | None = None,
         adaptive_tolerance: AdaptiveTolerance | None = None,
         reports: dict[str, Response] | None = None,
+        design_map=None,
+        overhang=None,
     ):
         if not 0.0 < volume_fraction <= 1.0:
             raise ValueError(f"volume_fraction must be in (0, 1], got {volume_fraction!r}")
@@ -161,6 +176,12 @@ class DesignProblem:
         self.design = np.flatnonzero(~(self.solid | self.void))
         if self.design.size == 0:
             raise ValueError("every cell is passive: nothing to design")
+        self.design_map, self.overhang = design_map, overhang
+        if design_map is not None and \
+                type(self.filter).filter_gradient is not Filter.filter_gradient:
+            raise ValueError(f"the {self.filter.name} filter replaces the gradient of the "
+                             "cells' densities, which a design map's reduced variables do not "
+                             "have: use the density or Helmholtz filter with a design map")
 
     def _checked_tolerance(self, tolerance: AdaptiveTolerance | None
                            ) -> AdaptiveTolerance | None:
@@ -190,7 +211,7 @@ class DesignProblem:
 
     @property
     def n_design(self) -> int:
-        return self.design.size
+        return self.design.size if self.design_map is None else self.design_map.n_reduced
 
     @property
     def collective(self) -> Collective:
@@ -248,11 +269,20 @@ class DesignProblem:
     # ------------------------------------------------------------ density chain
     def density(self, x):
         """Physical densities ``ρ`` ``(n_cells,)`` from design variables (traced)."""
-        full = untake(x, self.design, (self.mesh.n_cells,), unique=True) + self.solid
+        if self.design_map is None:
+            full = untake(x, self.design, (self.mesh.n_cells,), unique=True) + self.solid
+        else:
+            full = self._with_passive(self.design_map(x))
         rho = self.projection(self.filter(full))
+        if self.overhang is not None:
+            rho = self.overhang(rho)
+        return self._with_passive(rho)
+
+    def _with_passive(self, values):
+        """``values`` ``(n_cells,)`` with passive solid cells 1 and passive void cells 0."""
         if self.solid.any() or self.void.any():
-            rho = np.where(self.solid, 1.0, np.where(self.void, 0.0, rho))
-        return rho
+            values = np.where(self.solid, 1.0, np.where(self.void, 0.0, values))
+        return values
 
     def solve(self, rho) -> State:
         """Traced solve with stiffness scale ``s(ρ)``."""
@@ -273,7 +303,8 @@ class DesignProblem:
         evaluation at ``x`` as ``g(x) + ∇g·(x' − x)``: a dot product per call instead of a
         filter application (a solve, for the Helmholtz filter).
         """
-        if getattr(self.filter, "linear", False) and getattr(self.projection, "linear", False):
+        if getattr(self.filter, "linear", False) and getattr(self.projection, "linear", False) \
+                and self.overhang is None:
             excess, slope = evaluation.constraints[0], evaluation.constraint_gradients[0]
             return lambda candidate: excess + self.collective.dot(slope, candidate - x)
         return lambda candidate: self.volume_fraction_of(candidate) - self.volume_fraction
@@ -290,8 +321,11 @@ class DesignProblem:
         A sensitivity filter works on all cells: it gets ``x`` expanded to the cells as
         :meth:`density` does (passive solid 1, passive void 0) and the gradient with 0 on
         passive cells (they contribute ``x_i · 0``), and the design cells' entries are kept.
-        Without passive cells both vectors are ``x`` and ``gradient`` themselves.
+        Without passive cells both vectors are ``x`` and ``gradient`` themselves. With a
+        design map the filter does not replace the gradient (refused otherwise).
         """
+        if self.design_map is not None:
+            return gradient
         cells_x = self.solid.astype(float)
         cells_x[self.design] = x
         cells_gradient = np.zeros(self.mesh.n_cells)
