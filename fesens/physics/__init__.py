@@ -2,6 +2,8 @@
 
 * :mod:`fesens.physics.elasticity`: :class:`Elasticity` (plane stress/strain, 3D).
 * :mod:`fesens.physics.conduction`: :class:`HeatConduction` (steady heat conduction).
+* :mod:`fesens.physics.nonlinear_conduction`: :class:`NonlinearHeatConduction` (steady heat
+  conduction with a temperature-dependent conductivity; Newton).
 * :mod:`fesens.physics.truss`: :class:`Truss` (pin-jointed bars in 2D and 3D).
 * :mod:`fesens.physics.geometric_stiffness`: :func:`linear_buckling` (buckling load
   factors of an elastic model and their sensitivities).
@@ -10,6 +12,7 @@
 from fesens.physics.conduction import HeatConduction, HeatSolution
 from fesens.physics.elasticity import Elasticity, ElasticSolution
 from fesens.physics.geometric_stiffness import linear_buckling
+from fesens.physics.nonlinear_conduction import NonlinearHeatConduction, NonlinearHeatSolution
 from fesens.physics.registry import PHYSICS, physics_class, register_physics
 from fesens.physics.truss import Truss, TrussSolution
 
@@ -19,6 +22,8 @@ __all__ = [
     "Elasticity",
     "HeatConduction",
     "HeatSolution",
+    "NonlinearHeatConduction",
+    "NonlinearHeatSolution",
     "Truss",
     "TrussSolution",
     "linear_buckling",
