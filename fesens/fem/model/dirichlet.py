@@ -17,6 +17,16 @@ from fesens.fem.model.load_terms import Where
 from fesens.fem.post.probe import node_at
 
 
+def selected_nodes(mesh, where: Where, purpose: str) -> np.ndarray:
+    """The nodes a condition acts on: those of a named set or predicate, or the node nearest
+    to the coordinates ``(dim,)`` of a point (an
+    :class:`~fesens.fem.post.probe.OffNodeWarning` names ``purpose`` and the distance when
+    the point misses it); ``(n_nodes,)``, possibly empty."""
+    if isinstance(where, str) or callable(where):
+        return mesh.nodes(where)
+    return np.array([node_at(mesh, where, purpose)])
+
+
 class DirichletConditions:
     """Mixin of :class:`~fesens.fem.model.linear.LinearModel`: its Dirichlet conditions.
 
@@ -52,10 +62,7 @@ class DirichletConditions:
         LinearModel
             The model itself, so calls can be chained.
         """
-        if isinstance(where, str) or callable(where):
-            nodes = self.mesh.nodes(where)
-        else:
-            nodes = np.array([node_at(self.mesh, where, "fixed point")])
+        nodes = selected_nodes(self.mesh, where, "fixed point")
         if nodes.size == 0:
             raise BoundaryConditionError(f"Dirichlet condition on {where!r} selects no node")
         comps = self.dofmap.components(components)

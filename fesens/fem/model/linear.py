@@ -44,11 +44,12 @@ from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_
 from fesens.fem.model.base import Model
 from fesens.fem.model.matrix_free import matrix_free_system
 from fesens.fem.model.solution import Solution
+from fesens.fem.model.springs import SpringSupports
 from fesens.fem.post.fields import dof_gradients
 from fesens.mesh.mesh import Mesh
 
 
-class LinearModel(Model, ModalAnalysis):
+class LinearModel(Model, SpringSupports, ModalAnalysis):
     """Base class of every physics whose equations are linear in the unknowns
     (:mod:`fesens.physics`): ``K(θ, X) u = f(θ, X)``.
 
@@ -75,7 +76,8 @@ class LinearModel(Model, ModalAnalysis):
     registry, which checks the declarations).
 
     **A user calls** (set up, solve, inspect):
-    ``fix``, ``point_load``, ``surface_load``, ``volume_load``; ``solve``, ``modes``;
+    ``fix``, ``spring``, ``point_load``, ``surface_load``, ``volume_load``; ``solve``,
+    ``modes``;
     ``stiffness``, ``mass``, ``load_vector``, ``describe``, ``solver``,
     ``parameter_names``, ``free_dofs``, ``constrained_dofs``, ``prescribed_values``,
     ``n_components``, ``check_supports``.
@@ -85,13 +87,15 @@ class LinearModel(Model, ModalAnalysis):
     ``has_integrand``, ``geometry``, ``averaged_geometry``, ``cell_volumes``,
     ``scaled_thickness``, ``checked``, ``checked_points``, ``check_parameters``,
     ``solver_choice``, ``auto_solver``, ``near_nullspace``, ``with_near_nullspace``,
-    ``partition``.
+    ``partition``, ``springs``.
 
     What is common to every model (mesh, dofs, conditions, loads, geometry, solver choice)
     lives in :class:`~fesens.fem.model.base.Model`; the Dirichlet conditions, the load
     terms, the solver choice and the modal analysis are its mixins
     (:mod:`~fesens.fem.model.dirichlet`, :mod:`~fesens.fem.model.load_terms`,
-    :mod:`~fesens.fem.model.solvers`, :mod:`~fesens.fem.analysis.modal`).
+    :mod:`~fesens.fem.model.solvers`, :mod:`~fesens.fem.analysis.modal`), and so are the
+    spring supports (:mod:`~fesens.fem.model.springs`), added to every ``K_ff`` the model
+    assembles (solves, modes, buckling).
     """
 
     def __init__(self, mesh: Mesh, n_components: int, *, thickness: float = 1.0,
@@ -102,6 +106,7 @@ class LinearModel(Model, ModalAnalysis):
         self._assembler_dofs: np.ndarray | None = None
         self._operators: dict[str, BlockOperator] = {}
         self._cell_matrices: list[np.ndarray] | None = None
+        self._springs: dict[int, float] = {}
 
     # ------------------------------------------------------------ physics hooks
     @abstractmethod
@@ -193,7 +198,8 @@ class LinearModel(Model, ModalAnalysis):
         """The cached-pattern assembler for the current set of Dirichlet dofs."""
         dofs = self.constrained_dofs
         if self._assembler is None or not np.array_equal(dofs, self._assembler_dofs):
-            self._check_free_modes(dofs)
+            # a spring holds its dof against rigid motion as a support does
+            self._check_free_modes(np.union1d(dofs, np.fromiter(self._springs, np.int64)))
             self._assembler = Assembler(
                 self.dofmap.cell_dofs, self.dofmap.n_dofs, dofs, self._reference_cell_matrices()
             )
@@ -224,8 +230,10 @@ class LinearModel(Model, ModalAnalysis):
 
     def _block_matrix(self, block, weights, fields, points):
         if points is None:
-            return assemble(self.operator(block, weights), *fields)
-        return assemble_at_points(self.operator(block), self, weights, points, *fields)
+            K = assemble(self.operator(block, weights), *fields)
+        else:
+            K = assemble_at_points(self.operator(block), self, weights, points, *fields)
+        return self._with_springs(K) if block == "ff" else K
 
     # ------------------------------------------------------------ the solve
     def solve(
@@ -306,6 +314,10 @@ class LinearModel(Model, ModalAnalysis):
         prescribed = bool(constrained.size) and (dirichlet is not None or bool(np.any(g)))
         try:
             if matrix_free:
+                if self._springs:
+                    raise SolverError("the matrix-free multigrid assembles no matrix to add "
+                                      "the springs to; give an assembled solver (e.g. "
+                                      "solver='cholmod' or 'gmg' without matrix_free)")
                 system = matrix_free_system(self, weights, points=points,
                                             prescribed=prescribed)
                 u_free = lattice_solve(system, fields[0], rhs, backend)
