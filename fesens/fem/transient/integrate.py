@@ -27,11 +27,12 @@ and the VJP is the discrete adjoint, run backwards with the forward factorizatio
     T̄_0 = ḡ_0 ∂j_0/∂T_0 − Σ_(k≥1) (α_(k,k)/Δt_k M_ff + β_(k,k) K_ff)ᵀ λ_k
 
 (and likewise for ``g``, ``φ_g`` and ``term_args``). The matrix cotangents are values on
-the pattern (accumulated in blocks of steps), which the assembly primitives pull back to
-every per-cell field (conductivity, density, heat capacity, convection's ``h``, any
-interpolation before them) and to the node coordinates. The states the adjoint reads are
-all stored (``max_states=None``) or recomputed from snapshots on Griewank's binomial
-schedule (:mod:`fesens.fem.transient.checkpointing`); both give the same bits.
+the pattern (``O(nnz)`` memory whatever the number of steps), which the assembly
+primitives pull back to every per-cell field (conductivity, density, heat capacity,
+convection's ``h``, any interpolation before them) and to the node coordinates. The
+states the adjoint reads are all stored (``max_states=None``) or recomputed from
+snapshots on Griewank's binomial schedule (:mod:`fesens.fem.transient.checkpointing`);
+both give the same bits.
 
 Only first derivatives: the VJP runs on plain arrays (no Hessian-vector products
 through the time integration).
@@ -66,10 +67,6 @@ from fesens.fem.transient.schemes import (
     time_grid,
 )
 from fesens.solvers import LinearSolver, make_solver
-
-#: Steps whose matrix cotangents are added to the pattern's values at once (one product
-#: of ``(n, BLOCK)`` factors instead of ``BLOCK`` outer products).
-BLOCK = 32
 
 StepTerm = Callable[..., float]
 
@@ -455,7 +452,6 @@ class _Adjoint:
         self.gbar = np.asarray(gbar, dtype=float)
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ (α M + β K)ᵀ λ of later steps
         n_free = stepper.free.size
-        self.columns: dict[str, list] = {"K": [], "M": []}  # (−λ_n, combination of T)
         self.K_bar = np.zeros(stepper.K.pattern.nnz)
         self.M_bar = np.zeros(stepper.M.pattern.nnz)
         self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
@@ -505,12 +501,12 @@ class _Adjoint:
                 if k < 2 and b[k] != 0.0:
                     push = push + b[k] * (s.K_csr.T @ lam)
                 self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
+        # on the pattern step by step: faster than blocks of steps (whose (nnz, block)
+        # products stream more memory) and than contracting cell matrices per step
         T_K = b[0] * T_n + (b[1] * state[0] if b[1] != 0.0 else 0.0)
         T_M = sum(a[k] * levels[k] for k in range(3) if a[k] != 0.0)
-        self.columns["K"].append((lam, T_K))
-        self.columns["M"].append((lam, T_M))
-        if len(self.columns["K"]) == BLOCK:
-            self.flush()
+        self.K_bar -= s.K.pattern.outer(lam, T_K)
+        self.M_bar -= s.M.pattern.outer(lam, T_M)
         self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
         FT_lam = s.F.T @ lam
         self.H_bar[n] += b[0] * FT_lam
@@ -524,20 +520,8 @@ class _Adjoint:
                 if n - k >= 0 and (a[k] != 0.0 or (k < 2 and b[k] != 0.0)):
                     self.phi_bar[n - k] -= a[k] * Mg_lam + (b[k] * Kg_lam if k < 2 else 0.0)
 
-    def flush(self) -> None:
-        """Add the kept columns to the matrix cotangents: ``K̄ −= Σ_n λ_n (T_K,n)ᵀ``."""
-        for name, total in (("K", self.K_bar), ("M", self.M_bar)):
-            pairs = self.columns[name]
-            if pairs:
-                pattern = (self.s.K if name == "K" else self.s.M).pattern
-                lam = np.stack([p[0] for p in pairs], axis=1)
-                T = np.stack([p[1] for p in pairs], axis=1)
-                total -= pattern.outer(lam, T)
-                pairs.clear()
-
     def finish(self, T0_free: np.ndarray) -> np.ndarray:
         """``T̄_0`` on the free dofs (after the last step's adjoint)."""
-        self.flush()
         T0_bar = self.term_cotangent(0, T0_free)
         owed = self.owed.pop(0, None)
         return T0_bar if owed is None else T0_bar + owed
