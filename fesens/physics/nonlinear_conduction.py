@@ -37,11 +37,10 @@ class NonlinearHeatSolution(NonlinearSolution):
     def heat_flux(self):
         """Cell-averaged heat flux ``q = −s k(T) ∇T`` at the quadrature points, averaged
         over each cell, ``(n_cells, dim)`` (plain arrays)."""
-        model = self.model
-        fields = {k: np.asarray(v) for k, v in self.detached().fields.items()}
-        geometry, u_q, grad_q = model._at_quadrature(np.asarray(self.detached().u),
-                                                     self.detached().points)
-        q = -np.asarray(model.flux(u_q, grad_q, fields))[:, :, 0, :]
+        plain = self.detached()
+        fields = {k: np.asarray(v) for k, v in plain.fields.items()}
+        geometry, u_q, grad_q = self.model._at_quadrature(np.asarray(plain.u), plain.points)
+        q = -np.asarray(self.model.flux(u_q, grad_q, fields))[:, :, 0, :]
         weights = np.broadcast_to(geometry.dx, q.shape[:2])
         return np.einsum("eq,eqk->ek", weights, q) / weights.sum(axis=1)[:, None]
 

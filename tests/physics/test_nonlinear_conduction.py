@@ -51,6 +51,9 @@ def test_kirchhoff_closed_form_at_the_vertices(cell_type, order):
     vertices = np.isclose(x * 6, np.round(x * 6))
     error = np.abs(solution.temperature - kirchhoff_rod(x))
     assert error[vertices].max() < 1e-8
+    # the heat flow q = −k T' = −dΘ/dx is uniform: −(Θ(T1) − Θ(T0)) / L
+    flow = -K0 * ((T1 - T0) + BETA * (T1 ** 2 - T0 ** 2) / 2)
+    assert np.allclose(solution.heat_flux(), [flow, 0.0], rtol=1e-8, atol=1e-8 * abs(flow))
 
 
 @pytest.mark.parametrize(("cell_type", "order", "rate"),
