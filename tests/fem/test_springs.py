@@ -128,3 +128,9 @@ def test_the_matrix_free_solve_refuses_springs():
     model.fix("left").spring("right", 1.0).point_load((1.0, 1.0, 1.0), (0.0, 0.0, -1.0))
     with pytest.raises(SolverError, match="springs"):
         model.solve(solver="gmg", solver_options={"matrix_free": True})
+
+
+def test_auto_does_not_choose_the_matrix_free_solve_for_springs():
+    model = Elasticity(box(4, 4, 4), E=1.0, nu=0.3)
+    model.fix("left").spring("right", 1.0)
+    assert "springs" in model._matrix_free_refusal()

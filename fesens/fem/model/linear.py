@@ -314,10 +314,6 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
         prescribed = bool(constrained.size) and (dirichlet is not None or bool(np.any(g)))
         try:
             if matrix_free:
-                if self._springs:
-                    raise SolverError("the matrix-free multigrid assembles no matrix to add "
-                                      "the springs to; give an assembled solver (e.g. "
-                                      "solver='cholmod' or 'gmg' without matrix_free)")
                 system = matrix_free_system(self, weights, points=points,
                                             prescribed=prescribed)
                 u_free = lattice_solve(system, fields[0], rhs, backend)

@@ -67,6 +67,9 @@ def matrix_free_system(model, weights, *, points=None, prescribed: bool = False
 def lattice_system(model, weights) -> LatticeSystem:
     """The lattice system of ``model``'s current Dirichlet set and ``weights`` (kept on
     the model while both stay the same)."""
+    if model.springs:
+        raise SolverError("the matrix-free multigrid has no assembled matrix to add the "
+                          f"springs' stiffness to: {_INSTEAD}")
     if weights is None and len(model._reference_cell_matrices()) == 1:
         weights = (1.0,)  # one component: its one field is the coefficient
     if weights is None:
