@@ -17,13 +17,17 @@ N_STEPS, T_END = 200, 0.4
 TABLE = np.array([0.0, 0.1, 0.25, 0.4])
 
 
-def _model():
-    """A 6 × 2 strip: 1 on the left, 0 on the right, a heat source, convection on top."""
+def _model(convection=True):
+    """A 6 × 2 strip: 1 on the left, 0 on the right, a heat source, convection on top
+    (or a flux there)."""
     model = HeatConduction(rectangle(6, 2, 1.0, 0.3))
     model.fix("left", value=1.0)
     model.fix("right")
     model.heat_source(2.0, name="q")
-    model.convection("top", h=0.5, ambient=0.3)
+    if convection:
+        model.convection("top", h=0.5, ambient=0.3)
+    else:
+        model.flux("top", 0.4)
     return model
 
 
@@ -55,14 +59,14 @@ def _ks_peak(values, rho=20.0):
     return shift + np.log(np.sum(np.exp(rho * (values - shift)))) / rho
 
 
-def _objective(problem, aggregate, points=None):
+def _objective(problem, aggregate, convection=True):
     def J(p):
+        films = {"h": p["h"], "ambient": p["ambient"]} if convection else {}
         values = problem.values(_weighted_squares, term_args=(p["w"],), T0=p["T0"],
                                 loads={"q": p["m"]}, histories={"q": (TABLE, p["hq"])},
                                 dirichlet=p["g"], dirichlet_history=(TABLE, p["hg"]),
                                 density=p["rho"], heat_capacity=p["c"],
-                                conductivity=p["kappa"], h=p["h"], ambient=p["ambient"],
-                                points=p.get("X", points))
+                                conductivity=p["kappa"], points=p.get("X"), **films)
         return aggregate(values)
     return J
 
@@ -112,13 +116,17 @@ def test_gradient_with_variable_steps():
         _check(_objective(problem, _ks_peak), p, key)
 
 
-def test_shape_gradient():
+@pytest.mark.parametrize("convection", [True, False])
+def test_shape_gradient(convection):
     """The node coordinates: through the assembly of K, M, the loads (the moved nodes
-    keep their Dirichlet values)."""
-    model = _model()
+    keep their Dirichlet values); with and without the integrand rule of conduction
+    (convection's facet matrices have none)."""
+    model = _model(convection)
     problem = TransientProblem(model, t_end=T_END, dt=T_END / N_STEPS, scheme="bdf2")
     p = {**_parameters(model), "X": model.mesh.points.copy()}
-    _check(_objective(problem, _integral), p, "X")
+    if not convection:
+        del p["h"], p["ambient"]
+    _check(_objective(problem, _integral, convection), p, "X")
 
 
 def _gradients(max_states, scheme):
