@@ -1,0 +1,193 @@
+"""Finite-strain hyperelasticity side by side: fesens, torch-fem and jax-fem on one problem.
+
+Every code solves the cantilever of ``benchmarks/peers/cantilever.py`` (hex8 box
+``nx/ny x 1 x nz/ny``, compressible neo-Hookean ``W = θ_e (μ/2 (I_C − 3) − μ ln J +
+λ/2 (ln J)²)`` with ``E = 1, ν = 0.3``, clamped at ``x = 0``, a dead traction on ``x = L`` in
+4 load steps, Newton to ``‖R‖ < 1e-10 ‖R₀‖`` per step, direct linear solves) and
+differentiates the end compliance ``C = f·u`` with respect to the per-cell scale ``θ`` at
+``θ = 1``. Each (code, size) case is a fresh process: the peers run in their own environment
+(``make peers``; interpreter ``$FESENS_PEERS_PYTHON``, else ``.peers/bin/python``), fesens in
+this one. A case measures its set-up, a cold forward and gradient evaluation (JAX compiles
+then), then ``--repeats`` warm ones (medians): the forward (the load-stepped solve) and the
+value and gradient (the solve as the code runs it for a gradient, plus its adjoint), the peak
+resident memory of each above what was resident before it and the process's whole peak
+(``ru_maxrss``), and, with ``--check``, a central-difference check of the gradient along a
+random direction. The tables give the times, their ratio, the memory, the compliance and how
+far each code's compliance and gradient are from the first code that ran at that size.
+
+    python benchmarks/bench_nonlinear_peers.py [--sizes 16x8x8 32x16x16] [--codes ...]
+
+A code that fails prints its error in its row; fesens's row says "not yet available" until
+``fesens.physics.hyperelasticity`` exists (:func:`fesens_case`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    RESULT_PREFIX,
+    load_average,
+    load_line,
+    machine_lines,
+    megabytes,
+    ratio,
+    run_case,
+    seconds,
+    serve_case,
+    set_child_threads,
+    table,
+)
+
+SIZES = ("16x8x8", "32x16x16")
+PEERS = Path(__file__).resolve().parent / "peers"
+#: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
+PEER_SCRIPTS = {"torch-fem": "torchfem_case.py", "jax-fem": "jaxfem_case.py"}
+CODES = ("fesens", *PEER_SCRIPTS)
+CASE_TIMEOUT = 1800.0
+
+
+def peers_python() -> Path:
+    """The interpreter of the peers' environment: ``$FESENS_PEERS_PYTHON`` or the one
+    ``make peers`` creates (``.peers/bin/python`` at the repository root)."""
+    configured = os.environ.get("FESENS_PEERS_PYTHON")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent.parent / ".peers" / "bin" / "python"
+
+
+def fesens_case(size: str, repeats: int, check: bool) -> dict[str, Any]:
+    """fesens's case, run in its own process like the peers' (see the module docstring).
+
+    Returns the result entries of ``peers/harness.py`` (``forward_s``, ``gradient_s``,
+    ``compliance``, ``gradient``, ...); until fesens has finite-strain elasticity, a
+    ``skipped`` entry.
+    """
+    return {"skipped": "not yet available (fesens.physics.hyperelasticity is not written)"}
+
+
+CASES = {"fesens": fesens_case}
+
+
+def run_peer(code: str, size: str, repeats: int, check: bool, timeout: float
+             ) -> dict[str, Any]:
+    """Run one peer's case in a fresh process of the peers' interpreter; its result or an
+    ``error`` entry naming what went wrong."""
+    python = peers_python()
+    if not python.exists():
+        return {"error": f"no peers' interpreter at {python}: run `make peers` or set "
+                         "FESENS_PEERS_PYTHON"}
+    spec = json.dumps({"size": size, "repeats": repeats, "check": check})
+    command = [str(python), str(PEERS / PEER_SCRIPTS[code]), "--case", spec]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": f"exit status {done.returncode}: {tail}"}
+
+
+def relative_difference(a: Any, b: Any) -> float:
+    """``‖a − b‖ / ‖b‖`` of two numbers or vectors."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def dofs(size: str) -> int:
+    nx, ny, nz = (int(n) for n in size.split("x"))
+    return 3 * (nx + 1) * (ny + 1) * (nz + 1)
+
+
+def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+           codes: Sequence[str]) -> str:
+    """The times-and-memory table and the agreement table."""
+    timing, agreement = [], []
+    for size in sizes:
+        reference = next((results[code, size] for code in codes
+                          if "compliance" in results[code, size]), None)
+        for code in codes:
+            r = results[code, size]
+            if "compliance" not in r:
+                reason = r.get("skipped") or f"failed: {r.get('error')}"
+                timing.append([code, size, str(dofs(size)), reason, *[""] * 8])
+                agreement.append([code, size, reason, "", "", "", ""])
+                continue
+            timing.append([
+                code, size, str(dofs(size)), seconds(r["setup_s"]), seconds(r["forward_cold_s"]),
+                seconds(r["forward_s"]), seconds(r["gradient_s"]),
+                ratio(r["gradient_s"], r["forward_s"]), megabytes(r["process_peak_mb"]),
+                megabytes(r["resident_mb"]), megabytes(r["forward_peak_mb"]),
+                megabytes(r["gradient_peak_mb"])])
+            differences = ["ref.", "ref."] if reference is r else [
+                f"{relative_difference(r[key], reference[key]):.1e}"
+                for key in ("compliance", "gradient")]
+            agreement.append([
+                code, size, f"{r['compliance']:.12e}", *differences,
+                f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
+                ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
+    timing_table = table(
+        ["code", "size", "dofs", "set-up", "1st forward", "forward", "value+grad",
+         "value+grad / forward", "peak MB", "resident MB", "forward +MB", "value+grad +MB"],
+        timing)
+    agreement_table = table(
+        ["code", "size", "compliance C", "C rel. diff", "dC/dθ rel. diff", "FD check",
+         "versions"], agreement)
+    return f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), metavar="NXxNYxNZ")
+    parser.add_argument("--codes", nargs="+", default=list(CODES), choices=CODES)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="warm calls per timed quantity (median; default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP/XLA threads of the case processes (default 1)")
+    parser.add_argument("--check", choices=("first", "all", "none"), default="first",
+                        help="central-difference check of the gradient at the first size "
+                             "(default), at every size or at none")
+    parser.add_argument("--time-limit", type=float, default=CASE_TIMEOUT,
+                        help="seconds a case may run before it is killed")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.case:
+        serve_case(CASES, json.loads(args.case))
+        return 0
+
+    set_child_threads(args.threads)
+    # XLA's CPU thread pool ignores the BLAS variables; torch reads OMP_NUM_THREADS.
+    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(args.threads > 1).lower()} "
+                               f"intra_op_parallelism_threads={args.threads}")
+    print("# Finite-strain hyperelasticity: fesens, torch-fem, jax-fem\n")
+    print("\n".join(machine_lines(["numpy", "scipy", "scikit-sparse"])))
+    print(f"peers' interpreter: {peers_python()}")
+    loads = [load_average()]
+    results = {}
+    for index, size in enumerate(args.sizes):
+        check = args.check == "all" or (args.check == "first" and index == 0)
+        for code in args.codes:
+            if code in PEER_SCRIPTS:
+                results[code, size] = run_peer(code, size, args.repeats, check, args.time_limit)
+            else:
+                results[code, size] = run_case(__file__, code, size, args.repeats, check,
+                                               timeout=args.time_limit)
+            print(f"  {code} {size}: done", file=sys.stderr, flush=True)
+    loads.append(load_average())
+    print(load_line(loads) + "\n")
+    print(report(results, args.sizes, args.codes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
