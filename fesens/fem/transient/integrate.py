@@ -209,11 +209,12 @@ class TransientProblem:
         if wanted is None or 0 in wanted:
             yield 0, float(self.times[0]), stepper.full(0, state[0])
         self.stats.update(steps=0, kept=0, advanced=0, taped=0)
-        for n in range(1, self.n_steps + 1):
-            state = (stepper.step(n, state), state[0])
-            self.stats["steps"] += 1
-            if wanted is None or n in wanted:
-                yield n, float(self.times[n]), stepper.full(n, state[0])
+        with stepper.thread_limit():
+            for n in range(1, self.n_steps + 1):
+                state = (stepper.step(n, state), state[0])
+                self.stats["steps"] += 1
+                if wanted is None or n in wanted:
+                    yield n, float(self.times[n]), stepper.full(n, state[0])
 
     # ------------------------------------------------------------ inputs
     def _system(self, T0, loads, histories, dirichlet, dirichlet_history, density,
@@ -387,6 +388,10 @@ class _Stepper:
             backend = self._solvers[key] = self.problem.step_solver(key, self.K, self.M)
         return backend
 
+    def thread_limit(self):
+        """The BLAS threads of these solves, as the pattern chooses them for any solve."""
+        return self.K.pattern.thread_limit(self.solver(1))
+
     def step(self, n: int, state: tuple) -> np.ndarray:
         """``T_n`` from the state ``(T_(n−1), T_(n−2))`` (``T_(−1)``: None)."""
         a, b = self.weights(n)
@@ -431,11 +436,12 @@ def _integrate(run: _Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_a
         keep = set()
     if 0 in keep:
         run.stored[0] = state[0]
-    for n in range(1, N + 1):
-        state = (stepper.step(n, state), state[0])
-        values[n] = run.term(n, stepper.full(n, state[0]), term_args)
-        if n in keep:
-            run.stored[n] = state[0]
+    with stepper.thread_limit():
+        for n in range(1, N + 1):
+            state = (stepper.step(n, state), state[0])
+            values[n] = run.term(n, stepper.full(n, state[0]), term_args)
+            if n in keep:
+                run.stored[n] = state[0]
     problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
     return values
 
@@ -540,23 +546,24 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
         adjoint = _Adjoint(run, stepper, gbar, term_args, argnums)
         stored, N = run.stored, problem.n_steps
         T0 = np.asarray(T0_free, dtype=float)
-        if problem.max_states is None:
-            for n in range(N, 0, -1):
-                adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
-        else:
-            stats = problem.stats
+        with stepper.thread_limit():
+            if problem.max_states is None:
+                for n in range(N, 0, -1):
+                    adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
+            else:
+                stats = problem.stats
 
-            def advance(n, state):
-                stats["advanced"] += 1
-                return (stepper.step(n, state), state[0])
+                def advance(n, state):
+                    stats["advanced"] += 1
+                    return (stepper.step(n, state), state[0])
 
-            def adjoint_step(n, state):
-                stats["taped"] += 1
-                adjoint.step(n, state, stepper.step(n, state))
+                def adjoint_step(n, state):
+                    stats["taped"] += 1
+                    adjoint.step(n, state, stepper.step(n, state))
 
-            snapshots = {n: (stored[n], stored.get(n - 1))
-                         for n in forward_snapshots(N, problem.max_states)}
-            reverse_sweep(N, problem.max_states, (T0, None), advance, adjoint_step, snapshots)
+                snapshots = {n: (stored[n], stored.get(n - 1))
+                             for n in forward_snapshots(N, problem.max_states)}
+                reverse_sweep(N, problem.max_states, (T0, None), advance, adjoint_step, snapshots)
         T0_bar = adjoint.finish(T0)
         cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 5: adjoint.F_bar, 6: adjoint.H_bar,
                       9: T0_bar}
@@ -568,7 +575,6 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
             cotangents[8] = adjoint.phi_bar
         for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
             cotangents[10 + p] = c
-        run.stored = {}
         return tuple(cotangents[i] for i in argnums)
 
     return pullback
