@@ -7,7 +7,7 @@ recomputes the number of steps of Griewank's schedule."""
 import numpy as np
 import pytest
 
-from fesens.ad import getval, grad, hvp, taylor_test
+from fesens.ad import getval, grad, hvp, taylor_test, vjp
 from fesens.fem.transient import TransientProblem, minimal_advances
 from fesens.fem.transient.checkpointing import forward_snapshots
 from fesens.mesh.generators import rectangle
@@ -186,3 +186,16 @@ def test_misuse_is_refused_with_the_fix():
     with pytest.raises(NotImplementedError, match="second derivatives"):
         hvp(lambda k: np.sum(problem.values(_weighted_squares, term_args=(1.0,),
                                             conductivity=k)))(kappa, kappa)
+
+
+@pytest.mark.parametrize("max_states", [None, 3])
+def test_a_pullback_may_be_called_again(max_states):
+    """The kept states live as long as the tape: a second cotangent gets its own exact
+    answer (linear in the cotangent)."""
+    model = _model()
+    problem = TransientProblem(model, t_end=T_END, dt=T_END / 20, max_states=max_states)
+    kappa = np.ones(model.mesh.n_cells)
+    values, pull = vjp(lambda k: problem.values(_weighted_squares, term_args=(1.0,),
+                                                conductivity=k), kappa)
+    first = pull(np.ones(values.shape))
+    assert np.allclose(pull(2 * np.ones(values.shape)), 2 * first, rtol=1e-12, atol=0)
