@@ -1,5 +1,6 @@
 """Density-based design optimization: filters, interpolation, optimizers, the loop."""
 
+from fesens.opt.design_maps import CellGroups, Extrusion, MirrorSymmetry
 from fesens.opt.distributed import DistributedDesignProblem
 from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
 from fesens.opt.filters import (
@@ -33,6 +34,7 @@ from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
+from fesens.opt.overhang import OverhangFilter
 from fesens.opt.problem import Constraint, DesignProblem, Evaluation
 from fesens.opt.tolerance import AdaptiveTolerance
 
@@ -49,6 +51,7 @@ __all__ = [
     "RAMP",
     "SIMP",
     "AdaptiveTolerance",
+    "CellGroups",
     "CheckpointError",
     "Constraint",
     "Continuation",
@@ -56,13 +59,16 @@ __all__ = [
     "DesignProblem",
     "DuOlhoff",
     "Evaluation",
+    "Extrusion",
     "Filter",
     "FrequencyProblem",
     "Heaviside",
     "HelmholtzFilter",
     "MinMaxProblem",
+    "MirrorSymmetry",
     "NoFilter",
     "NoProjection",
+    "OverhangFilter",
     "Pedersen",
     "Result",
     "SensitivityFilter",

@@ -55,6 +55,12 @@ class DistributedDesignProblem(DesignProblem):
     def __init__(self, model: LinearModel, objective: Response, *, part: MeshPart,
                  whole_model: LinearModel, collective: Collective, passive_solid=None,
                  passive_void=None, **options) -> None:
+        for name in ("design_map", "overhang"):
+            if options.get(name) is not None:
+                # Both work on the whole mesh (mirror images, columns, layers below) while a
+                # rank holds only its part: applied per part they would be silently wrong.
+                raise ValueError(f"{name} is not available for a design split among MPI "
+                                 "ranks: run the optimization without mpirun")
         self.part, self._collective, self.whole_model = part, collective, whole_model
         super().__init__(model, objective, passive_solid=_local(part, passive_solid),
                          passive_void=_local(part, passive_void), **options)

@@ -16,8 +16,9 @@ from opt_helpers import mbb_problem
 from fesens.ad import check_grad, grad, jvp, taylor_test
 from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, rectangle
+from fesens.mpi import SERIAL
 from fesens.objectives import compliance
-from fesens.opt import MMA, optimize
+from fesens.opt import MMA, DistributedDesignProblem, optimize
 from fesens.opt.overhang import OverhangFilter, build_directions
 
 MESHES = {2: rectangle(9, 6, 9.0, 6.0), 3: box(7, 6, 5, 7.0, 6.0, 5.0)}
@@ -182,3 +183,15 @@ def test_refuses_unknown_directions(direction):
         return
     with pytest.raises(ValueError, match="unknown build direction"):
         OverhangFilter(mesh, direction)
+
+
+@pytest.mark.parametrize("name", ["overhang", "design_map"])
+def test_a_design_split_among_ranks_refuses_whole_mesh_maps(name):
+    """Layers below, mirror images and columns span the ranks' parts: refused, not applied
+    per part."""
+    mesh = rectangle(4, 3, 4.0, 3.0)
+    model = mbb_problem(4, 3, 1.5, "density").model
+    with pytest.raises(ValueError, match="split among MPI ranks"):
+        DistributedDesignProblem(model, lambda state, rho: compliance(state),
+                                 volume_fraction=0.5, part=None, whole_model=model,
+                                 collective=SERIAL, **{name: OverhangFilter(mesh)})
