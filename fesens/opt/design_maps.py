@@ -13,6 +13,8 @@ map comes first, before the density filter: the filter then sees an exactly symm
 * :class:`Extrusion`: one variable per column of cells along an axis of a lattice of cells
   (:func:`~fesens.opt.cell_lattice.cell_lattice`): a constant cross-section, as extruded or
   cast parts need.
+
+:meth:`CellGroups.combine` ties several together (a symmetric, extruded design).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from fesens.ad.linear_map import apply_linear
@@ -75,6 +79,29 @@ class CellGroups:
         """The reduced design ``(n_reduced,)`` of a full field ``(n_cells,)`` that is
         constant on each group (its representatives' values)."""
         return np.asarray(values)[self.representatives]
+
+    @classmethod
+    def combine(cls, *groupings: CellGroups) -> CellGroups:
+        """The groups that satisfy every one of ``groupings`` at once (e.g. a symmetric,
+        extruded design): cells tied by any of them share one variable (the connected
+        components of the ties).
+
+        Raises
+        ------
+        ValueError
+            If the groupings are of different numbers of cells, or none is given.
+        """
+        sizes = {g.n_cells for g in groupings}
+        if len(sizes) != 1:
+            raise ValueError(f"combine needs groupings of one mesh, got cell counts {sizes}"
+                             if sizes else "combine needs at least one grouping")
+        n_cells = sizes.pop()
+        cells = np.arange(n_cells)
+        ties = [(cells, g.representatives[g.owner]) for g in groupings]
+        rows, cols = (np.concatenate(side) for side in zip(*ties, strict=True))
+        graph = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_cells, n_cells))
+        _, owner = connected_components(graph, directed=False)
+        return CellGroups(owner)
 
 
 class MirrorSymmetry(CellGroups):

@@ -16,7 +16,7 @@ from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, rectangle
 from fesens.objectives import compliance
 from fesens.opt import MMA, SIMP, DesignProblem, make_filter, optimize
-from fesens.opt.design_maps import Extrusion, MirrorSymmetry
+from fesens.opt.design_maps import CellGroups, Extrusion, MirrorSymmetry
 from fesens.physics import Elasticity
 
 
@@ -186,3 +186,17 @@ def test_refuses_bad_axes_and_combinations():
     with pytest.raises(ValueError, match="replaces the gradient"):
         mbb_problem(6, 4, 1.5, "sensitivity", design_map=Extrusion(rectangle(6, 4, 6.0, 4.0),
                                                                    "y"))
+
+
+def test_combined_symmetry_and_extrusion_hold_both():
+    """A 3D design symmetric about x = 2 and extruded along z: exactly both."""
+    mesh = box(4, 3, 5, 4.0, 3.0, 5.0)
+    symmetry, extrusion = MirrorSymmetry(mesh, "x"), Extrusion(mesh, "z")
+    both = CellGroups.combine(symmetry, extrusion)
+    assert both.n_reduced == 2 * 3  # half of the 4 x-columns, 3 in y
+    full = both(np.random.default_rng(6).uniform(size=both.n_reduced))
+    np.testing.assert_array_equal(full, full[mirror_of(mesh, 0, 2.0)])
+    np.testing.assert_array_equal(full, symmetry.apply(symmetry.reduce(full)))
+    np.testing.assert_array_equal(full, extrusion.apply(extrusion.reduce(full)))
+    with pytest.raises(ValueError, match="one mesh"):
+        CellGroups.combine(symmetry, Extrusion(rectangle(4, 3, 4.0, 3.0), "x"))
