@@ -256,10 +256,12 @@ def integers(length: int, low: int = 1) -> Callable:
     return check
 
 
-def number_or_numbers() -> Callable:
-    """A number or a list of numbers (scalar or per-component values)."""
-    expected = "a number or a list of numbers"
-    scalar, vector = number(), numbers()
+def number_or_numbers(low: float | None = None, *, low_open: bool = False) -> Callable:
+    """A number or a list of numbers (scalar or per-component values), each within an
+    optional lower bound."""
+    each = "" if low is None else f", each{_bounds_text(low, None, low_open, False)}"
+    expected = f"a number or a list of numbers{each}"
+    scalar, vector = number(low, low_open=low_open), numbers(None, low, low_open=low_open)
 
     @_checker(expected)
     def check(path: str, value: Any) -> float | list[float]:

@@ -222,7 +222,11 @@ def section_names() -> tuple[str, ...]:
 
 
 def _section_key_check(key: SectionKey, base_dir: Path | None) -> Callable:
-    check_number = number(key.lower)
+    if key.value == "components":
+        return components()
+    if key.value == "numbers":
+        return number_or_numbers(key.lower, low_open=key.lower_open)
+    check_number = number(key.lower, low_open=key.lower_open)
     if not key.file:
         return check_number
     expected = f"{check_number.expected}, or the path of a file (a string)"
@@ -240,16 +244,22 @@ def _section_key_check(key: SectionKey, base_dir: Path | None) -> Callable:
     return check
 
 
+def _named(section: Section) -> bool:
+    """Whether each table of a section names its term (facet terms of a ``[[section]]``)."""
+    return section.many and section.on != "nodes"
+
+
 def section_spec(section: Section, base_dir: Path | None = None) -> dict[str, Key]:
     """The keys of one table of a physics section (selection keys first)."""
     spec = {}
-    if section.on == "facets":
-        spec.update(selections.selection_spec("group", "region"))
-    if section.many:
+    if section.on is not None:
+        keys, _ = LOAD_SELECTIONS[section.on]
+        spec.update(selections.selection_spec(*keys))
+    if _named(section):
         spec["name"] = Key(string(), None, f"name (default: {section.name}<index>)")
     for key in section.keys:
-        spec[key.name] = Key(_section_key_check(key, base_dir),
-                             REQUIRED if key.default is None else key.default, key.doc)
+        default = None if key.optional else REQUIRED if key.default is None else key.default
+        spec[key.name] = Key(_section_key_check(key, base_dir), default, key.doc)
     return spec
 
 
@@ -273,9 +283,9 @@ def check_sections(raw: dict, physics: type[LinearModel], mesh, label: str,
         for i, table in enumerate(tables):
             path = join(name, i) if section.many else name
             item = check_table(path, table, spec)
-            if section.on == "facets":
-                selections.facets(path, item, mesh, label)
-            if section.many:
+            if section.on is not None:
+                LOAD_SELECTIONS[section.on][1](path, item, mesh, label)
+            if _named(section):
                 item.setdefault("name", f"{name}{i}")
             items.append(item)
         out[name] = items if section.many else items[0]
@@ -293,6 +303,13 @@ def anchors_the_field(physics: type[LinearModel], sections: dict[str, Any]) -> b
         if any(item[section.anchors] > 0 for item in tables):
             return True
     return False
+
+
+def loads_the_model(physics: type[LinearModel], sections: dict[str, Any]) -> bool:
+    """Whether the checked ``sections`` (of :func:`check_sections`) load the model: one of
+    them is present whose term is a load (:attr:`~fesens.physics.spec.Section.loads`)."""
+    return any(section.loads and section.name in sections
+               for section in physics.config.sections)
 
 
 def anchor_hint(physics: type[LinearModel]) -> str:
@@ -319,13 +336,15 @@ def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
         method = getattr(model, section.method)
         for i, item in enumerate(tables):
             path = join(section.name, i) if section.many else section.name
-            values = {key.name: _solved_if_config(path, key.name, item[key.name], section,
+            values = {key.name: _solved_if_config(path, key.name, item.get(key.name), section,
                                                   mesh)
                       for key in section.keys}
             try:
                 if section.on == "facets":
                     method(selections.facets(path, item, mesh, label), **values,
                            name=item["name"])
+                elif section.on == "nodes":
+                    method(selections.nodes(path, item, mesh, label), **values)
                 else:
                     method(**values)
             except (FesensError, ValueError) as exc:

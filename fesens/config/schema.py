@@ -77,6 +77,7 @@ from fesens.config.physics_keys import (
     dims_text,
     eigen_variants,
     load_variants,
+    loads_the_model,
     material_variants,
     physics_variants,
     response_variants,
@@ -378,8 +379,9 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
                                        anchors_the_field(config.physics_class, sections))
     check_solver_needs(solver, data["supports"], mesh, label)
     data.update(sections)
-    if not sections and not wants_modes(raw):  # a convection or thermal section loads the
-        _check_loaded(data["supports"], data["loads"])  # model too; modes need no loads
+    # a convection or thermal section loads the model too; modes need no loads
+    if not loads_the_model(config.physics_class, sections) and not wants_modes(raw):
+        _check_loaded(data["supports"], data["loads"])
     objectives = {**response_variants(kind), **eigen_variants(kind)}
     checks = {
         "design": lambda r: check_design(r, config),

@@ -317,7 +317,15 @@ class Elasticity(LinearModel):
                           keys=(SectionKey("temperature", "temperature: a number, or a file of "
                                            "nodal values (.npy or text)", file=True),
                                 SectionKey("reference", "reference temperature T_ref",
-                                           default=0.0))),),
+                                           default=0.0))),
+                  Section("springs", "spring", many=True, on="nodes", loads=False,
+                          doc="spring supports: stiffness k to the ground at each selected "
+                              "node (compliant mechanisms' input and output springs)",
+                          keys=(SectionKey("stiffness", "k > 0: one number, or one per "
+                                           "component", lower=0.0, lower_open=True,
+                                           value="numbers"),
+                                SectionKey("components", "components held (default: all)",
+                                           value="components", optional=True)))),
     )
 
     def __init__(

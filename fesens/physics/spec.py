@@ -34,6 +34,14 @@ from types import MappingProxyType
 #: ``facets``: ``method(facets, value, name=)``; ``cells``: ``method(value, cells=, name=)``.
 LOAD_SUPPORTS = ("nodes", "facets", "cells")
 
+#: What a :class:`Section` table selects: boundary facets (``group``, ``region``), or nodes
+#: (``group``, ``region``, ``point``, as ``[[supports]]``); None: nothing.
+SECTION_SELECTIONS = ("facets", "nodes", None)
+
+#: What a :class:`SectionKey` takes: ``number``; ``numbers``: a number or a list of numbers
+#: (one per component); ``components``: a list of components (0, 1, 2 or "x", "y", "z").
+SECTION_VALUES = ("number", "numbers", "components")
+
 #: How a reported number is taken from an output field: ``max``, ``min``, or ``max_norm``
 #: (the largest Euclidean norm of the rows of a vector field).
 REDUCTIONS = ("max", "min", "max_norm")
@@ -163,7 +171,13 @@ class SectionKey:
         A string is accepted too: the path of a file (relative to the config file), passed
         to the method as an absolute path.
     default : float or None
-        Filled in when the key is absent (None: the key is required).
+        Filled in when the key is absent (None: the key is required, unless ``optional``).
+    value : {"number", "numbers", "components"}
+        What the key takes (:data:`SECTION_VALUES`; ``lower`` bounds every number).
+    optional : bool
+        The key may be absent; the method then gets None (its own default).
+    lower_open : bool
+        ``lower`` itself is excluded (e.g. a stiffness ``> 0``).
     """
 
     name: str
@@ -171,6 +185,14 @@ class SectionKey:
     lower: float | None = None
     file: bool = False
     default: float | None = None
+    value: str = "number"
+    optional: bool = False
+    lower_open: bool = False
+
+    def __post_init__(self):
+        if self.value not in SECTION_VALUES:
+            raise ValueError(f"section key {self.name!r}: value={self.value!r}; expected one "
+                             f"of {', '.join(SECTION_VALUES)}")
 
 
 @dataclass(frozen=True)
@@ -184,11 +206,12 @@ class Section:
         The top-level key (e.g. ``convection``).
     method : str
         The model method; called ``method(selection, **keys, name=)`` when ``on`` is
-        ``"facets"`` (the table selects facets by ``group`` or ``region``), else
-        ``method(**keys)``.
+        ``"facets"`` (the table selects facets by ``group`` or ``region``),
+        ``method(selection, **keys)`` when it is ``"nodes"`` (``group``, ``region`` or
+        ``point``, as a support), else ``method(**keys)``.
     keys : tuple of SectionKey
     many : bool
-    on : {"facets", None}
+    on : {"facets", "nodes", None}
     doc : str
         What the section is (for messages).
     anchors : str or None
@@ -196,6 +219,9 @@ class Section:
         as a support does (a Robin condition ``h (u − u∞)`` on a non-empty set of facets:
         ``K + H`` is positive definite), so that the model needs no support; None: the
         section leaves the null space as it is.
+    loads : bool
+        Its term loads the model (a convection's ``h T∞``, a thermal strain), so that a
+        config with such a table needs no ``[[loads]]``; False: it adds stiffness only (springs).
     """
 
     name: str
@@ -205,8 +231,12 @@ class Section:
     on: str | None = None
     doc: str = ""
     anchors: str | None = None
+    loads: bool = True
 
     def __post_init__(self):
+        if self.on not in SECTION_SELECTIONS:
+            raise ValueError(f"section {self.name!r}: on={self.on!r}; expected one of "
+                             f"{', '.join(map(str, SECTION_SELECTIONS))}")
         if self.anchors is not None and self.anchors not in [key.name for key in self.keys]:
             raise ValueError(f"section {self.name!r}: anchors={self.anchors!r} is not one of "
                              "its keys")
