@@ -176,3 +176,23 @@ def test_solve_steps_reports_every_converged_step():
     assert np.tan(1.2) == pytest.approx(x[0], rel=1e-9)
     assert report.load_factors == pytest.approx([0, 1 / 3, 2 / 3, 1])
     assert len(report.states) == 4
+
+
+class RoundOff:
+    """``R(x) = x − 1 + 10⁻⁹ sin(10¹² x)``: the root ``x ≈ 1`` behind a noise floor of
+    ``10⁻⁹`` (a round-off stand-in), with a residual scale (``10⁻¹²``) the floor never
+    lets ``rtol`` reach."""
+
+    def evaluate(self, x, t):
+        return Evaluation(x - 1.0 + 1e-9 * np.sin(1e12 * x), 1e-12)
+
+    def solve_tangent(self, x, t, rhs):
+        return rhs
+
+
+def test_a_residual_at_its_round_off_ends_on_the_step_test():
+    with pytest.raises(Exception, match="stalled|no convergence"):
+        newton(RoundOff(), np.array([0.3]), 1.0, NewtonOptions(stol=0.0))
+    x, residuals = newton(RoundOff(), np.array([0.3]), 1.0, NewtonOptions())
+    assert abs(x[0] - 1.0) < 1e-8
+    assert len(residuals) <= 4

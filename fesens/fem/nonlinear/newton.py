@@ -8,7 +8,8 @@ inadmissible, such as an inverted element) and solves with its tangent ``∂R/�
 One load step: from the last converged state, Newton iterates ``K_T δ = −R``,
 ``x ← x + α δ``, the step length ``α`` halved until the residual norm (or the energy,
 ``line_search="energy"``) decreases sufficiently (Armijo's rule with ``c = 10⁻⁴``; Nocedal
-& Wright, *Numerical Optimization*, 2nd ed., §3.1), until ``‖R‖ ≤ atol + rtol · scale``.
+& Wright, *Numerical Optimization*, 2nd ed., §3.1), until ``‖R‖ ≤ atol + rtol · scale``
+or the correction ``δ`` is negligible (``‖δ‖ ≤ stol ‖x‖``, PETSc SNES's step test).
 A step that fails (too many iterations, no acceptable ``α``, NaN, an inadmissible state, a
 singular tangent) is cut back: the load increment is halved and the step retried from the
 last converged state, at most ``max_cutbacks`` times in a row; then :class:`NewtonError`
@@ -41,6 +42,11 @@ class NewtonOptions:
     rtol, atol : float
         Convergence when ``‖R‖ ≤ atol + rtol · scale`` (the system's scale of its residual,
         e.g. the size of the forces it balances).
+    stol : float
+        Convergence also when the Newton correction ``‖δ‖ ≤ stol · ‖x‖``: with quadratic
+        convergence the error left is then of order ``stol² ‖x‖``, and a residual that
+        cannot fall further (its round-off, e.g. of a stress law evaluated at ``F ≈ I``
+        under tiny loads) does not stall the solve. 0: the residual test only.
     max_iterations : int
         Newton iterations per load step before the step is cut back.
     steps : int
@@ -59,6 +65,7 @@ class NewtonOptions:
 
     rtol: float = 1e-10
     atol: float = 0.0
+    stol: float = 1e-8
     max_iterations: int = 25
     steps: int = 1
     adaptive: bool = True
@@ -67,7 +74,7 @@ class NewtonOptions:
     max_backtracks: int = 10
 
     def __post_init__(self):
-        for name in ("rtol", "atol"):
+        for name in ("rtol", "atol", "stol"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"newton option {name} must be a finite number >= 0, "
@@ -259,9 +266,17 @@ def newton(system: NewtonSystem, x: np.ndarray, t: float, options: NewtonOptions
             delta = system.solve_tangent(x, t, -current.residual)
         except SolverError as exc:
             raise _StepFailed(f"the tangent solve failed ({exc})", residuals) from None
-        x, current, norm = _line_search(system, x, t, delta, current, norm, options,
-                                        residuals)
+        negligible = _norm(delta) <= options.stol * _norm(x)
+        try:
+            x, current, norm = _line_search(system, x, t, delta, current, norm, options,
+                                            residuals)
+        except _StepFailed:
+            if negligible:  # the residual is at its round-off: nothing left to correct
+                return x, residuals
+            raise
         residuals.append(norm)
+        if negligible:
+            return x, residuals
     if norm <= options.atol + options.rtol * current.scale:
         return x, residuals
     raise _StepFailed(f"no convergence in {options.max_iterations} iterations (residual "
