@@ -18,8 +18,17 @@ from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, rectangle
 from fesens.mpi import SERIAL
 from fesens.objectives import compliance
-from fesens.opt import MMA, DistributedDesignProblem, optimize
+from fesens.opt import (
+    MMA,
+    SIMP,
+    DesignProblem,
+    DistributedDesignProblem,
+    Heaviside,
+    make_filter,
+    optimize,
+)
 from fesens.opt.overhang import OverhangFilter, build_directions
+from fesens.physics import Elasticity
 
 MESHES = {2: rectangle(9, 6, 9.0, 6.0), 3: box(7, 6, 5, 7.0, 6.0, 5.0)}
 CASES = [(dim, direction) for dim in (2, 3) for direction in build_directions(dim)]
@@ -195,3 +204,46 @@ def test_a_design_split_among_ranks_refuses_whole_mesh_maps(name):
         DistributedDesignProblem(model, lambda state, rho: compliance(state),
                                  volume_fraction=0.5, part=None, whole_model=model,
                                  collective=SERIAL, **{name: OverhangFilter(mesh)})
+
+
+def test_optimized_3d_cantilever_is_self_supporting():
+    """A 16x4x8 hex8 cantilever (clamped at x = 0, a downward load at the free end's bottom
+    edge, volume 0.3, density filter 1.5), 30 MMA iterations, built up the z axis: with the
+    filter no solid cell lacks its five-cell support; without it some do (measured 22 of
+    150), so the measure bites in 3D too."""
+    nx, ny, nz = 16, 4, 8
+    mesh = box(nx, ny, nz, float(nx), float(ny), float(nz))
+    overhang = OverhangFilter(mesh, "+z")
+
+    def designed(overhang):
+        model = Elasticity(mesh, E=1.0, nu=0.3)
+        model.fix(lambda p: np.isclose(p[:, 0], 0.0))
+        model.point_load((float(nx), ny / 2, 0.0), (0.0, 0.0, -1.0), name="F")
+        problem = DesignProblem(model, lambda state, rho: compliance(state),
+                                volume_fraction=0.3, interpolation=SIMP(3.0, 1e-9),
+                                filter=make_filter("density", mesh, 1.5), overhang=overhang)
+        return problem.density(optimize(problem, MMA(), max_iter=30, tol_change=0.0).x)
+
+    rho = designed(overhang)
+    assert overhang.unsupported(rho).sum() / (rho > 0.5).sum() < 0.005
+    plain = designed(None)
+    assert overhang.unsupported(plain).sum() / (plain > 0.5).sum() > 0.05
+
+
+def test_compliance_through_projection_and_overhang():
+    """The chain density filter → Heaviside projection → overhang filter → SIMP, 3D."""
+    mesh = box(6, 4, 4, 6.0, 4.0, 4.0)
+    model = Elasticity(mesh, E=1.0, nu=0.3)
+    model.fix(lambda p: np.isclose(p[:, 0], 0.0))
+    model.point_load((6.0, 2.0, 0.0), (0.0, 0.0, -1.0), name="F")
+    problem = DesignProblem(model, lambda state, rho: compliance(state), volume_fraction=0.4,
+                            interpolation=SIMP(3.0, 1e-9), filter=make_filter("density", mesh,
+                                                                               1.3),
+                            projection=Heaviside(beta=4.0), overhang=OverhangFilter(mesh, "-x"))
+    x = np.random.default_rng(8).uniform(0.3, 0.9, problem.n_design)
+
+    def f(x):
+        return compliance(problem.solve(problem.density(x)))
+
+    assert taylor_test(f, x, step=1e-3, verbose=False).rate == pytest.approx(2.0, abs=0.1)
+    assert check_grad(f, x) < 1e-6
