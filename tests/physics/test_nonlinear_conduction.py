@@ -10,6 +10,7 @@ from fesens.ad import check_grad, taylor_test
 from fesens.errors import NewtonError
 from fesens.mesh.generators import rectangle
 from fesens.objectives import compliance
+from fesens.objectives.static import mean_value, value_at
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.nonlinear_conduction import NonlinearHeatConduction
 
@@ -161,3 +162,14 @@ def test_taylor_from_several_load_steps(plate, name):
 def test_central_differences_agree(plate, name):
     fun, x = parameter_cases(plate)[name]
     assert check_grad(fun, x, rtol=1e-5) < 1e-5
+
+
+def test_value_objectives_read_the_nonlinear_state(plate):
+    """The static objectives read a nonlinear solution like a linear one (value_at,
+    mean_value), and their gradients pass the Taylor test."""
+    def fun(k):
+        solution = plate.solve(conductivity=k)
+        return value_at(solution, (0.5, 0.4)) + mean_value(solution, "top")
+
+    result = taylor_test(fun, np.full(plate.mesh.n_cells, 2.2), verbose=False)
+    assert result.rate > 1.9, result.table()
