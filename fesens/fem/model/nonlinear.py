@@ -42,8 +42,10 @@ _NEWTON_OPTIONS = tuple(f.name for f in dataclass_fields(NewtonOptions))
 class NonlinearSolution(Solution):
     """Result of :meth:`NonlinearModel.solve`: the converged state and how it was reached.
 
-    Attributes (besides :class:`~fesens.fem.model.solution.Solution`'s; ``coefficients``
-    holds the material fields' values in the order of ``fields``)
+    Besides the attributes of :class:`~fesens.fem.model.solution.Solution` (whose
+    ``coefficients`` hold the material fields' values in the order of ``fields``):
+
+    Attributes
     ----------
     fields : dict
         The material fields of the solve (traced values included), each ``(n_cells,)``.
