@@ -116,7 +116,7 @@ def test_the_cli_wrt_choices_come_from_the_registry(toy_physics):
     per_cell = {name for cls in PHYSICS for name, p in cls.parameters.items()
                 if p.per_cell and name != "scale"}
     choices = wrt_option().type.choices
-    assert set(choices) == {"density", "loads", *per_cell}
+    assert set(choices) == {"density", "loads", "points", *per_cell}
     assert {"k", "c"} <= set(choices) and choices == wrt_choices()
     PHYSICS.unregister(toy_physics.name)
     assert not {"k", "c"} & set(wrt_option().type.choices)
