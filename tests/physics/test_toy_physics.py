@@ -183,7 +183,7 @@ def test_a_parameter_of_another_physics_is_refused(toy_physics, tmp_path):
     result = fesens("sensitivity", config, "--wrt", "E", "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert "--wrt E does not apply to reaction_diffusion (choose one of density, k, c, " \
-           "loads)" in result.output
+           "loads, points)" in result.output
 
 
 def test_without_registration_the_config_is_refused(tmp_path):
