@@ -123,7 +123,7 @@ class TransientProblem:
         self.model = model
         self.times = time_grid(t_end=t_end, dt=dt, t_start=t_start, times=times)
         self.scheme = scheme
-        self.coefficients: StepCoefficients = step_coefficients(self.times, scheme, theta)
+        self.coefficients = self._scheme_coefficients(scheme, theta)
         self.lumped = bool(lumped)
         self.max_states = None if max_states is None else check_snapshots(max_states)
         self._solver_spec = solver
@@ -131,6 +131,10 @@ class TransientProblem:
         self._solvers: dict[tuple, LinearSolver] = {}
         self._mass_fc: tuple | None = None
         self.stats = {"steps": 0, "kept": 0, "advanced": 0, "taped": 0, "factorizations": 0}
+
+    def _scheme_coefficients(self, scheme: str, theta: float | None) -> StepCoefficients:
+        """The coefficients of every step (a subclass with other schemes overrides it)."""
+        return step_coefficients(self.times, scheme, theta)
 
     @property
     def n_steps(self) -> int:
@@ -449,6 +453,18 @@ def _integrate(run: _Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_a
 integrate = primitive(_integrate, "transient_integrate")
 
 
+def term_pullback(run: _Run, n: int, full: np.ndarray, gbar_n: float, term_args,
+                  positions) -> tuple[np.ndarray, list]:
+    """``ḡ_n ∂j_n/∂T_n`` on all dofs ``(n_dofs,)`` and the cotangents of the traced
+    ``term_args`` (at ``positions``) of level ``n``'s step term."""
+    times = run.problem.times
+    argnums = (0, *(p + 1 for p in positions))
+    _, pull = vjp(lambda T, *a: run.step_term(T, float(times[n]), *a), full, *term_args,
+                  argnums=argnums)
+    cotangents = pull(gbar_n)
+    return np.asarray(cotangents[0], dtype=float), list(cotangents[1:])
+
+
 class _Adjoint:
     """The reverse sweep's accumulators: ``λ`` contributions owed to earlier levels and
     the cotangent of every input."""
@@ -476,13 +492,9 @@ class _Adjoint:
         s = self.s
         if self.gbar[n] == 0.0:
             return np.zeros(s.free.size)
-        times = self.run.problem.times
-        argnums = (0, *(p + 1 for p in self.positions))
-        _, pull = vjp(lambda T, *a: self.run.step_term(T, float(times[n]), *a),
-                      s.full(n, T_free), *self.term_args, argnums=argnums)
-        cotangents = pull(self.gbar[n])
-        T_bar = np.asarray(cotangents[0], dtype=float)
-        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents[1:],
+        T_bar, cotangents = term_pullback(self.run, n, s.full(n, T_free), self.gbar[n],
+                                          self.term_args, self.positions)
+        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
                                                        strict=True)]
         if s.prescribed:
             T_c = T_bar[s.constrained]

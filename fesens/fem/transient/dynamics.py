@@ -1,0 +1,525 @@
+"""Structural dynamics ``M ü + C u̇ + K u = f(t)``: Newmark and generalized-α time
+integration and the exact gradient of time-discrete objectives (discrete adjoint, with
+checkpointing).
+
+The generalized-α method (J. Chung and G. M. Hulbert, *J. Appl. Mech.* 60, 1993, 371–375)
+holds the equation of motion at blended levels, ``x_(n−α) = (1 − α) x_n + α x_(n−1)``,
+
+    M a_(n−α_m) + C v_(n−α_f) + K u_(n−α_f) = F h_n,    h_n = (1 − α_f) H_n + α_f H_(n−1)
+    u_n = u_(n−1) + Δt v_(n−1) + Δt² ((½ − β) a_(n−1) + β a_n)
+    v_n = v_(n−1) + Δt ((1 − γ) a_(n−1) + γ a_n)
+
+with ``α_m = (2ρ∞ − 1)/(ρ∞ + 1)``, ``α_f = ρ∞/(ρ∞ + 1)``, ``γ = ½ − α_m + α_f``,
+``β = ¼ (1 − α_m + α_f)²`` for the spectral radius ``ρ∞ ∈ [0, 1]`` at infinite frequency.
+Newmark's method is ``α_m = α_f = 0`` (average acceleration: ``γ = ½``, ``β = ¼``;
+T. J. R. Hughes, *The Finite Element Method*, §9.1). The load is blended like the other
+terms (not evaluated at ``t_(n−α_f)``), so that for a linear system ρ∞ = 1 reproduces
+average acceleration exactly. ``C = c_M M + c_K K`` is Rayleigh damping; the step
+solves ``S a_n = r_n`` with one factorization of ``S = (1 − α_m + (1 − α_f) γ Δt c_M) M +
+(1 − α_f)(β Δt² + γ Δt c_K) K`` for the whole run (constant Δt), and the initial
+acceleration solves ``M a_0 = F H_0 − C v_0 − K u_0``.
+
+:meth:`DynamicProblem.values` is one primitive over the whole run, like
+:class:`~fesens.fem.transient.integrate.TransientProblem`'s: ``values[n] = j(u_n, t_n,
+*term_args)``; its VJP runs backwards with the forward factorizations. With ``λ_n = S⁻ᵀ
+(ā_n + β Δt² ū_n + γ Δt v̄_n)`` the cotangents of step ``n``'s residual are
+
+    K̄ −= λ_n (u_(n−α_f) + c_K v_(n−α_f))ᵀ,      M̄ −= λ_n (a_(n−α_m) + c_M v_(n−α_f))ᵀ
+    c̄_K −= λ_nᵀ K v_(n−α_f),  c̄_M −= λ_nᵀ M v_(n−α_f),  F̄ += λ_n h_nᵀ
+
+(on the pattern, pulled back by the assembly primitives to every per-cell field and the
+node coordinates) and the state cotangents pass to ``(u_(n−1), v_(n−1), a_(n−1))`` through
+the transposed update; level 0 takes the adjoint of the initial acceleration's solve with
+``M``. States ``(u, v, a)`` are stored or recomputed on Griewank's binomial schedule, with
+the same bits. Only homogeneous Dirichlet conditions (a prescribed motion would need its
+velocity and acceleration as loads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
+from fesens.ad.registry import defvjp_joint
+from fesens.ad.traced import Traced
+from fesens.ad.tracer import primitive
+from fesens.errors import NonFiniteError
+from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
+from fesens.fem.transient.integrate import (
+    StepTerm,
+    TransientProblem,
+    _check_same_pattern,
+    _Run,
+    term_pullback,
+)
+from fesens.solvers import LinearSolver
+
+#: The schemes of :class:`DynamicProblem`.
+DYNAMIC_SCHEMES = ("newmark", "generalized_alpha")
+
+
+@dataclass(frozen=True)
+class NewmarkCoefficients:
+    """``γ``, ``β``, ``α_m``, ``α_f`` of a generalized-α step and the constant step ``Δt``."""
+
+    gamma: float
+    beta: float
+    alpha_m: float
+    alpha_f: float
+    dt: float
+
+    def step_key(self, mass_damping: float, stiffness_damping: float) -> tuple[float, float]:
+        """``(s_M, s_K)`` with ``S = s_M M + s_K K`` the matrix of every step."""
+        g, b, am, af, dt = self.gamma, self.beta, self.alpha_m, self.alpha_f, self.dt
+        return (float(1 - am + (1 - af) * g * dt * mass_damping),
+                float((1 - af) * (b * dt ** 2 + g * dt * stiffness_damping)))
+
+
+def newmark_coefficients(times: np.ndarray, scheme: str, gamma: float | None = None,
+                         beta: float | None = None, rho_inf: float | None = None
+                         ) -> NewmarkCoefficients:
+    """The coefficients of ``scheme`` on constant steps ``times`` ``(N + 1,)``.
+
+    ``newmark``: ``γ`` (default ½) and ``β`` (default ¼); ``generalized_alpha``: ``ρ∞``
+    (default 1; Chung & Hulbert's ``α_m``, ``α_f``, ``γ``, ``β``).
+
+    Raises
+    ------
+    ValueError
+        Unknown scheme, parameters of the other scheme, ``γ < ½`` (negative numerical
+        damping: unstable), ``β < 0``, ``ρ∞`` outside ``[0, 1]``, or steps that are not
+        constant.
+    """
+    if scheme not in DYNAMIC_SCHEMES:
+        raise ValueError(f"unknown dynamic scheme {scheme!r}; choose one of "
+                         f"{list(DYNAMIC_SCHEMES)}")
+    steps = np.diff(times)
+    if np.max(np.abs(steps - steps[0])) > 1e-9 * steps[0]:
+        raise ValueError("a dynamic run needs a constant time step (one factorization of "
+                         "the step matrix); give t_end and dt, or equally spaced times")
+    dt = float(steps[0])
+    if scheme == "newmark":
+        if rho_inf is not None:
+            raise ValueError("rho_inf belongs to scheme='generalized_alpha'; Newmark takes "
+                             "gamma and beta")
+        gamma = 0.5 if gamma is None else float(gamma)
+        beta = 0.25 if beta is None else float(beta)
+        if not (np.isfinite(gamma) and gamma >= 0.5):
+            raise ValueError(f"Newmark needs gamma >= 1/2 (smaller gamma damps negatively "
+                             f"and is unstable), got gamma={gamma!r}")
+        if not (np.isfinite(beta) and beta >= 0.0):
+            raise ValueError(f"Newmark needs beta >= 0, got beta={beta!r} (beta >= gamma/2 "
+                             "is unconditionally stable)")
+        return NewmarkCoefficients(gamma, beta, 0.0, 0.0, dt)
+    if gamma is not None or beta is not None:
+        raise ValueError("scheme='generalized_alpha' sets gamma and beta from rho_inf; give "
+                         "rho_inf only")
+    rho = 1.0 if rho_inf is None else float(rho_inf)
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho_inf must be in [0, 1] (the spectral radius at infinite "
+                         f"frequency), got {rho_inf!r}")
+    alpha_m, alpha_f = (2 * rho - 1) / (rho + 1), rho / (rho + 1)
+    gamma = 0.5 - alpha_m + alpha_f
+    return NewmarkCoefficients(gamma, 0.25 * (1 - alpha_m + alpha_f) ** 2, alpha_m, alpha_f,
+                               dt)
+
+
+class DynamicProblem(TransientProblem):
+    """A run of ``M ü + C u̇ + K u = f(t)`` for a linear model (elasticity: ``K`` the
+    stiffness, ``M`` the mass matrix ``∫ ρ N Nᵀ``).
+
+    Parameters
+    ----------
+    model : LinearModel
+        Its mesh, (homogeneous) Dirichlet conditions, load terms and parameters.
+    times : array_like, optional
+        Equally spaced time levels ``(N + 1,)``; or
+    t_end, dt : float, optional
+        A constant step ``dt`` from ``t_start`` to ``t_end``.
+    t_start : float
+    scheme : {"newmark", "generalized_alpha"}
+    gamma, beta : float, optional
+        Newmark's parameters (default ½, ¼: average acceleration).
+    rho_inf : float, optional
+        The generalized-α method's spectral radius at infinite frequency (default 1).
+    lumped : bool
+        HRZ-lumped mass instead of the consistent one.
+    max_states : int, optional
+        States ``(u, v, a)`` the gradient may keep (``>= 2``); the others are recomputed on
+        Griewank's binomial schedule. None: every state is kept during a traced run.
+    solver : str or (str, dict), optional
+        Backend of the step matrix and of ``M`` (default: the model's choice).
+    solver_options : dict, optional
+
+    Attributes
+    ----------
+    times : numpy.ndarray
+        ``(N + 1,)``.
+    coefficients : NewmarkCoefficients
+    stats : dict
+        As :class:`~fesens.fem.transient.integrate.TransientProblem`'s.
+
+    Raises
+    ------
+    ValueError, NonFiniteError
+        Bad time levels (or not equally spaced), scheme parameters, ``max_states < 2``.
+    """
+
+    def __init__(self, model, *, times=None, t_end: float | None = None,
+                 dt: float | None = None, t_start: float = 0.0, scheme: str = "newmark",
+                 gamma: float | None = None, beta: float | None = None,
+                 rho_inf: float | None = None, lumped: bool = False,
+                 max_states: int | None = None, solver=None,
+                 solver_options: dict | None = None):
+        self._scheme_parameters = (gamma, beta, rho_inf)
+        super().__init__(model, times=times, t_end=t_end, dt=dt, t_start=t_start,
+                         scheme=scheme, lumped=lumped, max_states=max_states, solver=solver,
+                         solver_options=solver_options)
+
+    def _scheme_coefficients(self, scheme: str, theta: float | None) -> NewmarkCoefficients:
+        return newmark_coefficients(self.times, scheme, *self._scheme_parameters)
+
+    # ------------------------------------------------------------ the traced run
+    def values(self, step_term: StepTerm, *, term_args: tuple = (), u0=0.0, v0=0.0,
+               loads: dict | None = None, histories: dict | None = None, density=1.0,
+               damping=(0.0, 0.0), points=None, **parameters):
+        """``values[n] = step_term(u_n, t_n, *term_args)`` for ``n = 0..N``, ``(N + 1,)``;
+        traced when an input is (one primitive for the whole run).
+
+        Parameters
+        ----------
+        step_term : callable
+            ``j(u, t, *term_args) -> float`` with ``u`` the displacement ``(n_dofs,)``, in
+            the traced numpy subset; traced inputs come through ``term_args``.
+        term_args : tuple
+        u0, v0 : float or array_like
+            Initial displacement and velocity, ``()`` or ``(n_dofs,)`` (zero at Dirichlet
+            dofs); differentiable.
+        loads : dict, optional
+            Magnitude of each named load term (default 1); traced allowed.
+        histories : dict, optional
+            Time function of each load term: a callable ``t -> factor`` or a table
+            ``(times, values)`` (values traced allowed); default constant 1.
+        density : float or array_like
+            Mass density ``ρ``, ``()`` or per cell ``(n_cells,)``; differentiable.
+        damping : (float, float)
+            Rayleigh coefficients ``(c_M, c_K)``, ``C = c_M M + c_K K``, ``>= 0``;
+            differentiable.
+        points : array_like, optional
+            Node coordinates ``(n_points, dim)`` (shape sensitivities).
+        **parameters
+            The model's stiffness parameters (``E``, ``nu``, ``scale``, ...).
+
+        Returns
+        -------
+        array
+            ``(N + 1,)``.
+        """
+        if not callable(step_term):
+            raise TypeError(f"step_term must be a callable j(u, t, *term_args), got "
+                            f"{type(step_term).__name__}")
+        system = self._dynamic_system(u0, v0, loads, histories, density, damping, points,
+                                      parameters)
+        run = _Run(self, step_term)
+        inputs = (*system, *term_args)
+        run.keep = any(isinstance(x, Traced) for x in inputs)
+        return dynamic_integrate(run, *inputs)
+
+    def states(self, *, at=None, u0=0.0, v0=0.0, loads: dict | None = None,
+               histories: dict | None = None, density=1.0, damping=(0.0, 0.0), points=None,
+               **parameters) -> Iterator[tuple]:
+        """The fields of a forward run, one level at a time (nothing is kept).
+
+        Yields ``(n, t_n, u_n, v_n, a_n)``, each field ``(n_dofs,)``, for the levels ``at``
+        (indices into :attr:`times`; default all). Other arguments as in :meth:`values`
+        (plain values only).
+        """
+        wanted = None if at is None else {int(n) for n in np.atleast_1d(at)}
+        system = self._dynamic_system(u0, v0, loads, histories, density, damping, points,
+                                      parameters)
+        if any(isinstance(x, Traced) for x in system):
+            raise TypeError("states runs plain values only; differentiate values() instead")
+        stepper = _NewmarkStepper(self, *system[:6])
+        self.stats.update(steps=0, kept=0, advanced=0, taped=0)
+        with stepper.thread_limit():
+            state = stepper.initial(*system[6:])
+            for n in range(self.n_steps + 1):
+                if n > 0:
+                    state = stepper.step(n, state)
+                    self.stats["steps"] += 1
+                if wanted is None or n in wanted:
+                    yield (n, float(self.times[n]), *(stepper.full(x) for x in state))
+
+    # ------------------------------------------------------------ inputs
+    def _dynamic_system(self, u0, v0, loads, histories, density, damping, points,
+                        parameters) -> tuple:
+        """``(K_ff, M_ff, c_M, c_K, F, H, u0_f, v0_f)``, traced where inputs are."""
+        model = self.model
+        model.check_parameters(parameters)
+        points = model.checked_points(points)
+        free = model.free_dofs
+        if model.constrained_dofs.size and np.any(model.prescribed_values()):
+            raise ValueError("a dynamic run takes homogeneous Dirichlet conditions only (a "
+                             "prescribed motion needs its velocity and acceleration as "
+                             "loads); fix the dofs at zero and apply the motion as a load")
+        try:
+            mass_damping, stiffness_damping = damping
+        except (TypeError, ValueError):
+            raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
+                             f"{damping!r}") from None
+        for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
+            raw = np.asarray(getval(value), dtype=float)
+            if raw.shape != () or not np.isfinite(raw) or raw < 0:
+                raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, "
+                                 f"got {raw!r}")
+        K_ff = model.stiffness("ff", points=points, **parameters)
+        M_ff = model.mass(density, lumped=self.lumped, points=points)
+        _check_same_pattern(getval(K_ff), getval(M_ff))
+        F, H = self._loads(loads, histories, points, parameters, free)
+        initial = [self._initial_field(value, name)[free]
+                   for name, value in (("u0", u0), ("v0", v0))]
+        return (K_ff, M_ff, mass_damping, stiffness_damping, F, H, *initial)
+
+    def _initial_field(self, value, name: str):
+        """``value`` on all dofs ``(n_dofs,)`` after its checks (traced if it is)."""
+        n_dofs = self.model.dofmap.n_dofs
+        raw = np.asarray(getval(value), dtype=float)
+        if raw.shape not in ((), (n_dofs,)):
+            raise ValueError(f"{name} must be a scalar or have shape ({n_dofs},) (n_dofs,), "
+                             f"got {raw.shape}")
+        if not np.all(np.isfinite(raw)):
+            raise NonFiniteError(f"{name} contains NaN or infinity; give a finite field")
+        return value * np.ones(n_dofs)
+
+
+class _NewmarkStepper:
+    """The steps of one set of (plain) matrices, damping and loads; a state is
+    ``(u, v, a)`` on the free dofs."""
+
+    def __init__(self, problem: DynamicProblem, K_ff, M_ff, mass_damping, stiffness_damping,
+                 F, H):
+        self.problem, self.c = problem, problem.coefficients
+        self.K, self.M = K_ff, M_ff
+        self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
+        self.cM, self.cK = float(mass_damping), float(stiffness_damping)
+        self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
+        model = problem.model
+        self.free, self.n_dofs = model.free_dofs, model.dofmap.n_dofs
+        self._step_solver: LinearSolver | None = None
+
+    @property
+    def step_solver(self) -> LinearSolver:
+        """The factorized ``S = s_M M + s_K K`` of every step."""
+        if self._step_solver is None:
+            key = self.c.step_key(self.cM, self.cK)
+            self._step_solver = self.problem.step_solver(key, self.K, self.M)
+        return self._step_solver
+
+    def thread_limit(self):
+        """The BLAS threads of these solves, as the pattern chooses them for any solve."""
+        return self.K.pattern.thread_limit(self.step_solver)
+
+    def load_weights(self, n: int) -> dict[int, float]:
+        """``{level: weight}`` of ``h_n`` (level 0: ``H_0`` alone)."""
+        if n == 0:
+            return {0: 1.0}
+        af = self.c.alpha_f
+        return {n: 1.0 - af, n - 1: af} if af != 0.0 else {n: 1.0}
+
+    def residual_operand(self, u, v, a):
+        """``K (u + c_K v) + M (a + c_M v)``: the internal forces of blended levels."""
+        return self.K_csr @ (u + self.cK * v) + self.M_csr @ (a + self.cM * v)
+
+    def initial(self, u0, v0) -> tuple:
+        """``(u_0, v_0, a_0)`` with ``M a_0 = F H_0 − C v_0 − K u_0``."""
+        u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
+        zero = np.zeros_like(u0)
+        rhs = self.F @ self.H[0] - self.residual_operand(u0, v0, zero)
+        mass = self.problem.step_solver((1.0, 0.0), self.K, self.M)
+        return u0, v0, mass.solve(rhs)
+
+    def predictors(self, state) -> tuple:
+        """``u_(n−1) + Δt v_(n−1) + Δt² (½ − β) a_(n−1)`` and ``v_(n−1) + Δt (1 − γ)
+        a_(n−1)``: the new level without its acceleration."""
+        u, v, a = state
+        c = self.c
+        return (u + c.dt * v + c.dt ** 2 * (0.5 - c.beta) * a,
+                v + c.dt * (1 - c.gamma) * a)
+
+    def step(self, n: int, state: tuple) -> tuple:
+        """``(u_n, v_n, a_n)`` from ``(u_(n−1), v_(n−1), a_(n−1))``."""
+        c = self.c
+        u, v, a = state
+        u_hat, v_hat = self.predictors(state)
+        h = sum(w * self.H[level] for level, w in self.load_weights(n).items())
+        af, am = c.alpha_f, c.alpha_m
+        # the blended levels with a_n = 0; S a_n supplies the rest
+        rhs = self.F @ h - self.residual_operand((1 - af) * u_hat + af * u,
+                                                 (1 - af) * v_hat + af * v, am * a)
+        a_new = self.step_solver.solve(rhs)
+        return (u_hat + c.beta * c.dt ** 2 * a_new, v_hat + c.gamma * c.dt * a_new, a_new)
+
+    def blended(self, state: tuple, new: tuple) -> tuple:
+        """``(u_(n−α_f), v_(n−α_f), a_(n−α_m))``."""
+        af, am = self.c.alpha_f, self.c.alpha_m
+        return ((1 - af) * new[0] + af * state[0], (1 - af) * new[1] + af * state[1],
+                (1 - am) * new[2] + am * state[2])
+
+    def full(self, x_free: np.ndarray) -> np.ndarray:
+        """A free-dof field on all dofs, ``(n_dofs,)`` (zero where fixed)."""
+        full = np.zeros(self.n_dofs)
+        full[self.free] = x_free
+        return full
+
+
+def _dynamic_integrate(run: _Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
+                       *term_args):
+    """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
+    every state, or the snapshots of the binomial schedule, when traced)."""
+    problem = run.problem
+    stepper = _NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
+    N = problem.n_steps
+    values = np.empty(N + 1)
+    if not run.keep:
+        keep = set()
+    elif problem.max_states is None:
+        keep = set(range(N + 1))
+    else:
+        keep = {0, *forward_snapshots(N, problem.max_states)}
+    with stepper.thread_limit():
+        state = stepper.initial(u0, v0)
+        for n in range(N + 1):
+            if n > 0:
+                state = stepper.step(n, state)
+            values[n] = run.term(n, stepper.full(state[0]), term_args)
+            if n in keep:
+                run.stored[n] = state
+    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
+    return values
+
+
+dynamic_integrate = primitive(_dynamic_integrate, "dynamic_integrate")
+
+
+class _DynamicAdjoint:
+    """The reverse sweep: the cotangent of the state after the step being reversed and
+    the cotangent of every input."""
+
+    #: Primitive argument of the first step-term argument.
+    FIRST_TERM_ARG = 9
+
+    def __init__(self, run: _Run, stepper: _NewmarkStepper, gbar, term_args, argnums):
+        self.run, self.s, self.term_args = run, stepper, term_args
+        self.gbar = np.asarray(gbar, dtype=float)
+        n_free = stepper.free.size
+        zero = np.zeros(n_free)
+        self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
+        self.K_bar = np.zeros(stepper.K.pattern.nnz)
+        self.M_bar = np.zeros(stepper.M.pattern.nnz)
+        self.cM_bar = self.cK_bar = 0.0
+        self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
+        self.H_bar = np.zeros_like(stepper.H)
+        self.positions = [i - self.FIRST_TERM_ARG for i in argnums
+                          if i >= self.FIRST_TERM_ARG]
+        self.args_bar = [0.0] * len(self.positions)
+
+    def term_cotangent(self, n: int, u_free: np.ndarray) -> np.ndarray:
+        """``ḡ_n ∂j_n/∂u_n`` on the free dofs (``term_args``' cotangents accumulated)."""
+        if self.gbar[n] == 0.0:
+            return np.zeros(self.s.free.size)
+        u_bar, cotangents = term_pullback(self.run, n, self.s.full(u_free), self.gbar[n],
+                                          self.term_args, self.positions)
+        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
+                                                       strict=True)]
+        return u_bar[self.s.free]
+
+    def residual(self, n: int, lam: np.ndarray, blended: tuple) -> tuple:
+        """The parameter cotangents of level ``n``'s residual ``M (a + c_M v) + K (u + c_K
+        v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
+        s = self.s
+        u, v, a = blended
+        self.K_bar -= s.K.pattern.outer(lam, u + s.cK * v)
+        self.M_bar -= s.M.pattern.outer(lam, a + s.cM * v)
+        M_lam, K_lam = s.M_csr.T @ lam, s.K_csr.T @ lam
+        self.cM_bar -= float(M_lam @ v)
+        self.cK_bar -= float(K_lam @ v)
+        FT_lam = s.F.T @ lam
+        for level, weight in s.load_weights(n).items():
+            self.F_bar += weight * np.outer(lam, s.H[level])
+            self.H_bar[level] += weight * FT_lam
+        return M_lam, K_lam
+
+    def step(self, n: int, state: tuple, new: tuple) -> None:
+        """The adjoint of step ``n`` (``state`` the level before, ``new`` its result):
+        ``carry`` becomes the cotangent of ``state``."""
+        s, c = self.s, self.s.c
+        u_bar, v_bar, a_bar = self.carry
+        u_bar = u_bar + self.term_cotangent(n, new[0])
+        lam = s.step_solver.solve_transpose(a_bar + c.beta * c.dt ** 2 * u_bar
+                                            + c.gamma * c.dt * v_bar)
+        M_lam, K_lam = self.residual(n, lam, s.blended(state, new))
+        af, am, dt = c.alpha_f, c.alpha_m, c.dt
+        # −∂r/∂(u, v, a) of the level before, through the blended levels and predictors
+        pu_bar, pv_bar = -K_lam, -(s.cM * M_lam + s.cK * K_lam)
+        pu_bar_hat = u_bar + (1 - af) * pu_bar  # cotangent of the predictor û
+        pv_bar_hat = v_bar + (1 - af) * pv_bar
+        self.carry = (pu_bar_hat + af * pu_bar,
+                      dt * pu_bar_hat + pv_bar_hat + af * pv_bar,
+                      dt ** 2 * (0.5 - c.beta) * pu_bar_hat + dt * (1 - c.gamma) * pv_bar_hat
+                      - am * M_lam)
+
+    def finish(self, initial: tuple) -> tuple:
+        """``(ū_0, v̄_0)`` on the free dofs, through the initial acceleration's solve."""
+        s = self.s
+        u_bar, v_bar, a_bar = self.carry
+        u_bar = u_bar + self.term_cotangent(0, initial[0])
+        mu = s.problem.step_solver((1.0, 0.0), s.K, s.M).solve_transpose(a_bar)
+        M_mu, K_mu = self.residual(0, mu, initial)
+        return u_bar - K_mu, v_bar - (s.cM * M_mu + s.cK * K_mu)
+
+
+def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
+                 u0, v0, *term_args):
+    def pullback(gbar):
+        if any(isinstance(x, Traced) for x in (gbar, K_ff, M_ff, mass_damping,
+                                              stiffness_damping, F, H, u0, v0, *term_args)):
+            raise NotImplementedError(
+                "second derivatives through a dynamic run (grad of grad, hvp) are not "
+                "available: its adjoint runs on plain arrays; differentiate once")
+        problem = run.problem
+        stepper = _NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
+        adjoint = _DynamicAdjoint(run, stepper, gbar, term_args, argnums)
+        stored, N = run.stored, problem.n_steps
+        with stepper.thread_limit():
+            if problem.max_states is None:
+                for n in range(N, 0, -1):
+                    adjoint.step(n, stored[n - 1], stored[n])
+            else:
+                stats = problem.stats
+
+                def advance(n, state):
+                    stats["advanced"] += 1
+                    return stepper.step(n, state)
+
+                def adjoint_step(n, state):
+                    stats["taped"] += 1
+                    adjoint.step(n, state, stepper.step(n, state))
+
+                snapshots = {n: stored[n] for n in forward_snapshots(N, problem.max_states)}
+                reverse_sweep(N, problem.max_states, stored[0], advance, adjoint_step,
+                              snapshots)
+            u0_bar, v0_bar = adjoint.finish(stored[0])
+        cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 3: adjoint.cM_bar,
+                      4: adjoint.cK_bar, 5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar,
+                      8: v0_bar}
+        for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
+            cotangents[_DynamicAdjoint.FIRST_TERM_ARG + p] = c
+        return tuple(cotangents[i] for i in argnums)
+
+    return pullback
+
+
+defvjp_joint(dynamic_integrate, _dynamic_vjp)
