@@ -1,0 +1,235 @@
+"""Frequency response ``(K − ω² M + i ω C) u = f`` of a linear model and its adjoint.
+
+For a harmonic load ``f e^(iωt)`` (``f`` real) the steady response is ``u e^(iωt)`` with
+``Z(ω) u = f``, ``Z = (1 + i ω c_K) K + (−ω² + i ω c_M) M`` for Rayleigh damping
+``C = c_M M + c_K K``. :func:`harmonic_response` is the traced program::
+
+    K_ff = assemble(c_k(θ), X),  M_ff = assemble(ρ t, X),  f = Σ_L m_L f_L(X)
+    U = harmonic_solve(K_ff, M_ff, c_M, c_K, ω, f_f)        one primitive, all frequencies
+
+and returns the real and imaginary parts of ``u`` as real traced arrays, so an objective
+(the dynamic compliance ``|f · u|`` of Olhoff & Du, ``Re(f̄ · u)``, an amplitude) is ordinary
+real traced code. With ``x̄, ȳ`` the cotangents of ``Re u`` and ``Im u``, ``dJ = Re(gᵀ du)``
+for ``g = x̄ − i ȳ``; ``Z`` is complex *symmetric* (``Zᵀ = Z``, not Hermitian), so the
+multiplier solves ``Zᵀ λ = g`` with the forward factorization (transposed, not conjugated)
+and
+
+    f̄ = Re λ,    K̄ = −Re((1 + i ω c_K) λ uᵀ),    M̄ = −Re((−ω² + i ω c_M) λ uᵀ)
+    c̄_K = −Re(i ω λᵀ K u),    c̄_M = −Re(i ω λᵀ M u),    ω̄ = −Re(λᵀ (−2 ω M + i C) u)
+
+(matrix cotangents on the pattern, summed over the frequencies, pulled back by the assembly
+primitives to the per-cell fields and the node coordinates).
+
+The factorization is SuperLU's on the complex matrix (:func:`scipy.sparse.linalg.splu`,
+``MMD_AT_PLUS_A`` ordering: ``Z``'s pattern is symmetric). Measured against the real
+``2n × 2n`` block form ``[[Re Z, −Im Z], [Im Z, Re Z]]`` on plane-stress quad4 meshes (2
+cores): 6 560 dofs, 0.09 s both, but the block form's factors hold 2.5 M reals against
+0.63 M complex entries and solve 5× slower; 25 920 dofs, 1.0–1.3 s complex against
+0.6–0.9 s block, factors 3.3 M complex (53 MB) against 13.1 M real (105 MB), solves
+23 ms against 26 ms. The complex form needs half the memory for comparable time, and the
+adjoint's transposed solve is one call. The project's backends are real (CHOLMOD needs a
+positive definite matrix; ``Z`` is indefinite above the first resonance), hence SuperLU here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from fesens.ad.numpy_wrapper import getval, untake
+from fesens.ad.registry import defvjp_joint
+from fesens.ad.sparse import PatternMatrix
+from fesens.ad.traced import Traced
+from fesens.ad.tracer import primitive
+from fesens.errors import NonFiniteError, SingularMatrixError
+from fesens.fem.transient.integrate import _check_same_pattern
+
+
+@dataclass(frozen=True)
+class HarmonicResponse:
+    """The steady response to a harmonic load at several driving frequencies.
+
+    Attributes
+    ----------
+    omegas : array
+        Angular driving frequencies ``(n_omegas,)``.
+    real, imag : array
+        ``Re u`` and ``Im u`` on all dofs, ``(n_omegas, n_dofs)`` (zero at Dirichlet dofs);
+        traced when an input was.
+    force : array
+        The load amplitude ``f`` on all dofs, ``(n_dofs,)`` (real).
+    """
+
+    omegas: object
+    real: object
+    imag: object
+    force: object
+
+    def compliance(self):
+        """Dynamic compliance ``|f · u|`` per frequency, ``(n_omegas,)`` (Olhoff & Du)."""
+        return np.sqrt((self.real @ self.force) ** 2 + (self.imag @ self.force) ** 2)
+
+    def amplitude(self, dofs):
+        """``|u_d|`` at the dofs ``dofs`` ``(k,)``, ``(n_omegas, k)``."""
+        return np.sqrt(self.real[:, dofs] ** 2 + self.imag[:, dofs] ** 2)
+
+
+def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
+                      damping=(0.0, 0.0), lumped: bool = False, points=None,
+                      **parameters) -> HarmonicResponse:
+    """The response ``u`` of ``(K − ω² M + i ω C) u = f`` for each ``ω`` of ``omegas``.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Its mesh, homogeneous Dirichlet conditions, load terms (the amplitude ``f``) and
+        parameters.
+    omegas : array_like
+        Angular driving frequencies ``(n_omegas,)``, ``>= 0``; differentiable.
+    loads : dict, optional
+        Magnitude of each named load term (default 1); differentiable.
+    density : float or array_like
+        Mass density, ``()`` or per cell ``(n_cells,)``; differentiable.
+    damping : (float, float)
+        Rayleigh coefficients ``(c_M, c_K)``, ``C = c_M M + c_K K``, ``>= 0``;
+        differentiable.
+    lumped : bool
+        HRZ-lumped mass.
+    points : array_like, optional
+        Node coordinates ``(n_points, dim)`` (shape sensitivities).
+    **parameters
+        The model's stiffness parameters.
+
+    Returns
+    -------
+    HarmonicResponse
+
+    Raises
+    ------
+    ValueError
+        Non-zero prescribed values, a bad damping pair, negative or non-1D ``omegas``.
+    SingularMatrixError
+        A driving frequency at a resonance of an undamped model.
+    """
+    model.check_parameters(parameters)
+    points = model.checked_points(points)
+    if model.constrained_dofs.size and np.any(model.prescribed_values()):
+        raise ValueError("harmonic_response takes homogeneous Dirichlet conditions only; fix "
+                         "the dofs at zero and apply a support motion as a load")
+    raw = np.asarray(getval(omegas), dtype=float)
+    if raw.ndim != 1 or raw.size == 0:
+        raise ValueError(f"omegas must be a 1D array of frequencies, got shape {raw.shape}")
+    if not np.all(np.isfinite(raw)) or np.any(raw < 0):
+        raise NonFiniteError(f"omegas must be finite and >= 0, got {raw.tolist()}")
+    try:
+        mass_damping, stiffness_damping = damping
+    except (TypeError, ValueError):
+        raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
+                         f"{damping!r}") from None
+    for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
+        c = np.asarray(getval(value), dtype=float)
+        if c.shape != () or not np.isfinite(c) or c < 0:
+            raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, got {c!r}")
+    K = model.stiffness("ff", points=points, **parameters)
+    M = model.mass(density, lumped=lumped, points=points)
+    _check_same_pattern(getval(K), getval(M))
+    f = model.load_vector(loads, points)
+    extra = model.parameter_load(points, **parameters)
+    if extra is not None:
+        f = f + extra
+    free, n_dofs = model.free_dofs, model.dofmap.n_dofs
+    run = _HarmonicRun()
+    run.keep = any(isinstance(x, Traced) for x in (K, M, mass_damping, stiffness_damping,
+                                                   omegas, f))
+    U = harmonic_solve(run, K, M, mass_damping, stiffness_damping, omegas, f[free])
+    n_omegas = raw.size
+    real = untake(U[:, 0, :].T, free, (n_dofs, n_omegas), unique=True).T
+    imag = untake(U[:, 1, :].T, free, (n_dofs, n_omegas), unique=True).T
+    return HarmonicResponse(omegas, real, imag, f)
+
+
+class _HarmonicRun:
+    """One call: the factorization of each frequency, kept for the adjoint when traced."""
+
+    def __init__(self):
+        self.keep = False
+        self.factors: list = []
+
+
+def _dynamic_stiffness(K: PatternMatrix, M: PatternMatrix, mass_damping: float,
+                       stiffness_damping: float, omega: float):
+    """``Z(ω)`` as a complex CSC matrix (on ``K``'s pattern)."""
+    data = ((1 + 1j * omega * stiffness_damping) * K.data
+            + (-omega ** 2 + 1j * omega * mass_damping) * M.data)
+    p = K.pattern
+    return sp.csr_matrix((data, p.indices, p.indptr), shape=p.shape).tocsc()
+
+
+def _factorized(K, M, mass_damping, stiffness_damping, omega: float):
+    try:
+        # Z's pattern is symmetric: minimum degree on Zᵀ + Z keeps the fill lowest
+        return splu(_dynamic_stiffness(K, M, mass_damping, stiffness_damping, omega),
+                    permc_spec="MMD_AT_PLUS_A")
+    except RuntimeError as exc:
+        raise SingularMatrixError(
+            f"K − ω² M + i ω C is singular at ω = {omega!r} ({exc}): a resonance of an "
+            "undamped model, or missing supports; move ω or add damping") from None
+
+
+def _harmonic_solve(run: _HarmonicRun, K, M, mass_damping, stiffness_damping, omegas, f):
+    """``[Re u, Im u]`` per frequency, ``(n_omegas, 2, n_free)``."""
+    omegas = np.asarray(omegas, dtype=float)
+    f = np.asarray(f, dtype=float)
+    out = np.empty((omegas.size, 2, f.size))
+    run.factors = []
+    for k, omega in enumerate(omegas):
+        lu = _factorized(K, M, float(mass_damping), float(stiffness_damping), float(omega))
+        u = lu.solve(f.astype(complex))
+        if not np.all(np.isfinite(u)):
+            raise NonFiniteError(f"the harmonic response at ω = {omega!r} contains NaN or "
+                                 "infinity")
+        out[k, 0], out[k, 1] = u.real, u.imag
+        if run.keep:
+            run.factors.append(lu)
+    return out
+
+
+harmonic_solve = primitive(_harmonic_solve, "harmonic_solve")
+
+
+def _harmonic_solve_vjp(argnums, U, run, K, M, mass_damping, stiffness_damping, omegas, f):
+    def pullback(G):
+        if any(isinstance(x, Traced) for x in (G, K, M, mass_damping, stiffness_damping,
+                                              omegas, f)):
+            raise NotImplementedError("second derivatives through harmonic_solve are not "
+                                      "available; differentiate once")
+        G = np.asarray(G, dtype=float)
+        cM, cK = float(mass_damping), float(stiffness_damping)
+        pattern = K.pattern
+        K_csr, M_csr = K.tocsr(), M.tocsr()
+        K_bar, M_bar = np.zeros(pattern.nnz), np.zeros(pattern.nnz)
+        cM_bar = cK_bar = 0.0
+        omega_bar = np.zeros(np.size(omegas))
+        f_bar = np.zeros(np.size(f))
+        for k, omega in enumerate(np.asarray(omegas, dtype=float)):
+            lu = run.factors[k] if run.factors else _factorized(K, M, cM, cK, float(omega))
+            lam = lu.solve(G[k, 0] - 1j * G[k, 1], trans="T")  # Zᵀ λ = g, not conjugated
+            u = U[k, 0] + 1j * U[k, 1]
+            outer = pattern.outer(lam, u)
+            K_bar -= np.real((1 + 1j * omega * cK) * outer)
+            M_bar -= np.real((-omega ** 2 + 1j * omega * cM) * outer)
+            lam_Ku, lam_Mu = lam @ (K_csr @ u), lam @ (M_csr @ u)
+            cK_bar -= float(np.real(1j * omega * lam_Ku))
+            cM_bar -= float(np.real(1j * omega * lam_Mu))
+            omega_bar[k] = -np.real((-2 * omega + 1j * cM) * lam_Mu + 1j * cK * lam_Ku)
+            f_bar += lam.real
+        cotangents = {1: K_bar, 2: M_bar, 3: cM_bar, 4: cK_bar, 5: omega_bar, 6: f_bar}
+        return tuple(cotangents[i] for i in argnums)
+
+    return pullback
+
+
+defvjp_joint(harmonic_solve, _harmonic_solve_vjp)
