@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from adjoint_helpers import assert_gradient, densities, distort
 
-from fesens.ad import grad
+from fesens.ad import grad, hvp
 from fesens.mesh import rectangle
 from fesens.objectives import Differentiable, displacement_at, mean_displacement
 from fesens.physics import Elasticity
@@ -75,3 +75,18 @@ def test_the_gradient_is_the_adjoint_formula_with_the_springs_in_k():
               - MODEL.stiffness(scale=np.zeros(N_CELLS)).tocsr().toarray())
         expected[e] = -lam @ dK @ u
     assert np.allclose(dJ, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_hessian_vector_product_through_the_springs():
+    # forward-over-reverse through the springs' primitive against central differences of
+    # the gradient
+    problem = Differentiable(MODEL, solver="superlu")
+
+    def output_of(x):
+        return output(problem.solve(scale=x**3))
+
+    x, v = densities(N_CELLS, seed=4), np.random.default_rng(5).standard_normal(N_CELLS)
+    step = 1e-5
+    gradient = grad(output_of)
+    expected = (gradient(x + step * v) - gradient(x - step * v)) / (2 * step)
+    assert np.allclose(hvp(output_of)(x, v), expected, rtol=1e-6, atol=1e-9)
