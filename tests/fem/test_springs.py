@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from fesens.errors import BoundaryConditionError, MeshError, NonFiniteError, SolverError
+from fesens.fem.partition.mesh_part import partition_mesh
+from fesens.fem.partition.model_part import adopt
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity, HeatConduction
 
@@ -134,3 +136,12 @@ def test_auto_does_not_choose_the_matrix_free_solve_for_springs():
     model = Elasticity(box(4, 4, 4), E=1.0, nu=0.3)
     model.fix("left").spring("right", 1.0)
     assert "springs" in model._matrix_free_refusal()
+
+
+def test_a_model_with_springs_is_not_split_among_ranks():
+    model = bar_2d()
+    model.fix("left", components="x").fix((0.0, 0.0), components="y").spring("right", K)
+    ranks = (model.mesh.cells[:, 0] % 2).astype(int)
+    part = partition_mesh(model.mesh, ranks, 0, 2)
+    with pytest.raises(BoundaryConditionError, match="not split among MPI ranks"):
+        adopt(Elasticity(part.mesh, E=E, nu=0.0), model, part)

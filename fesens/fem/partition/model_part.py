@@ -38,8 +38,8 @@ def adopt(local, whole, part: MeshPart):
     Raises
     ------
     BoundaryConditionError
-        ``local`` already has conditions or loads, or the two models differ in their
-        unknowns per node.
+        ``local`` already has conditions or loads, the two models differ in their
+        unknowns per node, or ``whole`` has springs.
     """
     n = whole.n_components
     if local.n_components != n:
@@ -48,6 +48,9 @@ def adopt(local, whole, part: MeshPart):
     if local.constrained_dofs.size or local.loads:
         raise BoundaryConditionError("adopt() needs a part's model without Dirichlet "
                                      "conditions or loads of its own")
+    if getattr(whole, "springs", None):
+        raise BoundaryConditionError("spring supports are not split among MPI ranks; run "
+                                     "a model with springs on one process")
     dofs, values = whole.constrained_dofs, whole.prescribed_values()
     position = np.searchsorted(part.nodes, dofs // n)
     position = np.minimum(position, part.nodes.size - 1)
