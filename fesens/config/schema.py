@@ -55,6 +55,8 @@ from fesens.config.load_cases import (
     check_load_cases,
 )
 from fesens.config.mesh_section import MESH, make_mesh, mesh_type
+from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
+from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
 from fesens.config.optimization_sections import (
     FILTER,
     OUTPUT,
@@ -104,7 +106,8 @@ OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "
                          "projection", "optimizer", "stop", "output")
 
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
-             "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver")
+             "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver",
+             *NONLINEAR_SECTIONS)
 
 
 # ------------------------------------------------------------------ the resolved config
@@ -399,6 +402,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         if optimize or section in raw:
             data[section] = check(raw.get(section, {}))
     data["solver"] = solver
+    data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
     check_frequency(data, kind, optimize=optimize)
     _check_consistency(data)
     check_load_case_use(data)
@@ -438,4 +442,6 @@ def documented_keys() -> dict[str, set[str]]:
                    "adaptive_rtol_max"},
         "schedule": {"start", "final", "every", "step", "factor"},
         "region": set(selections.REGION),
+        "newton": set(NEWTON),
+        "load_path": set(LOAD_PATH),
     }

@@ -10,11 +10,17 @@ and the README use it. ``problem.solve(...)`` takes what ``model.solve`` takes:
 * ``loads``: the magnitude of every named load term, or ``load_cases``;
 * ``dirichlet``: the prescribed values ``g``;
 * ``points``: the node coordinates (shape sensitivities).
+
+A nonlinear model's solve (a :class:`~fesens.fem.model.nonlinear.NonlinearModel`: Newton
+with its one-solve adjoint) is differentiated the same way; the solver is then its
+tangent's (``auto``: LU for a non-symmetric tangent), and options fixed for every solve
+(``newton=``) are given once to the constructor.
 """
 
 from __future__ import annotations
 
-from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.base import Model
+from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
 
 #: A traced solution (what objectives take): the model's :class:`Solution`.
@@ -26,13 +32,17 @@ class Differentiable:
 
     Parameters
     ----------
-    model : LinearModel
-        Dirichlet conditions and named loads must be set before wrapping; the Dirichlet
-        *set* fixes the pattern, their values stay differentiable (``dirichlet=``).
+    model : Model
+        A linear or a nonlinear model of :mod:`fesens.physics`. Dirichlet conditions and
+        named loads must be set before wrapping; the Dirichlet *set* fixes the pattern,
+        their values stay differentiable (``dirichlet=``).
     solver : str, (str, dict) or LinearSolver, optional
         Backend for the forward and the adjoint solves (default: the physics' default,
         ``"auto"``: CHOLMOD when installed). A Krylov backend with AMG gets the rigid-body
         modes of a vector field as its near-null space (:meth:`LinearModel.solver`).
+    **solve_options
+        Keywords given to every ``model.solve`` (e.g. a nonlinear model's ``newton``
+        options); those of a call take precedence.
 
     Examples
     --------
@@ -41,12 +51,15 @@ class Differentiable:
     >>> dJ = fesens.ad.grad(J)(x)                                # doctest: +SKIP
     """
 
-    def __init__(self, model: LinearModel, solver=None):
-        if not isinstance(model, LinearModel):
+    def __init__(self, model: Model, solver=None, **solve_options):
+        if not isinstance(model, Model):
             raise TypeError(f"cannot differentiate a {type(model).__name__}: expected a "
-                            "model of fesens.physics (a LinearModel)")
+                            "model of fesens.physics (a LinearModel or a NonlinearModel)")
         self.model = model
-        self.solver = model.solver(solver)
+        self.solve_options = solve_options
+        # a tangent that is not symmetric needs its own backend (LU for "auto")
+        self.solver = (model.tangent_solver(solver) if isinstance(model, NonlinearModel)
+                       else model.solver(solver))
 
     @property
     def assembler(self):
@@ -69,5 +82,5 @@ class Differentiable:
         return self.model.coefficients(**parameters)
 
     def solve(self, **inputs) -> Solution:
-        """``model.solve(solver=<this problem's solver>, **inputs)``."""
-        return self.model.solve(solver=self.solver, **inputs)
+        """``model.solve(solver=<this problem's solver>, **solve_options, **inputs)``."""
+        return self.model.solve(solver=self.solver, **{**self.solve_options, **inputs})

@@ -9,9 +9,11 @@ Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`
 :mod:`~fesens.plotting.markers` (a model's supports and loads on a picture),
 :mod:`~fesens.plotting.scales` (color scales that a few extreme cells do not wash out),
 :mod:`~fesens.plotting.study` (tornado, sweep and scatter charts of a parameter study),
-:mod:`~fesens.plotting.truss` (a truss, bar widths proportional to the areas).
+:mod:`~fesens.plotting.truss` (a truss, bar widths proportional to the areas),
+:mod:`~fesens.plotting.curves` (the load–displacement curve of a nonlinear solve).
 """
 
+from fesens.plotting.curves import plot_load_path
 from fesens.plotting.design import plot_convergence, plot_density, solid_surface
 from fesens.plotting.fields import plot_cell_field, plot_nodal_field
 from fesens.plotting.figure import new_figure, save_figure
@@ -26,6 +28,7 @@ __all__ = [
     "plot_cell_field",
     "plot_convergence",
     "plot_density",
+    "plot_load_path",
     "plot_nodal_field",
     "plot_scatter",
     "plot_sweeps",

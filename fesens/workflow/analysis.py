@@ -35,7 +35,9 @@ from fesens.config import (
 from fesens.config.build import solver_argument
 from fesens.config.checks import check_typed, join
 from fesens.config.load_cases import combination, combined_value, magnitudes
+from fesens.config.nonlinear import is_nonlinear
 from fesens.config.physics_keys import response_variants
+from fesens.errors import NewtonError
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
@@ -48,6 +50,13 @@ from fesens.plotting import plot_cell_field, plot_nodal_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import reported_values
 from fesens.workflow.design_input import full_material, read_design
+from fesens.workflow.nonlinear import (
+    newton_summary,
+    solve_inputs,
+    tangent_solver_name,
+    write_last_converged,
+    write_load_path,
+)
 from fesens.workflow.ranks import rank_output
 
 
@@ -121,8 +130,14 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
            echo: Callable[[str], None]) -> dict:
     model = build_model(config)
     backend, options = _solver(config)
-    solution = model.solve(solver=backend, solver_options=options,
-                           load_cases=magnitudes(config.data))
+    nonlinear = is_nonlinear(config.physics_class)
+    try:
+        solution = model.solve(solver=backend, solver_options=options,
+                               **solve_inputs(config))
+    except NewtonError as exc:  # keep what converged; the error names where it is
+        folder.prepare(clear=force)
+        write_last_converged(config, model, exc, folder, echo)
+        raise
     if model.solver_choice is not None:  # what "auto" chose, and why
         echo(model.solver_choice.line())
     folder.prepare(clear=force)
@@ -146,8 +161,15 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
                cell_data=cell_data)
     summary = {"name": config.name, "physics": config.physics, "dofs": model.dofmap.n_dofs,
                **_solve_numbers(config, results),
-               "solver": str(model.solver_choice or solver_class(backend).name),
+               "solver": (tangent_solver_name(model, backend, options) if nonlinear else
+                          str(model.solver_choice or solver_class(backend).name)),
                "fesens_version": __version__}
+    if nonlinear:
+        summary["newton"] = newton_summary(solution.report)
+        pngs += write_load_path(config, model, solution, folder)
+        echo(f"Newton: {summary['newton']['steps']} load step(s), "
+             f"{summary['newton']['iterations']} iteration(s), "
+             f"{len(summary['newton']['cutbacks'])} cut-back(s)")
     cases = config.data.get("load_cases") or []
     if cases:
         echo(f"{config.name}: {model.describe()}; {len(cases)} load cases, "
@@ -255,7 +277,9 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     _wrt_check(config, model, wrt)
     at_design = full_material(config) if design is None else read_design(config, design)
     interpolation = build_interpolation(config)
-    problem = Differentiable(model, solver_argument(config))
+    problem = Differentiable(model, solver_argument(config),
+                             **{k: v for k, v in solve_inputs(config).items()
+                                if k != "load_cases"})
     J = response(spec, config)
     rho = at_design.density
     cases, case_loads = config.data.get("load_cases") or [], magnitudes(config.data)

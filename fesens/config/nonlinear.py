@@ -1,0 +1,184 @@
+"""The sections of a nonlinear analysis: ``[newton]`` (the options of the load-stepped
+Newton solve) and ``[load_path]`` (what the load–displacement curve monitors), and the
+checks that a nonlinear physics' model can be solved as the config asks.
+
+Whether an analysis is nonlinear is decided by the physics alone: its class is a
+:class:`~fesens.fem.model.nonlinear.NonlinearModel` (``physics.type = "nonlinear_heat"``);
+nothing here names a physics. A linear physics refuses both sections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+
+from fesens.config import selections
+from fesens.config.checks import (
+    ConfigError,
+    Key,
+    boolean,
+    check_table,
+    choice,
+    component,
+    integer,
+    number,
+    numbers,
+    show,
+)
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.nonlinear.newton import NewtonOptions
+from fesens.physics import PHYSICS
+
+#: The sections this module checks.
+SECTIONS = ("newton", "load_path")
+
+_DEFAULTS = {f.name: f.default for f in dataclass_fields(NewtonOptions)}
+#: TOML has no null: ``line_search = "none"`` stands for full Newton steps.
+_NO_LINE_SEARCH = "none"
+
+NEWTON = {
+    "steps": Key(integer(1), _DEFAULTS["steps"], "equal load steps from 0 to the full load"),
+    "rtol": Key(number(0.0, 1.0, high_open=True), _DEFAULTS["rtol"],
+                "converged when |R| <= atol + rtol * (size of the balanced loads)"),
+    "atol": Key(number(0.0), _DEFAULTS["atol"], "absolute residual tolerance"),
+    "max_iterations": Key(integer(1, 1000), _DEFAULTS["max_iterations"],
+                          "Newton iterations per load step before it is cut back"),
+    "line_search": Key(choice("residual", "energy", _NO_LINE_SEARCH),
+                       _DEFAULTS["line_search"], "backtracking on the residual norm, on "
+                       "the stored energy, or none"),
+    "max_cutbacks": Key(integer(0, 50), _DEFAULTS["max_cutbacks"],
+                        "halvings in a row of a failed step's load increment"),
+    "adaptive": Key(boolean(), _DEFAULTS["adaptive"], "a step that converged in at most 4 "
+                    "iterations doubles the next increment"),
+}
+
+LOAD_PATH = {
+    "point": Key(numbers(), None, "the node whose value the curve follows (default: the "
+                 "norm of the whole state)"),
+    "component": Key(component(), None, "its component (vector fields; default 0)"),
+}
+
+
+def is_nonlinear(physics: type) -> bool:
+    """Whether a registered physics' equations are nonlinear (its class says so)."""
+    return issubclass(physics, NonlinearModel)
+
+
+def _nonlinear_names() -> str:
+    return ", ".join(cls.name for cls in PHYSICS if is_nonlinear(cls)) or "none registered"
+
+
+def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> dict:
+    """The checked ``[newton]`` and ``[load_path]`` of a nonlinear physics (``[newton]``
+    with its defaults filled in), and the refusals of what its solve cannot do.
+
+    Parameters
+    ----------
+    raw : dict
+        The parsed config.
+    data : dict
+        The resolved sections so far (``physics``, ``solver``, ``load_cases``).
+    physics : type
+        The registered physics of ``physics.type``.
+    mesh : Mesh
+    label : str
+        The mesh's source for messages.
+
+    Returns
+    -------
+    dict
+        ``{"newton": {...}, "load_path": {...}}`` (``load_path`` only when given); empty
+        for a linear physics.
+
+    Raises
+    ------
+    ConfigError
+        A section given to a linear physics, an option out of range, a line search the
+        physics cannot do, load cases, a solver backend unfit for its tangent.
+    """
+    kind = data["physics"]["type"]
+    if not is_nonlinear(physics):
+        for section in SECTIONS:
+            if section in raw:
+                raise ConfigError(
+                    f"[{section}] applies to nonlinear physics only ({_nonlinear_names()}), "
+                    f"and physics.type = {show(kind)} is linear: remove [{section}]")
+        return {}
+    out = {"newton": check_table("newton", raw.get("newton", {}), NEWTON)}
+    if out["newton"]["rtol"] == 0 and out["newton"]["atol"] == 0:
+        raise ConfigError("newton.rtol = 0 and newton.atol = 0: no residual can converge; "
+                          "give newton.rtol > 0 (e.g. 1e-10) or newton.atol > 0")
+    if out["newton"]["line_search"] == "energy" and \
+            physics.energy is NonlinearModel.energy:
+        raise ConfigError(f"newton.line_search = \"energy\" needs a stored energy, which "
+                          f"physics.type = {show(kind)} does not declare: use \"residual\"")
+    if "load_path" in raw:
+        out["load_path"] = _check_load_path(raw["load_path"], physics, mesh, label)
+    if data.get("load_cases"):
+        raise ConfigError(f"[[load_cases]]: a nonlinear physics (physics.type = {show(kind)}) "
+                          "solves one load case at a time (the states of several load "
+                          "cases are separate nonlinear solves); remove [[load_cases]] and "
+                          "run one config per case")
+    _check_tangent_solver(data["solver"], physics, kind)
+    return out
+
+
+def _check_load_path(raw, physics: type, mesh, label: str) -> dict:
+    table = check_table("load_path", raw, LOAD_PATH)
+    vector = physics.config.vector_field
+    if "component" in table and "point" not in table:
+        raise ConfigError(f"load_path.component = {table['component']} needs "
+                          "load_path.point (the node it follows); without a point the "
+                          "curve follows the norm of the whole state")
+    if "point" in table:
+        selections.nearest_node("load_path", table["point"], mesh)
+        table.setdefault("component", 0)
+        components = mesh.dim if vector else 1
+        if table["component"] >= components:
+            raise ConfigError(
+                f"load_path.component = {table['component']} is not allowed: the field of "
+                f"{physics.name} has {components} component(s) per node (0..{components - 1})"
+                f" on this {mesh.dim}D mesh ({label})")
+    return table
+
+
+def _check_tangent_solver(solver: dict, physics: type, kind: str) -> None:
+    """A backend for a symmetric matrix cannot solve a non-symmetric tangent, and a
+    matrix-free backend cannot solve a tangent that is assembled at every iteration."""
+    from fesens.solvers import solver_class
+    from fesens.solvers.policy import is_auto
+
+    name = solver["backend"]
+    if solver["options"].get("matrix_free"):
+        raise ConfigError(
+            f"solver.options.matrix_free = true: a nonlinear physics (physics.type = "
+            f"{show(kind)}) assembles its tangent at every Newton iteration, so it has no "
+            "matrix-free solve; remove solver.options.matrix_free")
+    if is_auto(name) or physics.symmetric_tangent:
+        return
+    if solver_class(name).symmetric:
+        raise ConfigError(
+            f"solver.backend = {show(name)} assumes a symmetric matrix, but the tangent of "
+            f"physics.type = {show(kind)} is not symmetric: use \"auto\", \"lu\", "
+            "\"superlu\" or \"gmres\"")
+
+
+def newton_options(data: dict) -> dict | None:
+    """The ``newton=`` argument of a nonlinear model's solve from the resolved config (None
+    for a linear physics)."""
+    newton = data.get("newton")
+    if newton is None:
+        return None
+    options = dict(newton)
+    if options["line_search"] == _NO_LINE_SEARCH:
+        options["line_search"] = None
+    return options
+
+
+def monitored_dof(data: dict, mesh, n_components: int) -> int | None:
+    """The dof the load–displacement curve follows (``[load_path]``), or None: the norm of
+    the whole state."""
+    table = data.get("load_path") or {}
+    if "point" not in table:
+        return None
+    node = selections.nearest_node("load_path", table["point"], mesh)
+    return node * n_components + table["component"]

@@ -1,0 +1,97 @@
+"""What ``fesens solve``, ``sensitivity`` and ``optimize`` add for a nonlinear physics
+(its class a :class:`~fesens.fem.model.nonlinear.NonlinearModel`): the Newton options of the
+config, the load–displacement curve (``load_path.csv``, ``load_path.png``), the Newton
+report in ``solution.json``, and the last converged state of a solve that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from fesens.config import Config
+from fesens.config.load_cases import magnitudes
+from fesens.config.nonlinear import is_nonlinear, monitored_dof, newton_options
+from fesens.errors import NewtonError
+from fesens.fem.assembly.dofs import AXES
+from fesens.fem.nonlinear.newton import NewtonReport
+from fesens.mesh import write_mesh
+from fesens.output import ResultsFolder
+from fesens.plotting import plot_load_path
+
+
+def solve_inputs(config: Config) -> dict:
+    """The keywords of the model's ``solve`` that the config gives besides the solver: the
+    Newton options of a nonlinear physics, else the load cases."""
+    if is_nonlinear(config.physics_class):
+        return {"newton": newton_options(config.data)}
+    return {"load_cases": magnitudes(config.data)}
+
+
+def tangent_solver_name(model, backend: str, options: dict) -> str:
+    """The backend that solves the tangent (``auto`` resolved)."""
+    return model.tangent_solver(backend, **options).name
+
+
+def newton_summary(report: NewtonReport) -> dict:
+    """The Newton report as JSON numbers: converged load factors, iterations, cut-backs,
+    and every attempt with its residual norms."""
+    return {"converged": True, "load_factors": [float(t) for t in report.load_factors],
+            "steps": len(report.load_factors) - 1, "iterations": report.iterations,
+            "cutbacks": [{"load_factor": float(t), "reason": why}
+                         for t, why in report.cutbacks],
+            "attempts": [{"load_factor": float(a.load_factor), "converged": a.converged,
+                          "iterations": max(len(a.residuals) - 1, 0),
+                          "residuals": [float(r) for r in a.residuals],
+                          **({} if a.converged else {"reason": a.reason})}
+                         for a in report.attempts]}
+
+
+def _monitored(config: Config, model) -> tuple[int | None, str]:
+    """The dof the curve follows (None: the norm) and its column name."""
+    dof = monitored_dof(config.data, config.mesh, model.n_components)
+    field = model.field_name
+    if dof is None:
+        return None, f"{field}_norm"
+    node, comp = divmod(dof, model.n_components)
+    axis = f"_{AXES[comp]}" if model.n_components > 1 else ""
+    return dof, f"{field}{axis}_node{node}"
+
+
+def write_load_path(config: Config, model, solution, folder: ResultsFolder) -> list[str]:
+    """``load_path.csv`` (load factor and the monitored value at every converged step, 0
+    first) and ``load_path.png``; returns their names."""
+    dof, column = _monitored(config, model)
+    factors, values = solution.load_path(dof)
+    folder.write_text("load_path.csv", f"load_factor,{column}\n" + "".join(
+        f"{t!r},{v!r}\n" for t, v in zip(factors.tolist(), values.tolist(), strict=True)))
+    plot_load_path(factors, values, folder.file("load_path.png"), label=column,
+                   title=f"{config.name}: load path")
+    return ["load_path.csv", "load_path.png"]
+
+
+def write_last_converged(config: Config, model, error: NewtonError, folder: ResultsFolder,
+                         echo: Callable[[str], None]) -> None:
+    """After a failed solve: the last converged state (``solution.vtu``, with the
+    physics' fields) and ``solution.json`` saying why it stopped; the error's message then
+    names the folder. Nothing is written when no step converged."""
+    if error.state is None:
+        return
+    fields = model.material_fields()
+    names = tuple(fields)
+    f = error.load_factor * model.load_vector(None, None)
+    state = model.solution_class(model, np.asarray(error.state, dtype=float), f,
+                                 [fields[k] for k in names], {}, fields=fields)
+    write_mesh(folder.file("solution.vtu"), config.mesh, point_data=state.point_data(),
+               cell_data={k: np.asarray(v) for k, v in state.cell_data().items()})
+    folder.write_json("solution.json", {
+        "name": config.name, "physics": config.physics, "dofs": model.dofmap.n_dofs,
+        "newton": {"converged": False, "load_factor": float(error.load_factor),
+                   "reason": error.reason,
+                   "residuals": [[float(r) for r in h] for h in error.history]}})
+    echo(f"the last converged state (load factor {error.load_factor:.6g}) is in "
+         f"{folder.path}: solution.vtu, solution.json")
+    error.args = (f"{error.args[0]}; the last converged state (load factor "
+                  f"{error.load_factor:.6g}) is written to {folder.file('solution.vtu')}",
+                  *error.args[1:])
