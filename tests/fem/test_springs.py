@@ -12,6 +12,7 @@ the loaded end, they act in parallel: ``u_tip = F / (k_bar + k_s)`` (e.g. Hibbel
 
 import numpy as np
 import pytest
+from fem_helpers import distorted
 
 from fesens.errors import BoundaryConditionError, MeshError, NonFiniteError, SolverError
 from fesens.fem.partition.mesh_part import partition_mesh
@@ -145,3 +146,21 @@ def test_a_model_with_springs_is_not_split_among_ranks():
     part = partition_mesh(model.mesh, ranks, 0, 2)
     with pytest.raises(BoundaryConditionError, match="not split among MPI ranks"):
         adopt(Elasticity(part.mesh, E=E, nu=0.0), model, part)
+
+
+@pytest.mark.parametrize("cell_type", ["quad4", "tri3"])
+def test_springs_in_series_on_a_distorted_mesh(cell_type):
+    # Interior nodes moved at random: the uniaxial stress field is still linear in the
+    # displacement, which linear cells represent exactly, when each edge node's spring is k
+    # per unit length times its share of the edge (half a cell at the corners).
+    model = Elasticity(distorted(rectangle(8, 3, L, H, cell_type=cell_type), 0.05), E=E,
+                       nu=0.0)
+    model.traction("right", (F / H, 0.0))
+    per_length = K
+    for y in np.linspace(0.0, H, 4):
+        share = H / 6 if y in (0.0, H) else H / 3
+        model.spring((0.0, y), per_length * share, components="x")
+    model.fix((0.0, 0.0), components="y")
+    u = model.solve(solver="superlu")
+    expected = F / (E * H / L) + F / (per_length * H)
+    assert np.allclose(u.displacement[model.mesh.nodes("right"), 0], expected, rtol=1e-10)
