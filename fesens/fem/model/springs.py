@@ -60,9 +60,9 @@ def diagonal_positions(pattern: SparsePattern, rows: np.ndarray) -> np.ndarray:
     where[pattern.rows[stored]] = np.flatnonzero(stored)
     positions = where[rows]
     if np.any(positions < 0):
-        raise BoundaryConditionError(f"springs on dofs {rows[positions < 0][:10].tolist()} "
-                                     "(free rows) that belong to no cell; put the springs on "
-                                     "nodes of the mesh's cells")
+        raise BoundaryConditionError(f"rows {rows[positions < 0][:10].tolist()} of K_ff have "
+                                     "no diagonal entry: springs on nodes of no cell; put "
+                                     "the springs on nodes of the mesh's cells")
     return positions
 
 
