@@ -3,6 +3,7 @@
 #               (results in results/mbb)
 #   make test   set up fesens with every extra, then run the test suite on every core
 # Optional: make petsc  Debian's PETSc and petsc4py built against it (the petsc backends)
+#           make peers  torch-fem and jax-fem in ./.peers (benchmarks/bench_nonlinear_peers.py)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # pytest-xdist workers of `make test`; `make test WORKERS=0` runs the suite in this process
@@ -19,6 +20,11 @@ setup-core:
 
 petsc: setup-core
 	@bash scripts/install_petsc.sh
+
+# The peers of the finite-strain benchmark in their own environment, not fesens's .venv
+.PHONY: peers
+peers:
+	@bash benchmarks/peers/install.sh
 
 demo: setup-core
 	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force

@@ -18,7 +18,7 @@ far each code's compliance and gradient are from the first code that ran at that
     python benchmarks/bench_nonlinear_peers.py [--sizes 16x8x8 32x16x16] [--codes ...]
 
 A code that fails prints its error in its row; fesens's row says "not yet available" until
-``fesens.physics.hyperelasticity`` exists (:func:`fesens_case`).
+:func:`fesens_case` is written against ``fesens.physics.hyperelasticity``.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def fesens_case(size: str, repeats: int, check: bool) -> dict[str, Any]:
     ``compliance``, ``gradient``, ...); until fesens has finite-strain elasticity, a
     ``skipped`` entry.
     """
-    return {"skipped": "not yet available (fesens.physics.hyperelasticity is not written)"}
+    return {"skipped": "not yet available (to be written against "
+                       "fesens.physics.hyperelasticity)"}
 
 
 CASES = {"fesens": fesens_case}
