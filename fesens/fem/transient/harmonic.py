@@ -176,7 +176,8 @@ def _factorized(K, M, mass_damping, stiffness_damping, omega: float):
     except RuntimeError as exc:
         raise SingularMatrixError(
             f"K − ω² M + i ω C is singular at ω = {omega!r} ({exc}): a resonance of an "
-            "undamped model, or missing supports; move ω or add damping") from None
+            "undamped model, or dofs with neither stiffness nor mass (cells of zero "
+            "scale and density); move ω, add damping or give those cells a floor") from None
 
 
 def _harmonic_solve(run: _HarmonicRun, K, M, mass_damping, stiffness_damping, omegas, f):
