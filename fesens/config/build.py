@@ -11,6 +11,7 @@ from fesens.config import selections
 from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
+from fesens.config.nonlinear import newton_options
 from fesens.config.objectives import objective_kind
 from fesens.config.optimization_sections import create_optimizer
 from fesens.config.physics_keys import (
@@ -137,9 +138,13 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
     worst, objective = objective_of(config)
-    return (MinMaxProblem if worst else DesignProblem)(
+    problem = (MinMaxProblem if worst else DesignProblem)(
         model, objective, **design, constraints=constraints,
         **case_options(config, objective), adaptive_tolerance=adaptive_tolerance(config))
+    newton = newton_options(data)
+    if newton is not None:  # every solve of the loop is Newton's with the config's options
+        problem.differentiable.solve_options["newton"] = newton
+    return problem
 
 
 def build_filter(config: Config) -> Filter:

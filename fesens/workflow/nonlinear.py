@@ -75,7 +75,10 @@ def write_last_converged(config: Config, model, error: NewtonError, folder: Resu
                          echo: Callable[[str], None]) -> None:
     """After a failed solve: the last converged state (``solution.vtu``, with the
     physics' fields) and ``solution.json`` saying why it stopped; the error's message then
-    names the folder. Nothing is written when no step converged."""
+    names the folder and the config keys to change. Nothing is written when no step
+    converged."""
+    error.args = (f"{error.args[0]} (in the config: [newton] steps, max_cutbacks, "
+                  "max_iterations)", *error.args[1:])
     if error.state is None:
         return
     fields = model.material_fields()
