@@ -278,6 +278,11 @@ class DesignProblem:
             rho = self.overhang(rho)
         return self._with_passive(rho)
 
+    def evaluated_densities(self, x):
+        """What :meth:`evaluate` solves for and gives its responses and volume: ``ρ`` of
+        :meth:`density` (traced; a robust problem's three designs)."""
+        return self.density(x)
+
     def _with_passive(self, values):
         """``values`` ``(n_cells,)`` with passive solid cells 1 and passive void cells 0."""
         if self.solid.any() or self.void.any():
@@ -340,11 +345,11 @@ class DesignProblem:
         """
         x = np.asarray(x, dtype=float)
         volume_value, volume_gradient = value_and_grad(
-            lambda x: self._volume_fraction(self.density(x)))(x)
+            lambda x: self._volume_fraction(self.evaluated_densities(x)))(x)
         captured = {}
 
         def responses(x):
-            rho = self.density(x)
+            rho = self.evaluated_densities(x)
             state = self.solve(rho)
             captured["state"], captured["rho"] = state, rho
             values = [self._total(value) for value in self.objective_values(state, rho)]

@@ -122,8 +122,11 @@ class RobustProblem(MinMaxProblem):
     volume_update_every : int
         Iterations between two updates of the dilated design's volume limit.
     load_cases : list of dict, optional
-        Two or more: the worst over every design and every load case (``3 · n_cases``
-        functions).
+        Load magnitudes per case (all solved with one factorization per design).
+    worst_case_loads : bool
+        With two or more ``load_cases``: ``objective`` is one case's and the worst over every
+        design and every case (``3 · n_cases`` functions) is minimized; otherwise
+        ``objective`` reads the several-case solution (e.g. a weighted sum).
     constraints, reports : optional
         Evaluated on the intermediate design.
     **options
@@ -141,7 +144,7 @@ class RobustProblem(MinMaxProblem):
 
     def __init__(self, model: LinearModel, objective: Response, *, volume_fraction: float,
                  projection: RobustProjection, volume_update_every: int = 5,
-                 load_cases: list[dict] | None = None,
+                 load_cases: list[dict] | None = None, worst_case_loads: bool = False,
                  constraints: list[Constraint] | None = None,
                  reports: dict[str, Response] | None = None, **options):
         if not isinstance(projection, RobustProjection):
@@ -152,9 +155,12 @@ class RobustProblem(MinMaxProblem):
                              "blueprint of each of the three designs would differ")
         if volume_update_every < 1:
             raise ValueError(f"volume_update_every must be ≥ 1, got {volume_update_every!r}")
-        if load_cases is not None and len(load_cases) < 2:
-            raise ValueError("give a robust problem two or more load cases or none")
-        self.cases = load_cases
+        if worst_case_loads and (load_cases is None or len(load_cases) < 2):
+            raise ValueError("worst_case_loads needs at least two load cases: the worst of one "
+                             "case is that case")
+        #: The load cases the worst is taken over besides the designs (None: one function
+        #: per design).
+        self.cases = load_cases if worst_case_loads else None
         on_blueprint = {c.name: Constraint(c.name, _on_intermediate(c.response), c.limit)
                         for c in constraints or []}
         super(MinMaxProblem, self).__init__(
@@ -177,9 +183,17 @@ class RobustProblem(MinMaxProblem):
             self.volume_limit = None  # recomputed at the next evaluation
         self._iteration = iteration
 
+    def evaluated_densities(self, x):
+        """The three designs ``(3, n_cells)``, rows as :data:`DESIGNS` (traced)."""
+        return super().density(x)
+
+    def density(self, x):
+        """The blueprint: the intermediate design ``(n_cells,)`` (traced)."""
+        return self.evaluated_densities(x)[INTERMEDIATE]
+
     def designs(self, x: np.ndarray) -> np.ndarray:
         """The three designs ``(3, n_cells)`` at ``x`` (untraced), rows as :data:`DESIGNS`."""
-        return np.asarray(getval(self.density(np.asarray(x, dtype=float))))
+        return np.asarray(getval(self.evaluated_densities(np.asarray(x, dtype=float))))
 
     def _volume_fraction(self, rho):
         """The dilated design's ``V(ρ_d)/V_Ω`` of the three designs ``(3, n_cells)``, or of
@@ -200,7 +214,8 @@ class RobustProblem(MinMaxProblem):
 
     def volume_excess(self, x: np.ndarray, evaluation: Evaluation):
         """``x' ↦ V(ρ_d(x'))/V_Ω − V_d*`` (for an optimizer's bisection)."""
-        return lambda candidate: self.volume_fraction_of(candidate) - self.volume_limit
+        return lambda candidate: float(self._volume_fraction(
+            self.evaluated_densities(candidate))) - self.volume_limit
 
     def evaluate(self, x: np.ndarray) -> Evaluation:
         """The worst design's objective and the bound functions of all three, the dilated
