@@ -196,3 +196,21 @@ def test_misuse_is_refused_with_the_fix():
     with pytest.raises(NotImplementedError, match="second derivatives"):
         hvp(lambda e: np.sum(problem.values(_weighted_squares, term_args=(1.0,), E=e,
                                             u0=0.01)))(E, E)
+
+
+def test_changing_damping_keeps_two_factorizations_and_exact_pullbacks():
+    """The step matrix follows the damping: a new value takes over the old instance (two
+    solver instances whatever the number of values), and a pullback taken before another
+    damping was run still gets its own answer."""
+    model = _model()
+    problem = DynamicProblem(model, t_end=T_END, dt=T_END / 20)
+
+    def run(c):
+        return problem.values(_weighted_squares, term_args=(1.0,), u0=0.01, damping=(c, 0.0))
+
+    values, pull = vjp(run, 0.05)
+    first = pull(np.ones(values.shape))
+    for c in (0.1, 0.2, 0.3):
+        run(c)
+    assert len(problem._solvers) == 2
+    assert pull(np.ones(values.shape)) == pytest.approx(first, rel=1e-12)

@@ -59,6 +59,8 @@ from fesens.solvers import LinearSolver
 
 #: The schemes of :class:`DynamicProblem`.
 DYNAMIC_SCHEMES = ("newmark", "generalized_alpha")
+#: ``(a, b)`` of ``a M + b K`` for ``M`` alone: the initial acceleration's matrix.
+MASS_KEY = (1.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,17 @@ class DynamicProblem(TransientProblem):
 
     def _scheme_coefficients(self, scheme: str, theta: float | None) -> NewmarkCoefficients:
         return newmark_coefficients(self.times, scheme, *self._scheme_parameters)
+
+    def step_solver(self, key: tuple[float, float], K, M) -> LinearSolver:
+        """The solver of ``a M_ff + b K_ff`` for ``key = (a, b)``: ``M`` alone (the initial
+        acceleration) and the step matrix, whose key follows the damping coefficients. A
+        new step key takes over the instance of the old one, so that changing damping
+        (a design variable) keeps two instances and their symbolic analysis."""
+        if key not in self._solvers and key != MASS_KEY:
+            stale = [k for k in self._solvers if k != MASS_KEY]
+            if stale:
+                self._solvers[key] = self._solvers.pop(stale[0])
+        return super().step_solver(key, K, M)
 
     # ------------------------------------------------------------ the traced run
     def values(self, step_term: StepTerm, *, term_args: tuple = (), u0=0.0, v0=0.0,
@@ -338,7 +351,7 @@ class _NewmarkStepper:
         u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
         zero = np.zeros_like(u0)
         rhs = self.F @ self.H[0] - self.residual_operand(u0, v0, zero)
-        mass = self.problem.step_solver((1.0, 0.0), self.K, self.M)
+        mass = self.problem.step_solver(MASS_KEY, self.K, self.M)
         return u0, v0, mass.solve(rhs)
 
     def predictors(self, state) -> tuple:
@@ -476,7 +489,7 @@ class _DynamicAdjoint:
         s = self.s
         u_bar, v_bar, a_bar = self.carry
         u_bar = u_bar + self.term_cotangent(0, initial[0])
-        mu = s.problem.step_solver((1.0, 0.0), s.K, s.M).solve_transpose(a_bar)
+        mu = s.problem.step_solver(MASS_KEY, s.K, s.M).solve_transpose(a_bar)
         M_mu, K_mu = self.residual(0, mu, initial)
         return u_bar - K_mu, v_bar - (s.cM * M_mu + s.cK * K_mu)
 
