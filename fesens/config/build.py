@@ -11,6 +11,7 @@ from fesens.config import selections
 from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
+from fesens.config.manufacturing import problem_maps
 from fesens.config.nonlinear import newton_options
 from fesens.config.objectives import objective_kind
 from fesens.config.optimization_sections import create_optimizer
@@ -186,14 +187,15 @@ def case_options(config: Config, objective: Response) -> dict:
 def design_options(config: Config, density_filter) -> dict:
     """The keywords of a :class:`~fesens.opt.DesignProblem` the config gives besides the
     model and the responses: volume fraction, interpolation, ``density_filter``,
-    projection, passive cells (global ids), solver."""
+    projection, passive cells (global ids), solver, and the ``[manufacturing]`` maps
+    (``design_map``, ``overhang``) where it has them."""
     data = config.data
     return {"volume_fraction": data["constraints"]["volume_fraction"],
             "interpolation": _from_registry(INTERPOLATIONS, data["penalization"]),
             "filter": density_filter,
             "projection": _from_registry(PROJECTIONS, data["projection"]),
             "passive_solid": _passive(config, "solid"), "passive_void": _passive(config, "void"),
-            "solver": solver_argument(config)}
+            "solver": solver_argument(config), **problem_maps(config)}
 
 
 def adaptive_tolerance(config: Config) -> AdaptiveTolerance | None:

@@ -9,6 +9,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from fesens.config.checks import (
     show,
     string,
 )
+from fesens.config.initial_design import check_initial
 from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.mesh import Mesh
 from fesens.opt import (
@@ -138,8 +140,12 @@ def create_optimizer(spec: dict):
     return make_optimizer(spec["type"], **{k: v for k, v in spec.items() if k != "type"})
 
 
-def check_design(raw: Any, config: Config) -> dict:
-    spec = {"passive": Key(require_list_of_tables, [], "passive regions")}
+def check_design(raw: Any, config: Config, base_dir: Path) -> dict:
+    """``[design]``: passive regions and the ``initial`` design (a path relative to
+    ``base_dir``, the config's folder, made absolute: :mod:`fesens.config.initial_design`)."""
+    spec = {"passive": Key(require_list_of_tables, [], "passive regions"),
+            "initial": Key(lambda path, value: check_initial(value, config.mesh, base_dir),
+                           None, "the start: a uniform density or an earlier design")}
     design = check_table("design", raw, spec)
     variants = {kind: selections.selection_spec("group", "region") for kind in ("solid", "void")}
     passive = []

@@ -9,7 +9,8 @@ Sections (every key is documented in ``fesens/docs/config.md``)::
     [physics], [material]             a registered physics (fesens.physics) and its keys
     [[supports]], [[loads]]           Dirichlet conditions and named loads, by selection
     [[load_cases]]                    optional: weighted load cases (fesens.config.load_cases)
-    [design]                          passive solid/void regions
+    [design]                          passive solid/void regions, the initial design
+    [manufacturing]                   symmetry, extrusion, overhang (fesens.config.manufacturing)
     [objective], [constraints]        what to minimise; volume fraction, extra constraints
     [penalization], [filter], [projection], [optimizer], [stop], [output], [solver]
 
@@ -55,6 +56,7 @@ from fesens.config.load_cases import (
     check_load_cases,
 )
 from fesens.config.mesh_section import MESH, make_mesh, mesh_type
+from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
 from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
 from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
 from fesens.config.optimization_sections import (
@@ -103,7 +105,7 @@ from fesens.physics import PHYSICS
 # ------------------------------------------------------------------ section specs
 #: Sections that only ``fesens optimize`` uses (``solve`` and ``sensitivity`` ignore them).
 OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "filter",
-                         "projection", "optimizer", "stop", "output")
+                         "projection", "optimizer", "stop", "output", "manufacturing")
 
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
              "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver",
@@ -387,7 +389,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         _check_loaded(data["supports"], data["loads"])
     objectives = {**response_variants(kind), **eigen_variants(kind)}
     checks = {
-        "design": lambda r: check_design(r, config),
+        "design": lambda r: check_design(r, config, base_dir),
         "objective": lambda r: check_response("objective", r, config, objectives,
                                                {"combine": COMBINE}, default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
@@ -401,6 +403,9 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     for section, check in checks.items():
         if optimize or section in raw:
             data[section] = check(raw.get(section, {}))
+    if "manufacturing" in raw:  # optional: absent, the resolved config has no such table
+        data["manufacturing"] = check_manufacturing(raw["manufacturing"], mesh,
+                                                    data.get("filter", {}).get("type"))
     data["solver"] = solver
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
     check_frequency(data, kind, optimize=optimize)
@@ -429,7 +434,8 @@ def documented_keys() -> dict[str, set[str]]:
         "load_cases": set(LOAD_CASE),
         **{section.name: keys(section_spec(section)) for cls in PHYSICS
            for section in cls.config.sections},
-        "design": {"passive", "type", "group", "region"},
+        "design": {"passive", "type", "group", "region", "initial"},
+        "manufacturing": set(MANUFACTURING),
         "objective": keys(*responses) | {"type", "combine"},
         "constraints": {"volume_fraction", "extra", "limit", "name"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},

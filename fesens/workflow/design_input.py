@@ -16,8 +16,7 @@ import numpy as np
 
 from fesens.config import Config, ConfigError, build_problem
 from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
-from fesens.errors import MeshError
-from fesens.mesh import read_cell_field
+from fesens.config.initial_design import checked_density, read_density
 from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
 
 #: Sections a checkpoint's design variables need to become densities.
@@ -54,18 +53,10 @@ def read_design(config: Config, path: str | Path) -> Design:
         raise ConfigError(f"--design {path}: no such file (give a results folder of "
                           "`fesens optimize`, its design.vtu or its checkpoint.npz)")
     if path.suffix == ".npz":
-        density = _checkpoint_density(config, path)
+        density = checked_density(_checkpoint_density(config, path), f"--design {path}")
     else:
-        try:
-            density = np.asarray(read_cell_field(path, "density", config.mesh), dtype=float)
-        except MeshError as err:
-            raise ConfigError(f"--design {path}: {err}") from None
-    slack = 1e-9  # filters and projections round a little outside [0, 1]
-    if density.ndim != 1 or not np.all(np.isfinite(density)) or density.min() < -slack \
-            or density.max() > 1.0 + slack:
-        raise ConfigError(f"--design {path}: the density must be one value in [0, 1] per "
-                          f"cell (found {density.min():.6g} to {density.max():.6g})")
-    return Design(np.clip(density, 0.0, 1.0), str(path))
+        density = read_density(path, config.mesh, f"--design {path}")
+    return Design(density, str(path))
 
 
 def _checkpoint_density(config: Config, path: Path) -> np.ndarray:

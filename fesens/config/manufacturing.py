@@ -1,0 +1,130 @@
+"""``[manufacturing]``: mirror symmetry, extrusion and the overhang filter of a design.
+
+The keys name what a part's making asks of its design; each becomes a map of
+:class:`~fesens.opt.DesignProblem`: ``symmetry`` and ``extrusion`` tie cells to one design
+variable (:class:`~fesens.opt.design_maps.MirrorSymmetry`,
+:class:`~fesens.opt.design_maps.Extrusion`, combined by
+:meth:`~fesens.opt.design_maps.CellGroups.combine`: the ``design_map``, before the filter),
+``overhang`` makes the printed densities of Langelaar's filter the physical ones
+(:class:`~fesens.opt.overhang.OverhangFilter`, after filter and projection). The maps are
+built while the config is checked, so a mesh they do not fit (not symmetric, not a lattice
+of quad4/hex8 cells) is refused before any work, naming the key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fesens.config.checks import (
+    ConfigError,
+    Key,
+    check_table,
+    invalid,
+    join,
+    number,
+    show,
+    string,
+)
+from fesens.errors import MeshError
+from fesens.mesh import Mesh
+from fesens.mpi import launched
+from fesens.opt import CellGroups, Extrusion, MirrorSymmetry, OverhangFilter
+from fesens.opt.filters import FILTERS, Filter
+
+if TYPE_CHECKING:
+    from fesens.config.schema import Config
+
+
+def _axes(path: str, value: Any) -> list[str]:
+    """A list of distinct axis names."""
+    expected = _axes.expected
+    if not isinstance(value, list) or not value or len(set(map(str, value))) != len(value) \
+            or not all(isinstance(axis, str) for axis in value):
+        raise invalid(path, value, expected)
+    return list(value)
+
+
+_axes.expected = 'a list of distinct axes, e.g. ["x"] or ["x", "z"]'
+
+MANUFACTURING = {
+    "symmetry": Key(_axes, None, "mirror planes, by the axis normal to each, through the "
+                    "middle of the mesh's bounding box"),
+    "extrusion": Key(string(), None, "the axis the design is constant along"),
+    "overhang": Key(string(), None, "build direction of Langelaar's overhang filter"),
+    "overhang_p": Key(number(1.0), None, "exponent P of the smooth maximum (default 40)"),
+    "overhang_epsilon": Key(number(0.0, low_open=True), None,
+                            "smoothing ε of the smooth minimum (default 1e-4)"),
+}
+
+
+def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None) -> dict:
+    """``[manufacturing]``, checked by building its maps on ``mesh``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the key: an axis or build direction the mesh does not have, a mesh that is
+        not symmetric about the plane or not a lattice of quad4/hex8 cells, overhang
+        options without ``overhang``, a filter that replaces the gradient with a design map,
+        or a launch on several MPI ranks.
+    """
+    table = check_table("manufacturing", raw, MANUFACTURING)
+    for option in ("overhang_p", "overhang_epsilon"):
+        if option in table and "overhang" not in table:
+            raise ConfigError(f"manufacturing.{option} = {show(table[option])} applies to the "
+                              "overhang filter: give manufacturing.overhang too (the build "
+                              "direction, e.g. \"+y\")")
+    if table and launched().distributed:
+        key = next(iter(table))
+        raise ConfigError(
+            f"manufacturing.{key} is not available under mpirun: symmetry, extrusion and the "
+            "overhang filter work on the whole mesh (mirror images, columns, layers below) "
+            f"while each of the {launched().size} ranks holds its part; run without mpirun")
+    maps = manufacturing_maps(table, mesh)
+    if "design_map" in maps and filter_type in FILTERS and \
+            FILTERS[filter_type].filter_gradient is not Filter.filter_gradient:
+        key = "symmetry" if "symmetry" in table else "extrusion"
+        raise ConfigError(f"manufacturing.{key} needs a filter of the densities: the "
+                          f"{filter_type} filter replaces the gradient of each cell's density, "
+                          "which the design map's shared variables do not have; give "
+                          'filter.type = "density" or "helmholtz"')
+    return table
+
+
+def manufacturing_maps(table: dict, mesh: Mesh) -> dict:
+    """The keywords ``design_map`` and ``overhang`` of a design problem for a checked
+    ``[manufacturing]`` table (only those it asks for).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key whose map does not fit ``mesh``.
+    """
+    groups: list[CellGroups] = []
+    maps: dict = {}
+    for key, make in (("symmetry", lambda value: MirrorSymmetry(mesh, value)),
+                      ("extrusion", lambda value: Extrusion(mesh, value)),
+                      ("overhang", lambda value: OverhangFilter(
+                          mesh, value, P=table.get("overhang_p", 40.0),
+                          epsilon=table.get("overhang_epsilon", 1e-4)))):
+        if key not in table:
+            continue
+        try:
+            made = make(table[key])
+        except (MeshError, ValueError) as err:
+            raise ConfigError(f"{join('manufacturing', key)} = {show(table[key])} is not "
+                              f"allowed: {err}") from None
+        if key == "overhang":
+            maps["overhang"] = made
+        else:
+            groups.append(made)
+    if groups:
+        maps["design_map"] = groups[0] if len(groups) == 1 else CellGroups.combine(*groups)
+    return maps
+
+
+def problem_maps(config: Config) -> dict:
+    """The ``design_map`` and ``overhang`` keywords of ``config``'s design problem (none
+    without a ``[manufacturing]`` table)."""
+    table = config.data.get("manufacturing")
+    return manufacturing_maps(table, config.mesh) if table else {}
