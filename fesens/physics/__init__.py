@@ -4,6 +4,8 @@
 * :mod:`fesens.physics.conduction`: :class:`HeatConduction` (steady heat conduction).
 * :mod:`fesens.physics.nonlinear_conduction`: :class:`NonlinearHeatConduction` (steady heat
   conduction with a temperature-dependent conductivity; Newton).
+* :mod:`fesens.physics.hyperelasticity`: :class:`FiniteStrainElasticity` (finite-strain
+  hyperelasticity, plane strain and 3D).
 * :mod:`fesens.physics.truss`: :class:`Truss` (pin-jointed bars in 2D and 3D).
 * :mod:`fesens.physics.geometric_stiffness`: :func:`linear_buckling` (buckling load
   factors of an elastic model and their sensitivities).
@@ -12,6 +14,7 @@
 from fesens.physics.conduction import HeatConduction, HeatSolution
 from fesens.physics.elasticity import Elasticity, ElasticSolution
 from fesens.physics.geometric_stiffness import linear_buckling
+from fesens.physics.hyperelasticity import FiniteStrainElasticity, FiniteStrainSolution
 from fesens.physics.nonlinear_conduction import NonlinearHeatConduction, NonlinearHeatSolution
 from fesens.physics.registry import PHYSICS, physics_class, register_physics
 from fesens.physics.truss import Truss, TrussSolution
@@ -20,6 +23,8 @@ __all__ = [
     "PHYSICS",
     "ElasticSolution",
     "Elasticity",
+    "FiniteStrainElasticity",
+    "FiniteStrainSolution",
     "HeatConduction",
     "HeatSolution",
     "NonlinearHeatConduction",

@@ -19,6 +19,7 @@ from fesens.fem.model.parameters import Parameter
 from fesens.fem.model.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
+from fesens.physics.hyperelasticity import FiniteStrainElasticity
 from fesens.physics.nonlinear_conduction import NonlinearHeatConduction
 from fesens.physics.spec import PhysicsConfig
 from fesens.physics.truss import Truss
@@ -28,6 +29,7 @@ _BUILT_IN: tuple[type[Model], ...] = (
     HeatConduction,
     NonlinearHeatConduction,
     Truss,
+    FiniteStrainElasticity,
 )
 
 

@@ -1,0 +1,320 @@
+"""Finite-strain (hyperelastic) elasticity in the total Lagrangian form: plane strain and 3D.
+
+The unknowns are the displacements ``u`` of the nodes from the reference configuration
+``X``; the deformation gradient at a quadrature point is ``F = I + ∇_X u``. The residual
+is the reference-configuration weak form of equilibrium (Bonet & Wood, *Nonlinear
+Continuum Mechanics for Finite Element Analysis*, 2nd ed., 2008, §8.3)
+
+    R_a = Σ_e Σ_q t dΩ_q P(F_q) ∇_X N_a − f_a,
+
+with the first Piola–Kirchhoff stress ``P = s ∂W/∂F`` of the material law
+(:mod:`fesens.physics.hyperelastic_law`: compressible neo-Hookean or St. Venant–Kirchhoff),
+the density scale ``s`` of the stored energy and the thickness ``t`` (2D). Both laws are
+linear in the Lamé constants, so ``s W(F; λ, μ) = W(F; s λ, s μ)``: the material fields of
+a solve are ``s λ`` and ``s μ`` per cell. The loads are dead loads: point forces, tractions
+and body forces per unit reference area and volume, fixed in direction and size whatever
+the deformation (a pressure too acts along the reference normal). The tangent
+``∂R/∂u`` is the law's hand-derived ``A = ∂P/∂F`` contracted with the shape gradients; it
+is symmetric (``P`` derives from an energy).
+
+A state with ``det F ≤ 0`` at a quadrature point (an inverted element) is refused: Newton
+backtracks, then cuts the load back, then stops naming the cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
+from fesens.fem.integrals.loads import FieldSpec
+from fesens.fem.model.load_terms import Where
+from fesens.fem.model.nonlinear import NonlinearModel, NonlinearSolution
+from fesens.fem.model.parameters import SCALE
+from fesens.fem.post import fields as post
+from fesens.mesh.mesh import Mesh
+from fesens.physics.elastic_law import von_mises
+from fesens.physics.elasticity import DEFAULT_THICKNESS, Elasticity
+from fesens.physics.hyperelastic_law import (
+    HYPERELASTIC_LAWS,
+    hyperelastic_law,
+    inverted_points,
+    jacobian,
+    lame_constants,
+)
+from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
+
+#: The law of a model that names none.
+DEFAULT_LAW = "neo-hookean"
+
+
+class FiniteStrainSolution(NonlinearSolution):
+    """A solved :class:`FiniteStrainElasticity` model: displacements, the deformed
+    configuration, stresses and the stored energy.
+
+    The stresses at the quadrature points are functions of the traced state, so on a traced
+    solution (inside :func:`fesens.ad.grad`) :meth:`first_piola` and :meth:`cauchy` are
+    traced too; the nodal recoveries and the output fields are plain arrays.
+    """
+
+    @property
+    def displacement(self):
+        """Nodal displacements, ``(n_points, dim)``."""
+        return self.field
+
+    def deformed_points(self):
+        """Node coordinates in the deformed configuration ``x = X + u``, ``(n_points, dim)``."""
+        reference = self.model.mesh.points if self.points is None else self.points
+        return reference + self.displacement
+
+    def _law_inputs(self) -> tuple:
+        """``(geometry, H, λ, μ)``: the displacement gradients ``(n_cells, n_qp, dim, dim)``
+        and the scaled Lamé constants ``(n_cells, 1)``."""
+        geometry, _, grad_q = self.model._at_quadrature(self.u, self.points)
+        return (geometry, grad_q, self.fields["lam"][:, None], self.fields["mu"][:, None])
+
+    def _cell_mean(self, geometry, values):
+        """Reference-volume average over each cell's quadrature points, ``(n_cells, ...)``
+        (traced: :func:`fesens.fem.post.fields.cell_average` written out)."""
+        weights = np.broadcast_to(geometry.dx, np.shape(values)[:2])
+        weights = weights / np.sum(weights, axis=1, keepdims=True)
+        return np.einsum("eq,eq...->e...", weights, values)
+
+    def deformation_gradient_at_quadrature(self):
+        """``F = I + ∇_X u`` at the quadrature points, ``(n_cells, n_qp, dim, dim)``."""
+        _, H, _, _ = self._law_inputs()
+        return H + np.eye(self.model.mesh.dim)
+
+    def jacobian(self):
+        """Cell mean of ``J = det F`` (volume ratio), ``(n_cells,)``."""
+        geometry, H, _, _ = self._law_inputs()
+        return self._cell_mean(geometry, jacobian(H))
+
+    def first_piola_at_quadrature(self):
+        """First Piola–Kirchhoff stress ``P = s ∂W/∂F`` at the quadrature points,
+        ``(n_cells, n_qp, dim, dim)`` (in-plane part in 2D)."""
+        _, H, lam, mu = self._law_inputs()
+        return self.model.law.first_piola_of(H, lam, mu)
+
+    def first_piola(self):
+        """Cell mean (over the reference volume) of ``P``, ``(n_cells, dim, dim)``."""
+        geometry, H, lam, mu = self._law_inputs()
+        return self._cell_mean(geometry, self.model.law.first_piola_of(H, lam, mu))
+
+    def cauchy_at_quadrature(self, full: bool = False):
+        """Cauchy stress ``σ = J⁻¹ P Fᵀ`` at the quadrature points, ``(n_cells, n_qp, dim,
+        dim)``, or with ``full`` ``(n_cells, n_qp, 3, 3)`` (in 2D with the plane-strain
+        ``σ_zz``; plain arrays then)."""
+        _, H, lam, mu = self._law_inputs()
+        return _full_tensor(*self.model.law.cauchy(H, lam, mu), full)
+
+    def cauchy(self, full: bool = False):
+        """Cell mean (over the reference volume) of the Cauchy stress, ``(n_cells, dim,
+        dim)``, or ``(n_cells, 3, 3)`` with ``full`` (2D: with ``σ_zz``; plain arrays)."""
+        geometry, H, lam, mu = self._law_inputs()
+        sigma, sigma_zz = self.model.law.cauchy(H, lam, mu)
+        mean_zz = None if sigma_zz is None else self._cell_mean(geometry, sigma_zz)
+        return _full_tensor(self._cell_mean(geometry, sigma), mean_zz, full)
+
+    def stress(self):
+        """The Cauchy stress per cell (:meth:`cauchy`), ``(n_cells, dim, dim)``."""
+        return self.cauchy()
+
+    def von_mises(self) -> np.ndarray:
+        """von Mises stress of the cell-mean Cauchy stress (with ``σ_zz`` in 2D),
+        ``(n_cells,)`` (plain arrays)."""
+        return von_mises(self.cauchy(full=True))
+
+    def nodal_stress(self, method: str = "spr", full: bool = False) -> np.ndarray:
+        """Recovered nodal Cauchy stress ``(n_points, dim, dim)`` (``full``: ``(n_points, 3,
+        3)``) from the quadrature-point values, by ``method`` as in
+        :meth:`Solution.recovered <fesens.fem.model.solution.Solution.recovered>` (in the
+        reference configuration's coordinates)."""
+        return self.recovered(np.asarray(getval(self.cauchy_at_quadrature(full))), method)
+
+    def nodal_von_mises(self, method: str = "spr") -> np.ndarray:
+        """von Mises stress of the recovered nodal Cauchy stress, ``(n_points,)``."""
+        return von_mises(self.nodal_stress(method, full=True))
+
+    def strain_energy(self) -> float:
+        """Stored energy ``Σ_q t dΩ_q s W(F_q)`` of the state (plain)."""
+        model = self.model
+        fields = {k: np.asarray(getval(v)) for k, v in self.fields.items()}
+        points = None if self.points is None else np.asarray(getval(self.points))
+        return model.stored_energy(np.asarray(getval(self.u)), fields, points)
+
+    def nodal_fields(self) -> dict:
+        """:meth:`probe` fields: ``displacement``, the recovered (SPR) Cauchy ``stress`` and
+        ``von_mises``."""
+        return {**super().nodal_fields(), "stress": self.nodal_stress,
+                "von_mises": self.nodal_von_mises}
+
+    def cell_data(self) -> dict[str, np.ndarray]:
+        """Cell output: ``von_mises`` and ``jacobian`` ``(n_cells,)``, the Cauchy ``stress``
+        ``(n_cells, 6)`` (XX, YY, ZZ, XY, YZ, XZ; 2D with ``σ_zz``)."""
+        return {"von_mises": self.von_mises(),
+                "jacobian": np.asarray(getval(self.jacobian())),
+                "stress": post.symmetric_tensor_components(self.cauchy(full=True))}
+
+    def point_data(self) -> dict[str, np.ndarray]:
+        """Nodal output: ``displacement``, the recovered (SPR) Cauchy ``nodal_stress``
+        ``(n_points, 6)`` and ``nodal_von_mises`` ``(n_points,)``."""
+        stress = self.nodal_stress(full=True)
+        return {**super().point_data(),
+                "nodal_stress": post.symmetric_tensor_components(stress),
+                "nodal_von_mises": von_mises(stress)}
+
+
+def _full_tensor(sigma, sigma_zz, full: bool):
+    """``σ`` as given, or (``full``) 3 x 3 with ``σ_zz`` in 2D (plain arrays)."""
+    if not full or sigma_zz is None:
+        return sigma if not full else np.asarray(getval(sigma))
+    sigma = np.asarray(getval(sigma))
+    out = np.zeros((*sigma.shape[:-2], 3, 3))
+    out[..., :2, :2] = sigma
+    out[..., 2, 2] = np.asarray(getval(sigma_zz))
+    return out
+
+
+# ------------------------------------------------------------------ the model
+class FiniteStrainElasticity(NonlinearModel):
+    """Finite-strain isotropic hyperelasticity, total Lagrangian, plane strain (2D) or 3D.
+
+    Parameters
+    ----------
+    mesh : Mesh
+        Any volume cell type (tri3/6, quad4/8/9, tet4/10, hex8/20/27).
+    E : float or array_like
+        Young's modulus at small strain, scalar or per cell ``(n_cells,)``.
+    nu : float or array_like
+        Poisson's ratio at small strain, in ``(−1, 0.5)``, scalar or per cell.
+    law : str
+        The material law by name (:data:`~fesens.physics.hyperelastic_law.HYPERELASTIC_LAWS`):
+        ``"neo-hookean"`` (default) or ``"saint-venant-kirchhoff"``.
+    thickness : float
+        Out-of-plane thickness (2D: plane strain).
+    quadrature_order : int, optional
+
+    Notes
+    -----
+    The Lamé constants are those of the small-strain ``E, ν`` (3D and plane strain:
+    ``λ = Eν/((1+ν)(1−2ν))``, ``μ = E/(2(1+ν))``), so at small loads the solution is that of
+    :class:`~fesens.physics.elasticity.Elasticity` in plane strain. Loads are dead loads
+    (see the module docstring).
+
+    Examples
+    --------
+    >>> from fesens.mesh import rectangle
+    >>> model = FiniteStrainElasticity(rectangle(20, 2, 1.0, 0.1, "quad8"), E=1e3, nu=0.3)
+    >>> model.fix("left").point_load("right", (0.0, -0.01))
+    'point0'
+    >>> u = model.solve(steps=4).displacement   # (n_points, 2)
+    """
+
+    name = "hyperelasticity"
+    field_name = "displacement"
+    parameters = {
+        "E": Elasticity.parameters["E"],
+        "nu": Elasticity.parameters["nu"],
+        # a positive scale only: a zero or negative one leaves no stable energy
+        "scale": replace(SCALE, description="density scale of the stored energy (e.g. "
+                                            "SIMP x^p)", lower=0.0),
+    }
+    solution_class = FiniteStrainSolution
+    config = PhysicsConfig(
+        options=(
+            Option("law", "finite-strain material law", DEFAULT_LAW,
+                   choices=tuple(HYPERELASTIC_LAWS)),
+            Option("thickness", "2D only: out-of-plane thickness (plane strain)",
+                   DEFAULT_THICKNESS, dims=(2,)),
+        ),
+        material=("E", "nu"),
+        vector_field=True,
+        loads=(
+            LoadKind("point", "point_load", "nodes", True, "force vector"),
+            LoadKind("traction", "traction", "facets", True,
+                     "force vector per unit reference area"),
+            LoadKind("pressure", "pressure", "facets", False,
+                     "pressure along the reference normal"),
+            LoadKind("body_force", "body_force", "cells", True,
+                     "force vector per unit reference volume"),
+        ),
+        responses={"compliance": "compliance", "displacement": "value"},
+        compliance_name="external work f·u",
+        plot=Plot("nodal_von_mises", "von Mises (Cauchy, recovered at the nodes)",
+                  "von Mises stress", deformed=True, clip_percentile=99.0),
+        reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),
+                  Reported("max_von_mises", "von_mises", "max", "max von Mises"),
+                  Reported("min_jacobian", "jacobian", "min", "min det F")),
+    )
+
+    def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str = DEFAULT_LAW,
+                 thickness: float = DEFAULT_THICKNESS, quadrature_order: int | None = None):
+        super().__init__(mesh, mesh.dim, thickness=thickness,
+                         quadrature_order=quadrature_order)
+        self.law = hyperelastic_law(law)
+        self.plane = "strain" if mesh.dim == 2 else None
+        self.E = np.asarray(self.checked("E", E), dtype=float)
+        self.nu = np.asarray(self.checked("nu", nu), dtype=float)
+
+    # ------------------------------------------------------------ physics hooks
+    def lame(self, E=None, nu=None) -> tuple:
+        """Per-cell ``(λ, μ)`` ``(n_cells,)`` of the given (or the model's) ``E`` and ``nu``
+        (3D or plane strain); traced when they are."""
+        E = self.E if E is None else self.checked("E", E)
+        nu = self.nu if nu is None else self.checked("nu", nu)
+        return lame_constants(E, nu, self.plane)
+
+    def material_fields(self, E=None, nu=None, scale=None) -> dict:
+        """``{"lam": s λ, "mu": s μ}``, ``(n_cells,)`` each: the Lamé constants scaled by the
+        density scale (both laws are linear in them); traced when a parameter is.
+
+        Raises
+        ------
+        ValueError
+            ``E ≤ 0``, ``ν`` outside ``(−1, 0.5)`` or ``scale ≤ 0``, naming the parameter.
+        """
+        lam, mu = self.lame(E, nu)
+        if scale is not None:
+            scale = self.checked("scale", scale)
+            lam, mu = scale * lam, scale * mu
+        return {"lam": lam, "mu": mu}
+
+    def _constants(self, fields) -> tuple:
+        """The scaled Lamé constants as ``(n_cells, 1)`` against ``(n_cells, n_qp)``."""
+        return fields["lam"][:, None], fields["mu"][:, None]
+
+    def flux(self, u_q, grad_q, fields):
+        """``P = ∂(s W)/∂F`` ``(n_cells, n_qp, dim, dim)`` at ``F = I + grad_q``."""
+        return self.law.first_piola_of(grad_q, *self._constants(fields))
+
+    def flux_tangent(self, u_q, grad_q, fields) -> tuple:
+        """``(A, None)``: ``A_iJkL = ∂P_iJ/∂F_kL`` ``(n_cells, n_qp, dim, dim, dim, dim)``
+        (the law's hand-derived tangent); ``P`` does not depend on ``u`` itself."""
+        return self.law.tangent_of(grad_q, *self._constants(fields)), None
+
+    def energy(self, u_q, grad_q, fields):
+        """Stored energy density ``s W`` ``(n_cells, n_qp)`` per unit reference volume."""
+        return self.law.energy_of(grad_q, *self._constants(fields))
+
+    def inadmissible(self, u_q, grad_q, fields) -> str | None:
+        """Names the inverted cells: ``det F ≤ 0`` at one of their quadrature points."""
+        bad = np.flatnonzero(inverted_points(grad_q).any(axis=1))
+        if bad.size == 0:
+            return None
+        J = np.linalg.det(np.asarray(grad_q) + np.eye(np.shape(grad_q)[-1]))
+        return (f"det F <= 0 (down to {J.min():.3g}): {bad.size} inverted element(s) "
+                f"{bad[:10].tolist()}{' ...' if bad.size > 10 else ''}; the deformation "
+                "turns them inside out, which no hyperelastic law allows: check the loads "
+                "and supports, or use more load steps or a finer mesh there")
+
+    # ------------------------------------------------------------ loads (named as in elasticity)
+    traction = Elasticity.traction
+    body_force = Elasticity.body_force
+
+    def pressure(self, where: Where, p: FieldSpec, *, name: str | None = None) -> str:
+        """Normal pressure per unit reference area on a facet set, a dead load along the
+        reference outward normal (``t = −p N``; it does not follow the deformation);
+        positive pushes into the body."""
+        return self.surface_load(where, pressure=p, name=name, kind="pressure")
