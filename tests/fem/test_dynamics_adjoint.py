@@ -214,3 +214,35 @@ def test_changing_damping_keeps_two_factorizations_and_exact_pullbacks():
         run(c)
     assert len(problem._solvers) == 2
     assert pull(np.ones(values.shape)) == pytest.approx(first, rel=1e-12)
+
+
+def test_gradient_of_the_time_integral_of_the_strain_energy():
+    """j_n = ½ u_nᵀ K u_n through the cells' energies with the stiffness coefficients as a
+    traced step-term argument (the same design enters the run and the term); its plain
+    value equals ½ u_fᵀ K_ff u_f."""
+    model = _model()
+    problem = DynamicProblem(model, t_end=T_END, dt=T_END / N_STEPS,
+                             scheme="generalized_alpha", rho_inf=0.5)
+    p = _parameters(model)
+    assembler = model.assembler
+
+    def strain_energy(u, t, coefficients, weights):
+        return 0.5 * np.sum(coefficients * (weights @ assembler.cell_energies(u)))
+
+    def J(x):
+        E = p["E"] * x ** 3
+        weights, (coefficients,) = model.stiffness_fields(E=E)
+        values = problem.values(strain_energy, term_args=(coefficients, np.array(weights)),
+                                E=E, density=p["rho"] * x, u0=p["u0"], v0=p["v0"],
+                                damping=(p["cM"], p["cK"]))
+        return _integral(values)
+
+    _check(lambda q: J(q["x"]), {"x": p["x"]}, "x")
+    E = p["E"] * p["x"] ** 3
+    weights, (coefficients,) = model.stiffness_fields(E=E)
+    values = problem.values(strain_energy, term_args=(coefficients, np.array(weights)), E=E,
+                            u0=p["u0"])
+    K = model.stiffness("ff", E=E).tocsr()
+    ((_, _, u, _, _),) = problem.states(at=[N_STEPS], E=E, u0=p["u0"])
+    u_f = u[model.free_dofs]
+    assert values[-1] == pytest.approx(0.5 * u_f @ (K @ u_f), rel=1e-12)
