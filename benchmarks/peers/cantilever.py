@@ -24,7 +24,7 @@ import numpy as np
 YOUNG, POISSON = 1.0, 0.3
 MU = YOUNG / (2.0 * (1.0 + POISSON))
 LAMBDA = YOUNG * POISSON / ((1.0 + POISSON) * (1.0 - 2.0 * POISSON))
-#: Traction magnitude: the tip deflects by about a fifth of the length, far from Hooke's law.
+#: Traction magnitude: the tip deflects by about 18 % of the length, far from Hooke's law.
 TRACTION = 0.01
 STEPS = 4
 #: Newton stops per load step when ‖R‖₂ < RTOL ‖R₀‖₂ or ‖R‖₂ < ATOL (R on the free dofs).
