@@ -222,6 +222,10 @@ class FiniteStrainElasticity(NonlinearModel):
                                             "SIMP x^p)", lower=0.0),
     }
     solution_class = FiniteStrainSolution
+    # the tangent is symmetric but often indefinite away from equilibrium (a Newton
+    # predictor that compresses a fibre, a slender beam's first iterate), where a Cholesky
+    # factorization fails and would cut the load back; LU factorizes it
+    default_solver = "lu"
     config = PhysicsConfig(
         options=(
             Option("law", "finite-strain material law", DEFAULT_LAW,
