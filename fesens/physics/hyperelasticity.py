@@ -76,10 +76,10 @@ class FiniteStrainSolution(NonlinearSolution):
 
     def _cell_mean(self, geometry, values):
         """Reference-volume average over each cell's quadrature points, ``(n_cells, ...)``
-        (traced: :func:`fesens.fem.post.fields.cell_average` written out)."""
-        weights = np.broadcast_to(geometry.dx, np.shape(values)[:2])
-        weights = weights / np.sum(weights, axis=1, keepdims=True)
-        return np.einsum("eq,eq...->e...", weights, values)
+        (:func:`fesens.fem.post.fields.cell_average` written with the traced operations)."""
+        weights = geometry.dx / np.sum(geometry.dx, axis=1, keepdims=True)
+        extra = (1,) * (np.ndim(values) - 2)
+        return np.sum(np.reshape(weights, np.shape(weights) + extra) * values, axis=1)
 
     def deformation_gradient_at_quadrature(self):
         """``F = I + ∇_X u`` at the quadrature points, ``(n_cells, n_qp, dim, dim)``."""

@@ -327,3 +327,18 @@ def test_taylor_from_several_load_steps(beam, name):
 def test_central_differences_agree(beam, name):
     fun, x = parameter_cases(beam)[name]
     assert check_grad(fun, x, rtol=1e-5) < 1e-5
+
+
+def test_taylor_of_a_stress_objective(beam):
+    """The cell Cauchy and Piola stresses of a traced solution are traced: a quadratic of
+    them has a rate-2 Taylor remainder in E and in the node coordinates."""
+    def stresses(solution):
+        return (np.sum(solution.cauchy()[:, 0, 0] ** 2)
+                + np.sum(solution.first_piola()[:, 1, 0] ** 2))
+
+    rng = np.random.default_rng(6)
+    n = beam.mesh.n_cells
+    for fun, x in ((lambda E: stresses(beam.solve(E=E)), 100.0 * (1 + 0.3 * rng.random(n))),
+                   (lambda X: stresses(beam.solve(points=X)), beam.mesh.points.copy())):
+        result = taylor_test(fun, x, verbose=False)
+        assert result.rate > 1.9, result.table()
