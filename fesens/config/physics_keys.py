@@ -33,6 +33,7 @@ from fesens.config.checks import (
     string,
 )
 from fesens.config.objectives import everywhere, fragment_kinds, objective_kind, static_kind
+from fesens.config.time_sections import HISTORY
 from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import Parameter
@@ -42,6 +43,12 @@ from fesens.physics.spec import Option, PhysicsConfig, Section, SectionKey
 #: ``[material]`` mass density of a physics with eigen objectives (PhysicsConfig.mass).
 MASS_DENSITY = Key(POSITIVE, None, "mass density ρ₀ of the solid, for the eigen objectives "
                                    "(frequency design; default 1)")
+
+#: ``[material]`` coefficient of the time derivative of a physics that offers
+#: time-dependent analyses (PhysicsConfig.inertia) when it is not its mass density.
+INERTIA = Key(POSITIVE, None, "coefficient of the field's time derivative (e.g. the "
+                              "volumetric heat capacity ρ c), for transient analyses "
+                              "(default 1)")
 
 NAME = Key(string(), None, "load name (default: type and index, e.g. point0)")
 
@@ -89,12 +96,16 @@ def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
                         parameter.description)
     if cls.config.mass is not None:
         spec[cls.config.mass] = MASS_DENSITY
+    if cls.config.inertia is not None and cls.config.inertia != cls.config.mass:
+        spec[cls.config.inertia] = INERTIA
     return spec
 
 
 def constructor_material(cls: type[LinearModel], material: dict) -> dict:
-    """The ``[material]`` values that are constructor keywords (the mass density is not)."""
-    return {key: value for key, value in material.items() if key != cls.config.mass}
+    """The ``[material]`` values that are constructor keywords (the mass density and the
+    coefficient of the time derivative are not)."""
+    return {key: value for key, value in material.items()
+            if key not in (cls.config.mass, cls.config.inertia)}
 
 
 def material_variants() -> dict[str, dict[str, Key]]:
@@ -109,7 +120,7 @@ def load_variants(physics: str, dim: int) -> dict[str, dict[str, Key]]:
         value = (Key(numbers(dim), REQUIRED, f"{load.doc} ({dim} components)") if load.vector
                  else Key(number(), REQUIRED, load.doc))
         keys, _ = LOAD_SELECTIONS[load.on]
-        variants[load.type] = {"name": NAME, "value": value,
+        variants[load.type] = {"name": NAME, "value": value, "history": HISTORY,
                                **selections.selection_spec(*keys)}
     return variants
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fesens.config import selections
+from fesens.config import selections, time_sections
 from fesens.config.checks import (
     ConfigError,
     Key,
@@ -90,6 +90,9 @@ from fesens.config.physics_keys import (
     support_spec,
 )
 from fesens.config.solver_needs import check_solver_needs
+from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_OBJECTIVE_KEYS
+from fesens.config.time_sections import SECTIONS as TIME_SECTIONS
+from fesens.config.time_sections import check_time_sections, has_initial_state, initial_spec
 from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
@@ -109,7 +112,7 @@ OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "
 
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
              "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver",
-             *NONLINEAR_SECTIONS)
+             *NONLINEAR_SECTIONS, *TIME_SECTIONS)
 
 
 # ------------------------------------------------------------------ the resolved config
@@ -358,7 +361,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         if key not in TOP_LEVEL:
             raise unknown_key("", key, TOP_LEVEL)
     for key in ("mesh", "loads"):  # supports: after the sections, which may anchor the field
-        if key not in raw and not (key == "loads" and wants_modes(raw)):
+        if key not in raw and not (key == "loads" and (wants_modes(raw)
+                                                       or has_initial_state(raw))):
             what = "a [mesh] table" if key == "mesh" else f"[[{key}]] tables"
             raise ConfigError(f"missing {key!r}: the config needs {what}")
     data: dict[str, Any] = {
@@ -385,13 +389,15 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     check_solver_needs(solver, data["supports"], mesh, label)
     data.update(sections)
     # a convection or thermal section loads the model too; modes need no loads
-    if not loads_the_model(config.physics_class, sections) and not wants_modes(raw):
+    if not loads_the_model(config.physics_class, sections) and not wants_modes(raw) \
+            and not has_initial_state(raw):  # a transient run may start from a field
         _check_loaded(data["supports"], data["loads"])
     objectives = {**response_variants(kind), **eigen_variants(kind)}
     checks = {
         "design": lambda r: check_design(r, config, base_dir),
         "objective": lambda r: check_response("objective", r, config, objectives,
-                                               {"combine": COMBINE}, default="compliance"),
+                                               {"combine": COMBINE, **TIME_OBJECTIVE_KEYS},
+                                               default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
         "penalization": check_penalization,
         "filter": lambda r: check_filter(r, mesh),
@@ -408,6 +414,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
                                                     data.get("filter", {}).get("type"))
     data["solver"] = solver
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
+    data.update(check_time_sections(raw, data, config.physics_class, mesh, label))
     check_frequency(data, kind, optimize=optimize)
     _check_consistency(data)
     check_load_case_use(data)
@@ -436,7 +443,7 @@ def documented_keys() -> dict[str, set[str]]:
            for section in cls.config.sections},
         "design": {"passive", "type", "group", "region", "initial"},
         "manufacturing": set(MANUFACTURING),
-        "objective": keys(*responses) | {"type", "combine"},
+        "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS},
         "constraints": {"volume_fraction", "extra", "limit", "name"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},
@@ -450,4 +457,14 @@ def documented_keys() -> dict[str, set[str]]:
         "region": set(selections.REGION),
         "newton": set(NEWTON),
         "load_path": set(LOAD_PATH),
+        **time_keys(),
     }
+
+
+def time_keys() -> dict[str, set[str]]:
+    """The keys of the sections of a time-dependent analysis (for the documentation test)."""
+    return {"analysis": set(time_sections.ANALYSIS), "time": set(time_sections.TIME),
+            "damping": set(time_sections.DAMPING), "harmonic": set(time_sections.HARMONIC),
+            "initial": {key for cls in PHYSICS if cls.config.inertia is not None
+                        for key in initial_spec(cls)},
+            "probes": set(time_sections.PROBE)}

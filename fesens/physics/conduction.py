@@ -121,6 +121,8 @@ class HeatConduction(LinearModel):
                           anchors="h",
                           keys=(SectionKey("h", "film coefficient h", lower=0.0),
                                 SectionKey("ambient", "ambient temperature T∞"))),),
+        inertia="heat_capacity",
+        time_order=1,
     )
 
     def __init__(

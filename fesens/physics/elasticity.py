@@ -307,6 +307,8 @@ class Elasticity(LinearModel):
         responses={"compliance": "compliance", "displacement": "value",
                    "stress_pnorm": "stress_pnorm", "stress_ks": "stress_ks"},
         mass="density",
+        inertia="density",
+        time_order=2,
         eigen_responses={"eigenvalue": "eigenvalue", "frequency": "frequency",
                          "eigenvalue_sum": "eigenvalue_sum", "eigenvalue_ks": "eigenvalue_ks"},
         plot=Plot("nodal_von_mises", "von Mises (recovered at the nodes)", "von Mises stress",

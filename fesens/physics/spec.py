@@ -283,6 +283,14 @@ class PhysicsConfig:
         to the name of an eigen objective kind (e.g. ``eigenvalue``, ``frequency``: a
         record of the eigen analysis in :mod:`fesens.config.objectives`, checked there as
         ``responses`` are), which ``fesens optimize`` maximizes; needs ``mass``.
+    inertia : str or None
+        The ``[material]`` key of the coefficient of the field's time derivative (heat
+        conduction: the volumetric heat capacity ``ρ c``; elasticity: the mass density,
+        which may be ``mass`` too); not a constructor keyword. None: the physics offers
+        static analyses only.
+    time_order : int
+        The order of that time derivative: 1 (``M Ṫ + K T = f``: a transient analysis) or
+        2 (``M ü + C u̇ + K u = f``: dynamic and harmonic analyses).
     """
 
     options: tuple[Option, ...] = ()
@@ -296,6 +304,8 @@ class PhysicsConfig:
     sections: tuple[Section, ...] = ()
     mass: str | None = None
     eigen_responses: Mapping[str, str] = field(default_factory=dict)
+    inertia: str | None = None
+    time_order: int = 1
 
     def __post_init__(self):
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))
@@ -304,6 +314,9 @@ class PhysicsConfig:
         if self.eigen_responses and self.mass is None:
             raise ValueError("eigen_responses need the [material] key of the mass density: "
                              "give mass (e.g. \"density\")")
+        if self.time_order not in (1, 2):
+            raise ValueError(f"time_order must be 1 (first time derivative) or 2 (second), "
+                             f"got {self.time_order!r}")
         types = [load.type for load in self.loads]
         if len(set(types)) != len(types):
             raise ValueError(f"load types must be unique, got {types}")

@@ -128,6 +128,10 @@ def _suffixed(data: dict, case: dict | None) -> dict:
 
 def _solve(config: Config, folder: ResultsFolder, *, force: bool,
            echo: Callable[[str], None]) -> dict:
+    from fesens.workflow.time_analysis import is_time_dependent, solve_in_time
+
+    if is_time_dependent(config):  # the module imports this one
+        return solve_in_time(config, folder, force=force, echo=echo)
     model = build_model(config)
     backend, options = _solver(config)
     nonlinear = is_nonlinear(config.physics_class)
@@ -272,6 +276,11 @@ def _interpolation_label(interpolation) -> str:
 
 def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
                  design: str | Path | None, force: bool, echo: Callable[[str], None]) -> dict:
+    from fesens.workflow.time_analysis import is_time_dependent, sensitivity_in_time
+
+    if is_time_dependent(config):  # the module imports this one
+        return sensitivity_in_time(config, folder, wrt=wrt, objective=objective,
+                                   design=design, force=force, echo=echo)
     spec = objective_spec(config, objective)
     model = build_model(config)
     _wrt_check(config, model, wrt)

@@ -1,0 +1,359 @@
+"""The sections of a time-dependent analysis: ``[analysis]`` (static, transient, dynamic or
+harmonic), ``[time]`` (the time levels, the scheme, output and checkpointing),
+``[damping]`` (Rayleigh), ``[harmonic]`` (the driving frequencies), ``[initial]`` (the
+initial field and velocity), ``[[probes]]`` (nodes whose history is written), a load's
+``history`` table and the objective's time aggregate (``[objective] over_time``).
+
+Which analyses a physics offers is read from its fragment
+(:class:`~fesens.physics.spec.PhysicsConfig`): a physics with an ``inertia`` key (the
+``[material]`` coefficient of its time derivative) of ``time_order`` 1 offers a transient
+analysis (``M Ṫ + K T = f``), of ``time_order`` 2 a dynamic and a harmonic one
+(``M ü + C u̇ + K u = f``); nothing here names a physics.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fesens.config import selections
+from fesens.config.checks import (
+    ConfigError,
+    Key,
+    boolean,
+    check_table,
+    choice,
+    component,
+    integer,
+    join,
+    number,
+    numbers,
+    require_list_of_tables,
+    show,
+    string,
+)
+from fesens.config.objectives import objective_kind
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.transient.dynamics import DYNAMIC_SCHEMES
+from fesens.fem.transient.schemes import SCHEMES
+
+#: The top-level sections this module checks.
+SECTIONS = ("analysis", "time", "damping", "harmonic", "initial", "probes")
+
+STATIC = "static"
+#: The analyses a physics offers by the order of its time derivative.
+ANALYSES_OF_ORDER = {1: ("transient",), 2: ("dynamic", "harmonic")}
+#: The analyses that step in time.
+STEPPED = ("transient", "dynamic")
+#: Heat schemes offered by name (θ itself is not a config key).
+FIRST_ORDER_SCHEMES = tuple(name for name, theta in SCHEMES.items() if name != "theta")
+DEFAULT_SCHEME = {"transient": "bdf2", "dynamic": "newmark"}
+SCHEMES_OF = {"transient": FIRST_ORDER_SCHEMES, "dynamic": DYNAMIC_SCHEMES}
+#: Time aggregates of an objective's value per time level.
+OVER_TIME = ("final", "integral", "ks")
+
+ANALYSIS = {"type": Key(choice(STATIC, *(a for names in ANALYSES_OF_ORDER.values()
+                                         for a in names)), STATIC,
+                        "static, transient (first time derivative), dynamic or harmonic "
+                        "(second)")}
+
+TIME = {
+    "start": Key(number(), 0.0, "the first time level"),
+    "end": Key(number(), None, "the last time level (required)"),
+    "step": Key(number(0.0, low_open=True), None, "the constant time step Δt (it must "
+                "divide end − start); or steps"),
+    "steps": Key(integer(1), None, "the number of equal time steps; or step"),
+    "scheme": Key(choice(*FIRST_ORDER_SCHEMES, *DYNAMIC_SCHEMES), None,
+                  "transient: bdf2 (default), crank_nicolson, backward_euler; dynamic: "
+                  "newmark (default, average acceleration), generalized_alpha"),
+    "rho_inf": Key(number(0.0, 1.0), None, "generalized_alpha: spectral radius at "
+                   "infinite frequency (default 1)"),
+    "lumped": Key(boolean(), False, "lumped (HRZ) instead of consistent mass"),
+    "output_every": Key(integer(1), 1, "fields written every this many steps (and the "
+                        "last)"),
+    "max_states": Key(integer(2), None, "states the gradient keeps (>= 2): the others are "
+                      "recomputed from checkpoints (default: all kept)"),
+}
+
+DAMPING = {
+    "mass": Key(number(0.0), 0.0, "Rayleigh c_M of C = c_M M + c_K K"),
+    "stiffness": Key(number(0.0), 0.0, "Rayleigh c_K of C = c_M M + c_K K"),
+}
+
+HARMONIC = {"frequencies": Key(numbers(low=0.0), None,
+                               "driving frequencies in Hz (cycles per unit time; ω = 2π f), "
+                               "required")}
+
+PROBE = {
+    "point": Key(numbers(), None, "the node whose history is written (required)"),
+    "component": Key(component(), None, "its component (vector fields; default 0)"),
+    "name": Key(string(), None, "column name (default: field and node)"),
+}
+
+#: ``[objective]`` keys of a time-dependent analysis.
+OBJECTIVE_KEYS = {
+    "over_time": Key(choice(*OVER_TIME), None, "transient/dynamic: the objective's value "
+                     "at the last level (final), its time integral (integral) or a KS "
+                     "maximum over the levels (ks); default final"),
+    "time_rho": Key(number(0.0, low_open=True), None, "over_time = \"ks\": the KS "
+                    "parameter (default 50)"),
+    "power": Key(number(1.0), None, "the value per level is raised to this power before "
+                 "the aggregate (e.g. 2: ∫ T² dt; default 1)"),
+}
+DEFAULT_TIME_RHO = 50.0
+
+
+def _history(path: str, value: Any) -> list[list[float]]:
+    """A piecewise linear time function: ``[[t0, v0], [t1, v1], ...]``, times increasing."""
+    expected = "a table [[t0, v0], [t1, v1], ...] of at least two rows, times increasing"
+    if not isinstance(value, list) or len(value) < 2:
+        raise ConfigError(f"{path} = {show(value)} is not allowed: expected {expected}")
+    pair = numbers(2)
+    rows = [pair(join(path, i), row) for i, row in enumerate(value)]
+    for i in range(1, len(rows)):
+        if rows[i][0] <= rows[i - 1][0]:
+            raise ConfigError(f"{path}: the times must increase, but row {i} has t = "
+                              f"{rows[i][0]:g} after t = {rows[i - 1][0]:g}; give the rows "
+                              "in increasing time")
+    return rows
+
+
+_history.expected = "a table [[t0, v0], [t1, v1], ...] of at least two rows"
+
+#: The ``history`` key of a ``[[loads]]`` table.
+HISTORY = Key(_history, None, "transient/dynamic: the load's factor in time, a table "
+                              "[[t0, v0], [t1, v1], ...] interpolated linearly, constant "
+                              "beyond its ends (default 1)")
+
+
+def offered_analyses(physics: type) -> tuple[str, ...]:
+    """The analyses a registered physics offers (its fragment's ``inertia`` and
+    ``time_order``; a nonlinear physics offers static solves only)."""
+    fragment = physics.config
+    if fragment.inertia is None or issubclass(physics, NonlinearModel):
+        return (STATIC,)
+    return (STATIC, *ANALYSES_OF_ORDER[fragment.time_order])
+
+
+def analysis_type(data: dict) -> str:
+    """The analysis of a resolved config (``static`` without ``[analysis]``)."""
+    return data.get("analysis", {}).get("type", STATIC)
+
+
+def initial_spec(physics: type) -> dict[str, Key]:
+    """``[initial]`` keys of a physics: its field (e.g. ``temperature``) and, for a second
+    time derivative, ``velocity``."""
+    spec = {physics.field_name: Key(number(), 0.0, f"initial {physics.field_name} "
+                                    "(uniform; default 0)")}
+    if physics.config.time_order == 2:
+        spec["velocity"] = Key(number(), 0.0, "initial velocity (uniform; default 0)")
+    return spec
+
+
+def has_initial_state(raw: dict) -> bool:
+    """Whether an unchecked config starts from a nonzero initial field (such a transient
+    run needs no loads)."""
+    initial = raw.get("initial")
+    return isinstance(initial, dict) and any(
+        isinstance(v, int | float) and v != 0 for v in initial.values())
+
+
+def _refuse(raw: dict, sections: tuple[str, ...], kind: str, why: str) -> None:
+    for section in sections:
+        if section in raw:
+            raise ConfigError(f"[{section}] does not apply to analysis.type = {show(kind)} "
+                              f"({why}): remove [{section}] or change analysis.type")
+
+
+def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) -> dict:
+    """The checked sections of a time-dependent analysis, and the refusals of what the
+    analysis cannot do.
+
+    Parameters
+    ----------
+    raw : dict
+        The parsed config.
+    data : dict
+        The resolved sections so far (``loads``, ``supports``, ``objective``, ...);
+        the objective's time keys are filled in there.
+    physics : type
+        The registered physics of ``physics.type``.
+    mesh : Mesh
+    label : str
+        The mesh's source for messages.
+
+    Returns
+    -------
+    dict
+        The resolved ``analysis``, ``time``, ``damping``, ``harmonic``, ``initial`` and
+        ``probes`` that apply (none for a static config without ``[analysis]``).
+
+    Raises
+    ------
+    ConfigError
+        An analysis the physics does not offer, a section of another analysis, a time
+        step <= 0 or one that does not divide the interval, an end before the start, a
+        scheme of another analysis, a load history or objective aggregate of a static run.
+    """
+    out: dict[str, Any] = {}
+    if "analysis" in raw:
+        out["analysis"] = check_table("analysis", raw["analysis"], ANALYSIS)
+    kind = out.get("analysis", {}).get("type", STATIC)
+    offered = offered_analyses(physics)
+    if kind not in offered:
+        raise ConfigError(f"analysis.type = {show(kind)} is not offered by physics.type = "
+                          f"{show(physics.name)}: it offers {', '.join(offered)}")
+    stepped = kind in STEPPED
+    if not stepped:
+        _refuse(raw, ("time", "initial"), kind, "it does not step in time")
+        for i, load in enumerate(data["loads"]):
+            if "history" in load:
+                raise ConfigError(f"{join('loads', i)}.history applies to a transient or "
+                                  f"dynamic analysis, not analysis.type = {show(kind)}: "
+                                  "remove it or set [analysis] type")
+    if kind in (STATIC, "transient"):
+        _refuse(raw, ("damping", "harmonic"), kind, "damping and driving frequencies "
+                "belong to dynamic and harmonic analyses")
+    if kind == "dynamic":
+        _refuse(raw, ("harmonic",), kind, "driving frequencies belong to "
+                "analysis.type = \"harmonic\"")
+    if kind == STATIC:
+        _refuse(raw, ("probes",), kind, "probes follow a field in time or frequency")
+        _check_objective(data, kind, physics)
+        return out
+    if data.get("load_cases"):
+        raise ConfigError(f"[[load_cases]] do not apply to analysis.type = {show(kind)}: "
+                          "give each load its own history instead, or run one config per "
+                          "case")
+    if stepped:
+        out["time"] = _check_time(raw.get("time"), kind)
+        out["initial"] = check_table("initial", raw.get("initial", {}), initial_spec(physics))
+    if kind != "transient":
+        out["damping"] = check_table("damping", raw.get("damping", {}), DAMPING)
+        if any(s["value"] != 0 for s in data["supports"]):
+            raise ConfigError(f"a support with a nonzero value: analysis.type = {show(kind)} "
+                              "takes supports fixed at 0 only (a prescribed motion would "
+                              "need its velocity and acceleration as loads)")
+    if kind == "harmonic":
+        out["harmonic"] = check_table("harmonic", raw.get("harmonic"), HARMONIC)
+        if "frequencies" not in out["harmonic"] or not out["harmonic"]["frequencies"]:
+            raise ConfigError("missing key 'harmonic.frequencies': the driving frequencies "
+                              "in Hz, e.g. frequencies = [10.0, 20.0]")
+    if "probes" in raw:
+        out["probes"] = _check_probes(raw["probes"], physics, mesh)
+    _check_objective(data, kind, physics)
+    return out
+
+
+def _check_time(raw: Any, kind: str) -> dict:
+    if raw is None:
+        raise ConfigError(f"missing [time]: analysis.type = {show(kind)} needs [time] with "
+                          "end and step (or steps)")
+    time = check_table("time", raw, TIME)
+    if "end" not in time:
+        raise ConfigError("missing key 'time.end': the last time level")
+    span = time["end"] - time["start"]
+    if span <= 0:
+        raise ConfigError(f"time.end = {time['end']:g} is not after time.start = "
+                          f"{time['start']:g}: give an end after the start")
+    if ("step" in time) == ("steps" in time):
+        raise ConfigError("[time]: give exactly one of step (the time step) and steps (their "
+                          "number)")
+    if "step" in time:
+        n = round(span / time["step"])
+        if n < 1 or abs(n * time["step"] - span) > 1e-9 * span:
+            raise ConfigError(f"time.step = {time['step']:g} does not divide time.end - "
+                              f"time.start = {span:g}: give a step that does, or steps")
+    time.setdefault("scheme", DEFAULT_SCHEME[kind])
+    if time["scheme"] not in SCHEMES_OF[kind]:
+        raise ConfigError(f"time.scheme = {show(time['scheme'])} is not a scheme of "
+                          f"analysis.type = {show(kind)}: choose one of "
+                          f"{', '.join(SCHEMES_OF[kind])}")
+    if "rho_inf" in time and time["scheme"] != "generalized_alpha":
+        raise ConfigError(f"time.rho_inf applies to time.scheme = \"generalized_alpha\", not "
+                          f"{show(time['scheme'])}")
+    return time
+
+
+def _check_probes(raw: Any, physics: type, mesh) -> list[dict]:
+    out, names = [], set()
+    vector = physics.config.vector_field
+    for i, table in enumerate(require_list_of_tables("probes", raw)):
+        path = join("probes", i)
+        item = check_table(path, table, PROBE)
+        if "point" not in item:
+            raise ConfigError(f"missing key '{path}.point': the node whose history is "
+                              "written")
+        node = selections.nearest_node(path, item["point"], mesh)
+        item.setdefault("component", 0)
+        if item["component"] >= (mesh.dim if vector else 1):
+            raise ConfigError(f"{path}.component = {item['component']} is not allowed: the "
+                              f"field of {physics.name} has "
+                              f"{mesh.dim if vector else 1} component(s) per node")
+        item.setdefault("name", probe_name(physics, node, item["component"], vector))
+        if item["name"] in names:
+            raise ConfigError(f"{path}.name = {show(item['name'])}: another probe has it")
+        names.add(item["name"])
+        out.append(item)
+    return out
+
+
+def probe_name(physics: type, node: int, comp: int, vector: bool) -> str:
+    """``temperature_node4`` or ``displacement_y_node4``."""
+    axis = f"_{'xyz'[comp]}" if vector else ""
+    return f"{physics.field_name}{axis}_node{node}"
+
+
+def _check_objective(data: dict, kind: str, physics: type) -> None:
+    """The objective's time keys apply to stepped analyses, whose objective is a function
+    of the field and load at each level (a kind that reads nothing else of a solve)."""
+    objective = data.get("objective")
+    if objective is None:
+        return
+    given = [key for key in OBJECTIVE_KEYS if key in objective]
+    if kind not in STEPPED:
+        if given:
+            raise ConfigError(f"objective.{given[0]} applies to a transient or dynamic "
+                              f"analysis, not analysis.type = {show(kind)}")
+        return
+    from fesens.config.physics_keys import response_kind  # it imports this module
+
+    check_step_objective(response_kind(physics.name, objective["type"]), objective["type"])
+    objective.setdefault("over_time", "final")
+    objective.setdefault("power", 1.0)
+    if objective["over_time"] == "ks":
+        objective.setdefault("time_rho", DEFAULT_TIME_RHO)
+    elif "time_rho" in objective:
+        raise ConfigError(f"objective.time_rho applies to over_time = \"ks\", not "
+                          f"{show(objective['over_time'])}")
+
+
+def check_step_objective(kind_name: str, type_name: str) -> None:
+    """Refuse an objective kind that a time level cannot evaluate: one that reads more of
+    a solve than its field and load (stresses) or does not depend on them (volume)."""
+    kind = objective_kind(kind_name)
+    if kind.reads or kind.everywhere or kind.analysis != "static":
+        raise ConfigError(f"objective.type = {show(type_name)} cannot be aggregated over "
+                          "time: a transient or dynamic objective is a function of the "
+                          "field and the load at each time level (e.g. compliance or a "
+                          "value at a point)")
+
+
+def time_levels(time: dict) -> np.ndarray:
+    """The time levels ``(N + 1,)`` of a resolved ``[time]``."""
+    span = time["end"] - time["start"]
+    n = time["steps"] if "steps" in time else round(span / time["step"])
+    return time["start"] + span * np.arange(n + 1) / n
+
+
+def load_histories(data: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{load name: (times, values)}`` of the loads with a ``history`` table."""
+    return {load["name"]: tuple(np.asarray(load["history"], dtype=float).T)
+            for load in data["loads"] if "history" in load}
+
+
+def angular_frequencies(data: dict) -> np.ndarray:
+    """``ω = 2π f`` ``(n,)`` of ``[harmonic] frequencies`` (Hz)."""
+    return 2 * math.pi * np.asarray(data["harmonic"]["frequencies"], dtype=float)
