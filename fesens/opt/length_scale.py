@@ -8,10 +8,12 @@ leaves them unchanged (the disk "fits everywhere"; Serra's granulometry). The di
 diameter ``D`` cells is the set of cells whose centres lie in a closed circle of diameter
 ``D`` centred on a cell centre (``D`` odd) or on a cell corner (``D`` even), so that it is
 exactly ``D`` cells wide along both axes: a straight bar ``w`` cells wide measures ``w``.
-The openings are :func:`scipy.ndimage.binary_erosion` followed by
-:func:`scipy.ndimage.binary_dilation` with that disk. The design is mirrored across the
-edges of its domain before the opening, so a member that meets the domain's edge (a
-symmetry line, a support) is not cut short there.
+The opening is computed from distances (:class:`scipy.spatial.cKDTree`): the disk fits
+where the nearest cell of the other phase is farther than ``D/2`` from its centre. The
+design is mirrored across the edges of its domain before the opening, so a member that
+meets the domain's edge (a symmetry line, a support) is not cut short there. A boundary
+that is not parallel to an axis is a staircase of cells with single-cell steps that no disk
+wider than a cell reaches; :func:`minimum_sizes` forgives one cell of such roughness.
 
 **Prescribed** (:func:`prescribed_sizes`): the analysis of Qian & Sigmund (2013, §3) for the
 density filter and the Heaviside projection as ``β → ∞``: the thinnest solid member of the
@@ -41,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, ndimage, optimize
+from scipy import integrate, ndimage, optimize, spatial
 
 from fesens.mesh.mesh import Mesh
 from fesens.opt.cell_lattice import cell_lattice
@@ -65,26 +67,20 @@ def disk(diameter: int) -> np.ndarray:
     return offsets[:, None] ** 2 + offsets[None, :] ** 2 <= (diameter / 2.0) ** 2
 
 
-def _opening_keeps(phase: np.ndarray, diameter: int) -> bool:
-    """Whether the opening of ``phase`` ``(nx, ny)`` by :func:`disk` ``(diameter)`` is
-    ``phase`` itself (mirrored across the domain's edges by ``diameter`` cells)."""
-    structure = disk(diameter)
-    padded = np.pad(phase, diameter, mode="symmetric")
-    # an even disk has no centre cell: ndimage puts its origin at index D // 2, the same for
-    # the erosion and the dilation, which then reflects the disk, so that the dilation
-    # places each disk back where the erosion found it
-    opened = ndimage.binary_dilation(ndimage.binary_erosion(padded, structure), structure)
-    inner = (slice(diameter, -diameter),) * phase.ndim
-    return bool(np.array_equal(opened[inner], phase))
-
-
-def minimum_size(phase: np.ndarray) -> float:
-    """The largest diameter (cells) of a disk that fits everywhere in ``phase``.
+def minimum_size(phase: np.ndarray, roughness: int = 0) -> float:
+    """The largest diameter (cells) of a disk that fits everywhere in ``phase``: every cell
+    of ``phase`` lies in a disk of that diameter that lies in ``phase``.
 
     Parameters
     ----------
     phase : numpy.ndarray
         ``(nx, ny)`` booleans: the cells of one phase (solid or void).
+    roughness : int
+        Cells of the phase that lie within this many cells (8-neighbours) of a fitting disk
+        count as covered (0: exact). A boundary that is not parallel to an axis is a
+        staircase of cells whose single-cell steps no disk of more than a cell reaches;
+        ``roughness = 1`` forgives them, while a member narrower than the disk still fails
+        (no disk fits in it at all).
 
     Returns
     -------
@@ -97,13 +93,34 @@ def minimum_size(phase: np.ndarray) -> float:
         raise ValueError(f"a 2D design is needed, got {phase.ndim} dimensions")
     if not phase.any() or phase.all():
         return np.inf
-    size = 1
-    while size < max(phase.shape) and _opening_keeps(phase, size + 1):
-        size += 1
-    return float(size)
+    pad = max(phase.shape)
+    padded = np.pad(phase, pad, mode="symmetric")
+    # The opening by disk(D), one query each way: a disk centred at c fits when the nearest
+    # cell of the other phase is farther than D/2 from c (a cell centre for odd D, a cell
+    # corner for even D); a cell is covered when such a centre lies within D/2 of it.
+    other = spatial.cKDTree(np.argwhere(~padded))
+    centres = {1: np.argwhere(np.ones(padded.shape, dtype=bool)).astype(float),
+               0: np.argwhere(np.ones(np.subtract(padded.shape, 1), dtype=bool)) + 0.5}
+    clearance = {parity: other.query(points)[0] for parity, points in centres.items()}
+    cells = np.argwhere(phase) + pad
+    for size in range(int(np.ceil(2.0 * max(c.max() for c in clearance.values()))), 1, -1):
+        radius = size / 2.0
+        fitting = centres[size % 2][clearance[size % 2] > radius]
+        if fitting.size == 0:
+            continue
+        covered = np.zeros(padded.shape, dtype=bool)
+        reach = spatial.cKDTree(fitting).query(cells, distance_upper_bound=radius + 1e-9)[0]
+        covered[tuple(cells[np.isfinite(reach)].T)] = True
+        if roughness:
+            covered = ndimage.binary_dilation(covered, np.ones((3, 3), dtype=bool),
+                                              iterations=roughness)
+        if covered[tuple(cells.T)].all():
+            return float(size)
+    return 1.0
 
 
-def minimum_sizes(mesh: Mesh, density: np.ndarray, threshold: float = 0.5) -> FeatureSizes:
+def minimum_sizes(mesh: Mesh, density: np.ndarray, threshold: float = 0.5,
+                  roughness: int = 1) -> FeatureSizes:
     """The smallest solid and void feature sizes of a 2D design on a structured grid.
 
     Parameters
@@ -113,6 +130,8 @@ def minimum_sizes(mesh: Mesh, density: np.ndarray, threshold: float = 0.5) -> Fe
     density : numpy.ndarray
         ``(n_cells,)`` densities; solid where ``density > threshold``.
     threshold : float
+    roughness : int
+        As :func:`minimum_size` (default: one cell of staircase forgiven).
 
     Returns
     -------
@@ -125,7 +144,8 @@ def minimum_sizes(mesh: Mesh, density: np.ndarray, threshold: float = 0.5) -> Fe
         raise ValueError("the length-scale measurement needs a 2D lattice of square cells, "
                          f"got {lattice.shape} cells of size {spacing}")
     solid = lattice.to_grid(np.asarray(density, dtype=float)) > threshold
-    return FeatureSizes(*(minimum_size(phase) * float(spacing[0]) for phase in (solid, ~solid)))
+    return FeatureSizes(*(minimum_size(phase, roughness) * float(spacing[0])
+                          for phase in (solid, ~solid)))
 
 
 def member_kernel(s: np.ndarray, radius: float) -> np.ndarray:
