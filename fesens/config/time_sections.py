@@ -237,7 +237,7 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
                               "takes supports fixed at 0 only (a prescribed motion would "
                               "need its velocity and acceleration as loads)")
     if kind == "harmonic":
-        out["harmonic"] = check_table("harmonic", raw.get("harmonic"), HARMONIC)
+        out["harmonic"] = check_table("harmonic", raw.get("harmonic", {}), HARMONIC)
         if "frequencies" not in out["harmonic"] or not out["harmonic"]["frequencies"]:
             raise ConfigError("missing key 'harmonic.frequencies': the driving frequencies "
                               "in Hz, e.g. frequencies = [10.0, 20.0]")
