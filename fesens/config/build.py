@@ -14,7 +14,7 @@ from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.manufacturing import problem_maps
 from fesens.config.nonlinear import newton_options
 from fesens.config.objectives import objective_kind
-from fesens.config.optimization_sections import create_optimizer
+from fesens.config.optimization_sections import ROBUST, create_optimizer
 from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
     apply_sections,
@@ -36,6 +36,7 @@ from fesens.opt import (
     make_filter,
 )
 from fesens.opt.problem import Response
+from fesens.opt.robust import RobustProblem, RobustProjection
 
 
 def solver_argument(config: Config):
@@ -112,6 +113,16 @@ def _passive(config: Config, kind: str) -> np.ndarray | None:
     return np.unique(np.concatenate(ids)) if ids else None
 
 
+def build_projection(spec: dict):
+    """The ``[projection]`` of a config: a :class:`~fesens.opt.robust.RobustProjection` with
+    ``robust = true``, else the projection of its ``type``."""
+    if spec.get("robust"):
+        return RobustProjection(**{key: _continuation(spec[key])
+                                   for key in ("beta", "eta", "delta_eta") if key in spec})
+    return _from_registry(PROJECTIONS, {key: value for key, value in spec.items()
+                                        if key not in ROBUST})
+
+
 def build_interpolation(config: Config):
     """The config's material interpolation (``[penalization]``) at its final penalty, or None
     when the config has no ``[penalization]`` table (the density is then the stiffness
@@ -128,7 +139,9 @@ def build_interpolation(config: Config):
 def build_problem(config: Config, model: LinearModel | None = None) -> DesignProblem:
     """The design problem of an optimization config (builds the model if not given): with
     ``[[load_cases]]`` the weighted sum of the cases' objectives, or with ``[objective]
-    combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst; with an eigen
+    combine = "max"`` a :class:`~fesens.opt.MinMaxProblem` of their worst; with
+    ``[projection] robust = true`` a :class:`~fesens.opt.robust.RobustProblem` (the worst
+    of its three designs, and of the load cases with ``combine = "max"``); with an eigen
     objective a :class:`~fesens.opt.frequency.FrequencyProblem`
     (:mod:`fesens.config.frequency`)."""
     data = config.data
@@ -139,9 +152,14 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
     worst, objective = objective_of(config)
-    problem = (MinMaxProblem if worst else DesignProblem)(
-        model, objective, **design, constraints=constraints,
-        **case_options(config, objective), adaptive_tolerance=adaptive_tolerance(config))
+    common = {**design, "constraints": constraints, **case_options(config, objective),
+              "adaptive_tolerance": adaptive_tolerance(config)}
+    if isinstance(design["projection"], RobustProjection):
+        every = data["projection"].get("volume_update_every")
+        problem = RobustProblem(model, objective, worst_case_loads=worst, **common,
+                                **({} if every is None else {"volume_update_every": every}))
+    else:
+        problem = (MinMaxProblem if worst else DesignProblem)(model, objective, **common)
     newton = newton_options(data)
     if newton is not None:  # every solve of the loop is Newton's with the config's options
         problem.differentiable.solve_options["newton"] = newton
@@ -193,7 +211,7 @@ def design_options(config: Config, density_filter) -> dict:
     return {"volume_fraction": data["constraints"]["volume_fraction"],
             "interpolation": _from_registry(INTERPOLATIONS, data["penalization"]),
             "filter": density_filter,
-            "projection": _from_registry(PROJECTIONS, data["projection"]),
+            "projection": build_projection(data["projection"]),
             "passive_solid": _passive(config, "solid"), "passive_void": _passive(config, "void"),
             "solver": solver_argument(config), **problem_maps(config)}
 

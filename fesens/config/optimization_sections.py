@@ -32,6 +32,7 @@ from fesens.config.checks import (
     show,
     string,
 )
+from fesens.config.frequency import eigen_kind
 from fesens.config.initial_design import check_initial
 from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.mesh import Mesh
@@ -44,6 +45,7 @@ from fesens.opt import (
     optimizer_options,
 )
 from fesens.opt.filters import fits_mesh
+from fesens.opt.robust import RobustProjection
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -107,6 +109,18 @@ def _registry_variants(registry: Mapping[str, type]) -> dict[str, dict[str, Key]
 PENALIZATION = _registry_variants(INTERPOLATIONS)
 FILTER = _registry_variants(FILTERS)
 PROJECTION = _registry_variants(PROJECTIONS)
+#: The robust formulation's keys of a Heaviside projection (:mod:`fesens.opt.robust`); absent
+#: means off, and the defaults of :class:`~fesens.opt.robust.RobustProjection` and
+#: :class:`~fesens.opt.robust.RobustProblem` apply.
+ROBUST = {
+    "robust": Key(boolean(), None, "the worst of an eroded, the intermediate and a dilated "
+                                   "design (MMA; default false)"),
+    "delta_eta": Key(number(0.0, 0.5, low_open=True, high_open=True), None,
+                     "robust: thresholds η ± Δη of the eroded and dilated designs (0.1)"),
+    "volume_update_every": Key(integer(1), None, "robust: iterations between two updates of "
+                                                 "the dilated design's volume limit (5)"),
+}
+PROJECTION["heaviside"].update(ROBUST)
 
 STOP = {
     "max_iter": Key(integer(1), 200, "iteration limit"),
@@ -279,3 +293,44 @@ def _optimizer_error(item: dict, err: Exception) -> ConfigError:
         except (TypeError, ValueError) as single:
             return ConfigError(f"optimizer.{key} = {show(value)} is not allowed: {single}")
     return ConfigError(f"optimizer ({item['type']}): {err}")
+
+
+def check_robust(data: dict, physics: str) -> None:
+    """Refuse a robust ``[projection]`` the robust problem cannot run: its keys without
+    ``robust = true``, thresholds ``η ± Δη`` outside ``(0, 1)``, an optimizer without bound
+    constraints (the worst of the designs is minimized by the bound formulation), an eigen
+    objective (a frequency design).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key and the fix.
+    """
+    projection = data.get("projection")
+    if projection is None:
+        return
+    given = [key for key in ("delta_eta", "volume_update_every") if key in projection]
+    if not projection.get("robust"):
+        if given:
+            raise ConfigError(f"projection.{given[0]} applies to the robust formulation only: "
+                              "add projection.robust = true, or remove it")
+        return
+    if eigen_kind(data, physics) is not None:
+        raise ConfigError(f"projection.robust = true is not offered for objective.type = "
+                          f"{show(data['objective']['type'])} (a frequency design): remove "
+                          "projection.robust")
+    eta = projection["eta"]
+    delta = projection.get("delta_eta", inspect.signature(RobustProjection).parameters[
+        "delta_eta"].default)
+    if not delta < min(eta, 1.0 - eta):
+        raise ConfigError(f"projection.delta_eta = {show(delta)} is not allowed with projection."
+                          f"eta = {show(eta)}: the eroded and dilated thresholds η ± Δη must "
+                          f"lie in (0, 1), so Δη < {min(eta, 1.0 - eta):g}; e.g. 0.1")
+    optimizer = data.get("optimizer")
+    if optimizer is not None and not getattr(OPTIMIZERS[optimizer["type"]], "bound_constraints",
+                                                 False):
+        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
+                              if getattr(cls, "bound_constraints", False))
+        raise ConfigError(f"projection.robust = true minimizes the worst of three designs "
+                          f"(the bound formulation): optimizer.type = \"{optimizer['type']}\" "
+                          f"cannot; use optimizer.type = {capable}")

@@ -71,6 +71,7 @@ from fesens.config.optimization_sections import (
     check_optimizer,
     check_penalization,
     check_response,
+    check_robust,
     warn_about_filter,
 )
 from fesens.config.physics_keys import (
@@ -416,6 +417,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
     data.update(check_time_sections(raw, data, config.physics_class, mesh, label))
     check_frequency(data, kind, optimize=optimize)
+    check_robust(data, kind)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)

@@ -4,6 +4,7 @@ robust preset's blueprint against the prescribed size (the same design problem w
 robust formulation falls short of it)."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,7 +116,8 @@ def test_robust_preset_keeps_the_prescribed_length_scale_and_a_plain_projection_
     assert measured.solid >= prescribed.solid and measured.void >= prescribed.void
     plain_text = re.sub(r"^(robust|delta_eta|volume_update_every) = .*$", "",
                         preset_text("robust"), flags=re.MULTILINE)
-    plain, plain_result = _final_blueprint(parse_config(plain_text, source="plain"))
+    plain, plain_result = _final_blueprint(parse_config(plain_text, source="plain",
+                                                        base_dir=Path(".")))
     assert type(plain.projection).__name__ == "Heaviside"
     plain_measured = minimum_sizes(plain.mesh, plain_result.evaluation.density)
     assert min(plain_measured.solid, plain_measured.void) < prescribed.solid
