@@ -210,6 +210,21 @@ def test_newton_converges_quadratically():
     assert orders[-3:].max() > 1.8, attempt.residuals
 
 
+def test_a_bent_3d_cantilever_converges_without_cut_backs():
+    """A hex20 cantilever bent to a deflection of half its length in 2 load steps: the
+    default (energy) line search converges in a few iterations per step, where a residual
+    one stalls on the stretched first iterates (measured: 20 iterations against 496 with
+    34 cut-backs)."""
+    model = FiniteStrainElasticity(box(6, 2, 2, 3.0, 0.5, 0.5, "hex20"), E=100.0, nu=0.3)
+    model.fix("left")
+    model.traction("right", (0.0, 0.0, -0.5))
+    model.body_force((0.0, -0.1, 0.0))
+    solution = model.solve(steps=2)
+    assert solution.report.cutbacks == []
+    assert solution.report.iterations <= 30
+    assert solution.displacement[:, 2].min() < -1.5
+
+
 # ------------------------------------------------------------ inversion and the constants
 def test_a_load_that_inverts_elements_stops_naming_them():
     """Pressing the top of a unit block 2.4 down in 3 steps: the first step (0.8) converges,
