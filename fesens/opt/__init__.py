@@ -36,6 +36,7 @@ from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
 from fesens.opt.overhang import OverhangFilter
 from fesens.opt.problem import Constraint, DesignProblem, Evaluation
+from fesens.opt.robust import RobustProblem, RobustProjection
 from fesens.opt.tolerance import AdaptiveTolerance
 
 __all__ = [
@@ -71,6 +72,8 @@ __all__ = [
     "OverhangFilter",
     "Pedersen",
     "Result",
+    "RobustProblem",
+    "RobustProjection",
     "SensitivityFilter",
     "case_state",
     "load_checkpoint",
