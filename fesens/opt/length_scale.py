@@ -15,7 +15,7 @@ meets the domain's edge (a symmetry line, a support) is not cut short there. A b
 that is not parallel to an axis is a staircase of cells with single-cell steps that no disk
 wider than a cell reaches; :func:`minimum_sizes` forgives one cell of such roughness.
 
-**Prescribed** (:func:`prescribed_sizes`): the analysis of Qian & Sigmund (2013, §3) for the
+**Prescribed** (:func:`prescribed_sizes`): the analysis of Qian & Sigmund (2013) for the
 density filter and the Heaviside projection as ``β → ∞``: the thinnest solid member of the
 design variables that still exists in the eroded design has a filtered peak ``ρ̃ = η_e``; the
 width of that member's intermediate design (where ``ρ̃ ≥ η_i``) is the smallest solid size
