@@ -147,3 +147,16 @@ def test_design_objective_through_the_newton_solve_passes_the_taylor_test(tmp_pa
     h, e = 1e-6, np.eye(x.size)[5]
     central = (float(J(x + h * e)) - float(J(x - h * e))) / (2 * h)
     assert grad(J)(x)[5] == pytest.approx(central, rel=1e-6)
+
+
+def test_resolved_nonlinear_config_round_trips(tmp_path):
+    """The resolved config (as `--dump-config` and the results folder's config.toml write
+    it) resolves to itself: line_search "none" and the component stay as written."""
+    import tomllib
+
+    from fesens.config.toml_writer import dumps
+
+    raw = with_(newton={"line_search": "none", "steps": 2},
+                load_path={"point": [0.5, 0.25], "component": "x"})
+    data = resolved(raw, tmp_path).data
+    assert resolved(tomllib.loads(dumps(data)), tmp_path).data == data
