@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh core   what `make demo` needs: fesens and CHOLMOD
 #   scripts/setup.sh all    what `make test` needs: every extra (AMG, Gmsh, studies, Dask,
-#                           JAX, PyTorch's CPU build) and the test tools (the default)
+#                           JAX, PyTorch's CPU build, the STL export) and the test tools
+#                           (the default)
 #
 # 1. System libraries (Debian/Ubuntu, when root or sudo is available):
 #    SuiteSparse (CHOLMOD, UMFPACK) and OpenBLAS (SuiteSparse otherwise runs on the

@@ -26,7 +26,7 @@ ARTIFACTS = (
     "config.toml", "summary.json", "history.csv", "checkpoint.npz", "design.vtu",
     "design.pvd", "design.png", "convergence.png", "solution.vtu", "solution.png",
     "solution.json", "sensitivity.vtu", "sensitivity.png", "sensitivity.json",
-    "sensitivity.csv", "mode_1.png",
+    "sensitivity.csv", "mode_1.png", "design.stl", "design_stl.png", "design_outline.svg",
 )
 #: Intermediate designs: ``design_0020.vtu``.
 SNAPSHOT = re.compile(r"^design_(\d+)\.vtu$")

@@ -1,20 +1,37 @@
 """What a design run writes of one evaluated design: the point and cell data of its VTU
-(the physics' output, the density, the sensitivities the optimizer used) and, for a
-frequency design (an eigen objective, :mod:`fesens.config.frequency`), its modes: the
-first mode shape as the physics' field, every mode as ``mode_<i>``, the picture of the
-design on its first mode, and the eigenvalues and frequencies before and after.
+(the physics' output, the density, the sensitivities the optimizer used), the grayness
+report of its history, the shape of the final design (an STL surface or an SVG outline:
+:func:`write_shape`) and, for a frequency design (an eigen objective,
+:mod:`fesens.config.frequency`), its modes: the first mode shape as the physics' field,
+every mode as ``mode_<i>``, the picture of the design on its first mode, and the
+eigenvalues and frequencies before and after.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from fesens.errors import MeshError
 from fesens.fem.analysis.modal import Modes
+from fesens.mesh import Mesh
+from fesens.objectives.static import volume
 from fesens.opt import DesignProblem, Evaluation, case_state
-from fesens.output import sensitivity_name
+from fesens.output import ResultsFolder, sensitivity_name
+from fesens.output.design_export import (
+    LEVEL,
+    ExportUnavailableError,
+    enclosed_area,
+    isosurface,
+    outline,
+    outline_length,
+    write_outline_svg,
+    write_stl,
+)
 from fesens.plotting import plot_cell_field
+from fesens.plotting.surface import plot_surface
 
 
 def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str,
@@ -55,9 +72,7 @@ def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
     ``cases``, those of the objective of each case of a worst-case evaluation instead
     (``d_<objective>_<case>_d_design``, from ``evaluation.bound_gradients``)."""
     def per_cell(values: np.ndarray) -> np.ndarray:
-        full = np.zeros(problem.mesh.n_cells)
-        full[problem.design] = values
-        return full
+        return design_on_cells(problem, values)
 
     if cases:
         return {sensitivity_name(f"{objective}_{case}", "design"): per_cell(gradient)
@@ -70,6 +85,44 @@ def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,
         fields[sensitivity_name(constraint.name, "design")] = per_cell(
             gradients[1 + i] * constraint.limit)
     return fields
+
+
+def design_on_cells(problem: DesignProblem, values: np.ndarray) -> np.ndarray:
+    """Per-design-variable ``values`` ``(n_design,)`` on the cells ``(n_cells,)``: each on the
+    cell it belongs to or, with a design map (symmetry, extrusion), on every cell of its
+    group of tied cells; passive cells 0."""
+    if problem.design_map is None:
+        full = np.zeros(problem.mesh.n_cells)
+        full[problem.design] = values
+        return full
+    full = np.asarray(problem.design_map.apply(values), dtype=float).copy()
+    full[problem.solid | problem.void] = 0.0
+    return full
+
+
+def grayness_report(problem: DesignProblem) -> Callable:
+    """The report ``f(state, ρ)`` of Sigmund's measure of non-discreteness of the physical
+    densities, in percent, ``M_nd = Σ_e 4 ρ_e (1 − ρ_e) v_e / Σ_e v_e · 100`` (0 for a 0/1
+    design, 100 for a uniform 0.5), over the whole mesh.
+
+    O. Sigmund, "Morphology-based black and white filters for topology optimization",
+    Struct. Multidisc. Optim. 33 (2007) 401–424.
+
+    A problem adds its reports' values over the ranks of a distributed run: each rank gives
+    its cells' share of the whole mesh's measure. ``ρ`` is ``(n_cells,)``, or a robust
+    problem's designs ``(3, n_cells)`` (eroded, intermediate, dilated: the intermediate one
+    counts).
+    """
+    model = problem.model
+    whole = problem.collective.sum(float(volume(model, 1.0)))
+
+    def share(state, density) -> float:
+        rho = np.asarray(density, dtype=float)
+        if rho.ndim == 2:
+            rho = rho[rho.shape[0] // 2]
+        return 100.0 * float(volume(model, 4.0 * rho * (1.0 - rho))) / whole
+
+    return share
 
 
 def mode_shape(problem: DesignProblem, modes: Modes, index: int = 0) -> np.ndarray:
@@ -137,3 +190,37 @@ def plot_first_mode(problem: DesignProblem, evaluation: Evaluation, path: Path,
     return plot_cell_field(model.mesh, evaluation.density, path, cmap="gray_r",
                            displacement=mode_shape(problem, evaluation.state),
                            label="density", title=title)
+
+
+def write_shape(mesh: Mesh, density: np.ndarray, folder: ResultsFolder,
+                title: str) -> tuple[dict, str | None]:
+    """Write the 0.5 level of the final physical ``density`` ``(n_cells,)``
+    (:mod:`fesens.output.design_export`): a 3D design's closed surface as ``design.stl`` and
+    its picture ``design_stl.png``, a 2D design's outline as ``design_outline.svg``.
+
+    Returns
+    -------
+    tuple
+        The ``shape`` entry of ``summary.json`` (file, and the STL's triangles, whether it is
+        watertight and its enclosed volume; the outline's curves, length and enclosed area),
+        and None; or ``({}, note)`` with the reason nothing was written (a mesh that is not
+        a lattice of quad4/hex8 cells, a missing library), which the run reports without
+        failing: the design itself is in ``design.vtu``.
+    """
+    try:
+        if mesh.dim == 3:
+            surface = isosurface(mesh, density)
+            write_stl(surface, folder.file("design.stl"))
+            low, high = mesh.bounding_box()
+            plot_surface(surface.vertices, surface.faces, folder.file("design_stl.png"),
+                         low=low, high=high,
+                         title=f"{title}\ndesign.stl: where the physical density is {LEVEL:g}")
+            return {"file": "design.stl", "triangles": len(surface.faces),
+                    "watertight": bool(surface.is_watertight),
+                    "volume": float(surface.volume) if len(surface.faces) else 0.0}, None
+        polygons = outline(mesh, density)
+        write_outline_svg(polygons, mesh, folder.file("design_outline.svg"))
+        return {"file": "design_outline.svg", "curves": len(polygons),
+                "length": outline_length(polygons), "area": enclosed_area(polygons)}, None
+    except (MeshError, ExportUnavailableError) as err:
+        return {}, f"no {'design.stl' if mesh.dim == 3 else 'design_outline.svg'}: {err}"

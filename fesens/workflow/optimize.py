@@ -19,6 +19,7 @@ from fesens import __version__
 from fesens.config import Config, build_optimizer, dumps
 from fesens.config.distributed import build_run
 from fesens.config.fingerprint import encode
+from fesens.config.initial_design import initial_design
 from fesens.config.load_cases import case_names, case_report, combination
 from fesens.fem import LinearModel
 from fesens.fem.analysis.modal import Modes
@@ -39,9 +40,11 @@ from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, reported_values, silent
 from fesens.workflow.design_fields import (
     design_fields,
+    grayness_report,
     modal_summary,
     plot_first_mode,
     shown_quantity,
+    write_shape,
 )
 from fesens.workflow.ranks import rank_output
 from fesens.workflow.resume import check_same_problem, resume_point, run_fingerprint
@@ -188,6 +191,7 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     if resume:
         check_same_problem(folder, config)
     built = build_run(config)  # under mpirun: a rank's part of a distributed problem
+    built.problem.reports["grayness"] = grayness_report(built.problem)
     start_iteration, history = 0, []
     if resume:
         start_iteration, history = resume_point(
@@ -211,10 +215,15 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
         folder.remove_temporaries()
         raise
     echo(_final_line(config, summary))
-    mode = "mode_1.png, " if (folder.path / "mode_1.png").is_file() else ""
-    echo(f"results in {folder.path}: design.png, {mode}design.vtu, convergence.png, "
+    extra = "".join(f"{name}, " for name in ("mode_1.png", *SHAPE_FILES)
+                    if (folder.path / name).is_file())
+    echo(f"results in {folder.path}: design.png, {extra}design.vtu, convergence.png, "
          "history.csv, summary.json")
     return run.result(summary, x, evaluation, converged)
+
+
+#: The files of the final design's shape (:func:`~fesens.workflow.design_fields.write_shape`).
+SHAPE_FILES = ("design.stl", "design_stl.png", "design_outline.svg")
 
 
 def _final_line(config: Config, summary: dict) -> str:
@@ -230,6 +239,7 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     """The run without a results folder: nothing is written, Ctrl-C propagates."""
     tic = time.perf_counter()
     built = build_run(config)
+    built.problem.reports["grayness"] = grayness_report(built.problem)
     run = _Run(config, built.model, built.problem, build_optimizer(config), echo, tic=tic)
     run.announce(built.note)
     x, evaluation, converged = run.iterate()
@@ -346,7 +356,8 @@ class _Run:
                            point_data=point_data, cell_data=cell_data)
                 folder.write_collection()
 
-        result = optimize(problem, self.optimizer, max_iter=stop["max_iter"],
+        start = None if resume else initial_design(config.data["design"], config.mesh, problem)
+        result = optimize(problem, self.optimizer, start, max_iter=stop["max_iter"],
                           tol_change=stop["tol_change"], callback=callback,
                           checkpoint=None if folder is None else folder.checkpoint,
                           resume=resume, fingerprint=fingerprint)
@@ -375,6 +386,11 @@ class _Run:
                      title=f"{config.name}: {name} {value:.5g}, volume "
                            f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
                      **boundary_markers(self.model))
+        density = problem.whole_cells(evaluation.density)
+        shape, note = write_shape(config.mesh, density, folder, config.name) \
+            if density is not None else ({}, None)
+        if note:
+            self.echo(note)
         if isinstance(evaluation.state, Modes):
             frequency = modal_summary(history, evaluation.state)["frequencies"]["final"][0]
             plot_first_mode(problem, evaluation, folder.file("mode_1.png"),
@@ -388,6 +404,8 @@ class _Run:
                              max_iter=config.data["stop"]["max_iter"])
         folder.write_history(history)
         summary = self.final_summary(evaluation, converged, (point_data, cell_data))
+        if shape:
+            summary["shape"] = shape
         summary["files"] = sorted(p.name for p in folder.path.iterdir()
                                   if not p.name.startswith("."))
         folder.write_json("summary.json", summary)
@@ -432,6 +450,7 @@ class _Run:
                           "value": evaluation.objective,
                           **case_report(config.data, evaluation.extras)},
             "volume_fraction": evaluation.volume_fraction,
+            "grayness": evaluation.extras.get("grayness"),
             "constraints": _constraint_report(config, self.problem, evaluation),
             "wall_time_seconds": time.perf_counter() - self.tic,
             "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),

@@ -6,8 +6,9 @@ import numpy as np
 from fesens.config import load_preset
 from fesens.workflow import run_optimization
 
-#: Summary entries that depend on the clock or on the folder.
-_VARYING = ("wall_time_seconds", "iteration_seconds_total", "files")
+#: Summary entries that depend on the clock or on the folder (``shape``: the final design's
+#: STL or outline file, written only into a folder).
+_VARYING = ("wall_time_seconds", "iteration_seconds_total", "files", "shape")
 
 
 def _three_iterations():
