@@ -22,6 +22,8 @@ from fesens.config.physics_keys import (
     response_kind,
 )
 from fesens.config.schema import Config
+from fesens.config.time_design import build_time_problem
+from fesens.config.time_sections import STATIC, analysis_type
 from fesens.errors import TooLargeError
 from fesens.fem import LinearModel
 from fesens.opt import (
@@ -149,6 +151,8 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     design = design_options(config, build_filter(config))
     if eigen_kind(data, config.physics) is not None:
         return build_frequency_problem(config, model, design)
+    if analysis_type(data) != STATIC:
+        return build_time_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
     worst, objective = objective_of(config)

@@ -20,23 +20,19 @@ from collections.abc import Callable
 import numpy as np
 
 from fesens import __version__
-from fesens.ad import getval, vjp
+from fesens.ad import vjp
 from fesens.config import Config, ConfigError, build_interpolation, build_model
-from fesens.config.objectives import objective_kind
-from fesens.config.physics_keys import response_kind
-from fesens.config.time_sections import (
-    DEFAULT_TIME_RHO,
-    STATIC,
-    analysis_type,
-    angular_frequencies,
-    check_step_objective,
-    load_histories,
-    probe_name,
-    time_levels,
+from fesens.config.time_design import (
+    aggregate,
+    inertia,
+    load_matrix,
+    run_inputs,
+    step_objective,
+    time_problem,
 )
+from fesens.config.time_sections import STATIC, analysis_type, angular_frequencies, probe_name
 from fesens.fem.model.parameters import SCALE
-from fesens.fem.model.solution import Solution
-from fesens.fem.transient import DynamicProblem, TransientProblem, harmonic_response
+from fesens.fem.transient import DynamicProblem, harmonic_response
 from fesens.mesh import write_mesh
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.plotting.histories import plot_histories
@@ -46,7 +42,6 @@ from fesens.workflow.analysis import (
     _interpolation_label,
     _load_sensitivities,
     _point_sensitivities,
-    _solver,
     _wrt_check,
     objective_spec,
 )
@@ -62,42 +57,6 @@ def is_time_dependent(config: Config) -> bool:
 
 
 # ------------------------------------------------------------------ the run
-def _inertia(config: Config, density=1.0):
-    """The coefficient of the time derivative (``[material]`` key of the physics' fragment,
-    default 1) times the design density (mass and heat capacity follow the material
-    linearly)."""
-    key = config.physics_class.config.inertia
-    return config.data["material"].get(key, 1.0) * density
-
-
-def time_problem(config: Config, model) -> TransientProblem:
-    """The :class:`TransientProblem` (first time derivative) or :class:`DynamicProblem`
-    (second) of a stepped config."""
-    time = config.data["time"]
-    backend, options = _solver(config)
-    common = {"times": time_levels(time), "scheme": time["scheme"],
-              "lumped": time["lumped"], "max_states": time.get("max_states"),
-              "solver": backend, "solver_options": options}
-    if analysis_type(config.data) == "dynamic":
-        return DynamicProblem(model, rho_inf=time.get("rho_inf"), **common)
-    return TransientProblem(model, **common)
-
-
-def run_inputs(config: Config, density=1.0) -> dict:
-    """The keywords of the problem's ``states`` and ``values`` that the config gives: the
-    initial state, the loads' histories, the mass coefficient, the damping."""
-    data, cls = config.data, config.physics_class
-    initial = data["initial"]
-    inputs = {"histories": load_histories(data)}
-    if analysis_type(data) == "dynamic":
-        damping = data["damping"]
-        return {**inputs, "u0": initial[cls.field_name], "v0": initial.get("velocity", 0.0),
-                "density": _inertia(config, density),
-                "damping": (damping["mass"], damping["stiffness"])}
-    return {**inputs, "T0": initial[cls.field_name], "density": 1.0,
-            "heat_capacity": _inertia(config, density)}
-
-
 def _probes(config: Config, model) -> dict[str, int]:
     """``{column: dof}`` the history follows: ``[[probes]]``, else the objective's point."""
     n_comp = model.n_components
@@ -200,7 +159,7 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
     data = config.data
     omegas = angular_frequencies(data)
     damping = data["damping"]
-    result = harmonic_response(model, omegas, density=_inertia(config),
+    result = harmonic_response(model, omegas, density=inertia(config),
                                damping=(damping["mass"], damping["stiffness"]))
     probes = _probes(config, model)
     folder.prepare(clear=force)
@@ -227,57 +186,6 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
 
 
 # ------------------------------------------------------------------ the objective
-def step_objective(spec: dict, config: Config, model) -> Callable:
-    """``j(u, t, F, *args)``: the objective's value at one time level (its kind evaluated on
-    the field ``u`` and the load ``f(t) = Σ_L φ_L(t) F[:, L]``), raised to ``power``."""
-    kind = response_kind(config.physics, spec["type"])
-    check_step_objective(kind, spec["type"])
-    build = objective_kind(kind).build
-    value = build(spec, config)
-    power = spec.get("power", 1.0)
-    histories = load_histories(config.data)
-    names = list(model.loads)
-
-    def factors(t: float) -> np.ndarray:
-        return np.array([np.interp(t, *histories[name]) if name in histories else 1.0
-                         for name in names])
-
-    def term(u, t, F):
-        f = F @ factors(t) if names else np.zeros(model.dofmap.n_dofs)
-        j = value(Solution(model, u, f, [], {}), None)
-        return j if power == 1.0 else j ** power
-
-    return term
-
-
-def aggregate(values, times: np.ndarray, spec: dict):
-    """The objective over the time levels: ``final`` (the last level's value), ``integral``
-    (trapezoidal ``∫ j dt``) or ``ks`` (``max + log Σ exp(ρ (j − max)) / ρ``, an upper
-    bound of the largest value within ``log(N + 1) / ρ``)."""
-    over = spec.get("over_time", "final")
-    if over == "final":
-        return values[-1]
-    if over == "integral":
-        return np.sum(0.5 * (values[1:] + values[:-1]) * np.diff(times))
-    rho = spec.get("time_rho", DEFAULT_TIME_RHO)
-    top = float(np.max(getval(values)))
-    return top + np.log(np.sum(np.exp(rho * (values - top)))) / rho
-
-
-def load_matrix(model, loads: dict | None, points):
-    """``F`` ``(n_dofs, n_loads)``: each named load's vector times its magnitude (traced
-    when they are)."""
-    loads = loads or {}
-    columns = []
-    for name in model.loads:
-        one_hot = {other: 0.0 for other in model.loads}
-        one_hot[name] = loads.get(name, 1.0)
-        columns.append(model.load_vector(one_hot, points))
-    if not columns:
-        return np.zeros((model.dofmap.n_dofs, 0))
-    return np.stack(columns, axis=1)
-
-
 def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
                         objective: str | None, design, force: bool,
                         echo: Callable[[str], None]) -> dict:

@@ -1,0 +1,162 @@
+"""Time-dependent analyses built from a config: the run of a transient or dynamic config
+(:class:`~fesens.fem.transient.TransientProblem`, :class:`~fesens.fem.transient.DynamicProblem`)
+with its inputs, the objective per time level and its time aggregate (``[objective]
+over_time``), and the design problems of ``fesens optimize``
+(:mod:`fesens.opt.time_design`): a time aggregate of a run, or the dynamic compliance of a
+harmonic response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
+from fesens.config.checks import ConfigError
+from fesens.config.objectives import objective_kind
+from fesens.config.physics_keys import response_kind
+from fesens.config.schema import Config
+from fesens.config.time_sections import (
+    DEFAULT_TIME_RHO,
+    analysis_type,
+    angular_frequencies,
+    check_step_objective,
+    load_histories,
+    time_levels,
+)
+from fesens.fem.model.solution import Solution
+from fesens.fem.transient import DynamicProblem, TransientProblem
+from fesens.opt.time_design import HarmonicDesignProblem, TransientDesignProblem
+
+
+def inertia(config: Config, density=1.0):
+    """The coefficient of the time derivative (``[material]`` key of the physics' fragment,
+    default 1) times the design density (mass and heat capacity follow the material
+    linearly)."""
+    key = config.physics_class.config.inertia
+    return config.data["material"].get(key, 1.0) * density
+
+
+def time_problem(config: Config, model) -> TransientProblem:
+    """The :class:`TransientProblem` (first time derivative) or :class:`DynamicProblem`
+    (second) of a stepped config."""
+    time = config.data["time"]
+    solver = config.data["solver"]
+    backend, options = solver["backend"], dict(solver["options"])
+    common = {"times": time_levels(time), "scheme": time["scheme"],
+              "lumped": time["lumped"], "max_states": time.get("max_states"),
+              "solver": backend, "solver_options": options}
+    if analysis_type(config.data) == "dynamic":
+        return DynamicProblem(model, rho_inf=time.get("rho_inf"), **common)
+    return TransientProblem(model, **common)
+
+
+def run_inputs(config: Config, density=1.0) -> dict:
+    """The keywords of the problem's ``states`` and ``values`` that the config gives: the
+    initial state, the loads' histories, the mass coefficient, the damping."""
+    data, cls = config.data, config.physics_class
+    initial = data["initial"]
+    inputs = {"histories": load_histories(data)}
+    if analysis_type(data) == "dynamic":
+        damping = data["damping"]
+        return {**inputs, "u0": initial[cls.field_name], "v0": initial.get("velocity", 0.0),
+                "density": inertia(config, density),
+                "damping": (damping["mass"], damping["stiffness"])}
+    return {**inputs, "T0": initial[cls.field_name], "density": 1.0,
+            "heat_capacity": inertia(config, density)}
+
+
+def _response(spec: dict, config: Config) -> Callable:
+    """``f(state, ρ)`` of the objective's kind, which must evaluate a field and a load."""
+    kind = response_kind(config.physics, spec["type"])
+    check_step_objective(kind, spec["type"])
+    return objective_kind(kind).build(spec, config)
+
+
+def step_objective(spec: dict, config: Config, model) -> Callable:
+    """``j(u, t, F)``: the objective's value at one time level (its kind evaluated on
+    the field ``u`` and the load ``f(t) = Σ_L φ_L(t) F[:, L]``), raised to ``power``."""
+    value = _response(spec, config)
+    power = spec.get("power", 1.0)
+    histories = load_histories(config.data)
+    names = list(model.loads)
+
+    def factors(t: float) -> np.ndarray:
+        return np.array([np.interp(t, *histories[name]) if name in histories else 1.0
+                         for name in names])
+
+    def term(u, t, F):
+        f = F @ factors(t) if names else np.zeros(model.dofmap.n_dofs)
+        j = value(Solution(model, u, f, [], {}), None)
+        return j if power == 1.0 else j ** power
+
+    return term
+
+
+def aggregate(values, times: np.ndarray, spec: dict):
+    """The objective over the time levels: ``final`` (the last level's value), ``integral``
+    (trapezoidal ``∫ j dt``) or ``ks`` (``max + log Σ exp(ρ (j − max)) / ρ``, an upper
+    bound of the largest value within ``log(N + 1) / ρ``)."""
+    over = spec.get("over_time", "final")
+    if over == "final":
+        return values[-1]
+    if over == "integral":
+        return np.sum(0.5 * (values[1:] + values[:-1]) * np.diff(times))
+    rho = spec.get("time_rho", DEFAULT_TIME_RHO)
+    top = float(np.max(getval(values)))
+    return top + np.log(np.sum(np.exp(rho * (values - top)))) / rho
+
+
+def load_matrix(model, loads: dict | None, points):
+    """``F`` ``(n_dofs, n_loads)``: each named load's vector times its magnitude (traced
+    when they are)."""
+    loads = loads or {}
+    columns = []
+    for name in model.loads:
+        one_hot = {other: 0.0 for other in model.loads}
+        one_hot[name] = loads.get(name, 1.0)
+        columns.append(model.load_vector(one_hot, points))
+    if not columns:
+        return np.zeros((model.dofmap.n_dofs, 0))
+    return np.stack(columns, axis=1)
+
+
+def harmonic_functional(spec: dict, config: Config, model) -> Callable:
+    """``j(u)``: the objective's kind on a real field ``u`` with the load amplitude ``f``
+    (``f · u`` for a compliance, a value at a point), linear in ``u``."""
+    value = _response(spec, config)
+    f = np.asarray(getval(model.load_vector(None, None)), dtype=float)
+    return lambda u: value(Solution(model, u, f, [], {}), None)
+
+
+def build_time_problem(config: Config, model, design: dict):
+    """The design problem of a time-dependent optimization config: a
+    :class:`~fesens.opt.time_design.TransientDesignProblem` of the objective's time
+    aggregate, or a :class:`~fesens.opt.time_design.HarmonicDesignProblem` of its response
+    summed over the driving frequencies; ``design``: the keywords every design problem
+    takes (volume fraction, interpolation, filter, projection, passive cells, solver).
+
+    Raises
+    ------
+    ConfigError
+        Extra constraints, or an objective that a time level cannot evaluate.
+    """
+    data = config.data
+    if data["constraints"]["extra"]:
+        raise ConfigError(f"[[constraints.extra]] of analysis.type = "
+                          f"\"{analysis_type(data)}\": a time-dependent design has the "
+                          "volume constraint only; remove constraints.extra")
+    spec = data["objective"]
+    if analysis_type(data) == "harmonic":
+        damping = data["damping"]
+        return HarmonicDesignProblem(
+            model, angular_frequencies(data), harmonic_functional(spec, config, model),
+            density=inertia(config), damping=(damping["mass"], damping["stiffness"]),
+            **design)
+    run = time_problem(config, model)
+    return TransientDesignProblem(
+        model, run, step_objective(spec, config, model),
+        lambda values: aggregate(values, run.times, spec),
+        lambda mass: run_inputs(config, mass), term_args=(load_matrix(model, None, None),),
+        **design)

@@ -1,0 +1,160 @@
+"""Design problems of time-dependent analyses: a time aggregate of a transient or dynamic
+run (e.g. the peak temperature under a pulsed heat load), and the dynamic compliance of a
+harmonic response (N. Olhoff and J. Du, "Generalized incremental frequency method for
+topological design of continuum structures for minimum dynamic compliance subject to
+forced vibration at a prescribed low or high value of the excitation frequency", Struct.
+Multidisc. Optim. 54, 2016, 1113–1141).
+
+Both are :class:`~fesens.opt.problem.DesignProblem` subclasses whose traced "solve" is the
+run's one primitive (:meth:`~fesens.fem.transient.TransientProblem.values`, its VJP the
+discrete adjoint) or :func:`~fesens.fem.transient.harmonic_response`, so the same loop,
+filters, optimizers and checkpoints run them. The stiffness is the interpolation ``s(ρ)``;
+the coefficient of the time derivative (heat capacity or mass) is the interpolation's
+``mass(ρ)`` where it has one (Du & Olhoff, Pedersen), else linear in ``ρ``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
+from fesens.fem.model.solution import Solution
+from fesens.fem.transient import TransientProblem, harmonic_response
+from fesens.opt.problem import DesignProblem
+
+
+def _mass(interpolation, rho):
+    """``m(ρ)`` of an interpolation with a mass, else ``ρ``."""
+    mass = getattr(interpolation, "mass", None)
+    return mass(rho) if callable(mass) else rho
+
+
+@dataclass
+class TimeState:
+    """What a time-dependent design's solve gives its objective.
+
+    Attributes
+    ----------
+    values : array
+        The traced per-level values ``(N + 1,)`` of a run, or the per-frequency values
+        ``(n_omegas,)`` of a harmonic response.
+    field : callable
+        ``field() -> u`` ``(n_dofs,)``: the plain field shown for the design (the last
+        level, or the real part of the response at the first frequency).
+    model : LinearModel
+    scale : array
+        The stiffness scale of the solve ``(n_cells,)``.
+    """
+
+    values: object
+    field: Callable[[], np.ndarray]
+    model: object
+    scale: object
+
+    def detached(self) -> Solution:
+        """The physics' solution of :attr:`field` at the design's stiffness (for output)."""
+        model = self.model
+        scale = getval(self.scale)
+        u = np.asarray(self.field(), dtype=float)
+        f = np.asarray(getval(model.load_vector(None, None)), dtype=float)
+        return model.solution_class(model, u, f, model.coefficients(scale=scale),
+                                    {"scale": scale})
+
+
+class TransientDesignProblem(DesignProblem):
+    """Density-based design of a time aggregate of a transient or dynamic run.
+
+    Parameters
+    ----------
+    model : LinearModel
+    run : TransientProblem
+        The run (a :class:`~fesens.fem.transient.DynamicProblem` for a second time
+        derivative) of ``model``.
+    step_term : callable
+        ``j(u, t, *term_args)`` of :meth:`TransientProblem.values`.
+    aggregate : callable
+        ``aggregate(values) -> float``: the objective over the levels ``(N + 1,)``
+        (traced), minimized.
+    run_inputs : callable
+        ``run_inputs(mass) -> dict``: the keywords of ``run.values`` besides the step term
+        and the stiffness scale, given the per-cell mass factor ``m(ρ)`` ``(n_cells,)``.
+    term_args : tuple
+        Further arguments of ``step_term`` (constant).
+    **options
+        As :class:`~fesens.opt.problem.DesignProblem` (no ``constraints``, ``load_cases``).
+    """
+
+    def __init__(self, model, run: TransientProblem, step_term: Callable,
+                 aggregate: Callable, run_inputs: Callable, *, term_args: tuple = (),
+                 **options):
+        for key in ("constraints", "load_cases"):
+            if options.get(key):
+                raise ValueError(f"a time-dependent design takes no {key}")
+        super().__init__(model, lambda state, rho: aggregate(state.values), **options)
+        self.run, self.step_term, self.run_inputs = run, step_term, run_inputs
+        self.term_args = tuple(term_args)
+
+    def solve(self, rho) -> TimeState:
+        """The per-level values of the run at densities ``ρ`` (one traced primitive)."""
+        scale = self.interpolation(rho)
+        last = float(self.run.times[-1])
+        kept = {}
+
+        def term(u, t, *args):
+            if t == last:  # the field shown for the design
+                kept["u"] = getval(u)
+            return self.step_term(u, t, *args)
+
+        values = self.run.values(term, term_args=self.term_args, scale=scale,
+                                 **self.run_inputs(_mass(self.interpolation, rho)))
+        return TimeState(values, lambda: kept["u"], self.model, scale)
+
+
+class HarmonicDesignProblem(DesignProblem):
+    """Density-based design of the response to a harmonic load: the objective is
+    ``Σ_ω |j(u(ω))|`` for a functional ``j`` linear in the field (the dynamic compliance
+    ``|f · u|`` of Olhoff & Du, or an amplitude ``|u_d|``), minimized.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Its supports fixed at 0 and its loads (the amplitude ``f``).
+    omegas : array_like
+        Angular driving frequencies ``(n_omegas,)``.
+    functional : callable
+        ``j(u) -> float`` of a real field ``(n_dofs,)``, linear in ``u``; applied to the
+        real and imaginary parts.
+    density : float
+        The solid's mass density (times ``m(ρ)``).
+    damping : (float, float)
+        Rayleigh ``(c_M, c_K)``.
+    lumped : bool
+    **options
+        As :class:`~fesens.opt.problem.DesignProblem` (no ``constraints``, ``load_cases``).
+    """
+
+    def __init__(self, model, omegas, functional: Callable, *, density: float = 1.0,
+                 damping=(0.0, 0.0), lumped: bool = False, **options):
+        for key in ("constraints", "load_cases"):
+            if options.get(key):
+                raise ValueError(f"a harmonic design takes no {key}")
+        super().__init__(model, lambda state, rho: np.sum(state.values), **options)
+        self.omegas = np.asarray(omegas, dtype=float)
+        self.functional = functional
+        self.material_density = float(density)
+        self.damping, self.lumped = tuple(damping), bool(lumped)
+
+    def solve(self, rho) -> TimeState:
+        """``|j(u(ω))|`` per driving frequency at densities ``ρ`` (traced)."""
+        scale = self.interpolation(rho)
+        response = harmonic_response(
+            self.model, self.omegas, scale=scale, damping=self.damping, lumped=self.lumped,
+            density=self.material_density * _mass(self.interpolation, rho))
+        values = np.stack([
+            np.sqrt(self.functional(response.real[i]) ** 2
+                    + self.functional(response.imag[i]) ** 2)
+            for i in range(self.omegas.size)])
+        return TimeState(values, lambda: getval(response.real[0]), self.model, scale)
