@@ -198,3 +198,14 @@ def test_the_overhang_preset_converges_to_a_self_supporting_design(tmp_path):
     result = run("optimize", "--preset", "overhang", "--out", tmp_path / "o", "--max-iter", 5)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "design_outline.svg").is_file()
+
+
+def test_manufacturing_keys_under_mpirun_exit_2_naming_the_key(tmp_path, monkeypatch):
+    import fesens.config.manufacturing as manufacturing
+    from fesens.mpi import World
+
+    # the config is checked before any rank starts PETSc: a launch of two ranks is enough
+    monkeypatch.setattr(manufacturing, "launched", lambda: World(0, 2))
+    result, out = optimize(tmp_path, CANTILEVER + '\n[manufacturing]\nsymmetry = ["y"]\n')
+    assert result.exit_code == 2, result.output
+    assert "manufacturing.symmetry is not available under mpirun" in result.output

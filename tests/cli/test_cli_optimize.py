@@ -14,7 +14,8 @@ from fesens.solvers import solver_class
 #: Presets and the point field of their design VTU.
 FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "displacement",
           "lbracket_stress": "displacement", "cantilever3d": "displacement",
-          "heatsink": "temperature", "frequency": "displacement", "inverter": "displacement",
+          "heatsink": "temperature", "heatsink_pulse": "temperature",
+          "dynamic_compliance": "displacement", "frequency": "displacement", "inverter": "displacement",
           "gripper": "displacement", "inverter3d": "displacement", "robust": "displacement",
           "overhang": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.
