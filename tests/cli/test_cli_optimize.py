@@ -15,7 +15,8 @@ from fesens.solvers import solver_class
 FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "displacement",
           "lbracket_stress": "displacement", "cantilever3d": "displacement",
           "heatsink": "temperature", "heatsink_pulse": "temperature",
-          "dynamic_compliance": "displacement", "frequency": "displacement", "inverter": "displacement",
+          "dynamic_compliance": "displacement", "frequency": "displacement",
+          "inverter": "displacement",
           "gripper": "displacement", "inverter3d": "displacement", "robust": "displacement",
           "overhang": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.
