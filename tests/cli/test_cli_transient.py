@@ -275,3 +275,29 @@ def test_config_errors_exit_2_naming_the_key(tmp_path, old, new, key):
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and key in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_an_interrupted_transient_design_resumes_to_the_same_history(tmp_path, monkeypatch):
+    """The time design is deterministic: the checkpoint machinery resumes it exactly."""
+    from fesens.opt import DesignProblem
+
+    args = ("optimize", "--preset", "heatsink_pulse", "--max-iter", 6)
+    full = run(*args, "--out", tmp_path / "full", "-q")
+    assert full.exit_code == 0, full.output
+    original, calls = DesignProblem.evaluate, {"n": 0}
+
+    def evaluate(self, x):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return original(self, x)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(DesignProblem, "evaluate", evaluate)
+        stopped = run(*args, "--out", tmp_path / "parts")
+    assert stopped.exit_code == 130, stopped.output
+    resumed = run(*args, "--out", tmp_path / "parts", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "resuming heatsink_pulse from iteration 3" in resumed.output
+    assert (tmp_path / "parts" / "history.csv").read_text() == \
+        (tmp_path / "full" / "history.csv").read_text()
