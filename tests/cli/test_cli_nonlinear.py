@@ -10,6 +10,7 @@ import meshio
 import numpy as np
 import pytest
 
+from fesens.solvers import solver_class
 from tests.cli.cli_helpers import edit, run, write_config
 
 K0, BETA, T0, T1, NX = 2.0, 0.5, 1.0, 3.0, 6
@@ -205,3 +206,53 @@ def test_config_errors_exit_2_naming_the_key(tmp_path, old, new, key):
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and key in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_nonlinear_cantilever_preset_solves_with_its_load_path(tmp_path):
+    """`fesens solve --preset nonlinear_cantilever`: full material, the tip's vertical
+    displacement at each load step, downwards and growing with the load."""
+    out = tmp_path / "out"
+    result = run("solve", "--preset", "nonlinear_cantilever", "--out", out)
+    assert result.exit_code == 0, result.output
+    with open(out / "load_path.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert list(rows[0]) == ["load_factor", "displacement_y_node40"]
+    tip = np.array([float(r["displacement_y_node40"]) for r in rows])
+    assert tip[0] == 0 and np.all(np.diff(tip) < 0)
+    summary = json.loads((out / "solution.json").read_text())
+    assert summary["newton"]["converged"]
+    assert summary["solver"] == solver_class("auto").name  # the tangent is symmetric
+
+
+HYPER = """
+[mesh]
+type = "rectangle"
+size = [2.0, 1.0]
+cells = [4, 2]
+[physics]
+type = "hyperelasticity"
+[material]
+E = 1.0
+nu = 0.3
+[[supports]]
+group = "left"
+[[loads]]
+type = "point"
+point = [2.0, 0.5]
+value = [0.0, -0.05]
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("nu = 0.3", "nu = 0.5", "material.nu"),
+    ("E = 1.0", "E = -1.0", "material.E"),
+    ("type = \"hyperelasticity\"", "type = \"hyperelasticity\"\nlaw = \"mooney\"",
+     "physics.law"),
+    ("value = [0.0, -0.05]", "value = [0.0, -0.05]\n[load_path]\npoint = [2.0, 0.5]\n"
+     "component = 2", "load_path.component"),
+])
+def test_hyperelastic_config_errors_exit_2_naming_the_key(tmp_path, old, new, key):
+    result = run("solve", write_config(tmp_path, edit(HYPER, old, new)), "--out",
+                 tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and key in result.output
