@@ -47,6 +47,28 @@ def jacobian(H):
     return np.linalg.det(deformation_gradient(H))
 
 
+def _volume_change(H):
+    """``J − 1 = det(I + H) − 1`` ``(...)`` from the invariants of ``H`` (traced):
+    ``tr H + det H`` in 2D, ``tr H + I₂(H) + det H`` in 3D with
+    ``I₂ = ((tr H)² − tr H²)/2``. Forming ``det F − 1`` would lose ``ε/|H|`` of its
+    relative precision at small strains."""
+    trace = _trace(H)
+    if np.shape(H)[-1] == 2:
+        return trace + np.linalg.det(H)
+    second = 0.5 * (trace * trace - _trace(np.matmul(H, H)))
+    return trace + second + np.linalg.det(H)
+
+
+def _log_jacobian(H):
+    """``ln J`` ``(...)`` without cancellation at small strains (traced)."""
+    return np.log1p(_volume_change(H))
+
+
+def _strain_part(H):
+    """``C − I = H + Hᵀ + HᵀH`` ``(..., d, d)``, without forming ``FᵀF − I`` (traced)."""
+    return H + _swap(H) + np.matmul(_swap(H), H)
+
+
 def inverted_points(H) -> np.ndarray:
     """Mask ``(...)`` of the points whose deformation is inverted or degenerate (``J ≤ 0``).
 
@@ -85,19 +107,16 @@ def _plain(H, lam, mu) -> tuple:
 
 # ------------------------------------------------------------------ compressible neo-Hookean
 def _neo_hookean_energy(H, lam, mu):
-    F = deformation_gradient(H)
-    d = np.shape(F)[-1]
-    log_J = np.log(np.linalg.det(F))
-    # the first invariant of the 3D C: plane strain adds the out-of-plane stretch² = 1
-    I_C = _double_contraction(F, F) + (3 - d)
-    return 0.5 * mu * (I_C - 3.0) - mu * log_J + 0.5 * lam * log_J * log_J
+    log_J = _log_jacobian(H)
+    # I_C − 3 = tr(C − I): plane strain's out-of-plane stretch² = 1 adds nothing to it
+    return 0.5 * mu * _trace(_strain_part(H)) - mu * log_J + 0.5 * lam * log_J * log_J
 
 
 def _neo_hookean_first_piola(H, lam, mu):
-    F = deformation_gradient(H)
-    F_inv_T = _swap(np.linalg.inv(F))
-    log_J = np.log(np.linalg.det(F))
-    return _per_point(mu) * (F - F_inv_T) + _per_point(lam * log_J) * F_inv_T
+    # F − F⁻ᵀ = F⁻ᵀ (C − I): the same stress without the cancellation of F against F⁻ᵀ
+    F_inv_T = _swap(np.linalg.inv(deformation_gradient(H)))
+    return (_per_point(mu) * np.matmul(F_inv_T, _strain_part(H))
+            + _per_point(lam * _log_jacobian(H)) * F_inv_T)
 
 
 def _neo_hookean_tangent(H, lam, mu):
@@ -106,7 +125,7 @@ def _neo_hookean_tangent(H, lam, mu):
     F, lam, mu = _plain(H, lam, mu)
     eye = np.eye(F.shape[-1])
     F_inv = np.linalg.inv(F)
-    log_J = np.log(np.linalg.det(F))
+    log_J = _log_jacobian(F - eye)
     return (np.einsum("...,ik,JL->...iJkL", mu, eye, eye)
             + np.einsum("...,...Jk,...Li->...iJkL", mu - lam * log_J, F_inv, F_inv)
             + np.einsum("...,...Ji,...Lk->...iJkL", lam, F_inv, F_inv))
@@ -114,26 +133,26 @@ def _neo_hookean_tangent(H, lam, mu):
 
 def _neo_hookean_out_of_plane(H, lam, mu):
     # F_zz = 1 and (F⁻ᵀ)_zz = 1: P_zz = μ (1 − 1) + λ ln J
-    return lam * np.log(jacobian(H))
+    return lam * _log_jacobian(H)
 
 
 # ------------------------------------------------------------------ St. Venant–Kirchhoff
-def _green_lagrange(F):
-    """``E = (FᵀF − I)/2`` ``(..., d, d)``."""
-    return 0.5 * (np.matmul(_swap(F), F) - np.eye(np.shape(F)[-1]))
+def _green_lagrange(H):
+    """``E = (FᵀF − I)/2 = (H + Hᵀ + HᵀH)/2`` ``(..., d, d)`` (the second form keeps full
+    relative precision at small strains)."""
+    return 0.5 * _strain_part(H)
 
 
 def _svk_energy(H, lam, mu):
-    E = _green_lagrange(deformation_gradient(H))
+    E = _green_lagrange(H)
     tr_E = _trace(E)
     return 0.5 * lam * tr_E * tr_E + mu * _double_contraction(E, E)
 
 
 def _svk_first_piola(H, lam, mu):
-    F = deformation_gradient(H)
-    E = _green_lagrange(F)
-    S = _per_point(lam * _trace(E)) * np.eye(np.shape(F)[-1]) + 2.0 * _per_point(mu) * E
-    return np.matmul(F, S)
+    E = _green_lagrange(H)
+    S = _per_point(lam * _trace(E)) * np.eye(np.shape(H)[-1]) + 2.0 * _per_point(mu) * E
+    return np.matmul(deformation_gradient(H), S)
 
 
 def _svk_tangent(H, lam, mu):
@@ -142,7 +161,7 @@ def _svk_tangent(H, lam, mu):
     # A_iJkL = δ_ik S_JL + λ F_iJ F_kL + μ (F_iM F_kM δ_JL + F_iL F_kJ)
     F, lam, mu = _plain(H, lam, mu)
     eye = np.eye(F.shape[-1])
-    E = _green_lagrange(F)
+    E = _green_lagrange(F - eye)
     S = (lam * _trace(E))[..., None, None] * eye + 2.0 * mu[..., None, None] * E
     b = np.matmul(F, _swap(F))
     return (np.einsum("ik,...JL->...iJkL", eye, S)
@@ -153,7 +172,7 @@ def _svk_tangent(H, lam, mu):
 
 def _svk_out_of_plane(H, lam, mu):
     # E_zz = 0 in plane strain, so S_zz = λ tr E, and P_zz = F_zz S_zz = S_zz
-    return lam * _trace(_green_lagrange(deformation_gradient(H)))
+    return lam * _trace(_green_lagrange(H))
 
 
 # ------------------------------------------------------------------ checks

@@ -267,3 +267,24 @@ def test_registry():
         HYPERELASTIC_LAWS["neo-hookean"].name = "other"
     with pytest.raises(ValueError, match="unknown hyperelastic law 'mooney'.*neo-hookean"):
         hyperelastic_law("mooney")
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("name", LAWS)
+@pytest.mark.parametrize("size", [1e-8, 1e-11])
+def test_tiny_strains_keep_full_relative_precision(name, d, size):
+    """At ``|H| ≪ √ε`` the stress is Hooke's to ``O(|H|)`` relative: written as
+    ``F − F⁻ᵀ`` and ``ln det F`` it would lose ``ε/|H|`` to cancellation (1e-5 at 1e-11),
+    which keeps Newton from reaching a relative tolerance in the small-load limit."""
+    law = hyperelastic_law(name)
+    H, lam, mu = _state(d, seed=3)
+    H = size * H / np.max(np.abs(H))
+    eps = 0.5 * (H + np.swapaxes(H, -1, -2))
+    trace = np.trace(eps, axis1=-2, axis2=-1)
+    hooke = (lam * trace)[..., None, None] * np.eye(d) + 2 * mu[..., None, None] * eps
+    P = law.first_piola(H, lam, mu)
+    np.testing.assert_allclose(P, hooke, rtol=0, atol=20 * size * np.max(np.abs(hooke)))
+    zz = law.out_of_plane_of(H, lam, mu) if d == 2 else None
+    if zz is not None:
+        np.testing.assert_allclose(zz, lam * trace, rtol=0,
+                                   atol=20 * size * np.max(np.abs(lam * trace)))
