@@ -196,3 +196,32 @@ def test_a_residual_at_its_round_off_ends_on_the_step_test():
     x, residuals = newton(RoundOff(), np.array([0.3]), 1.0, NewtonOptions())
     assert abs(x[0] - 1.0) < 1e-8
     assert len(residuals) <= 4
+
+
+class Asymptote:
+    """``R(x, t) = x − t`` solved with a tangent off by a factor (linear convergence, so a
+    step never takes few enough iterations to grow the increment), inadmissible from
+    ``t = 0.5`` on: every step below 0.5 converges, every one reaching it fails, so halving
+    on failure alone approaches 0.5 in ever smaller steps without end."""
+
+    def __init__(self):
+        self.evaluations = 0
+
+    def evaluate(self, x, t):
+        self.evaluations += 1
+        if t >= 0.5:
+            return Evaluation(np.empty(0), 0.0, reason="past the asymptote")
+        return Evaluation(x - t, 1.0)
+
+    def solve_tangent(self, x, t, rhs):
+        return 0.5 * rhs
+
+
+def test_the_load_increment_has_a_floor():
+    system = Asymptote()
+    options = NewtonOptions(steps=1, max_cutbacks=4, line_search=None, max_iterations=60)
+    with pytest.raises(NewtonError, match=r"load increment .* below its floor 0.0625 "
+                                          r"\(1/steps / 2\^max_cutbacks\)") as caught:
+        solve_steps(system, np.array([0.0]), options)
+    assert 0.4 < caught.value.load_factor < 0.5
+    assert system.evaluations < 2000  # ends, instead of halving towards round-off

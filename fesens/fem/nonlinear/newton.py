@@ -207,12 +207,16 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions
     Raises
     ------
     NewtonError
-        A step failed ``max_cutbacks + 1`` times in a row; carries the residual history and
-        the last converged load factor and state (``state`` holds the unknowns ``x``).
+        A step failed ``max_cutbacks + 1`` times in a row, or its increment would fall
+        below ``1/steps / 2^max_cutbacks``; carries the residual history and the last
+        converged load factor and state (``state`` holds the unknowns ``x``).
     """
     report = NewtonReport(load_factors=[0.0], states=[np.array(x0, dtype=float)])
     x, t = report.states[0], 0.0
     base = 1.0 / options.steps
+    # increments never shrink below this: halving on each failure alone would otherwise
+    # creep towards a limit load in ever smaller steps (down to round-off)
+    floor = base * 0.5 ** options.max_cutbacks
     increment, failures = base, 0
     while t < 1.0:
         target = 1.0 if t + increment > 1.0 - 1e-12 else t + increment
@@ -233,6 +237,16 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions
                     reason=failed.reason, history=report.history, load_factor=t,
                     state=x) from None
             increment = (target - t) / 2
+            if increment < floor:
+                raise NewtonError(
+                    f"Newton did not converge at load factor {target:.6g}: the load "
+                    f"increment would fall to {increment:.3g}, below its floor {floor:.3g} "
+                    f"(1/steps / 2^max_cutbacks): {failed.reason}. The last converged load "
+                    f"factor is {t:.6g} (kept on the error: load_factor, state). The load "
+                    "path may end there (an instability or inverted cells ahead), or the "
+                    "tolerance may lie below the residual's round-off (rtol=...)",
+                    reason=failed.reason, history=report.history, load_factor=t,
+                    state=x) from None
             continue
         report.attempts.append(Attempt(target, np.array(residuals), True))
         report.load_factors.append(target)
