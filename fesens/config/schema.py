@@ -13,8 +13,8 @@ Sections (every key is documented in ``fesens/docs/config.md``)::
     [manufacturing]                   symmetry, extrusion, overhang (fesens.config.manufacturing)
     [objective], [constraints]        what to minimise; volume fraction, extra constraints
     [penalization], [filter], [projection], [optimizer], [stop], [output], [solver]
-    [analysis], [time], [damping],     a transient, dynamic or harmonic analysis
-    [harmonic], [initial], [[probes]]  (fesens.config.time_sections)
+    [analysis], [time], [damping],    a transient, dynamic or harmonic analysis
+    [harmonic], [initial], [[probes]] (fesens.config.time_sections)
 
 What a physics offers (its ``[physics]`` and ``[material]`` keys, load types, supports and
 objectives) is read from its configuration fragment through the physics registry
