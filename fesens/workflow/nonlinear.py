@@ -71,14 +71,23 @@ def write_load_path(config: Config, model, solution, folder: ResultsFolder) -> l
     return ["load_path.csv", "load_path.png"]
 
 
+def add_config_hint(error: NewtonError, *, design: bool = False) -> None:
+    """Name the config keys that a failed Newton solve may need in ``error``'s message
+    (``design``: of an optimization, where nearly void cells distort most)."""
+    keys = "[newton] steps, max_cutbacks, max_iterations"
+    if design:
+        keys += ("; in a design, nearly void cells may distort too far: a larger "
+                 "penalization.minimum")
+    error.args = (f"{error.args[0]} (in the config: {keys})", *error.args[1:])
+
+
 def write_last_converged(config: Config, model, error: NewtonError, folder: ResultsFolder,
                          echo: Callable[[str], None]) -> None:
     """After a failed solve: the last converged state (``solution.vtu``, with the
     physics' fields) and ``solution.json`` saying why it stopped; the error's message then
     names the folder and the config keys to change. Nothing is written when no step
     converged."""
-    error.args = (f"{error.args[0]} (in the config: [newton] steps, max_cutbacks, "
-                  "max_iterations)", *error.args[1:])
+    add_config_hint(error)
     if error.state is None:
         return
     fields = model.material_fields()

@@ -21,6 +21,7 @@ from fesens.config.distributed import build_run
 from fesens.config.fingerprint import encode
 from fesens.config.initial_design import initial_design
 from fesens.config.load_cases import case_names, case_report, combination
+from fesens.errors import NewtonError
 from fesens.fem import LinearModel
 from fesens.fem.analysis.modal import Modes
 from fesens.mesh import write_mesh
@@ -46,6 +47,7 @@ from fesens.workflow.design_fields import (
     shown_quantity,
     write_shape,
 )
+from fesens.workflow.nonlinear import add_config_hint
 from fesens.workflow.ranks import rank_output
 from fesens.workflow.resume import check_same_problem, resume_point, run_fingerprint
 
@@ -211,6 +213,10 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
         summary = run.finish(x, evaluation, converged)
     except KeyboardInterrupt:
         raise run.interrupted(command) from None
+    except NewtonError as exc:  # as any failure below, its message naming the keys to change
+        folder.remove_temporaries()
+        add_config_hint(exc, design=True)
+        raise
     except BaseException:
         folder.remove_temporaries()
         raise

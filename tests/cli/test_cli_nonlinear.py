@@ -282,3 +282,16 @@ def test_nonlinear_cantilever_design_differs_from_the_linear_one(tmp_path):
     changed = np.mean((designs["linear"] > 0.5) != (designs["nonlinear"] > 0.5))
     assert changed > 0.15, changed
     assert values["nonlinear"] < 0.99 * values["linear"], values
+
+
+def test_newton_failure_in_optimize_exits_1_naming_the_keys(tmp_path):
+    """k(T) = k0 (1 − 0.5 T) reaches 0 where the source heats the plate above T = 2."""
+    text = edit(edit(PLATE, "beta = 0.4", "beta = -0.5"), "value = 3.0", "value = 30.0")
+    text += ("[constraints]\nvolume_fraction = 0.5\n[filter]\ntype = \"density\"\n"
+             "radius = 0.3\n[stop]\nmax_iter = 2\n[newton]\nmax_cutbacks = 2\n")
+    result = run("optimize", write_config(tmp_path, text), "--out", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "error: numerical failure (NewtonError)" in result.output
+    assert "conductivity k(T)" in result.output
+    assert "[newton] steps, max_cutbacks, max_iterations" in result.output
+    assert "penalization.minimum" in result.output
