@@ -317,6 +317,7 @@ def optimize(
                                   "(its fingerprint differs)")
         x = problem.design_part(x_whole)
         optimizer.load_state(_state_part(problem, optimizer, optimizer_state))
+        problem.restore(history)
     evaluation = None
     converged = False
     tolerance = getattr(problem, "adaptive_tolerance", None)

@@ -255,6 +255,12 @@ class DesignProblem:
         """The uniform design at the volume fraction, ``(n_design,)``."""
         return np.full(self.n_design, self.volume_fraction)
 
+    def restore(self, history: list[dict]) -> None:
+        """Take back what the problem derived during a run from the history of the
+        iterations done (a resumed run's): nothing here; a problem that derives a value
+        from earlier iterations restores it, so the resumed run equals the uninterrupted
+        one."""
+
     def update_schedules(self, iteration: int) -> None:
         """Advance the continuation of penalty and projection sharpness."""
         self.interpolation.update(iteration)

@@ -177,6 +177,13 @@ class RobustProblem(MinMaxProblem):
         self.volume_limit: float | None = None
         self._iteration = 1
 
+    def restore(self, history: list[dict]) -> None:
+        """The volume limit the last iteration done held (it changes only at the update
+        iterations, which recompute it), and that iteration's number."""
+        if history:
+            self.volume_limit = float(history[-1]["volume_limit"])
+            self._iteration = int(history[-1]["iteration"])
+
     def update_schedules(self, iteration: int) -> None:
         super().update_schedules(iteration)
         if iteration != self._iteration and (iteration - 1) % self.volume_update_every == 0:

@@ -60,6 +60,9 @@ class SplitProblem:
     def update_schedules(self, iteration: int) -> None:
         pass
 
+    def restore(self, history: list) -> None:
+        pass
+
     def schedules_done(self, iteration: int) -> bool:
         return True
 

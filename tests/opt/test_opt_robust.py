@@ -157,3 +157,21 @@ def test_refusals():
         robust_problem(worst_case_loads=True)
     with pytest.raises(ValueError, match="use MMA"):
         optimize(robust_problem(), OC(), max_iter=1)
+
+
+@pytest.mark.parametrize("stop", [7, 10, 11])
+def test_a_resumed_robust_run_equals_the_uninterrupted_one(stop, tmp_path):
+    """The dilated volume limit is derived during the run (every 5 iterations): a run
+    resumed between two updates (7, 11) or right before one (10) must hold the limit the
+    uninterrupted run holds, so every later design is bit-identical."""
+    def run(max_iter, checkpoint, resume=False):
+        problem = robust_problem(24, 8, beta=Continuation(1.0, 4.0, 10, factor=2.0))
+        return optimize(problem, MMA(move=0.1), max_iter=max_iter, tol_change=0.0,
+                        checkpoint=checkpoint, resume=resume)
+
+    whole = run(15, tmp_path / "whole.npz")
+    run(stop, tmp_path / "part.npz")
+    resumed = run(15, tmp_path / "part.npz", resume=True)
+    assert np.array_equal(resumed.x, whole.x)
+    assert [r["volume_limit"] for r in resumed.history] == [
+        r["volume_limit"] for r in whole.history]
