@@ -295,3 +295,16 @@ def test_newton_failure_in_optimize_exits_1_naming_the_keys(tmp_path):
     assert "conductivity k(T)" in result.output
     assert "[newton] steps, max_cutbacks, max_iterations" in result.output
     assert "penalization.minimum" in result.output
+
+
+def test_shape_sensitivity_is_invariant_under_a_rigid_translation(tmp_path):
+    """Moving every node by the same vector changes no integral of the plate (the loads
+    move with it), so the node-coordinate gradient of the nonlinear solve sums to zero
+    per axis; and it is not zero node by node."""
+    out = tmp_path / "points"
+    result = run("sensitivity", write_config(tmp_path, PLATE), "--wrt", "points", "--out", out)
+    assert result.exit_code == 0, result.output
+    gradient = meshio.read(out / "sensitivity.vtu").point_data["d_compliance_d_points"]
+    scale = np.abs(gradient).max()
+    assert scale > 0
+    assert np.abs(gradient.sum(axis=0)).max() < 1e-10 * scale * len(gradient)
