@@ -51,6 +51,7 @@ from fesens.solvers import solver_class
 from fesens.workflow.common import reported_values
 from fesens.workflow.design_input import full_material, read_design
 from fesens.workflow.nonlinear import (
+    add_config_hint,
     newton_summary,
     solve_inputs,
     tangent_solver_name,
@@ -320,7 +321,11 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
         at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
                              (config.mesh.n_cells,)).copy()
-    values, pullback = vjp(objective_of, at)
+    try:
+        values, pullback = vjp(objective_of, at)
+    except NewtonError as exc:  # as in `fesens solve`: the message names the keys to change
+        add_config_hint(exc)
+        raise
     if cases:  # one adjoint sweep per case, on the one factorization
         case_values = [float(v) for v in values]
         case_gradients = [pullback(np.eye(len(cases))[i]) for i in range(len(cases))]

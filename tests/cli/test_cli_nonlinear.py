@@ -308,3 +308,13 @@ def test_shape_sensitivity_is_invariant_under_a_rigid_translation(tmp_path):
     scale = np.abs(gradient).max()
     assert scale > 0
     assert np.abs(gradient.sum(axis=0)).max() < 1e-10 * scale * len(gradient)
+
+
+def test_newton_failure_in_sensitivity_exits_1_naming_the_keys(tmp_path):
+    text = edit(edit(ROD, f"beta = {BETA}", "beta = -0.5"), "steps = 3", "max_cutbacks = 2")
+    result = run("sensitivity", write_config(tmp_path, text), "--wrt", "density", "--out",
+                 tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "conductivity k(T)" in result.output
+    assert "[newton] steps, max_cutbacks, max_iterations" in result.output
+    assert not (tmp_path / "out" / "sensitivity.json").exists()
