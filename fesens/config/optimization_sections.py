@@ -24,17 +24,20 @@ from fesens.config.checks import (
     boolean,
     check_table,
     check_typed,
+    choice,
     integer,
     invalid,
     join,
     number,
+    numbers,
     require_list_of_tables,
     show,
     string,
 )
 from fesens.config.frequency import eigen_kind
 from fesens.config.initial_design import check_initial
-from fesens.config.physics_keys import response_variants, selects_nodes
+from fesens.config.objectives import buckling_kinds, objective_kind
+from fesens.config.physics_keys import response_kind, response_variants, selects_nodes
 from fesens.mesh import Mesh
 from fesens.opt import (
     FILTERS,
@@ -79,6 +82,19 @@ def schedule() -> Callable:
 SCHEDULE = schedule()
 
 
+def strings() -> Callable:
+    """A list of strings."""
+    element = string()
+
+    def check(path: str, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise invalid(path, value, check.expected)
+        return [element(join(path, i), item) for i, item in enumerate(value)]
+
+    check.expected = "a list of strings"
+    return check
+
+
 #: How a config value of each constructor parameter the config exposes is checked, and its
 #: doc. The choices and the defaults come from the registries in :mod:`fesens.opt`.
 PARAMETER_CHECKS = {
@@ -89,6 +105,12 @@ PARAMETER_CHECKS = {
     "radius": (POSITIVE, "filter radius in mesh units"),
     "beta": (SCHEDULE, "sharpness β, or a continuation table"),
     "eta": (number(0.0, 1.0, low_open=True, high_open=True), "threshold η"),
+    "moduli": (numbers(low=0.0, low_open=True),
+               "ordered: Young's modulus of each solid phase, lightest first"),
+    "densities": (numbers(low=0.0, low_open=True),
+                  "ordered: mass density of each solid phase, increasing"),
+    "costs": (numbers(low=0.0, low_open=True), "ordered: cost per unit mass of each phase"),
+    "names": (strings(), "ordered: name of each solid phase (outputs)"),
 }
 
 
@@ -179,7 +201,8 @@ def check_response(path: str, raw: Any, config: Config, variants: dict,
         variants = {name: {**spec, **extra} for name, spec in variants.items()}
     item = check_typed(path, raw, variants, default=default,
                        label=f"{config.physics} {path.split('[')[0]} type")
-    if selects_nodes(config.physics, item["type"]):
+    if item["type"] not in _buckling_variants(config) and selects_nodes(config.physics,
+                                                                         item["type"]):
         key = selections.check_one_of(path, item, ("point", "group"), required=True)
         if key == "point":
             selections.nearest_node(path, item["point"], config.mesh)
@@ -196,6 +219,33 @@ RESERVED_NAMES = ("iteration", "objective", "volume", "volume_fraction", "change
                   "penalty", "beta")
 
 
+#: ``normalization`` of a ``[[constraints.extra]]`` of an aggregate (a kind with a
+#: ``maximum``): ``"adaptive"`` tracks the maximum it approximates (:mod:`fesens.opt.normalized`).
+NORMALIZATIONS = ("none", "adaptive")
+NORMALIZED = {
+    "normalization": Key(choice(*NORMALIZATIONS), "none",
+                         "\"adaptive\": c·aggregate ≤ limit, c updated every iteration from "
+                         "the max/aggregate ratio (Le et al. 2010)"),
+    "alpha": Key(number(0.0, 1.0, low_open=True), 0.5,
+                 "damping of the adaptive normalization's update, in (0, 1]"),
+}
+
+
+def _buckling_variants(config: Config) -> dict[str, dict[str, Key]]:
+    """The constraint types of the buckling analysis the config's physics offers (under the
+    kinds' names) and their keys."""
+    return {kind.name: dict(kind.keys)
+            for kind in buckling_kinds(config.physics_class.solution_class)}
+
+
+def _normalized_variants(physics: str, variants: dict) -> dict:
+    """``variants`` with the :data:`NORMALIZED` keys added to the aggregates (kinds with a
+    ``maximum``)."""
+    return {name: {**spec, **NORMALIZED} if name in variants and objective_kind(
+        response_kind(physics, name)).maximum is not None else spec
+        for name, spec in variants.items()}
+
+
 def check_constraints(raw: Any, config: Config) -> dict:
     spec = {
         "volume_fraction": Key(number(0.0, 1.0, low_open=True), REQUIRED,
@@ -204,12 +254,17 @@ def check_constraints(raw: Any, config: Config) -> dict:
     }
     constraints = check_table("constraints", raw, spec)
     variants = {k: v for k, v in response_variants(config.physics).items() if k != "volume"}
+    variants = {**_normalized_variants(config.physics, variants), **_buckling_variants(config)}
     extra_keys = {"limit": Key(POSITIVE, REQUIRED, "upper bound of the response"),
                   "name": Key(string(), None, "name in the history (default: the type)")}
     items, names = [], set()
     for i, table in enumerate(constraints["extra"]):
         path = join("constraints.extra", i)
         item = check_response(path, table, config, variants, extra_keys)
+        if item.get("normalization") == "none":
+            item.pop("alpha")  # the damping of the adaptive normalization only
+        elif "modes" in item:  # a buckling constraint: enough load factors for its count
+            _check_modes(path, item)
         item.setdefault("name", item["type"])
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", item["name"]):
             raise ConfigError(f"{path}.name = {show(item['name'])}: use letters, digits, "
@@ -225,6 +280,15 @@ def check_constraints(raw: Any, config: Config) -> dict:
     return constraints
 
 
+def _check_modes(path: str, item: dict) -> None:
+    if item["modes"] is None:
+        item["modes"] = item["count"] + 1
+    elif item["modes"] <= item["count"]:
+        raise ConfigError(f"{path}.modes = {item['modes']} is too few for count = "
+                          f"{item['count']}: one more load factor than the KS bound uses shows "
+                          f"whether the last is repeated; give modes = {item['count'] + 1}")
+
+
 def check_penalization(raw: Any) -> dict:
     """``[penalization]``; a penalty below the interpolation's ``least_penalty`` is refused."""
     item = check_typed("penalization", raw, PENALIZATION, default="simp")
@@ -238,6 +302,10 @@ def check_penalization(raw: Any) -> dict:
             raise ConfigError(f"{path} = {show(value)} is not allowed: {cls.name.upper()} needs "
                               f"a penalty ≥ {cls.least_penalty:g} (a smaller one rewards "
                               "intermediate densities); use e.g. 3")
+    try:  # the constructor checks how the keys fit together (the phases' order, counts)
+        cls(**{key: value for key, value in item.items() if key not in ("type", "penalty")})
+    except ValueError as err:  # its messages begin with the parameter's name
+        raise ConfigError(f"penalization.{err}") from None
     return item
 
 
@@ -334,3 +402,39 @@ def check_robust(data: dict, physics: str) -> None:
         raise ConfigError(f"projection.robust = true minimizes the worst of three designs "
                           f"(the bound formulation): optimizer.type = \"{optimizer['type']}\" "
                           f"cannot; use optimizer.type = {capable}")
+
+def check_constraint_analyses(data: dict) -> None:
+    """Refuse what an adaptive normalization or a buckling constraint cannot run with: the
+    robust formulation (its constraints act on the blueprint, without either), and for a
+    buckling constraint (one reference load, factorized for its eigen solve) load cases,
+    an adaptive or matrix-free solver.
+
+    Raises
+    ------
+    ConfigError
+        Naming the key and the fix.
+    """
+    robust = bool(data.get("projection", {}).get("robust"))
+    for i, item in enumerate(data["constraints"]["extra"]):
+        path = join("constraints.extra", i)
+        if robust and item.get("normalization") == "adaptive":
+            raise ConfigError(f"{path}.normalization = \"adaptive\" is not offered with "
+                              "projection.robust = true: give normalization = \"none\" or "
+                              "drop projection.robust")
+        if "modes" not in item:  # not a buckling constraint
+            continue
+        what = f"{path}.type = {show(item['type'])} (a buckling constraint)"
+        if robust:
+            raise ConfigError(f"projection.robust = true is not offered with {what}: drop "
+                              "projection.robust")
+        if data.get("load_cases"):
+            raise ConfigError(f"load_cases: {what} buckles under one reference load, the "
+                              "[[loads]]; drop the [[load_cases]] tables")
+        solver = data["solver"]
+        if solver.get("adaptive_rtol"):
+            raise ConfigError(f"solver.adaptive_rtol: {what} factorizes the stiffness for its "
+                              "eigen solve; drop adaptive_rtol")
+        if solver["options"].get("matrix_free"):
+            raise ConfigError(f"solver.options.matrix_free = true: {what} needs an assembled "
+                              "stiffness; drop matrix_free (or give solver.backend = "
+                              "\"cholmod\")")

@@ -5,6 +5,8 @@
 * Du & Olhoff (2007), Pedersen (2000): SIMP-like stiffness with a mass interpolation ``m(ρ)``
   that keeps void regions from carrying spurious low-frequency modes (frequency design,
   :mod:`fesens.opt.frequency`).
+* Ordered SIMP (Zuo & Saitou 2017): several solid phases and void with one variable per
+  cell, the density normalised by the densest phase's, SIMP-like between consecutive phases.
 * Heaviside projection (Wang, Lazarov & Sigmund 2011):
   ``ρ̄ = (tanh(βη) + tanh(β(ρ − η))) / (tanh(βη) + tanh(β(1 − η)))``.
 
@@ -17,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from fesens.ad.numpy_wrapper import getval
 
 
 @dataclass
@@ -172,10 +176,146 @@ class Pedersen(DuOlhoff):
         return self.mass_minimum + rho * (1.0 - self.mass_minimum)
 
 
+class OrderedSIMP(SIMP):
+    """Ordered SIMP interpolation of ``m`` solid phases and void (Zuo & Saitou 2017).
+
+    W. Zuo and K. Saitou, "Multi-material topology optimization using ordered SIMP
+    interpolation", Struct. Multidisc. Optim. 55 (2017) 477–491.
+
+    One design variable per cell, its density normalised by the densest phase's,
+    ``x ∈ [0, 1]``. The phases ``i = 1..m``, sorted by density, sit at the breakpoints
+    ``x_i = d_i / d_m`` (void: ``x_0 = 0``) with the relative moduli ``Ê_i = E_i / E_m``
+    (void: ``s_min``) and costs per unit mass ``P̂_i = c_i / c_m`` (void: 0). On
+    ``(x_i, x_{i+1}]`` (the first interval closed at 0 as well)::
+
+        s(x) = A_i x^p + B_i,   A_i = (Ê_i − Ê_{i+1}) / (x_i^p − x_{i+1}^p),
+                                B_i = Ê_i − A_i x_i^p,
+
+    so ``s`` is continuous, ``s(x_i) = Ê_i``, and penalizes densities between two phases
+    as SIMP does between void and solid; the cost per unit mass ``P(x)`` is interpolated
+    alike with the exponent ``1/p``, which makes intermediate densities expensive. The
+    derivative is ``p A_i x^(p−1)`` inside an interval; at a breakpoint it is that of the
+    interval below it, which is closed on the right (the paper's code). A cell's mass is
+    ``x`` times its volume (in units of the densest phase's density): the volume
+    constraint of a :class:`~fesens.opt.DesignProblem` on ``x`` is the mass constraint.
+
+    The stiffness scale is relative to the stiffest phase, which must be the densest: the
+    model's material is that of the densest phase. Only the ratios of the moduli, densities
+    and costs enter.
+
+    Parameters
+    ----------
+    penalty : float or Continuation
+        The exponent ``p`` (Zuo & Saitou: 3).
+    minimum : float
+        Stiffness of void relative to the densest phase, ``s_min``.
+    moduli : sequence of float
+        ``(m,)`` Young's moduli (stiffness coefficients) of the solid phases, ``m`` = 2 or 3.
+    densities : sequence of float
+        ``(m,)`` their mass densities; both increase strictly from phase to phase (a
+        heavier phase that is not stiffer would never be chosen by a compliance design).
+    costs : sequence of float, optional
+        ``(m,)`` their costs per unit mass (for :meth:`cost`); None: no cost.
+    names : sequence of str, optional
+        ``(m,)`` the phases' names (outputs); default ``phase 1`` ... ``phase m``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that is inconsistent.
+    """
+
+    name = "ordered"
+    #: The numbers of solid phases offered.
+    phase_counts = (2, 3)
+
+    def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9, *,
+                 moduli, densities, costs=None, names=None):
+        super().__init__(penalty, minimum)
+        moduli, densities = _phase_values("moduli", moduli), _phase_values("densities",
+                                                                           densities)
+        if len(moduli) not in self.phase_counts:
+            raise ValueError(f"moduli: give {' or '.join(map(str, self.phase_counts))} solid "
+                             f"phases, got {len(moduli)}")
+        for label, values in (("densities", densities), ("costs", costs), ("names", names)):
+            if values is not None and len(values) != len(moduli):
+                raise ValueError(f"{label}: give one value per phase ({len(moduli)}, as "
+                                 f"moduli), got {len(values)}")
+        for label, values in (("densities", densities), ("moduli", moduli)):
+            if np.any(np.diff(values) <= 0.0):
+                raise ValueError(f"{label} = {values.tolist()} must increase strictly from "
+                                 "phase to phase: list the phases from the lightest to the "
+                                 "densest, each stiffer than the one before (a heavier phase "
+                                 "that is not stiffer would never be chosen)")
+        self.moduli, self.densities = moduli, densities
+        self.costs = None if costs is None else _phase_values("costs", costs)
+        self.names = [f"phase {i + 1}" for i in range(len(moduli))] if names is None \
+            else [str(name) for name in names]
+        #: ``(m + 1,)`` breakpoints, relative moduli and costs, void first.
+        self.breakpoints = np.concatenate([[0.0], densities / densities[-1]])
+        if self.moduli[-1] * minimum >= self.moduli[0]:
+            raise ValueError(f"minimum = {minimum!r} makes void as stiff as the softest phase: "
+                             "give a smaller minimum, e.g. 1e-9")
+        self.relative_moduli = np.concatenate([[minimum], moduli / moduli[-1]])
+        self.relative_costs = None if self.costs is None else np.concatenate(
+            [[0.0], self.costs / self.costs[-1]])
+
+    def interval(self, x) -> np.ndarray:
+        """The interval ``i`` of each density, ``x ∈ (x_i, x_{i+1}]`` (0 for ``x ≤ x_1``),
+        ``(n,)`` ints (untraced: the coefficients are constant on each interval)."""
+        return np.searchsorted(self.breakpoints[1:-1], np.asarray(getval(x), dtype=float),
+                               side="left")
+
+    def _coefficients(self, x, values: np.ndarray, exponent: float):
+        """``(A, B)`` of ``values (m + 1,)`` at the densities ``x``, each ``(n,)``."""
+        x_i = self.breakpoints**exponent
+        slopes = (values[:-1] - values[1:]) / (x_i[:-1] - x_i[1:])
+        offsets = values[:-1] - slopes * x_i[:-1]
+        i = self.interval(x)
+        return slopes[i], offsets[i]
+
+    def __call__(self, x):
+        """Stiffness scale ``s(x)`` ``(n,)`` of densities ``x`` ``(n,)`` (traced)."""
+        slope, offset = self._coefficients(x, self.relative_moduli, self.parameter)
+        return slope * x**self.parameter + offset
+
+    def cost(self, x):
+        """Cost per unit volume ``x P(x)`` ``(n,)`` of densities ``x`` ``(n,)``, relative to
+        the densest phase's (traced); written ``A x^(1 + 1/p) + B x`` so that its
+        derivative stays finite at ``x = 0``.
+
+        Raises
+        ------
+        ValueError
+            When the phases were given no costs.
+        """
+        if self.relative_costs is None:
+            raise ValueError("the ordered interpolation was given no costs: pass costs=")
+        q = 1.0 / self.parameter
+        slope, offset = self._coefficients(x, self.relative_costs, q)
+        return slope * x ** (1.0 + q) + offset * x
+
+    def phases(self, x) -> np.ndarray:
+        """The phase of each cell ``(n,)`` ints, 0 void and ``i`` the ``i``-th solid phase:
+        the nearest breakpoint (the midpoints between breakpoints split the phases, as the
+        paper draws them)."""
+        midpoints = 0.5 * (self.breakpoints[:-1] + self.breakpoints[1:])
+        return np.searchsorted(midpoints, np.asarray(getval(x), dtype=float), side="left")
+
+
+def _phase_values(label: str, values) -> np.ndarray:
+    """``values`` as a float array of positive numbers, refused naming ``label``."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or not np.all(np.isfinite(array)) or np.any(array <= 0.0):
+        raise ValueError(f"{label} must be a list of positive numbers, one per solid phase, "
+                         f"got {values!r}")
+    return array
+
+
 #: Material interpolations by name (the config's ``[penalization] type``); each takes
 #: ``(penalty, minimum)``, those with a ``mass`` (for frequency design) ``mass_minimum`` too.
 INTERPOLATIONS: dict[str, type[SIMP]] = {cls.name: cls for cls in (SIMP, RAMP, DuOlhoff,
-                                                                      Pedersen)}
+                                                                      Pedersen, OrderedSIMP)}
 #: Density projections by name (the config's ``[projection] type``); each takes its
 #: parameters as keyword arguments (none for ``"none"``).
 PROJECTIONS: dict[str, type[Heaviside] | type[NoProjection]] = {
