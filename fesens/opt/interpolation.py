@@ -302,6 +302,15 @@ class OrderedSIMP(SIMP):
         midpoints = 0.5 * (self.breakpoints[:-1] + self.breakpoints[1:])
         return np.searchsorted(midpoints, np.asarray(getval(x), dtype=float), side="left")
 
+    def labels(self) -> list[str]:
+        """One line per solid phase for legends: its name, modulus and density."""
+        return [f"{name}: E = {modulus:g}, density {density:g}" for name, modulus, density
+                in zip(self.names, self.moduli, self.densities, strict=True)]
+
+    def mass_density(self, x) -> np.ndarray:
+        """The mass density of each cell ``(n,)``, ``x`` times the densest phase's."""
+        return np.asarray(getval(x), dtype=float) * self.densities[-1]
+
 
 def _phase_values(label: str, values) -> np.ndarray:
     """``values`` as a float array of positive numbers, refused naming ``label``."""

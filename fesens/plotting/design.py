@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
@@ -21,11 +22,18 @@ from fesens.plotting.markers import Loads, draw_markers
 SOLID_THRESHOLD = 0.5
 
 
+#: Colours of the solid phases of a multi-material design, the densest last (black) and the
+#: lighter ones before it (void white); red is the loads' colour.
+PHASE_COLORS = ("tab:orange", "tab:blue", "black")
+
+
 def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: str = "",
                  supports: np.ndarray | None = None, loads: Loads | None = None,
-                 volume_loads: Sequence[str] = ()) -> Path:
+                 volume_loads: Sequence[str] = (),
+                 phases: tuple[np.ndarray, Sequence[str]] | None = None) -> Path:
     """Save a picture of a density field: 2D cells in grey levels (black = solid, white =
-    void), 3D the shaded outer surface of the solid cells in two views.
+    void), or with ``phases`` each cell in the colour of its phase; 3D the shaded outer
+    surface of the solid cells in two views.
 
     Parameters
     ----------
@@ -43,26 +51,40 @@ def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: st
         :func:`~fesens.plotting.markers.boundary_markers`.
     volume_loads : sequence of str
         Names of the loads that act everywhere, not drawn (the legend lists them).
+    phases : tuple, optional
+        ``(phase (n_cells,) ints, labels (m,))`` of a multi-material design: 0 void
+        (white), ``i`` the ``i``-th solid phase, drawn in the last ``m`` of
+        :data:`PHASE_COLORS` with its
+        label in the legend (2D; a 3D design is drawn by its density).
 
     The axes are labelled x, y (z) without a unit: the mesh's coordinates are in the
     config's length unit, which fesens does not know.
     """
     markers = {"supports": supports, "loads": loads, "volume_loads": volume_loads}
     if mesh.dim == 2:
-        return _density_2d(mesh, np.asarray(density), path, title, markers)
+        return _density_2d(mesh, np.asarray(density), path, title, markers, phases)
     return _density_3d(mesh, np.asarray(density), path, title, markers)
 
 
-def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict) -> Path:
+def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict,
+                phases: tuple[np.ndarray, Sequence[str]] | None = None) -> Path:
     polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
     extent = np.ptp(mesh.points, axis=0)
     width = 8.0
     height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
     fig = new_figure(figsize=(width, height + 1.6), layout="constrained")
     ax = fig.subplots()
-    cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
-                           linewidths=0.1)
-    cells.set_clim(0.0, 1.0)
+    if phases is None:
+        cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
+                               linewidths=0.1)
+        cells.set_clim(0.0, 1.0)
+    else:
+        phase, labels = phases
+        colors = ["white", *PHASE_COLORS[len(PHASE_COLORS) - len(labels):]]
+        cells = PolyCollection(polygons, facecolors=[colors[i] for i in phase],
+                               edgecolors="face", linewidths=0.1)
+        for color, label in zip(colors[1:], labels, strict=True):
+            ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, facecolor=color, label=label))
     ax.add_collection(cells)
     outline = mesh.points[mesh.boundary_facets().facets[:, :2]]
     ax.add_collection(LineCollection(outline, colors="0.55", linewidths=0.6))
@@ -77,7 +99,8 @@ def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     if title:
         ax.set_title(title)
-    fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal")
+    if phases is None:
+        fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal")
     return save_figure(fig, path)
 
 

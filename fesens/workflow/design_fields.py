@@ -60,8 +60,22 @@ def design_fields(problem: DesignProblem, evaluation: Evaluation, objective: str
         evaluation.bounds is not None and cases) else {}
     sensitivities.update(design_sensitivities(problem, evaluation, objective))
     whole = problem.whole_cells  # the design's cells: this rank's in a distributed problem
-    return point_data, {"density": whole(evaluation.density), **cell_data,
+    return point_data, {"density": whole(evaluation.density),
+                        **{name: whole(values) for name, values in
+                           phase_fields(problem, evaluation.density).items()},
+                        **cell_data,
                         **{name: whole(values) for name, values in sensitivities.items()}}
+
+
+def phase_fields(problem: DesignProblem, density: np.ndarray) -> dict[str, np.ndarray]:
+    """The ``phase`` of each cell (0 void, ``i`` the ``i``-th solid phase) and its
+    ``mass_density`` ``(n_cells,)`` when the problem's interpolation has several solid
+    phases (:class:`~fesens.opt.interpolation.OrderedSIMP`); nothing otherwise."""
+    interpolation = problem.interpolation
+    if not callable(getattr(interpolation, "phases", None)) or np.ndim(density) != 1:
+        return {}
+    return {"phase": interpolation.phases(density).astype(np.int32),
+            "mass_density": interpolation.mass_density(density)}
 
 
 def design_sensitivities(problem: DesignProblem, evaluation: Evaluation,

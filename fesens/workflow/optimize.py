@@ -387,11 +387,13 @@ class _Run:
             folder.write_collection()
         quantity, name, label = shown_quantity(problem, config.data["objective"])
         value = evaluation.objective if quantity == "objective" else evaluation.extras[quantity]
+        phase = cell_data.get("phase")
         plot_density(config.mesh, problem.whole_cells(evaluation.density),
                      folder.file("design.png"),
                      title=f"{config.name}: {name} {value:.5g}, volume "
                            f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
-                     **boundary_markers(self.model))
+                     **boundary_markers(self.model),
+                     phases=None if phase is None else (phase, problem.interpolation.labels()))
         density = problem.whole_cells(evaluation.density)
         shape, note = write_shape(config.mesh, density, folder, config.name) \
             if density is not None else ({}, None)
