@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from fesens.errors import SolverError
 from fesens.solvers.base import LinearSolver
+from fesens.solvers.parallel import RowBlocks, SlabPool
 from fesens.solvers.registry import make_solver, solver_class
 
 #: Power iterations estimating the largest eigenvalue of ``D⁻¹ A`` per level.
@@ -89,13 +90,24 @@ def _interpolation_1d(n_points: int) -> sp.csr_matrix:
 
 @dataclass
 class Level:
-    """One level: its operator, smoother data and the prolongation from the next one."""
+    """One level: its operator, smoother data and the prolongation from the next one.
+
+    ``product`` applies ``A`` (the matrix-free operator itself, or ``A`` in blocks of rows
+    on the hierarchy's threads), ``prolong`` and ``restrict`` apply ``P`` and ``Pᵀ`` so.
+    """
 
     A: sp.csr_matrix
     shape: tuple[int, ...]
     inverse_diagonal: np.ndarray = field(repr=False)
     lambda_max: float = 0.0
     P: sp.csr_matrix | None = field(default=None, repr=False)
+    product: object = field(default=None, repr=False)
+    prolong: RowBlocks | None = field(default=None, repr=False)
+    restrict: RowBlocks | None = field(default=None, repr=False)
+
+    def connect(self, P: sp.csr_matrix, pool: SlabPool) -> None:
+        """Set the prolongation from the next coarser level."""
+        self.P, self.prolong, self.restrict = P, RowBlocks(P, pool), RowBlocks(P.T, pool)
 
 
 class Hierarchy:
@@ -111,11 +123,15 @@ class Hierarchy:
         Chebyshev degree, or Jacobi sweeps, before and after the coarse correction.
     coarse_size : int
         Coarsening stops at a level of at most this many dofs.
+    pool : SlabPool, optional
+        The threads of the sparse products (default: a pool of the usable cores or
+        ``FESENS_THREADS``). The results do not depend on their number.
     """
 
     def __init__(self, A: sp.csr_matrix, grid: StructuredGrid, *, smoother: str,
-                 degree: int, coarse_size: int) -> None:
+                 degree: int, coarse_size: int, pool: SlabPool | None = None) -> None:
         self.smoother, self.degree = smoother, degree
+        self.pool = SlabPool() if pool is None else pool
         self.levels = [self._level(A, grid.shape)]
         self.stop_reason = ""
         shape, free = grid.shape, grid.rows >= 0
@@ -132,7 +148,7 @@ class Hierarchy:
             if P.shape[1] == 0:
                 self.stop_reason = "every coarse dof is a Dirichlet dof"
                 break
-            self.levels[-1].P = P
+            self.levels[-1].connect(P, self.pool)
             self.levels.append(self._level(_galerkin(self.levels[-1].A, P), shape))
         self.coarse_solver = self._coarse_solver(self.levels[-1].A)
 
@@ -140,7 +156,7 @@ class Hierarchy:
         """Replace the finest operator (and its smoother data), keeping coarse levels."""
         fine = self.levels[0]
         fresh = self._level(A, fine.shape)
-        fresh.P = fine.P
+        fresh.P, fresh.prolong, fresh.restrict = fine.P, fine.prolong, fine.restrict
         self.levels[0] = fresh
         if len(self.levels) == 1:
             self.coarse_solver = self._coarse_solver(A)
@@ -162,8 +178,9 @@ class Hierarchy:
                 f"gmg: a level of {A.shape[0]} dofs has {int(np.sum(diagonal <= 0.0))} "
                 "non-positive diagonal entries; multigrid-CG needs a symmetric positive "
                 "definite matrix")
-        level = Level(A, shape, 1.0 / diagonal)
-        level.lambda_max = _largest_eigenvalue(A, level.inverse_diagonal)
+        product = A if not sp.issparse(A) else RowBlocks(A, self.pool)
+        level = Level(A, shape, 1.0 / diagonal, product=product)
+        level.lambda_max = _largest_eigenvalue(product, level.inverse_diagonal)
         return level
 
     @staticmethod
@@ -194,13 +211,13 @@ class Hierarchy:
             return self.coarse_solver.solve(r)
         level = self.levels[index]
         x = self._smooth(level, r, None)
-        residual = r - level.A @ x
-        x += level.P @ self.vcycle(level.P.T @ residual, index + 1)
+        residual = r - level.product @ x
+        x += level.prolong @ self.vcycle(level.restrict @ residual, index + 1)
         return self._smooth(level, r, x)
 
     def _smooth(self, level: Level, b: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         """Smooth ``A x = b`` from ``x`` (None: from zero, saving a product)."""
-        A, D = level.A, level.inverse_diagonal
+        A, D = level.product, level.inverse_diagonal
         if self.smoother == "jacobi":
             omega = 4.0 / (3.0 * level.lambda_max)
             for _ in range(self.degree):

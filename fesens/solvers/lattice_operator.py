@@ -12,7 +12,9 @@ component-major, so every slice is contiguous rows), one ``(m, m) @ (m, cells)``
 scale, scatter back by slicing. No sparse matrix and no gather map of one entry
 per cell-matrix entry exists on the fine level (memory per cell: the coefficient and the
 vectors). Work goes in slabs of cells along the slowest axis, so
-temporaries stay small.
+temporaries stay small, and the slabs run on all cores (:mod:`fesens.solvers.parallel`:
+slabs that add into shared lattice points in two colours, so that the result is the same
+bit for bit for every thread count).
 
 The first multigrid coarse level is the Galerkin operator ``Pᵀ A P`` of the linear
 prolongation of :mod:`fesens.solvers.grid_hierarchy`, formed cell by cell: a fine cell
@@ -39,9 +41,11 @@ import scipy.sparse as sp
 from fesens.arrays import namespace
 from fesens.errors import NonFiniteError
 from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
+from fesens.solvers.parallel import SlabPool
 
-#: Cells per slab of a batched cell operation (bounds the temporaries to a few MB).
-_SLAB_CELLS = 32_768
+#: Cells per slab of a batched cell operation: temporaries of a few MB, and slabs enough
+#: to balance two colours over the threads (96x48x48 cells: 48 slabs of one layer).
+_SLAB_CELLS = 8_192
 #: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
 #: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
 _HALVES = {"left": np.array([[1.0, 0.0], [0.5, 0.5]]),
@@ -60,9 +64,13 @@ class LatticeStructure:
     element : numpy.ndarray
         ``(2**dim · n_components, 2**dim · n_components)`` symmetric reference cell
         matrix in the local numbering of the module docstring.
+    threads : int, optional
+        Threads of the kernels on numpy arrays (default: the usable cores, or
+        ``FESENS_THREADS``); settable as :attr:`threads`. The results do not depend on it.
     """
 
-    def __init__(self, grid: StructuredGrid, element: np.ndarray) -> None:
+    def __init__(self, grid: StructuredGrid, element: np.ndarray,
+                 threads: int | None = None) -> None:
         dim, nc = len(grid.shape), grid.n_components
         m = 2**dim * nc
         element = np.asarray(element, dtype=float)
@@ -89,6 +97,16 @@ class LatticeStructure:
         lattice_cells = int(np.prod([max(c, 1) for c in self.cells[1:]]))
         self._slab = max(1, _SLAB_CELLS // lattice_cells)  # slow-axis cells per slab
         self._resident: dict[int, tuple] = {}
+        self.pool = SlabPool(threads)
+
+    @property
+    def threads(self) -> int:
+        """Threads of the kernels on numpy arrays."""
+        return self.pool.threads
+
+    @threads.setter
+    def threads(self, count: int | None) -> None:
+        self.pool.threads = count
 
     def _on(self, xp) -> tuple:
         """The reference matrix and the free dofs' lattice positions as arrays of the
@@ -121,9 +139,27 @@ class LatticeStructure:
         """The free-dof vector ``(n,)`` of a lattice array."""
         return lattice.reshape(-1)[self._on(namespace(lattice))[1]]
 
-    def _slabs(self):
+    def _run(self, xp, function, coloured: bool) -> None:
+        """``function(slab)`` for every slab of :meth:`_slabs`: on the pool's threads for
+        numpy arrays (``coloured``: slabs that add into shared lattice points, even ones
+        first), else in one loop in the same order."""
+        slabs = self._slabs()
+        if xp is np:
+            (self.pool.coloured if coloured else self.pool.map)(function, slabs)
+            return
+        for slab in (slabs[0::2] + slabs[1::2]) if coloured else slabs:
+            function(slab)
+
+    @cached_property
+    def _slab_list(self) -> list:
+        return list(self._slab_iter())
+
+    def _slabs(self) -> list:
         """``(start, stop, corner slices)`` per slab: the slices of every corner's lattice
         points (all components) for the cells ``start:stop`` of the slowest axis."""
+        return self._slab_list
+
+    def _slab_iter(self):
         slow = self.cells[-1]
         for start in range(0, slow, self._slab):
             stop = min(start + self._slab, slow)
@@ -168,10 +204,14 @@ class LatticeStructure:
         element = self._on(xp)[0]
         source = self.expand(x)
         target = xp.zeros_like(source)
-        for start, stop, corners in self._slabs():
+
+        def slab(item) -> None:
+            start, stop, corners = item
             local = element @ self._gather(source, corners)
             local *= self._cell_slab(coefficients, start, stop)
             self._scatter(target, local, corners)
+
+        self._run(xp, slab, coloured=True)
         return self.restrict(target)
 
     def diagonal(self, coefficients: np.ndarray) -> np.ndarray:
@@ -179,9 +219,13 @@ class LatticeStructure:
         xp = namespace(coefficients)
         target = self.expand(xp.zeros(self.n, dtype=coefficients.dtype))
         diagonal = xp.diagonal(self._on(xp)[0])[:, None]
-        for start, stop, corners in self._slabs():
+
+        def slab(item) -> None:
+            start, stop, corners = item
             self._scatter(target, diagonal * self._cell_slab(coefficients, start, stop),
                           corners)
+
+        self._run(xp, slab, coloured=True)
         return self.restrict(target)
 
     def cell_bilinear(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -193,10 +237,14 @@ class LatticeStructure:
         element = self._on(xp)[0]
         out = xp.empty(self.n_cells, dtype=a.dtype)
         first, second = self.expand(a), self.expand(b)
-        for start, stop, corners in self._slabs():
+
+        def slab(item) -> None:  # writes its own cells only
+            start, stop, corners = item
             local = element @ self._gather(first, corners)
             self._cell_slab(out, start, stop)[...] = xp.einsum(
                 "ie,ie->e", local, self._gather(second, corners))
+
+        self._run(xp, slab, coloured=False)
         return out
 
     # ------------------------------------------------------------ assembled forms

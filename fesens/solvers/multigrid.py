@@ -44,6 +44,7 @@ from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 from fesens.solvers.needs import ModelNeeds
+from fesens.solvers.parallel import SlabPool
 from fesens.solvers.registry import register_solver
 from fesens.solvers.structure import MatrixStructure
 
@@ -134,6 +135,9 @@ class MultigridCGSolver(LinearSolver):
         self._reused = False  # the current hierarchy's fine level was refreshed, not built
         self._backoff, self._penalty = 0, 1  # full builds before the next reuse attempt
         self._previous: dict[bool, np.ndarray] = {}
+        # the threads of the hierarchy's products; BLAS runs one thread inside a setup or
+        # a solve, so that CG's dot products do not depend on the thread count either
+        self._pool = SlabPool()
         self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
                            n_reuses=0, levels=[], coarsening_stop="")
 
@@ -152,7 +156,7 @@ class MultigridCGSolver(LinearSolver):
         self._setup(A.tocsr())
 
     def _setup(self, A: sp.csr_matrix | LatticeOperator) -> None:
-        with self._timed("numeric_seconds"):
+        with self._timed("numeric_seconds"), self._pool.one_blas_thread():
             reusable = self.reuse and self._hierarchy is not None and self._same_structure(A)
             if reusable and self._backoff == 0:
                 self._hierarchy.refresh_fine(A)
@@ -181,7 +185,7 @@ class MultigridCGSolver(LinearSolver):
                 "grid=StructuredGrid(...); for other matrices use solver 'cg' with "
                 "preconditioner 'amg'")
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
-                                    coarse_size=self.coarse_size)
+                                    coarse_size=self.coarse_size, pool=self._pool)
         self._pattern = A.structure if isinstance(A, LatticeOperator) else MatrixStructure(A)
         self._baseline, self._reused = None, False
         self._stats["n_rebuilds"] += 1
@@ -193,7 +197,8 @@ class MultigridCGSolver(LinearSolver):
         if x0 is None and self.warm_start:
             previous = self._previous.get(transpose)
             x0 = previous if previous is not None and previous.shape == b.shape else None
-        x = solve_columns(b, x0, self._solve_column, self._stats)
+        with self._pool.one_blas_thread():
+            x = solve_columns(b, x0, self._solve_column, self._stats)
         self._previous[transpose] = x.copy()
         return x
 
