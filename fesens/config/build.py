@@ -26,6 +26,7 @@ from fesens.config.time_design import build_time_problem
 from fesens.config.time_sections import STATIC, analysis_type
 from fesens.errors import TooLargeError
 from fesens.fem import LinearModel
+from fesens.objectives.static import volume
 from fesens.opt import (
     INTERPOLATIONS,
     PROJECTIONS,
@@ -155,6 +156,7 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         return build_time_problem(config, model, design)
     constraints = [Constraint(item["name"], response(item, config), item["limit"])
                    for item in data["constraints"]["extra"]]
+    constraints += cost_constraints(config, model, design["interpolation"])
     worst, objective = objective_of(config)
     common = {**design, "constraints": constraints, **case_options(config, objective),
               "adaptive_tolerance": adaptive_tolerance(config)}
@@ -168,6 +170,19 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     if newton is not None:  # every solve of the loop is Newton's with the config's options
         problem.differentiable.solve_options["newton"] = newton
     return problem
+
+
+def cost_constraints(config: Config, model: LinearModel, interpolation) -> list[Constraint]:
+    """The ``[constraints] cost_fraction`` of a config as a constraint (none without it):
+    the cost ``Σ_e x_e P(x_e) v_e`` of the ordered interpolation
+    (:meth:`~fesens.opt.interpolation.OrderedSIMP.cost`) over that of the domain full of
+    the densest phase, at most ``cost_fraction``; ``interpolation`` is the design problem's,
+    whose penalty continuation the cost follows."""
+    limit = config.data["constraints"].get("cost_fraction")
+    if limit is None:
+        return []
+    return [Constraint("cost_fraction", lambda state, rho: volume(
+        model, interpolation.cost(rho), fraction=True), limit)]
 
 
 def build_filter(config: Config) -> Filter:

@@ -38,6 +38,7 @@ from fesens.config.frequency import eigen_kind
 from fesens.config.initial_design import check_initial
 from fesens.config.objectives import buckling_kinds, objective_kind
 from fesens.config.physics_keys import response_kind, response_variants, selects_nodes
+from fesens.config.time_sections import STATIC, analysis_type
 from fesens.mesh import Mesh
 from fesens.opt import (
     FILTERS,
@@ -216,7 +217,7 @@ def check_response(path: str, raw: Any, config: Config, variants: dict,
 
 #: History columns an extra constraint may not be named after.
 RESERVED_NAMES = ("iteration", "objective", "volume", "volume_fraction", "change", "seconds",
-                  "penalty", "beta")
+                  "penalty", "beta", "cost_fraction")
 
 
 #: ``normalization`` of a ``[[constraints.extra]]`` of an aggregate (a kind with a
@@ -251,6 +252,9 @@ def check_constraints(raw: Any, config: Config) -> dict:
         "volume_fraction": Key(number(0.0, 1.0, low_open=True), REQUIRED,
                                "upper bound of the material volume fraction"),
         "extra": Key(require_list_of_tables, [], "extra constraints response ≤ limit"),
+        "cost_fraction": Key(number(0.0, 1.0, low_open=True), None,
+                             "penalization.type = \"ordered\": upper bound of the cost, "
+                             "relative to the domain full of the densest phase"),
     }
     constraints = check_table("constraints", raw, spec)
     variants = {k: v for k, v in response_variants(config.physics).items() if k != "volume"}
@@ -361,6 +365,38 @@ def _optimizer_error(item: dict, err: Exception) -> ConfigError:
         except (TypeError, ValueError) as single:
             return ConfigError(f"optimizer.{key} = {show(value)} is not allowed: {single}")
     return ConfigError(f"optimizer ({item['type']}): {err}")
+
+
+def check_cost(data: dict, physics: str) -> None:
+    """Refuse a ``[constraints] cost_fraction`` the design cannot take: without an
+    interpolation that has costs (``[penalization] type = "ordered"`` with ``costs``), with an
+    optimizer that handles the volume constraint only, or in a frequency or time-dependent
+    design.
+
+    Raises
+    ------
+    ConfigError
+        Naming the key and the fix.
+    """
+    constraints = data.get("constraints") or {}
+    if "cost_fraction" not in constraints:
+        return
+    penalization = data.get("penalization", {})
+    if not callable(getattr(INTERPOLATIONS[penalization.get("type", "simp")], "cost", None)) \
+            or "costs" not in penalization:
+        raise ConfigError("constraints.cost_fraction needs the phases' costs: give "
+                          "penalization.type = \"ordered\" with penalization.costs (one per "
+                          "solid phase), or remove constraints.cost_fraction")
+    if eigen_kind(data, physics) is not None or analysis_type(data) != STATIC:
+        raise ConfigError("constraints.cost_fraction is offered for static designs only "
+                          "(not a frequency or time-dependent one): remove it")
+    optimizer = data.get("optimizer")
+    if optimizer is not None and not OPTIMIZERS[optimizer["type"]].general_constraints:
+        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
+                              if cls.general_constraints)
+        raise ConfigError(f"constraints.cost_fraction is a second constraint, which "
+                          f"optimizer.type = \"{optimizer['type']}\" cannot handle: use "
+                          f"optimizer.type = {capable}")
 
 
 def check_robust(data: dict, physics: str) -> None:

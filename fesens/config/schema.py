@@ -68,6 +68,7 @@ from fesens.config.optimization_sections import (
     PROJECTION,
     STOP,
     check_constraints,
+    check_cost,
     check_design,
     check_filter,
     check_optimizer,
@@ -420,6 +421,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data.update(check_time_sections(raw, data, config.physics_class, mesh, label))
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
+    check_cost(data, kind)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)
@@ -448,7 +450,7 @@ def documented_keys() -> dict[str, set[str]]:
         "design": {"passive", "type", "group", "region", "initial"},
         "manufacturing": set(MANUFACTURING),
         "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS},
-        "constraints": {"volume_fraction", "extra", "limit", "name"},
+        "constraints": {"volume_fraction", "extra", "limit", "name", "cost_fraction"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},
         "projection": keys(*PROJECTION.values()) | {"type"},
