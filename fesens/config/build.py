@@ -5,6 +5,8 @@ optimizer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from fesens.config import selections
@@ -13,7 +15,7 @@ from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.manufacturing import problem_maps
 from fesens.config.nonlinear import newton_options
-from fesens.config.objectives import objective_kind
+from fesens.config.objectives import OBJECTIVES, objective_kind
 from fesens.config.optimization_sections import ROBUST, create_optimizer
 from fesens.config.physics_keys import (
     LOAD_SELECTIONS,
@@ -38,6 +40,8 @@ from fesens.opt import (
     MinMaxProblem,
     make_filter,
 )
+from fesens.opt.buckling import BucklingProblem, load_factor_reports
+from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.problem import Response
 from fesens.opt.robust import RobustProblem, RobustProjection
 
@@ -154,8 +158,9 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         return build_frequency_problem(config, model, design)
     if analysis_type(data) != STATIC:
         return build_time_problem(config, model, design)
-    constraints = [Constraint(item["name"], response(item, config), item["limit"])
-                   for item in data["constraints"]["extra"]]
+    if buckling_items(data):
+        return build_buckling_problem(config, model, design)
+    constraints = [constraint(item, config) for item in data["constraints"]["extra"]]
     constraints += cost_constraints(config, model, design["interpolation"])
     worst, objective = objective_of(config)
     common = {**design, "constraints": constraints, **case_options(config, objective),
@@ -166,9 +171,75 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
                                 **({} if every is None else {"volume_update_every": every}))
     else:
         problem = (MinMaxProblem if worst else DesignProblem)(model, objective, **common)
+    _add_constraint_reports(problem)
     newton = newton_options(data)
     if newton is not None:  # every solve of the loop is Newton's with the config's options
         problem.differentiable.solve_options["newton"] = newton
+    return problem
+
+
+def constraint(item: dict, config: Config,
+               on: Callable[[Response], Response] = lambda f: f) -> Constraint:
+    """The :class:`~fesens.opt.Constraint` of a checked ``[[constraints.extra]]`` table of a
+    static kind: with ``normalization = "adaptive"`` a
+    :class:`~fesens.opt.normalized.NormalizedConstraint` tracking the kind's ``maximum``.
+    ``on`` maps a response ``f(state, ρ)`` to what the design problem's solve gives (a
+    buckling problem's: ``f(result.solution, ρ)``)."""
+    if item.get("normalization") == "adaptive":
+        kind = objective_kind(response_kind(config.physics, item["type"]))
+        return NormalizedConstraint(item["name"], on(response(item, config)), item["limit"],
+                                    maximum=on(kind.maximum(item, config)),
+                                    alpha=item["alpha"])
+    return Constraint(item["name"], on(response(item, config)), item["limit"])
+
+
+def _add_constraint_reports(problem: DesignProblem) -> None:
+    """Add the history columns of the normalized constraints (their maximum, aggregate and
+    factor) to the problem's reports."""
+    for item in problem.constraints:
+        if isinstance(item, NormalizedConstraint):
+            problem.reports.update(item.reports())
+
+
+def buckling_items(data: dict) -> list[dict]:
+    """The ``[[constraints.extra]]`` tables of a checked config that constrain buckling load
+    factors (a kind of the buckling analysis)."""
+    return [item for item in data["constraints"]["extra"]
+            if item["type"] in OBJECTIVES and OBJECTIVES[item["type"]].analysis == "buckling"]
+
+
+def _on_solution(response: Response) -> Response:
+    """``f(state, ρ)`` as ``f(result, ρ)`` of a buckling result's static solution."""
+    return lambda result, rho: response(result.solution, rho)
+
+
+def build_buckling_problem(config: Config, model: LinearModel,
+                           design: dict) -> BucklingProblem:
+    """The :class:`~fesens.opt.buckling.BucklingProblem` of a config with buckling
+    constraints: its static objective and other constraints of the reference load's static
+    solution, each buckling constraint ``limit / KS(μ) ≤ 1``, the load factors in the
+    history (``load_factor_<i>``); the evaluation's state is the static solution.
+
+    Raises
+    ------
+    ConfigError
+        A solver the buckling analysis cannot use (it needs a direct factorization).
+    """
+    data = config.data
+    items = data["constraints"]["extra"]
+    buckling = buckling_items(data)
+    constraints = [Constraint(item["name"], objective_kind(item["type"]).build(item, config), 1.0)
+                   if item in buckling else constraint(item, config, _on_solution)
+                   for item in items]
+    n_modes = max(item["modes"] for item in buckling)
+    try:
+        problem = BucklingProblem(model, _on_solution(response(data["objective"], config)),
+                                  n_modes=n_modes, static_state=True, constraints=constraints,
+                                  reports=load_factor_reports(n_modes), **design)
+    except ValueError as exc:
+        raise ConfigError(f"solver.backend = {show(data['solver']['backend'])}: a buckling "
+                          f"constraint needs a direct solver ({exc})") from None
+    _add_constraint_reports(problem)
     return problem
 
 

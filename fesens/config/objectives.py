@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from fesens.config import selections
 from fesens.config.checks import (
     POSITIVE,
@@ -44,6 +46,7 @@ from fesens.objectives.static import (
     stress_pnorm,
     value_at,
     volume,
+    von_mises_squared,
 )
 from fesens.opt.problem import Response
 
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
 
 
 #: What an objective kind is a function of (:attr:`ObjectiveKind.analysis`).
-ANALYSES = ("static", "eigen")
+ANALYSES = ("static", "eigen", "buckling")
 
 
 @dataclass(frozen=True)
@@ -78,16 +81,24 @@ class ObjectiveKind:
         rank and adds (the distributed model accepts only such objectives).
     everywhere : bool
         Every physics offers it under its name, without a ``responses`` line.
-    analysis : {"static", "eigen"}
+    analysis : {"static", "eigen", "buckling"}
         What it is a function of: the state of a static solve (``build`` gives
-        ``f(state, ρ)``), or the lowest eigenpairs of a frequency design (``build`` gives
-        ``f(modes, ρ)``, the negative of the objective, which the design minimizes).
+        ``f(state, ρ)``), the lowest eigenpairs of a frequency design (``build`` gives
+        ``f(modes, ρ)``, the negative of the objective, which the design minimizes), or
+        the lowest buckling load factors of the static solve (``build`` gives
+        ``f(result, ρ)`` of a :class:`~fesens.fem.analysis.buckling.Buckling`: a
+        ``[[constraints.extra]]`` only, offered by every physics whose solution has what it
+        ``reads``).
     reads : tuple of str
         Methods of the physics' solution it calls (e.g. ``von_mises_squared``): a physics
         may offer it only if its ``solution_class`` has them.
     design_keys : tuple of str
         Keys of ``keys`` that act on the design density ``ρ`` (e.g. a stress relaxation
         exponent): a parameter study, which has no design, offers the kind without them.
+    maximum : callable or None
+        For an aggregate (a p-norm, KS): ``maximum(spec, config) -> f(state, ρ)``, the
+        exact maximum it approximates, which the adaptive normalization of a constraint
+        (``normalization = "adaptive"``, :mod:`fesens.opt.normalized`) tracks.
     """
 
     name: str
@@ -100,6 +111,7 @@ class ObjectiveKind:
     analysis: str = "static"
     reads: tuple[str, ...] = ()
     design_keys: tuple[str, ...] = ()
+    maximum: Callable[[dict, Config], Response] | None = None
 
     def __post_init__(self):
         if self.analysis not in ANALYSES:
@@ -145,6 +157,19 @@ def _stress_pnorm(spec: dict, config: Config) -> Response:
 def _stress_ks(spec: dict, config: Config) -> Response:
     scale = _stress_scale(spec)
     return lambda state, rho: stress_ks(state, spec["rho"], stress_scale=scale(rho))
+
+
+def _stress_max(spec: dict, config: Config) -> Response:
+    """The largest cell-mean von Mises stress, relaxed as the aggregate of ``spec`` is."""
+    scale = _stress_scale(spec)
+    return lambda state, rho: np.sqrt(np.max(von_mises_squared(state, scale(rho))))
+
+
+def _buckling(spec: dict, config: Config) -> Response:
+    """``limit / KS(μ_1..μ_count)`` of a :class:`~fesens.fem.analysis.buckling.Buckling`:
+    ≤ 1 where the KS bound of the lowest load factors (below the lowest) is ≥ ``limit``."""
+    return lambda result, rho: spec["limit"] / eigenvalue_ks(result, spec["rho"],
+                                                             spec["count"])
 
 
 POINT_VALUE = {
@@ -197,11 +222,13 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
     ObjectiveKind("stress_pnorm", _stress_pnorm,
                   {"p": Key(number(1.0, low_open=True), 8.0, "p-norm exponent"),
                    "stress_exponent": STRESS_EXPONENT},
-                  reads=("von_mises_squared",), design_keys=("stress_exponent",)),
+                  reads=("von_mises_squared",), design_keys=("stress_exponent",),
+                  maximum=_stress_max),
     ObjectiveKind("stress_ks", _stress_ks,
                   {"rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
                    "stress_exponent": STRESS_EXPONENT},
-                  reads=("von_mises_squared",), design_keys=("stress_exponent",)),
+                  reads=("von_mises_squared",), design_keys=("stress_exponent",),
+                  maximum=_stress_max),
     ObjectiveKind("volume", _volume, everywhere=True),
     ObjectiveKind("eigenvalue", _single_eigenvalue(eigenvalue), {"index": INDEX, **EIGEN_SOLVE},
                   analysis="eigen"),
@@ -212,6 +239,12 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
     ObjectiveKind("eigenvalue_ks", _eigenvalue_ks,
                   {"count": COUNT, "rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
                    **EIGEN_SOLVE}, analysis="eigen"),
+    ObjectiveKind("buckling", _buckling,
+                  {"count": Key(integer(1), 3, "load factors in the KS bound"),
+                   "rho": Key(POSITIVE, 50.0, "KS aggregation parameter"),
+                   "modes": Key(integer(2), None, "load factors computed per iteration "
+                                                  "(default count + 1)")},
+                  analysis="buckling", reads=("stress",)),
 )})
 
 
@@ -228,6 +261,13 @@ def objective_kind(name: str) -> ObjectiveKind:
     except KeyError:
         raise KeyError(f"no objective kind {name!r}; expected one of "
                        f"{', '.join(OBJECTIVES)}") from None
+
+
+def buckling_kinds(solution_class: type) -> tuple[ObjectiveKind, ...]:
+    """The constraint kinds of the buckling analysis a physics offers: those whose ``reads``
+    its ``solution_class`` has (a prestress for the geometric stiffness)."""
+    return tuple(kind for kind in OBJECTIVES.values() if kind.analysis == "buckling"
+                 and all(hasattr(solution_class, name) for name in kind.reads))
 
 
 def static_kind(name: str) -> ObjectiveKind | None:

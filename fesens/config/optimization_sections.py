@@ -267,7 +267,7 @@ def check_constraints(raw: Any, config: Config) -> dict:
         item = check_response(path, table, config, variants, extra_keys)
         if item.get("normalization") == "none":
             item.pop("alpha")  # the damping of the adaptive normalization only
-        elif "modes" in item:  # a buckling constraint: enough load factors for its count
+        elif item["type"] in _buckling_variants(config):  # enough load factors for its count
             _check_modes(path, item)
         item.setdefault("name", item["type"])
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", item["name"]):
@@ -285,9 +285,8 @@ def check_constraints(raw: Any, config: Config) -> dict:
 
 
 def _check_modes(path: str, item: dict) -> None:
-    if item["modes"] is None:
-        item["modes"] = item["count"] + 1
-    elif item["modes"] <= item["count"]:
+    item.setdefault("modes", item["count"] + 1)
+    if item["modes"] <= item["count"]:
         raise ConfigError(f"{path}.modes = {item['modes']} is too few for count = "
                           f"{item['count']}: one more load factor than the KS bound uses shows "
                           f"whether the last is repeated; give modes = {item['count'] + 1}")

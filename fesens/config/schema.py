@@ -67,6 +67,7 @@ from fesens.config.optimization_sections import (
     PENALIZATION,
     PROJECTION,
     STOP,
+    check_constraint_analyses,
     check_constraints,
     check_cost,
     check_design,
@@ -422,6 +423,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
     check_cost(data, kind)
+    check_constraint_analyses(data)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)

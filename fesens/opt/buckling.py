@@ -14,8 +14,12 @@ static ``solution`` for compliance; the same loop, filters and optimizers run it
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from fesens.fem.analysis.buckling import Buckling
-from fesens.opt.problem import DesignProblem
+from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.physics.geometric_stiffness import linear_buckling
 
 
@@ -35,13 +39,20 @@ class BucklingProblem(DesignProblem):
     n_modes : int
         Load factors computed per evaluation (at least one more than an aggregate such as
         :func:`~fesens.objectives.eigen.eigenvalue_ks` uses).
+    static_state : bool
+        Give the static solution (``result.solution``, untraced) as
+        :attr:`~fesens.opt.problem.Evaluation.state` instead of the whole
+        :class:`~fesens.fem.analysis.buckling.Buckling`, for writers of a static design's
+        fields (a compliance design with a buckling constraint); the load factors are then
+        in the ``reports`` the caller gives.
     **options
         As :class:`~fesens.opt.problem.DesignProblem` (``volume_fraction``,
         ``interpolation``, ``filter``, ``projection``, passive cells, ``constraints``,
         ``solver``: a direct backend).
     """
 
-    def __init__(self, model, objective, *, n_modes: int = 4, **options):
+    def __init__(self, model, objective, *, n_modes: int = 4, static_state: bool = False,
+                 **options):
         if options.get("load_cases") is not None:
             raise ValueError("a buckling problem has one reference load: drop load_cases")
         super().__init__(model, objective, **options)
@@ -49,6 +60,7 @@ class BucklingProblem(DesignProblem):
             raise ValueError(f"a buckling problem needs a direct solver, not "
                              f"{self.differentiable.solver.name!r}: give solver='cholmod'")
         self.n_modes = int(n_modes)
+        self.static_state = bool(static_state)
 
     def stress_scale(self, rho):
         """``(s(ρ) − s_min) / (1 − s_min)``: the interpolation without its floor (SIMP:
@@ -61,3 +73,18 @@ class BucklingProblem(DesignProblem):
         return linear_buckling(self.model, self.n_modes, scale=self.interpolation(rho),
                                stress_scale=self.stress_scale(rho),
                                solver=self.differentiable.solver)
+
+    def evaluate(self, x: np.ndarray) -> Evaluation:
+        """As :meth:`DesignProblem.evaluate`; with :attr:`static_state` the evaluation's
+        state is the static solution."""
+        evaluation = super().evaluate(x)
+        if self.static_state:
+            evaluation.state = evaluation.state.solution
+        return evaluation
+
+
+def load_factor_reports(n_modes: int) -> dict[str, Callable]:
+    """History columns ``load_factor_<i>`` (``i`` from 1) of the lowest ``n_modes`` load
+    factors, reports ``f(result, ρ)`` of a :class:`BucklingProblem`."""
+    return {f"load_factor_{i + 1}": lambda result, rho, i=i: result.load_factors[i]
+            for i in range(n_modes)}

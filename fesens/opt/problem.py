@@ -85,6 +85,14 @@ class Constraint:
     response: Response
     limit: float
 
+    def update(self, iteration: int) -> None:
+        """Start ``iteration``: nothing here; a constraint that changes between iterations
+        (:class:`~fesens.opt.normalized.NormalizedConstraint`) does it here."""
+
+    def restore(self, history: list[dict]) -> None:
+        """Take back what the constraint derived from the iterations of ``history`` (a
+        resumed run's): nothing here."""
+
 
 class DesignProblem:
     """Density-based topology optimization of a :class:`LinearModel`.
@@ -257,14 +265,19 @@ class DesignProblem:
 
     def restore(self, history: list[dict]) -> None:
         """Take back what the problem derived during a run from the history of the
-        iterations done (a resumed run's): nothing here; a problem that derives a value
-        from earlier iterations restores it, so the resumed run equals the uninterrupted
-        one."""
+        iterations done (a resumed run's): here each constraint's; a problem that derives a
+        value from earlier iterations restores it too, so the resumed run equals the
+        uninterrupted one."""
+        for constraint in self.constraints:
+            constraint.restore(history)
 
     def update_schedules(self, iteration: int) -> None:
-        """Advance the continuation of penalty and projection sharpness."""
+        """Advance the continuation of penalty and projection sharpness, and start the
+        iteration of each constraint."""
         self.interpolation.update(iteration)
         self.projection.update(iteration)
+        for constraint in self.constraints:
+            constraint.update(iteration)
 
     def schedules_done(self, iteration: int) -> bool:
         """True once the penalty and projection continuations have reached their final
