@@ -21,6 +21,7 @@ from fesens.opt.interpolation import (
     Continuation,
     Heaviside,
     NoProjection,
+    OrderedSIMP,
 )
 from fesens.opt.loop import (
     CheckpointError,
@@ -69,6 +70,7 @@ __all__ = [
     "MirrorSymmetry",
     "NoFilter",
     "NoProjection",
+    "OrderedSIMP",
     "OverhangFilter",
     "Pedersen",
     "Result",
