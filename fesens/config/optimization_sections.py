@@ -450,7 +450,7 @@ def check_constraint_analyses(data: dict) -> None:
         Naming the key and the fix.
     """
     robust = bool(data.get("projection", {}).get("robust"))
-    for i, item in enumerate(data["constraints"]["extra"]):
+    for i, item in enumerate(data.get("constraints", {}).get("extra", [])):  # solve: none
         path = join("constraints.extra", i)
         if robust and item.get("normalization") == "adaptive":
             raise ConfigError(f"{path}.normalization = \"adaptive\" is not offered with "
