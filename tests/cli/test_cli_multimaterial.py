@@ -7,7 +7,7 @@ import re
 import meshio
 import numpy as np
 import pytest
-from cli_helpers import edit, run, write_config
+from cli_helpers import edit, history, run, write_config
 from PIL import Image
 
 from fesens.config import preset_text
@@ -63,3 +63,23 @@ def test_two_phases_are_stiffer_than_either_alone_at_the_same_mass(tmp_path):
     assert compliance["heavy"] == pytest.approx(314.07, rel=0.01)
     assert compliance["light"] == pytest.approx(235.97, rel=0.01)
     assert compliance["two"] < compliance["light"] < compliance["heavy"]
+
+
+def test_a_resumed_run_writes_the_uninterrupted_design(tmp_path):
+    """Bit-identical: the history (its timings aside) and the final densities and phases."""
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert run("optimize", "--preset", "multimaterial", "--out", whole, "--max-iter", 6,
+               "-q").exit_code == 0
+    assert run("optimize", "--preset", "multimaterial", "--out", part, "--max-iter", 3,
+               "-q").exit_code == 0
+    result = run("optimize", part / "config.toml", "--out", part, "--resume", "--max-iter", 6,
+                 "-q")
+    assert result.exit_code == 0, result.output
+
+    def untimed(folder):
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in history(folder)]
+
+    assert untimed(part) == untimed(whole) and len(untimed(whole)) == 6
+    for name in ("density", "phase", "d_compliance_d_design"):
+        np.testing.assert_array_equal(meshio.read(part / "design.vtu").cell_data[name][0],
+                                      meshio.read(whole / "design.vtu").cell_data[name][0])
