@@ -388,9 +388,12 @@ class _Run:
         quantity, name, label = shown_quantity(problem, config.data["objective"])
         value = evaluation.objective if quantity == "objective" else evaluation.extras[quantity]
         phase = cell_data.get("phase")
+        # with several solid phases the design variable is the density relative to the
+        # densest phase's, whose "volume" is the mass
+        fraction = "volume" if phase is None else "mass"
         plot_density(config.mesh, problem.whole_cells(evaluation.density),
                      folder.file("design.png"),
-                     title=f"{config.name}: {name} {value:.5g}, volume "
+                     title=f"{config.name}: {name} {value:.5g}, {fraction} "
                            f"{evaluation.volume_fraction:.3f}, {iterations} iterations",
                      **boundary_markers(self.model),
                      phases=None if phase is None else (phase, problem.interpolation.labels()))
