@@ -33,6 +33,7 @@ from fesens.opt.loop import (
 )
 from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
+from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.oc import OC
 from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
 from fesens.opt.overhang import OverhangFilter
@@ -68,6 +69,7 @@ __all__ = [
     "HelmholtzFilter",
     "MinMaxProblem",
     "MirrorSymmetry",
+    "NormalizedConstraint",
     "NoFilter",
     "NoProjection",
     "OrderedSIMP",
