@@ -9,6 +9,11 @@ filter ``x̃ = (H (v x)) / (H v)`` is then two correlations, exact at the bounda
 (the normalisation is the correlated volume field, top88's ``Hs`` for unit volumes), and
 nothing of size ``n_cells × n_neighbours`` is stored. ``H`` is symmetric, so the
 transpose (the sensitivities' filter) is one more correlation with the same stencil.
+
+The correlation runs on all cores in slabs along the lattice's first axis, each with the
+stencil's reach of neighbours on both sides (:class:`~fesens.solvers.parallel.SlabPool`):
+every output value is the same sum of the same products whatever slab computes it, so
+the result is bit-identical for every thread count.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import numpy as np
 from scipy import ndimage
 
 from fesens.ad.linear_map import apply_linear, apply_linear_transpose
+from fesens.solvers.parallel import SlabPool
 
 #: Relative tolerance (of the lattice spacing) for centroids to count as lattice points.
 LATTICE_TOLERANCE = 1e-10
+#: Lattice points per slab of the threaded correlation (at least two stencil reaches).
+_SLAB_POINTS = 16_384
 
 
 class CentroidLattice:
@@ -116,19 +124,34 @@ class ConeStencil:
     radius : float
     volumes : numpy.ndarray
         ``(n_cells,)`` cell volumes ``v``.
+    threads : int, optional
+        Threads of the correlation (default: the usable cores, or ``FESENS_THREADS``);
+        the result does not depend on it.
     """
 
-    def __init__(self, lattice: CentroidLattice, radius: float, volumes: np.ndarray):
+    def __init__(self, lattice: CentroidLattice, radius: float, volumes: np.ndarray,
+                 threads: int | None = None):
         self.lattice = lattice
         self.weights = lattice.stencil(radius)
         self.volumes = np.asarray(volumes, dtype=float)
+        self.pool = SlabPool(threads)
+        self._slabs = _slabs(lattice.shape, self.weights.shape[0] // 2)
         self.normaliser = self.correlate(self.volumes)  # H v
 
     def correlate(self, values: np.ndarray) -> np.ndarray:
         """``H values`` for cell values ``(n_cells,)``."""
-        grid = ndimage.correlate(self.lattice.to_grid(values), self.weights, mode="constant",
-                                 cval=0.0)
-        return self.lattice.from_grid(grid)
+        grid = self.lattice.to_grid(values)
+        out = np.empty_like(grid)
+        reach = self.weights.shape[0] // 2
+
+        def slab(rows: tuple[int, int]) -> None:
+            start, stop = rows
+            low, high = max(0, start - reach), min(grid.shape[0], stop + reach)
+            part = ndimage.correlate(grid[low:high], self.weights, mode="constant", cval=0.0)
+            out[start:stop] = part[start - low:stop - low]
+
+        self.pool.map(slab, self._slabs)
+        return self.lattice.from_grid(out)
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         """The filtered field ``W x``, ``(n_cells,)``."""
@@ -140,6 +163,14 @@ class ConeStencil:
 
     #: :func:`~fesens.ad.linear_map.apply_linear_transpose` calls it by this name.
     apply_transpose = transpose
+
+
+def _slabs(shape: tuple[int, ...], reach: int) -> list[tuple[int, int]]:
+    """Row ranges ``(start, stop)`` of the first axis: about :data:`_SLAB_POINTS` points
+    each, at least ``2 reach`` rows (the neighbours each slab reads on both sides)."""
+    per_row = int(np.prod(shape[1:]))
+    rows = max(1, 2 * reach, -(-_SLAB_POINTS // per_row))
+    return [(start, min(start + rows, shape[0])) for start in range(0, shape[0], rows)]
 
 
 #: ``W x`` of a :class:`ConeStencil`, ``(n_cells,)``: a fixed linear map
