@@ -12,7 +12,10 @@ cached pattern of the free dofs, so every Newton iteration and load step shares 
 symbolic analysis. The solve is one primitive
 (:func:`~fesens.fem.nonlinear.implicit_solve.solve_residual`): the Newton iterations are
 not taped, and the gradient costs one transposed solve with the converged tangent and one
-traced evaluation of ``R``.
+traced evaluation of ``R``. The states at several load factors of one solve
+(``solve(at_load_factors=...)``, :meth:`NonlinearSolution.at`) are one primitive too
+(:func:`~fesens.fem.nonlinear.implicit_solve.solve_residual_at`), whose gradient costs one
+transposed solve per state an objective reads.
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator
 from fesens.fem.model.base import Model
 from fesens.fem.model.solution import Solution
-from fesens.fem.nonlinear.implicit_solve import ResidualSolve, solve_residual
+from fesens.fem.nonlinear.implicit_solve import (
+    ResidualSolve,
+    along,
+    solve_residual,
+    solve_residual_at,
+)
 from fesens.fem.nonlinear.newton import NewtonOptions, NewtonReport
 from fesens.fem.post.fields import dof_gradients
 from fesens.mesh.mesh import Mesh
@@ -51,15 +59,48 @@ class NonlinearSolution(Solution):
         The material fields of the solve (traced values included), each ``(n_cells,)``.
     report : NewtonReport or None
         The load steps, Newton residual histories and cut-backs of the solve.
+    at_load_factors : tuple of float
+        The load factors whose states :meth:`at` returns (those given to
+        ``solve(at_load_factors=...)``; empty otherwise).
     """
 
     def __init__(self, model, u, f, coefficients, parameters, loads=None, points=None, *,
                  fields: dict | None = None, report: NewtonReport | None = None,
-                 prescribed=None):
+                 prescribed=None, steps: LoadStepStates | None = None):
         super().__init__(model, u, f, coefficients, parameters, loads, points)
         self.fields = {} if fields is None else fields
         self.report = report
         self._paths = prescribed  # (f₀, g₀, g) of the load path, to rebuild the states
+        self._steps = steps
+        self.at_load_factors = () if steps is None else steps.requested
+
+    def at(self, k: int) -> NonlinearSolution:
+        """The converged state at the ``k``-th of :attr:`at_load_factors` ``t_k``: a
+        solution of the same class whose ``u`` (traced when the solve is) is the
+        equilibrium under the loads ``t_k f`` (its ``f``) and the prescribed values
+        ``g₀ + t_k (g − g₀)`` (``g₀``: those of the reference state), so that every
+        objective of a solution applies to it (e.g. ``compliance(solution.at(0))``).
+
+        Raises
+        ------
+        ValueError
+            The solve was not asked for the states at load factors.
+        IndexError
+            ``k`` is not an index of :attr:`at_load_factors`.
+        """
+        steps = self._steps
+        if steps is None:
+            raise ValueError("this solution holds no states at load factors: solve with "
+                             "at_load_factors=[t_1, ..., t_k] to differentiate them")
+        t = steps.requested[k]
+        row = steps.stops.index(t)
+        loads = self.load_magnitudes
+        loads = ({name: t for name in self.model.loads} if loads is None
+                 else {name: t * value for name, value in loads.items()})
+        return type(self)(
+            self.model, self.model.state(steps.states[row], along(t, steps.g0, steps.g)),
+            t * self.f, self.coefficients, self.parameters, loads, self.points,
+            fields=self.fields, report=self.report, prescribed=self._paths)
 
     def detached(self) -> NonlinearSolution:
         """The same solution with every traced value replaced by its value."""
@@ -69,7 +110,8 @@ class NonlinearSolution(Solution):
                           self.load_magnitudes,
                           None if self.points is None else getval(self.points),
                           fields={k: getval(v) for k, v in self.fields.items()},
-                          report=self.report, prescribed=self._paths)
+                          report=self.report, prescribed=self._paths,
+                          steps=None if self._steps is None else self._steps.detached())
 
     def load_path(self, dof: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The load–displacement curve of the solve: the load factor of every converged
@@ -101,6 +143,32 @@ class NonlinearSolution(Solution):
         out = np.zeros_like(residual)
         out[model.constrained_dofs] = residual[model.constrained_dofs]
         return out.reshape(model.mesh.n_points, model.n_components)
+
+
+class LoadStepStates:
+    """The states of a solve at its requested load factors (what :meth:`NonlinearSolution.at`
+    reads).
+
+    Attributes
+    ----------
+    requested : tuple of float
+        The load factors asked for, increasing, in ``(0, 1]``.
+    stops : tuple of float
+        ``requested`` with 1 appended where it is not among them.
+    states : array
+        The free unknowns at each stop, ``(n_stops, n_free)`` (traced when the solve is).
+    g0, g : array
+        The prescribed values ``(n_constrained,)`` at load factors 0 (plain) and 1
+        (traced when given traced).
+    """
+
+    def __init__(self, requested: tuple, stops: tuple, states, g0, g):
+        self.requested, self.stops, self.states, self.g0, self.g = (
+            requested, stops, states, g0, g)
+
+    def detached(self) -> LoadStepStates:
+        return LoadStepStates(self.requested, self.stops, getval(self.states), self.g0,
+                              getval(self.g))
 
 
 class NonlinearModel(Model):
@@ -162,6 +230,11 @@ class NonlinearModel(Model):
     #: The largest relative change of the inputs for which a solve starts from the last
     #: converged state (an optimization loop) instead of the reference state.
     warm_start_tolerance: ClassVar[float] = 0.25
+    #: Whether the flux is a function of the current state only (no history, as in
+    #: plasticity or damage), so that a converged state at a load factor is the solution
+    #: of its own equilibrium, whatever path reached it: what the gradient of the states at
+    #: several load factors (``solve(at_load_factors=...)``) relies on.
+    path_independent: ClassVar[bool] = True
     solution_class: ClassVar[type[Solution]] = NonlinearSolution
 
     def __init__(self, mesh: Mesh, n_components: int, *, thickness: float = 1.0,
@@ -322,7 +395,8 @@ class NonlinearModel(Model):
     def solve(self, *, solver=None, solver_options: dict | None = None,
               loads: dict | None = None, load_cases: list[dict] | None = None,
               dirichlet=None, points=None, steps: int | None = None, newton: dict | None = None,
-              warm_start: bool = True, **parameters) -> NonlinearSolution:
+              warm_start: bool = True, at_load_factors=None,
+              **parameters) -> NonlinearSolution:
         """Solve ``R(u, θ) = 0`` by load-stepped Newton (traced when an input is).
 
         Parameters
@@ -352,6 +426,14 @@ class NonlinearModel(Model):
             :attr:`warm_start_tolerance` (relative), else from :meth:`reference_state`
             with the load applied by the load factor from 0 to 1 (external loads and
             prescribed values alike).
+        at_load_factors : sequence of float, optional
+            Load factors ``0 < t_1 < … < t_k ≤ 1`` whose converged states the solution
+            keeps, differentiable (:meth:`NonlinearSolution.at`): the load steps end on
+            each of them exactly, and the solve starts from :meth:`reference_state`
+            (no warm start), the state at ``t_k`` being the equilibrium under ``t_k`` times
+            the loads and prescribed values. The gradient of an objective costs one
+            transposed solve per state it reads. Refused for a path-dependent physics
+            (:attr:`path_independent` False).
         **parameters
             The physics' parameters.
 
@@ -389,20 +471,45 @@ class NonlinearModel(Model):
                              f"got {np.shape(getval(g))}")
         if not np.all(np.isfinite(getval(g))):
             raise NonFiniteError("dirichlet values contain NaN or infinity")
+        requested = self._load_factors(at_load_factors)
+        stops = (*requested, 1.0) if requested and requested[-1] != 1.0 else requested
         backend = self.tangent_solver(solver, **(solver_options or {}))
         names = tuple(fields)
-        problem = ResidualSolve(self, backend, options, names, warm_start)
+        problem = ResidualSolve(self, backend, options, names, warm_start, stops)
+        inputs = (f, g, points, *(fields[k] for k in names))
         try:
-            u_free = solve_residual(problem, f, g, points, *(fields[k] for k in names))
+            if stops:
+                states = solve_residual_at(problem, *inputs)
+                u_free = states[-1]
+            else:
+                u_free = solve_residual(problem, *inputs)
         except (NewtonError, SolverError) as exc:
             exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
             raise
         u = self.state(u_free, g)
-        g0 = problem.start_inputs[1]
+        g0 = np.asarray(problem.start_inputs[1], dtype=float)
+        steps = LoadStepStates(requested, stops, states, g0, g) if stops else None
         return self.solution_class(
             self, u, f, [fields[k] for k in names], dict(parameters), loads, points,
             fields=fields, report=problem.report,
-            prescribed=(np.asarray(g0, dtype=float), np.asarray(getval(g), dtype=float)))
+            prescribed=(g0, np.asarray(getval(g), dtype=float)), steps=steps)
+
+    def _load_factors(self, at_load_factors) -> tuple[float, ...]:
+        """The checked ``at_load_factors`` of :meth:`solve` (empty for None)."""
+        if at_load_factors is None:
+            return ()
+        factors = np.asarray(at_load_factors, dtype=float)
+        if (factors.ndim != 1 or factors.size == 0 or not np.all(np.isfinite(factors))
+                or factors[0] <= 0 or factors[-1] > 1 or np.any(np.diff(factors) <= 0)):
+            raise ValueError(f"at_load_factors must be increasing load factors in (0, 1], "
+                             f"at least one, e.g. [0.5, 1.0]; got {at_load_factors!r}")
+        if not self.path_independent:
+            raise ValueError(
+                f"{type(self).__name__} is path dependent (its flux carries history), so "
+                "its state at a load factor is not the solution of that load's equilibrium "
+                "alone and its gradient would need the adjoint of every step; solve "
+                "without at_load_factors, once per load level")
+        return tuple(float(t) for t in factors)
 
     def _newton_options(self, newton: dict | None, steps: int | None) -> NewtonOptions:
         given = dict(newton or {})

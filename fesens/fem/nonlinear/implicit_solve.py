@@ -11,6 +11,17 @@ gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` 
 for every input at once: the per-cell material fields, the load vector, the prescribed
 values and the node coordinates. The Newton iterations are never taped.
 
+The states at several load factors ``t_1 < … < t_m = 1`` of one load-stepped solve
+(:func:`solve_residual_at`: a load–displacement curve, the compliances at several load
+levels) are one primitive too. Each converged state solves its own equilibrium
+``R(u_k, θ, t_k) = 0``, which does not depend on the path that reached it for a physics
+whose flux is a function of the current state (hyperelasticity, a conductivity ``k(T)``;
+not plasticity or damage, which carry history), so each has the rule above at its own
+load factor: ``λ_k = K_T(u_k)⁻ᵀ ū_k`` and ``θ̄ = −Σ_k λ_kᵀ ∂R/∂θ (u_k, θ, t_k)``, one
+transposed solve and one traced residual evaluation for each state whose cotangent
+``ū_k`` is not zero (an objective of the last state costs what :func:`solve_residual`
+costs).
+
 Second derivatives (Hessian-vector products) would need the derivative of ``K_T`` along
 the tangent of ``u*``, which the hand-derived tangent does not provide: the backward rule
 refuses to be differentiated again.
@@ -48,12 +59,16 @@ class ResidualSolve:
         the model's last converged state).
     start_inputs : tuple or None
         The load vector and prescribed values ``(f₀, g₀)`` at load factor 0.
+    stops : tuple of float
+        The load factors, increasing and ending with 1, whose states
+        :func:`solve_residual_at` returns (empty for :func:`solve_residual`).
     """
 
     def __init__(self, model, backend, options: NewtonOptions, names: tuple[str, ...],
-                 warm_start: bool = True):
+                 warm_start: bool = True, stops: tuple[float, ...] = ()):
         self.model, self.backend, self.options, self.names = model, backend, options, names
         self.warm_start = warm_start
+        self.stops = tuple(stops)
         self.report: NewtonReport | None = None
         self.start_inputs: tuple | None = None
 
@@ -72,16 +87,28 @@ class ResidualSolve:
                                  replace(self.options, steps=1), warm=True)
             except NewtonError:
                 pass  # too far for one step from there: the full path from the reference
+        return self._from_reference(f, g, points, fields)
+
+    def forward_at(self, f, g, points, values) -> np.ndarray:
+        """The converged free unknowns at each of :attr:`stops`, ``(n_stops, n_free)``,
+        for raw inputs: one load-stepped solve from the reference state (whose steps end
+        on every stop), never a warm start, since a state at ``t_k < 1`` must be the
+        equilibrium under ``t_k`` times the loads from the reference."""
+        self._from_reference(f, g, points, self.fields(values), stops=self.stops)
+        factors, states = self.report.load_factors, self.report.states
+        return np.array([states[factors.index(t)] for t in self.stops])
+
+    def _from_reference(self, f, g, points, fields, stops=()) -> np.ndarray:
         reference = self.model.reference_state()
         return self._run(reference[self.model.free_dofs], np.zeros_like(f),
                          reference[self.model.constrained_dofs], f, g, points, fields,
-                         self.options, warm=False)
+                         self.options, warm=False, stops=stops)
 
-    def _run(self, x0, f0, g0, f, g, points, fields, options, warm) -> np.ndarray:
+    def _run(self, x0, f0, g0, f, g, points, fields, options, warm, stops=()) -> np.ndarray:
         path = LoadPath(self, f0, f, g0, g, points, fields)
         self.start_inputs = (f0, g0)
         try:
-            x, self.report = solve_steps(path, x0, options)
+            x, self.report = solve_steps(path, x0, options, stops)
             self.report.warm_start = warm
         except NewtonError as exc:
             if exc.state is not None:  # the model's dof vector, as NewtonError promises
@@ -91,8 +118,9 @@ class ResidualSolve:
         return x
 
     # ------------------------------------------------------------ adjoint
-    def adjoint(self, u_free, f, g, points, values, u_bar) -> np.ndarray:
-        """``λ = K_T(u*)⁻ᵀ ū`` ``(n_free,)`` with the tangent at the converged state."""
+    def adjoint(self, u_free, g, points, values, u_bar) -> np.ndarray:
+        """``λ = K_T(u*)⁻ᵀ ū`` ``(n_free,)`` with the tangent at the converged state of
+        free values ``u_free`` and prescribed values ``g`` (those of its load factor)."""
         u = self.model.state(u_free, g)
         K = self.model.tangent(u, self.fields(values), points)
         backend = self.backend
@@ -112,10 +140,10 @@ class LoadPath:
         self.points, self.fields = points, fields
 
     def load(self, t: float) -> np.ndarray:
-        return self.f0 + t * (self.f - self.f0)
+        return along(t, self.f0, self.f)
 
     def prescribed(self, t: float) -> np.ndarray:
-        return self.g0 + t * (self.g - self.g0)
+        return along(t, self.g0, self.g)
 
     def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
         model = self.model
@@ -138,6 +166,11 @@ class LoadPath:
         with K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
             return backend.solve(rhs)
+
+
+def along(t: float, start, end):
+    """``start + t (end − start)`` (traced in ``end``), exactly ``end`` at ``t = 1``."""
+    return end if t == 1.0 else start + t * (end - start)
 
 
 class ConvergedState:
@@ -188,35 +221,76 @@ def solve_residual(problem: ResidualSolve, f, g, points, *fields):
     return problem.forward(f, g, points, fields)
 
 
-def _solve_residual_vjp(argnums, u_free, problem, f, g, points, *fields):
+@primitive
+def solve_residual_at(problem: ResidualSolve, f, g, points, *fields):
+    """The free unknowns ``(n_stops, n_free)`` of ``R(u, θ, t) = 0`` at each load factor
+    ``t`` of ``problem.stops`` (increasing, the last 1), the load ``t f`` and the
+    prescribed values ``g₀ + t (g − g₀)`` (``g₀``: the reference state's), all from one
+    load-stepped solve.
+
+    The arguments are those of :func:`solve_residual`; the gradient costs one transposed
+    solve and one traced residual evaluation per state whose cotangent is not zero.
+    """
+    return problem.forward_at(f, g, points, fields)
+
+
+def _first_order_only(*inputs) -> None:
+    if any(isinstance(v, Traced) for v in inputs):
+        raise NotDifferentiableError(
+            "second derivatives through a nonlinear solve (hvp, grad of grad) are not "
+            "available: its backward rule uses the converged tangent, whose own "
+            "derivative is not implemented; use finite differences of gradients")
+
+
+def _pullback(problem: ResidualSolve, argnums, arguments: list, u_free, t: float,
+              lam) -> tuple:
+    """``−λᵀ ∂R/∂θ`` of the differentiated arguments (``argnums`` of the primitive) by
+    one traced evaluation of the residual at the state ``u_free`` and load factor ``t``."""
     from fesens.ad.api import vjp as pullback_of  # the AD entry points sit above the rules
 
+    f0, g0 = problem.start_inputs
+
+    def residual(*differentiated):
+        values = list(arguments)
+        for i, value in zip(argnums, differentiated, strict=True):
+            values[i - 1] = value
+        f_, g_, points_, *fields_ = values
+        model = problem.model
+        u = model.state(u_free, along(t, g0, g_))
+        forces = model.internal_forces(u, problem.fields(fields_), points_)
+        return (forces - along(t, f0, f_))[model.free_dofs]
+
+    _, pull = pullback_of(residual, *(arguments[i - 1] for i in argnums),
+                          argnums=tuple(range(len(argnums))))
+    return tuple(pull(-lam))
+
+
+def _solve_residual_vjp(argnums, u_free, problem, f, g, points, *fields):
     def vjp(u_bar):
-        inputs = (u_bar, u_free, f, g, points, *fields)
-        if any(isinstance(v, Traced) for v in inputs):
-            raise NotDifferentiableError(
-                "second derivatives through a nonlinear solve (hvp, grad of grad) are not "
-                "available: its backward rule uses the converged tangent, whose own "
-                "derivative is not implemented; use finite differences of gradients")
-        lam = problem.adjoint(u_free, f, g, points, fields, u_bar)
+        _first_order_only(u_bar, u_free, f, g, points, *fields)
+        lam = problem.adjoint(u_free, g, points, fields, u_bar)
+        return _pullback(problem, argnums, [f, g, points, *fields], u_free, 1.0, lam)
+
+    return vjp
+
+
+def _solve_residual_at_vjp(argnums, states, problem, f, g, points, *fields):
+    def vjp(u_bar):
+        _first_order_only(u_bar, states, f, g, points, *fields)
         arguments = [f, g, points, *fields]
-
-        def residual(*differentiated):
-            values = list(arguments)
-            for i, value in zip(argnums, differentiated, strict=True):
-                values[i - 1] = value
-            f_, g_, points_, *fields_ = values
-            model = problem.model
-            u = model.state(u_free, g_)
-            forces = model.internal_forces(u, problem.fields(fields_), points_)
-            return (forces - f_)[model.free_dofs]
-
-        _, pull = pullback_of(residual, *(arguments[i - 1] for i in argnums),
-                              argnums=tuple(range(len(argnums))))
-        return tuple(pull(-lam))
+        g0 = problem.start_inputs[1]
+        total = tuple(np.zeros(np.shape(arguments[i - 1])) for i in argnums)
+        u_bar = np.asarray(u_bar, dtype=float)
+        for k, t in enumerate(problem.stops):
+            if not np.any(u_bar[k]):  # a state the objective does not read: no solve
+                continue
+            lam = problem.adjoint(states[k], along(t, g0, g), points, fields, u_bar[k])
+            parts = _pullback(problem, argnums, arguments, states[k], t, lam)
+            total = tuple(a + b for a, b in zip(total, parts, strict=True))
+        return total
 
     return vjp
 
 
 defvjp_joint(solve_residual, _solve_residual_vjp)
-
+defvjp_joint(solve_residual_at, _solve_residual_at_vjp)

@@ -194,9 +194,13 @@ class _StepFailed(Exception):  # noqa: N818 - a signal between the functions bel
         self.reason, self.residuals = reason, residuals
 
 
-def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions
-                ) -> tuple[np.ndarray, NewtonReport]:
+def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
+                stops: tuple[float, ...] = ()) -> tuple[np.ndarray, NewtonReport]:
     """Solve ``R(x, 1) = 0`` from ``x0`` (a state at ``t = 0``) by load steps.
+
+    ``stops``: load factors in ``(0, 1]`` that a step must end on exactly (whatever the
+    increments and cut-backs), so that the report holds the converged state at each of
+    them (``report.states[report.load_factors.index(stop)]``).
 
     Returns
     -------
@@ -218,8 +222,10 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions
     # creep towards a limit load in ever smaller steps (down to round-off)
     floor = base * 0.5 ** options.max_cutbacks
     increment, failures = base, 0
+    ends = sorted({*(float(stop) for stop in stops), 1.0})
     while t < 1.0:
-        target = 1.0 if t + increment > 1.0 - 1e-12 else t + increment
+        end = next(stop for stop in ends if stop > t)
+        target = end if t + increment > end - 1e-12 else t + increment
         try:
             x_new, residuals = newton(system, x, target, options)
         except _StepFailed as failed:
