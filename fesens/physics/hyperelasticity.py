@@ -19,11 +19,28 @@ is symmetric (``P`` derives from an energy).
 
 A state with ``det F ≤ 0`` at a quadrature point (an inverted element) is refused: Newton
 backtracks, then cuts the load back, then stops naming the cells.
+
+**Nearly void cells** of a design (a small scale ``s``) are soft, so they distort far, and
+their inversion or indefinite tangent stops Newton although they carry no load. The energy
+interpolation of Wang, Lazarov, Sigmund & Jensen (Comput. Methods Appl. Mech. Engrg. 276,
+2014, 453–472, §3: "energy interpolation") (``void_treatment="energy_interpolation"``)
+models them by linear elasticity: with the smooth step
+``γ(s) = (tanh(βη) + tanh(β(s − η))) / (tanh(βη) + tanh(β(1 − η)))`` of the scale (≈ 0
+below the threshold ``η``, 1 at ``s = 1``) the stored energy density is
+
+    s [W_NL(γH) − W_L(γH) + W_L(H)] = s [W_NL(γH) + (1 − γ²) W_L(H)],
+
+(``W_L`` the small-strain energy ``λ/2 (tr ε)² + μ ε:ε``, quadratic, so ``W_L(γH) = γ²
+W_L(H)``), hence ``P = γ P_NL(γH) + (1 − γ²) P_L(H)`` and the tangent
+``γ² A_NL(γH) + (1 − γ²) C``. Solid cells (``γ = 1``) keep the finite-strain law; void
+cells (``γ ≈ 0``) are linear and never invert; the inversion check and the stresses read
+``I + γH``.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -34,7 +51,7 @@ from fesens.fem.model.nonlinear import NonlinearModel, NonlinearSolution
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.post import fields as post
 from fesens.mesh.mesh import Mesh
-from fesens.physics.elastic_law import von_mises
+from fesens.physics.elastic_law import von_mises, von_mises_squared
 from fesens.physics.elasticity import DEFAULT_THICKNESS, Elasticity
 from fesens.physics.hyperelastic_law import (
     HYPERELASTIC_LAWS,
@@ -47,6 +64,54 @@ from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 #: The law of a model that names none.
 DEFAULT_LAW = "neo-hookean"
+#: How the nearly void cells of a design are modelled: by the law, or by the energy
+#: interpolation towards linear elasticity (see the module docstring).
+VOID_TREATMENTS = ("none", "energy_interpolation")
+#: β (sharpness) and η (threshold on the scale) of the smooth step γ(s): Wang et al. 2014
+#: use 500 and 0.01.
+DEFAULT_VOID_BETA = 500.0
+DEFAULT_VOID_ETA = 0.01
+
+
+def void_step(scale, beta: float = DEFAULT_VOID_BETA, eta: float = DEFAULT_VOID_ETA):
+    """The smooth step ``γ(s) = (tanh(βη) + tanh(β(s − η))) / (tanh(βη) + tanh(β(1 −
+    η)))`` of the energy interpolation, ``γ(0) = 0``, ``γ(1) = 1``; same shape as ``scale``
+    (traced when it is)."""
+    low = np.tanh(beta * eta)
+    return (low + np.tanh(beta * (scale - eta))) / (low + np.tanh(beta * (1.0 - eta)))
+
+
+def _small_strain(H):
+    """``ε = (H + Hᵀ)/2`` ``(..., d, d)`` (traced)."""
+    return 0.5 * (H + np.swapaxes(H, -1, -2))
+
+
+def _trace(T):
+    return sum(T[..., i, i] for i in range(np.shape(T)[-1]))
+
+
+def _linear_energy(H, lam, mu):
+    """``W_L = λ/2 (tr ε)² + μ ε:ε`` ``(...)`` (traced; constants broadcast to
+    ``H.shape[:-2]``)."""
+    eps = _small_strain(H)
+    tr = _trace(eps)
+    return 0.5 * lam * tr * tr + mu * np.sum(np.sum(eps * eps, axis=-1), axis=-1)
+
+
+def _linear_stress(H, lam, mu):
+    """``P_L = λ tr ε I + 2μ ε`` ``(..., d, d)`` (traced)."""
+    eps = _small_strain(H)
+    return ((lam * _trace(eps))[..., None, None] * np.eye(np.shape(H)[-1])
+            + 2.0 * mu[..., None, None] * eps)
+
+
+def _linear_tangent(lam, mu, d: int) -> np.ndarray:
+    """``C_iJkL = λ δ_iJ δ_kL + μ (δ_ik δ_JL + δ_iL δ_Jk)`` ``(..., d, d, d, d)`` of plain
+    constants ``(...)``."""
+    eye = np.eye(d)
+    return (np.einsum("...,iJ,kL->...iJkL", lam, eye, eye)
+            + np.einsum("...,ik,JL->...iJkL", mu, eye, eye)
+            + np.einsum("...,iL,Jk->...iJkL", mu, eye, eye))
 
 
 class FiniteStrainSolution(NonlinearSolution):
@@ -69,10 +134,13 @@ class FiniteStrainSolution(NonlinearSolution):
         return reference + self.displacement
 
     def _law_inputs(self) -> tuple:
-        """``(geometry, H, λ, μ)``: the displacement gradients ``(n_cells, n_qp, dim, dim)``
-        and the scaled Lamé constants ``(n_cells, 1)``."""
+        """``(geometry, H, λ, μ)``: the displacement gradients the law sees ``(n_cells, n_qp,
+        dim, dim)`` (``γ ∇u`` under the energy interpolation, so that a void cell's
+        deformation stays near ``I`` and its stresses finite) and the scaled Lamé
+        constants ``(n_cells, 1)``."""
         geometry, _, grad_q = self.model._at_quadrature(self.u, self.points)
-        return (geometry, grad_q, self.fields["lam"][:, None], self.fields["mu"][:, None])
+        lam, mu = self.model._constants(self.fields)
+        return geometry, self.model._law_gradient(grad_q, self.fields), lam, mu
 
     def _cell_mean(self, geometry, values):
         """Reference-volume average over each cell's quadrature points, ``(n_cells, ...)``
@@ -82,25 +150,32 @@ class FiniteStrainSolution(NonlinearSolution):
         return np.sum(np.reshape(weights, np.shape(weights) + extra) * values, axis=1)
 
     def deformation_gradient_at_quadrature(self):
-        """``F = I + ∇_X u`` at the quadrature points, ``(n_cells, n_qp, dim, dim)``."""
+        """``F = I + ∇_X u`` at the quadrature points, ``(n_cells, n_qp, dim, dim)``
+        (``I + γ ∇_X u`` under the energy interpolation: the deformation the law sees)."""
         _, H, _, _ = self._law_inputs()
         return H + np.eye(self.model.mesh.dim)
 
     def jacobian(self):
-        """Cell mean of ``J = det F`` (volume ratio), ``(n_cells,)``."""
+        """Cell mean of ``J = det F`` (volume ratio; of :meth:`deformation_gradient_at_
+        quadrature`), ``(n_cells,)``."""
         geometry, H, _, _ = self._law_inputs()
         return self._cell_mean(geometry, jacobian(H))
 
     def first_piola_at_quadrature(self):
-        """First Piola–Kirchhoff stress ``P = s ∂W/∂F`` at the quadrature points,
-        ``(n_cells, n_qp, dim, dim)`` (in-plane part in 2D)."""
-        _, H, lam, mu = self._law_inputs()
-        return self.model.law.first_piola_of(H, lam, mu)
+        """First Piola–Kirchhoff stress ``P = s ∂W/∂F`` at the quadrature points, the
+        stress the residual balances (:meth:`FiniteStrainElasticity.flux`), ``(n_cells,
+        n_qp, dim, dim)`` (in-plane part in 2D)."""
+        _, grad_q = self._piola_inputs()
+        return self.model.flux(None, grad_q, self.fields)
 
     def first_piola(self):
         """Cell mean (over the reference volume) of ``P``, ``(n_cells, dim, dim)``."""
-        geometry, H, lam, mu = self._law_inputs()
-        return self._cell_mean(geometry, self.model.law.first_piola_of(H, lam, mu))
+        geometry, grad_q = self._piola_inputs()
+        return self._cell_mean(geometry, self.model.flux(None, grad_q, self.fields))
+
+    def _piola_inputs(self) -> tuple:
+        geometry, _, grad_q = self.model._at_quadrature(self.u, self.points)
+        return geometry, grad_q
 
     def cauchy_at_quadrature(self, full: bool = False):
         """Cauchy stress ``σ = J⁻¹ P Fᵀ`` at the quadrature points, ``(n_cells, n_qp, dim,
@@ -121,6 +196,24 @@ class FiniteStrainSolution(NonlinearSolution):
         """The Cauchy stress per cell (:meth:`cauchy`), ``(n_cells, dim, dim)``."""
         return self.cauchy()
 
+    def von_mises_squared(self, stress_scale=None):
+        """``σ_vm²`` ``(n_cells,)`` of the cell-mean Cauchy stress (with ``σ_zz`` in 2D),
+        traced on a traced solution: what the stress aggregates
+        (:func:`fesens.objectives.stress_pnorm`, ``stress_ks``) read.
+
+        ``stress_scale`` (scalar or ``(n_cells,)``) replaces the density scale of the
+        stress (e.g. a relaxed ``x^q``) at the same deformation: both laws are linear in
+        the Lamé constants, so it scales the Lamé constants of ``E`` and ``nu`` alone.
+        """
+        geometry, H, lam, mu = self._law_inputs()
+        if stress_scale is not None:
+            lam, mu = self.model.lame(self.parameters.get("E"), self.parameters.get("nu"))
+            scale = stress_scale * np.ones(self.model.mesh.n_cells)
+            lam, mu = (scale * lam)[:, None], (scale * mu)[:, None]
+        sigma, sigma_zz = self.model.law.cauchy(H, lam, mu)
+        out_of_plane = None if sigma_zz is None else self._cell_mean(geometry, sigma_zz)
+        return von_mises_squared(self._cell_mean(geometry, sigma), out_of_plane)
+
     def von_mises(self) -> np.ndarray:
         """von Mises stress of the cell-mean Cauchy stress (with ``σ_zz`` in 2D),
         ``(n_cells,)`` (plain arrays)."""
@@ -137,12 +230,10 @@ class FiniteStrainSolution(NonlinearSolution):
         """von Mises stress of the recovered nodal Cauchy stress, ``(n_points,)``."""
         return von_mises(self.nodal_stress(method, full=True))
 
-    def strain_energy(self) -> float:
-        """Stored energy ``Σ_q t dΩ_q s W(F_q)`` of the state (plain)."""
-        model = self.model
-        fields = {k: np.asarray(getval(v)) for k, v in self.fields.items()}
-        points = None if self.points is None else np.asarray(getval(self.points))
-        return model.stored_energy(np.asarray(getval(self.u)), fields, points)
+    def strain_energy(self):
+        """Stored energy ``Σ_q t dΩ_q s W(F_q)`` of the state (a float; traced on a traced
+        solution: the objective :func:`fesens.objectives.strain_energy`)."""
+        return self.model.stored_energy(self.u, self.fields, self.points)
 
     def nodal_fields(self) -> dict:
         """:meth:`probe` fields: ``displacement``, the recovered (SPR) Cauchy ``stress`` and
@@ -194,6 +285,15 @@ class FiniteStrainElasticity(NonlinearModel):
         ``"neo-hookean"`` (default) or ``"saint-venant-kirchhoff"``.
     thickness : float
         Out-of-plane thickness (2D: plane strain).
+    void_treatment : {"none", "energy_interpolation"}
+        ``"energy_interpolation"``: cells of a small ``scale`` are modelled by linear
+        elasticity, as Wang et al. (2014) propose (see the module docstring), so that
+        nearly void cells of a design do not stop Newton; it acts on solves given a
+        ``scale`` (without one every cell is solid).
+    void_beta, void_eta : float
+        β > 0 (sharpness) and η in (0, 1) (threshold on the scale) of the smooth step
+        :func:`void_step`; void cells should have ``s`` well below ``η``: with a SIMP
+        floor ``s_min``, choose ``η`` above it (``γ(η) ≈ 1/2``).
     quadrature_order : int, optional
 
     Notes
@@ -232,6 +332,13 @@ class FiniteStrainElasticity(NonlinearModel):
                    choices=tuple(HYPERELASTIC_LAWS)),
             Option("thickness", "2D only: out-of-plane thickness (plane strain)",
                    DEFAULT_THICKNESS, dims=(2,)),
+            Option("void_treatment", "nearly void cells: by the law, or linear by the "
+                   "energy interpolation of Wang et al. 2014", "none",
+                   choices=VOID_TREATMENTS),
+            Option("void_beta", "energy interpolation: sharpness beta of the step in the "
+                   "scale", DEFAULT_VOID_BETA),
+            Option("void_eta", "energy interpolation: threshold eta (in (0, 1)) of the "
+                   "step in the scale", DEFAULT_VOID_ETA),
         ),
         material=("E", "nu"),
         vector_field=True,
@@ -244,7 +351,9 @@ class FiniteStrainElasticity(NonlinearModel):
             LoadKind("body_force", "body_force", "cells", True,
                      "force vector per unit reference volume"),
         ),
-        responses={"compliance": "compliance", "displacement": "value"},
+        responses={"compliance": "compliance", "displacement": "value",
+                   "strain_energy": "strain_energy", "stress_pnorm": "stress_pnorm",
+                   "stress_ks": "stress_ks"},
         compliance_name="external work f·u",
         plot=Plot("nodal_von_mises", "von Mises (Cauchy, recovered at the nodes)",
                   "von Mises stress", deformed=True, clip_percentile=99.0),
@@ -253,27 +362,34 @@ class FiniteStrainElasticity(NonlinearModel):
                   Reported("min_jacobian", "jacobian", "min", "min det F")),
     )
 
+    # The equilibria are stationary points of the potential energy, and the first Newton
+    # iterates of a bending-dominated body stretch it far (a slender beam's axis by θ²/2):
+    # the residual norm then rises along a step that lowers the energy, and a residual line
+    # search stalls (a 24-cell hex20 cantilever: 496 iterations and 34 cut-backs with it,
+    # 20 iterations without a cut-back on the energy)
+    newton_defaults = MappingProxyType({"line_search": "energy"})
+
     def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str = DEFAULT_LAW,
-                 thickness: float = DEFAULT_THICKNESS, quadrature_order: int | None = None):
+                 thickness: float = DEFAULT_THICKNESS, void_treatment: str = "none",
+                 void_beta: float = DEFAULT_VOID_BETA, void_eta: float = DEFAULT_VOID_ETA,
+                 quadrature_order: int | None = None):
         super().__init__(mesh, mesh.dim, thickness=thickness,
                          quadrature_order=quadrature_order)
         self.law = hyperelastic_law(law)
         self.plane = "strain" if mesh.dim == 2 else None
         self.E = np.asarray(self.checked("E", E), dtype=float)
         self.nu = np.asarray(self.checked("nu", nu), dtype=float)
-
-    def solve(self, *, newton: dict | None = None, **options) -> FiniteStrainSolution:
-        """:meth:`NonlinearModel.solve <fesens.fem.model.nonlinear.NonlinearModel.solve>`
-        (same arguments and result) with the line search on the potential energy unless
-        ``newton`` names another.
-
-        The equilibria are stationary points of the potential energy, and the first Newton
-        iterates of a bending-dominated body stretch it far (a slender beam's axis by
-        ``θ²/2``): the residual norm then rises along a step that lowers the energy, and a
-        residual line search stalls (a 24-cell hex20 cantilever: 496 iterations and 34
-        cut-backs with it, 20 iterations without a cut-back on the energy).
-        """
-        return super().solve(newton={"line_search": "energy", **(newton or {})}, **options)
+        if void_treatment not in VOID_TREATMENTS:
+            raise ValueError(f"void_treatment must be one of {VOID_TREATMENTS}, got "
+                             f"{void_treatment!r}")
+        if not (np.isfinite(void_beta) and void_beta > 0):
+            raise ValueError(f"void_beta (the sharpness of the energy interpolation's step) "
+                             f"must be a finite number > 0, got {void_beta!r}")
+        if not 0.0 < void_eta < 1.0:
+            raise ValueError(f"void_eta (the energy interpolation's threshold on the scale) "
+                             f"must lie in (0, 1), got {void_eta!r}")
+        self.void_treatment = void_treatment
+        self.void_beta, self.void_eta = float(void_beta), float(void_eta)
 
     # ------------------------------------------------------------ physics hooks
     def lame(self, E=None, nu=None) -> tuple:
@@ -285,7 +401,9 @@ class FiniteStrainElasticity(NonlinearModel):
 
     def material_fields(self, E=None, nu=None, scale=None) -> dict:
         """``{"lam": s λ, "mu": s μ}``, ``(n_cells,)`` each: the Lamé constants scaled by the
-        density scale (both laws are linear in them); traced when a parameter is.
+        density scale (both laws are linear in them), and under the energy interpolation
+        with a scale ``"gamma"``, the step ``γ(s)`` ``(n_cells,)``; traced when a parameter
+        is.
 
         Raises
         ------
@@ -293,34 +411,73 @@ class FiniteStrainElasticity(NonlinearModel):
             ``E ≤ 0``, ``ν`` outside ``(−1, 0.5)`` or ``scale ≤ 0``, naming the parameter.
         """
         lam, mu = self.lame(E, nu)
-        if scale is not None:
-            scale = self.checked("scale", scale)
-            lam, mu = scale * lam, scale * mu
-        return {"lam": lam, "mu": mu}
+        if scale is None:
+            return {"lam": lam, "mu": mu}
+        scale = self.checked("scale", scale)
+        fields = {"lam": scale * lam, "mu": scale * mu}
+        if self.void_treatment == "energy_interpolation":
+            fields["gamma"] = void_step(scale, self.void_beta, self.void_eta)
+        return fields
 
     def _constants(self, fields) -> tuple:
         """The scaled Lamé constants as ``(n_cells, 1)`` against ``(n_cells, n_qp)``."""
         return fields["lam"][:, None], fields["mu"][:, None]
 
+    def _gamma(self, fields):
+        """``γ`` as ``(n_cells, 1, 1, 1)`` against ``(n_cells, n_qp, dim, dim)``, or None
+        without the energy interpolation."""
+        gamma = fields.get("gamma")
+        return None if gamma is None else np.reshape(gamma, (-1, 1, 1, 1))
+
+    def _law_gradient(self, grad_q, fields):
+        """The displacement gradient the finite-strain law sees: ``γ H`` under the energy
+        interpolation, else ``H`` (``(n_cells, n_qp, dim, dim)``)."""
+        gamma = self._gamma(fields)
+        return grad_q if gamma is None else gamma * grad_q
+
     def flux(self, u_q, grad_q, fields):
-        """``P = ∂(s W)/∂F`` ``(n_cells, n_qp, dim, dim)`` at ``F = I + grad_q``."""
-        return self.law.first_piola_of(grad_q, *self._constants(fields))
+        """``P = ∂(s W)/∂F`` ``(n_cells, n_qp, dim, dim)`` at ``F = I + grad_q``; under the
+        energy interpolation ``γ P_NL(γH) + (1 − γ²) P_L(H)``."""
+        lam, mu = self._constants(fields)
+        gamma = self._gamma(fields)
+        if gamma is None:
+            return self.law.first_piola_of(grad_q, lam, mu)
+        return (gamma * self.law.first_piola_of(gamma * grad_q, lam, mu)
+                + (1.0 - gamma * gamma) * _linear_stress(grad_q, lam, mu))
 
     def flux_tangent(self, u_q, grad_q, fields) -> tuple:
         """``(A, None)``: ``A_iJkL = ∂P_iJ/∂F_kL`` ``(n_cells, n_qp, dim, dim, dim, dim)``
-        (the law's hand-derived tangent); ``P`` does not depend on ``u`` itself."""
-        return self.law.tangent_of(grad_q, *self._constants(fields)), None
+        (the law's hand-derived tangent; under the energy interpolation
+        ``γ² A_NL(γH) + (1 − γ²) C``); ``P`` does not depend on ``u`` itself."""
+        lam, mu = self._constants(fields)
+        gamma = self._gamma(fields)
+        if gamma is None:
+            return self.law.tangent_of(grad_q, lam, mu), None
+        gamma = np.asarray(gamma)
+        solid = gamma[..., None, None] ** 2
+        C = _linear_tangent(np.broadcast_to(lam, np.shape(grad_q)[:2]),
+                            np.broadcast_to(mu, np.shape(grad_q)[:2]), np.shape(grad_q)[-1])
+        return (solid * self.law.tangent_of(gamma * grad_q, lam, mu)
+                + (1.0 - solid) * C), None
 
     def energy(self, u_q, grad_q, fields):
-        """Stored energy density ``s W`` ``(n_cells, n_qp)`` per unit reference volume."""
-        return self.law.energy_of(grad_q, *self._constants(fields))
+        """Stored energy density ``s W`` ``(n_cells, n_qp)`` per unit reference volume;
+        under the energy interpolation ``s [W_NL(γH) + (1 − γ²) W_L(H)]``."""
+        lam, mu = self._constants(fields)
+        gamma = self._gamma(fields)
+        if gamma is None:
+            return self.law.energy_of(grad_q, lam, mu)
+        return (self.law.energy_of(gamma * grad_q, lam, mu)
+                + (1.0 - gamma[..., 0, 0] ** 2) * _linear_energy(grad_q, lam, mu))
 
     def inadmissible(self, u_q, grad_q, fields) -> str | None:
-        """Names the inverted cells: ``det F ≤ 0`` at one of their quadrature points."""
+        """Names the inverted cells: ``det F ≤ 0`` at one of their quadrature points (of
+        ``F = I + γH`` under the energy interpolation)."""
+        grad_q = self._law_gradient(np.asarray(grad_q), fields)
         bad = np.flatnonzero(inverted_points(grad_q).any(axis=1))
         if bad.size == 0:
             return None
-        J = np.linalg.det(np.asarray(grad_q) + np.eye(np.shape(grad_q)[-1]))
+        J = np.linalg.det(grad_q + np.eye(np.shape(grad_q)[-1]))
         return (f"det F <= 0 (down to {J.min():.3g}): {bad.size} inverted element(s) "
                 f"{bad[:10].tolist()}{' ...' if bad.size > 10 else ''}; the deformation "
                 "turns them inside out, which no hyperelastic law allows: check the loads "

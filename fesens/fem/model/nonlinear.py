@@ -21,7 +21,9 @@ transposed solve per state an objective reads.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
+from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
@@ -220,6 +222,11 @@ class NonlinearModel(Model):
         backtracks and cuts the load back.
     ``reference_state() -> (n_dofs,)``
         The unloaded state Newton starts from (default zeros).
+    ``newton_defaults`` (class attribute)
+        The physics' own defaults of the :class:`~fesens.fem.nonlinear.newton.NewtonOptions`
+        (e.g. ``{"line_search": "energy"}``); the options given to :meth:`solve` and a
+        config's ``[newton]`` override them key by key, and the options' own defaults fill
+        the rest.
 
     **A user calls**: ``fix``, ``point_load``, ``surface_load``, ``volume_load``,
     ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
@@ -230,6 +237,8 @@ class NonlinearModel(Model):
     #: The largest relative change of the inputs for which a solve starts from the last
     #: converged state (an optimization loop) instead of the reference state.
     warm_start_tolerance: ClassVar[float] = 0.25
+    #: The physics' defaults of the Newton options (read-only; see the class notes).
+    newton_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({})
     #: Whether the flux is a function of the current state only (no history, as in
     #: plasticity or damage), so that a converged state at a load factor is the solution
     #: of its own equilibrium, whatever path reached it: what the gradient of the states at
@@ -335,13 +344,14 @@ class NonlinearModel(Model):
         """``R = F_int(u) − f`` on the free dofs, ``(n_free,)`` (traced)."""
         return (self.internal_forces(u, fields, points) - f)[self.free_dofs]
 
-    def stored_energy(self, u, fields: dict, points=None) -> float | None:
-        """``Σ_q t dΩ_q W`` (plain), or None when the physics declares no energy."""
+    def stored_energy(self, u, fields: dict, points=None):
+        """``Σ_q t dΩ_q W`` (a float; traced when ``u``, a field or ``points`` is, so that it
+        is an objective), or None when the physics declares no energy."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
         W = self.energy(u_q, grad_q, fields)
         if W is None:
             return None
-        return float(np.sum(getval(self._weights(geometry) * W)))
+        return np.sum(self._weights(geometry) * W)
 
     def inadmissibility(self, u, fields: dict, points=None) -> str | None:
         """Why the state ``u`` ``(n_dofs,)`` is inadmissible (plain), or None; a NaN in the
@@ -420,7 +430,8 @@ class NonlinearModel(Model):
         newton : dict, optional
             :class:`~fesens.fem.nonlinear.newton.NewtonOptions`: ``rtol``, ``atol``,
             ``max_iterations``, ``steps``, ``adaptive``, ``max_cutbacks``,
-            ``line_search``, ``max_backtracks``.
+            ``line_search``, ``max_backtracks``; a key not given takes the physics'
+            :attr:`newton_defaults`, then the options' default.
         warm_start : bool
             Start from the last converged state when the inputs changed by at most
             :attr:`warm_start_tolerance` (relative), else from :meth:`reference_state`
@@ -512,7 +523,7 @@ class NonlinearModel(Model):
         return tuple(float(t) for t in factors)
 
     def _newton_options(self, newton: dict | None, steps: int | None) -> NewtonOptions:
-        given = dict(newton or {})
+        given = {**self.newton_defaults, **(newton or {})}
         unknown = set(given) - set(_NEWTON_OPTIONS)
         if unknown:
             raise TypeError(f"unknown newton option(s) {sorted(unknown)}; options: "
