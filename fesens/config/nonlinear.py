@@ -10,6 +10,7 @@ nothing here names a physics. A linear physics refuses both sections.
 from __future__ import annotations
 
 from dataclasses import fields as dataclass_fields
+from dataclasses import replace
 
 from fesens.config import selections
 from fesens.config.checks import (
@@ -44,7 +45,8 @@ NEWTON = {
                           "Newton iterations per load step before it is cut back"),
     "line_search": Key(choice("residual", "energy", _NO_LINE_SEARCH),
                        _DEFAULTS["line_search"], "backtracking on the residual norm, on "
-                       "the stored energy, or none"),
+                       "the stored energy, or none (default: the physics' own, else "
+                       "residual)"),
     "max_cutbacks": Key(integer(0, 50), _DEFAULTS["max_cutbacks"],
                         "halvings in a row of a failed step's load increment"),
     "adaptive": Key(boolean(), _DEFAULTS["adaptive"], "a step that converged in at most 4 "
@@ -56,6 +58,18 @@ LOAD_PATH = {
                  "norm of the whole state)"),
     "component": Key(component(), None, "its component (vector fields; default 0)"),
 }
+
+
+def newton_keys(physics: type) -> dict:
+    """:data:`NEWTON` with the defaults of a nonlinear physics: its ``newton_defaults``
+    where it has them (e.g. a line search on its stored energy), the options' own
+    elsewhere."""
+    keys = dict(NEWTON)
+    for name, value in physics.newton_defaults.items():
+        if name in keys:
+            keys[name] = replace(keys[name], default=_NO_LINE_SEARCH
+                                 if name == "line_search" and value is None else value)
+    return keys
 
 
 def is_nonlinear(physics: type) -> bool:
@@ -103,7 +117,7 @@ def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> d
                     f"[{section}] applies to nonlinear physics only ({_nonlinear_names()}), "
                     f"and physics.type = {show(kind)} is linear: remove [{section}]")
         return {}
-    out = {"newton": check_table("newton", raw.get("newton", {}), NEWTON)}
+    out = {"newton": check_table("newton", raw.get("newton", {}), newton_keys(physics))}
     if out["newton"]["rtol"] == 0 and out["newton"]["atol"] == 0:
         raise ConfigError("newton.rtol = 0 and newton.atol = 0: no residual can converge; "
                           "give newton.rtol > 0 (e.g. 1e-10) or newton.atol > 0")
