@@ -42,6 +42,7 @@ from fesens.objectives.eigen import eigenvalue, eigenvalue_ks, eigenvalue_sum, f
 from fesens.objectives.static import (
     compliance,
     mean_value,
+    strain_energy,
     stress_ks,
     stress_pnorm,
     value_at,
@@ -127,6 +128,10 @@ class ObjectiveKind:
 
 def _compliance(spec: dict, config: Config) -> Response:
     return lambda state, rho: compliance(state)
+
+
+def _strain_energy(spec: dict, config: Config) -> Response:
+    return lambda state, rho: strain_energy(state)
 
 
 def _volume(spec: dict, config: Config) -> Response:
@@ -229,6 +234,7 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
                    "stress_exponent": STRESS_EXPONENT},
                   reads=("von_mises_squared",), design_keys=("stress_exponent",),
                   maximum=_stress_max),
+    ObjectiveKind("strain_energy", _strain_energy, reads=("strain_energy",)),
     ObjectiveKind("volume", _volume, everywhere=True),
     ObjectiveKind("eigenvalue", _single_eigenvalue(eigenvalue), {"index": INDEX, **EIGEN_SOLVE},
                   analysis="eigen"),

@@ -26,6 +26,17 @@ def compliance(state: State):
 thermal_compliance = compliance
 
 
+def strain_energy(state: State):
+    """The stored energy ``∫ W dΩ`` of a nonlinear (hyperelastic) state, traced: the
+    solution's ``strain_energy()``. (Of a linear elastic state it is half the compliance.)"""
+    energy = getattr(state, "strain_energy", None)
+    if energy is None:
+        raise TypeError(f"the strain energy objective needs a physics with a stored energy; "
+                        f"{type(state.model).__name__} ({state.model.name!r}) has none (a "
+                        "linear elastic state's is half its compliance)")
+    return energy()
+
+
 def displacement_norm(state: State):
     """``‖u‖₂`` over all dofs (Frobenius norm over load cases)."""
     return np.linalg.norm(state.u)
