@@ -105,6 +105,14 @@ def relative_difference(a: Any, b: Any) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
+def progress(result: dict[str, Any]) -> str:
+    """One line on a finished case, so that a long run shows what it has measured so far."""
+    if "compliance" not in result:
+        return result.get("skipped") or f"failed: {result.get('error')}"
+    return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
+            f", peak {megabytes(result['process_peak_mb'])} MB, C = {result['compliance']:.12e}")
+
+
 def dofs(size: str) -> int:
     nx, ny, nz = (int(n) for n in size.split("x"))
     return 3 * (nx + 1) * (ny + 1) * (nz + 1)
@@ -183,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 results[code, size] = run_case(__file__, code, size, args.repeats, check,
                                                timeout=args.time_limit)
-            print(f"  {code} {size}: done", file=sys.stderr, flush=True)
+            print(f"  {code} {size}: {progress(results[code, size])}", file=sys.stderr,
+                  flush=True)
     loads.append(load_average())
     print(load_line(loads) + "\n")
     print(report(results, args.sizes, args.codes))
