@@ -14,7 +14,12 @@ Modules: :mod:`~fesens.plotting.figure` (:func:`new_figure`, :func:`save_figure`
 """
 
 from fesens.plotting.curves import plot_load_path
-from fesens.plotting.design import plot_convergence, plot_density, solid_surface
+from fesens.plotting.design import (
+    plot_convergence,
+    plot_density,
+    plot_density_panels,
+    solid_surface,
+)
 from fesens.plotting.fields import plot_cell_field, plot_nodal_field
 from fesens.plotting.figure import new_figure, save_figure
 from fesens.plotting.markers import boundary_markers
@@ -28,6 +33,7 @@ __all__ = [
     "plot_cell_field",
     "plot_convergence",
     "plot_density",
+    "plot_density_panels",
     "plot_load_path",
     "plot_nodal_field",
     "plot_scatter",

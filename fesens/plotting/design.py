@@ -4,7 +4,7 @@ history. Files are written atomically.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -68,12 +68,56 @@ def plot_density(mesh: Mesh, density: np.ndarray, path: str | Path, *, title: st
 
 def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict,
                 phases: tuple[np.ndarray, Sequence[str]] | None = None) -> Path:
-    polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
     extent = np.ptp(mesh.points, axis=0)
     width = 8.0
     height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
     fig = new_figure(figsize=(width, height + 1.6), layout="constrained")
     ax = fig.subplots()
+    cells = _draw_density_2d(ax, mesh, density, title, markers, phases)
+    if phases is None:
+        fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal")
+    return save_figure(fig, path)
+
+
+def plot_density_panels(mesh: Mesh, densities: Mapping[str, np.ndarray], path: str | Path,
+                        *, supports: np.ndarray | None = None, loads: Loads | None = None,
+                        volume_loads: Sequence[str] = ()) -> Path:
+    """Save 2D density fields of one mesh side by side, one panel each titled by its key,
+    with one colour bar (grey levels as :func:`plot_density`), e.g. two designs to compare.
+
+    Parameters
+    ----------
+    mesh : Mesh
+        A 2D mesh.
+    densities : mapping of str to numpy.ndarray
+        Panel title to ``(n_cells,)`` densities in [0, 1], drawn left to right.
+    path : str or Path
+        Output PNG file (written atomically).
+    supports, loads, volume_loads
+        As for :func:`plot_density`, drawn on every panel.
+    """
+    if mesh.dim != 2:
+        raise ValueError(f"plot_density_panels draws 2D meshes only; got a {mesh.dim}D mesh "
+                         "(draw each 3D design with plot_density)")
+    markers = {"supports": supports, "loads": loads, "volume_loads": volume_loads}
+    extent = np.ptp(mesh.points, axis=0)
+    width = 6.0
+    height = float(np.clip(width * extent[1] / max(extent[0], 1e-12), 1.5, 10.0))
+    fig = new_figure(figsize=(width * len(densities), height + 1.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(densities)))
+    for ax, (title, density) in zip(axes, densities.items(), strict=True):
+        cells = _draw_density_2d(ax, mesh, np.asarray(density), title, markers)
+    fig.colorbar(cells, ax=list(axes), label="density", shrink=0.4,
+                 orientation="horizontal")
+    return save_figure(fig, path)
+
+
+def _draw_density_2d(ax, mesh: Mesh, density: np.ndarray, title: str, markers: dict,
+                     phases: tuple[np.ndarray, Sequence[str]] | None = None):
+    """Draw a 2D density (or its phases) with the outline and markers on ``ax``; returns
+    the cells' collection."""
+    polygons = mesh.points[mesh.cells[:, : mesh.type_info.n_corners]]
+    extent = np.ptp(mesh.points, axis=0)
     if phases is None:
         cells = PolyCollection(polygons, array=density, cmap="gray_r", edgecolors="face",
                                linewidths=0.1)
@@ -99,9 +143,7 @@ def _density_2d(mesh: Mesh, density: np.ndarray, path, title: str, markers: dict
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     if title:
         ax.set_title(title)
-    if phases is None:
-        fig.colorbar(cells, ax=ax, label="density", shrink=0.6, orientation="horizontal")
-    return save_figure(fig, path)
+    return cells
 
 
 def _limits(points: np.ndarray, margin: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
