@@ -26,7 +26,7 @@ from fesens.ad.numpy_vjps import (
     _safe_log,
     _shape,
     _stack_matmul,
-    _swap_last,
+    cofactors,
 )
 from fesens.ad.registry import defjvp, defjvp_argnum, defjvp_linear
 from fesens.ad.traced import Traced
@@ -121,9 +121,9 @@ defjvp(w.norm, lambda t, ans, x, ord=None, axis=None, keepdims=False: np.sum(
     x * t, axis=axis, keepdims=keepdims) / ans)
 
 # ------------------------------------------------------------------ dense linear algebra
-# Giles 2008, §2.2.4: d det A = det A · tr(A⁻¹ dA); d A⁻¹ = −A⁻¹ dA A⁻¹;
-# x = A⁻¹ b: dx = A⁻¹ (db − dA x)
-defjvp(w.det, lambda t, ans, a: ans * np.sum(_swap_last(w.inv(a)) * t, axis=(-2, -1)))
+# Giles 2008, §2.2.4: d det A = det A · tr(A⁻¹ dA) = adj(A)ᵀ : dA (exact also where A is
+# singular); d A⁻¹ = −A⁻¹ dA A⁻¹; x = A⁻¹ b: dx = A⁻¹ (db − dA x)
+defjvp(w.det, lambda t, ans, a: np.sum(cofactors(a) * t, axis=(-2, -1)))
 defjvp(w.inv, lambda t, ans, a: -_stack_matmul(_stack_matmul(ans, t), ans))
 
 

@@ -363,14 +363,31 @@ def _norm_vjp(ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
 defvjp(w.norm, _norm_vjp)
 
 
-def _det_vjp(ans, a):
-    """Jacobi's formula ``Ā = ḡ det(A) A⁻ᵀ``, per matrix of the stack.
+def cofactors(a):
+    """The cofactor matrices ``adj(A)ᵀ = ∂ det A / ∂A`` ``(..., n, n)`` of a stack (traced
+    when ``a`` is). 2x2 and 3x3 (finite-element Jacobians and deformation gradients) by
+    their closed forms, exact also where ``A`` is singular (e.g. a zero displacement
+    gradient, whose determinant still has the derivative ``adj(0)ᵀ``); larger ones as
+    ``det(A) A⁻ᵀ``, which needs ``A`` regular."""
+    n = np.shape(a)[-1]
+    if n == 2:
+        unit = np.eye(2)
+        entries = ((a[..., 1, 1], 0, 0), (-a[..., 1, 0], 0, 1), (-a[..., 0, 1], 1, 0),
+                   (a[..., 0, 0], 1, 1))
+        return sum(np.expand_dims(x, (-2, -1)) * np.outer(unit[i], unit[j])
+                   for x, i, j in entries)
+    if n == 3:  # the rows of adj(A)ᵀ are the cross products of A's rows
+        unit = np.eye(3)
+        rows = (w.cross(a[..., 1, :], a[..., 2, :]), w.cross(a[..., 2, :], a[..., 0, :]),
+                w.cross(a[..., 0, :], a[..., 1, :]))
+        return sum(np.expand_dims(row, -2) * unit[i][:, None] for i, row in enumerate(rows))
+    return np.expand_dims(w.det(a), (-2, -1)) * _swap_last(w.inv(a))
 
-    Goes through the inverse: for an exactly singular ``A`` (a degenerate element) the rule
-    raises numpy's ``LinAlgError`` although the gradient (the adjugate) exists, and near
-    singularity it multiplies a huge inverse by a tiny determinant.
-    """
-    return lambda g: np.expand_dims(g * ans, (-2, -1)) * _swap_last(w.inv(a))
+
+def _det_vjp(ans, a):
+    """Jacobi's formula ``Ā = ḡ adj(A)ᵀ`` (``= ḡ det(A) A⁻ᵀ`` for a regular ``A``), per
+    matrix of the stack; :func:`cofactors` keeps it exact where ``A`` is singular."""
+    return lambda g: np.expand_dims(g, (-2, -1)) * cofactors(a)
 
 
 def _stack_matmul(a, b):
