@@ -153,3 +153,32 @@ def test_a_state_without_a_stored_energy_is_refused():
     model.traction("right", (0.0, -1.0))
     with pytest.raises(TypeError, match="half its compliance"):
         strain_energy(model.solve())
+
+
+@pytest.mark.parametrize("objective", [{"type": "strain_energy"},
+                                       {"type": "stress_pnorm", "p": 8.0},
+                                       {"type": "stress_ks", "rho": 5.0}],
+                         ids=["strain_energy", "stress_pnorm", "stress_ks"])
+def test_config_design_objective_through_the_newton_solve(tmp_path, objective):
+    """A config's ``[objective]`` of these kinds for hyperelasticity builds a design problem
+    (SIMP, density filter) whose objective passes the Taylor test in the design."""
+    from fesens.config import build_problem, resolve
+
+    raw = {
+        "mesh": {"type": "rectangle", "size": [2.0, 0.4], "cells": [8, 2]},
+        "physics": {"type": "hyperelasticity"},
+        "material": {"E": 100.0, "nu": 0.3},
+        "supports": [{"group": "left"}],
+        "loads": [{"type": "traction", "group": "right", "value": [0.0, -0.3]}],
+        "constraints": {"volume_fraction": 0.5}, "penalization": {"type": "simp"},
+        "filter": {"type": "density", "radius": 0.3}, "objective": objective,
+    }
+    problem = build_problem(resolve(raw, base_dir=tmp_path, source="test"))
+
+    def J(x):
+        rho = problem.evaluated_densities(x)
+        return problem.objective(problem.solve(rho), rho)
+
+    x = np.random.default_rng(3).uniform(0.5, 0.9, problem.mesh.n_cells)
+    result = taylor_test(J, x, verbose=False)
+    assert result.rates.min() > 1.9, result.rates
