@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fesens.ad import check_grad, grad, taylor_test
+from fesens.ad import NotDifferentiableError, check_grad, grad, hvp, taylor_test
 from fesens.mesh.generators import rectangle
 from fesens.objectives import compliance, mean_value, misfit
 from fesens.physics.hyperelasticity import FiniteStrainElasticity
@@ -186,3 +186,12 @@ def test_refusals(beam):
     model.fix("left")
     with pytest.raises(ValueError, match="path dependent"):
         model.solve(at_load_factors=[0.5, 1.0])
+
+
+def test_hessian_vector_products_are_refused_with_the_reason(beam):
+    def fun(E):
+        return compliance(beam.solve(E=E, at_load_factors=[0.5, 1.0]).at(0))
+
+    E = 100.0 * np.ones(beam.mesh.n_cells)
+    with pytest.raises(NotDifferentiableError, match="second derivatives"):
+        hvp(fun)(E, np.ones_like(E))
