@@ -343,6 +343,7 @@ class _Run:
             x = problem.design_part(load_checkpoint(folder.checkpoint)[0])
             evaluated = load_evaluated_design(folder.checkpoint)
             evaluated = None if evaluated is None else problem.design_part(evaluated)
+            problem.restore(self.history)  # what the problem derived in the iterations done
             problem.update_schedules(self.start_iteration)
             converged = last["change"] < stop["tol_change"]
             self.echo(f"the run in {folder.path} has already finished at iteration "

@@ -228,3 +228,14 @@ def test_the_stress_constrained_preset_ends_on_its_stress_limit(tmp_path):
     assert 0.99 * limit <= float(last["stress_max"]) <= 1.01 * limit
     assert 0.99 * limit <= float(last["stress"]) <= 1.01 * limit  # c·σ_PN: on the limit
     assert summary["volume_fraction"] == pytest.approx(0.362, abs=0.005)
+
+
+def test_a_finished_run_resumed_writes_the_same_constraint_values(tmp_path):
+    """Resuming a run that had already finished evaluates its last design again: with the
+    normalization factor of its last iteration (taken back from the history), not a fresh
+    one, so the summary's constraint values are the uninterrupted run's."""
+    config = parsed(STRESS)
+    config.data["stop"]["max_iter"] = 3
+    first = run_optimization(config, tmp_path / "out", echo=None)
+    again = run_optimization(config, tmp_path / "out", resume=True, echo=None)
+    assert again.summary["constraints"] == first.summary["constraints"]
