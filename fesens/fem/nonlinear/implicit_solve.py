@@ -92,8 +92,8 @@ class ResidualSolve:
     def forward_at(self, f, g, points, values) -> np.ndarray:
         """The converged free unknowns at each of :attr:`stops`, ``(n_stops, n_free)``,
         for raw inputs: one load-stepped solve from the reference state (whose steps end
-        on every stop), never a warm start, since a state at ``t_k < 1`` must be the
-        equilibrium under ``t_k`` times the loads from the reference."""
+        on every stop), never from a previous solve's state, whose load path
+        ``f_prev + t (f − f_prev)`` would not pass through ``t_k f``."""
         self._from_reference(f, g, points, self.fields(values), stops=self.stops)
         factors, states = self.report.load_factors, self.report.states
         return np.array([states[factors.index(t)] for t in self.stops])
