@@ -172,9 +172,18 @@ def _stress_max(spec: dict, config: Config) -> Response:
 
 def _buckling(spec: dict, config: Config) -> Response:
     """``limit / KS(μ_1..μ_count)`` of a :class:`~fesens.fem.analysis.buckling.Buckling`:
-    ≤ 1 where the KS bound of the lowest load factors (below the lowest) is ≥ ``limit``."""
-    return lambda result, rho: spec["limit"] / eigenvalue_ks(result, spec["rho"],
-                                                             spec["count"])
+    ≤ 1 where the KS bound of the lowest load factors (below the lowest) is ≥ ``limit``; a
+    bound that cuts a cluster of repeated load factors is a config error naming ``count``."""
+    def utilization(result, rho):
+        try:
+            return spec["limit"] / eigenvalue_ks(result, spec["rho"], spec["count"])
+        except ValueError as exc:
+            raise ConfigError(
+                f"constraints.extra (name = {show(spec.get('name', spec['type']))}): {exc}; "
+                f"this design has repeated load factors, so give a count = {spec['count']} "
+                "that covers them (count + 1 ≤ modes)") from None
+
+    return utilization
 
 
 POINT_VALUE = {

@@ -7,6 +7,7 @@ an iteration), the history, picture and summary of a run, and the refusals namin
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from fesens.ad import taylor_test
 from fesens.cli import cli
 from fesens.config import ConfigError, build_problem, parse_config, preset_text
+from fesens.config.objectives import objective_kind
 from fesens.opt.buckling import BucklingProblem
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.workflow.optimize import run_optimization
@@ -239,3 +241,16 @@ def test_a_finished_run_resumed_writes_the_same_constraint_values(tmp_path):
     first = run_optimization(config, tmp_path / "out", echo=None)
     again = run_optimization(config, tmp_path / "out", resume=True, echo=None)
     assert again.summary["constraints"] == first.summary["constraints"]
+
+
+def test_a_buckling_bound_that_cuts_a_cluster_names_count():
+    """A KS bound of the lowest two of load factors (1, 2, 2, 3): the second is repeated, so
+    its derivative is undefined; the run stops with a config error naming count."""
+    config = parsed(SMALL_COLUMN)
+    item = config.data["constraints"]["extra"][0]
+    utilization = objective_kind("buckling").build({**item, "count": 2}, config)
+    clustered = SimpleNamespace(values=np.array([1.0, 2.0, 2.0, 3.0]))
+    with pytest.raises(ConfigError, match=r"name = \"buckling\"\).*give a count = 2 that"):
+        utilization(clustered, None)
+    separated = SimpleNamespace(values=np.array([1.0, 2.0, 3.0, 4.0]))
+    assert utilization(separated, None) == pytest.approx(0.01 / 1.0, rel=0.05)
