@@ -254,3 +254,10 @@ def test_a_buckling_bound_that_cuts_a_cluster_names_count():
         utilization(clustered, None)
     separated = SimpleNamespace(values=np.array([1.0, 2.0, 3.0, 4.0]))
     assert utilization(separated, None) == pytest.approx(0.01 / 1.0, rel=0.05)
+
+
+def test_a_buckling_constraint_with_an_iterative_solver_is_refused_naming_the_backend():
+    config = parsed(SMALL_COLUMN + '\n[solver]\nbackend = "cg"\n')
+    with pytest.raises(ConfigError, match=r"solver.backend = \"cg\": a buckling constraint "
+                                          "needs a direct solver"):
+        build_problem(config)
