@@ -46,6 +46,8 @@ from fesens.solvers.parallel import SlabPool
 #: Cells per slab of a batched cell operation: temporaries of a few MB, and slabs enough
 #: to balance two colours over the threads (96x48x48 cells: 48 slabs of one layer).
 _SLAB_CELLS = 8_192
+#: Free dofs per piece of a threaded copy between free-dof vectors and lattice arrays.
+_PIECE = 65_536
 #: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
 #: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
 _HALVES = {"left": np.array([[1.0, 0.0], [0.5, 0.5]]),
@@ -94,8 +96,8 @@ class LatticeStructure:
         point, component = np.divmod(np.flatnonzero(free), nc)
         self.positions = np.empty(self.n, dtype=position_type)
         self.positions[rows[free]] = component * (rows.size // nc) + point
-        lattice_cells = int(np.prod([max(c, 1) for c in self.cells[1:]]))
-        self._slab = max(1, _SLAB_CELLS // lattice_cells)  # slow-axis cells per slab
+        layer_cells = int(np.prod(self.cells[:-1]))  # cells per layer of the slowest axis
+        self._slab = max(1, _SLAB_CELLS // layer_cells)  # slow-axis cells per slab
         self._resident: dict[int, tuple] = {}
         self.pool = SlabPool(threads)
 
@@ -132,12 +134,36 @@ class LatticeStructure:
         contiguous rows. In the library of ``x`` (:func:`fesens.arrays.namespace`)."""
         xp = namespace(x)
         full = xp.zeros(self.n_components * int(np.prod(self.grid.shape)), dtype=x.dtype)
-        full[self._on(xp)[1]] = x
+        positions = self._on(xp)[1]
+        if xp is np:  # disjoint pieces of the free dofs, on the pool's threads
+
+            def piece(span: tuple[int, int]) -> None:
+                full[positions[span[0]:span[1]]] = x[span[0]:span[1]]
+
+            self.pool.map(piece, self._pieces)
+        else:
+            full[positions] = x
         return full.reshape(self.n_components, *self.grid.shape[::-1])
 
     def restrict(self, lattice: np.ndarray) -> np.ndarray:
         """The free-dof vector ``(n,)`` of a lattice array."""
-        return lattice.reshape(-1)[self._on(namespace(lattice))[1]]
+        xp = namespace(lattice)
+        flat, positions = lattice.reshape(-1), self._on(xp)[1]
+        if xp is not np:
+            return flat[positions]
+        out = np.empty(self.n, dtype=lattice.dtype)
+
+        def piece(span: tuple[int, int]) -> None:
+            out[span[0]:span[1]] = flat[positions[span[0]:span[1]]]
+
+        self.pool.map(piece, self._pieces)
+        return out
+
+    @cached_property
+    def _pieces(self) -> list[tuple[int, int]]:
+        """Ranges of the free dofs that :meth:`expand` and :meth:`restrict` copy on one
+        thread each (fixed by the lattice alone)."""
+        return [(start, min(start + _PIECE, self.n)) for start in range(0, self.n, _PIECE)]
 
     def _run(self, xp, function, coloured: bool) -> None:
         """``function(slab)`` for every slab of :meth:`_slabs`: on the pool's threads for

@@ -45,8 +45,10 @@ LATTICES = {
 
 @pytest.fixture
 def small_slabs(monkeypatch):
-    """Slabs of one or two layers of cells, row blocks of a few rows: many pieces."""
+    """Slabs of one or two layers of cells, row blocks of a few rows, copies of a few
+    dofs: many pieces."""
     monkeypatch.setattr(lattice_operator, "_SLAB_CELLS", 1)
+    monkeypatch.setattr(lattice_operator, "_PIECE", 23)
     monkeypatch.setattr(parallel, "BLOCK_NNZ", 500)
     monkeypatch.setattr(grid_filter, "_SLAB_POINTS", 1)
 
@@ -62,7 +64,7 @@ def structure_of(make, slab_layers: int = 1):
 @pytest.mark.parametrize("make", list(LATTICES.values()), ids=list(LATTICES))
 def test_lattice_kernels_are_bit_identical_for_every_thread_count(make, layers, small_slabs):
     model, structure = structure_of(make, layers)
-    assert len(structure._slabs()) >= 3  # many slabs, both colours
+    assert len(structure._slabs()) >= 3 and len(structure._pieces) > 3  # both colours
     rng = np.random.default_rng(7)
     s = rng.uniform(1e-9, 1.0, structure.n_cells)
     a, b = rng.standard_normal((2, structure.n))
