@@ -342,7 +342,7 @@ class LatticeStructure:
                                     coefficients[masked[pick]][:, None, None] * correction))
         blocks = products @ weights.reshape(len(kinds_list), -1)  # (m·m, coarse cells)
         del weights
-        stencil = _Stencil(coarse_shape, nc)
+        stencil = _Stencil(coarse_shape, nc, self.pool)
         stencil.add_blocks(blocks.reshape(m, m, *coarse_cells[::-1]))
         del blocks
         for cell_ids, values in corrections:
@@ -391,8 +391,9 @@ class _Stencil:
     neighbours at most one point apart per axis: one plane ``(*reversed shape)`` per
     direction ``t = Σ_axis (δ_axis + 1) 3**axis`` and component pair."""
 
-    def __init__(self, shape: tuple[int, ...], nc: int) -> None:
+    def __init__(self, shape: tuple[int, ...], nc: int, pool: SlabPool | None = None) -> None:
         self.shape, self.nc, self.dim = shape, nc, len(shape)
+        self.pool = SlabPool(1) if pool is None else pool
         self.values = np.zeros((3**self.dim, nc, nc, *shape[::-1]))
         self._offsets = [[(c >> axis) & 1 for axis in range(self.dim)]
                          for c in range(2**self.dim)]
@@ -408,13 +409,18 @@ class _Stencil:
 
     def add_blocks(self, blocks: np.ndarray) -> None:
         """Add the cell matrices ``blocks`` ``(m, m, *reversed cells)`` of every cell."""
-        nc, cells = self.nc, blocks.shape[2:]
-        for a in range(len(self._offsets)):
-            points = self._points(a, cells)
-            for b in range(len(self._offsets)):
-                plane = self.values[self._direction(a, b)]
-                plane[(slice(None), slice(None), *points)] += (
+        nc, cells, corners = self.nc, blocks.shape[2:], range(len(self._offsets))
+        pairs: dict[int, list[tuple[int, int]]] = {}
+        for a in corners:
+            for b in corners:
+                pairs.setdefault(self._direction(a, b), []).append((a, b))
+
+        def direction(t: int) -> None:  # one plane per thread, its pairs in a fixed order
+            for a, b in pairs[t]:
+                self.values[t][(slice(None), slice(None), *self._points(a, cells))] += (
                     blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc])
+
+        self.pool.map(direction, sorted(pairs))
 
     def add_cell_blocks(self, cell_ids: np.ndarray, blocks: np.ndarray) -> None:
         """Add one ``(m, m)`` block per listed cell (lattice ids of the cells)."""

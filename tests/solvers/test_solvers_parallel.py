@@ -1,7 +1,7 @@
 """The threaded kernels give the single thread's result bit for bit.
 
 Every kernel that runs in slabs on several threads (the lattice operator's product,
-diagonal and per-cell bilinear form, the multigrid's sparse products in row blocks, the
+diagonal, per-cell bilinear form and cell-by-cell Galerkin level, the multigrid's sparse products in row blocks, the
 grid filter's correlation) is compared with ``np.array_equal`` against its one-thread run
 for 1, 2, 3 and 4 threads on odd-sized 2D and 3D lattices, with slabs made small so that
 every lattice has many of them. A whole ``gmg`` solve, its gradient (Taylor test) and
@@ -72,8 +72,10 @@ def test_lattice_kernels_are_bit_identical_for_every_thread_count(make, layers, 
     results = {}
     for threads in THREADS:
         structure.threads = threads
+        coarse = structure.galerkin(s)
         results[threads] = (structure.apply(s, a), structure.apply(s, block),
-                            structure.diagonal(s), structure.cell_bilinear(a, b))
+                            structure.diagonal(s), structure.cell_bilinear(a, b),
+                            coarse.data, coarse.indices, coarse.indptr)
     for threads in THREADS[1:]:
         for ours, reference in zip(results[threads], results[1], strict=True):
             assert np.array_equal(ours, reference), threads
