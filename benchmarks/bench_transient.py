@@ -4,8 +4,9 @@ every state stored and with binomial checkpointing, and the same run written in 
 Linear transient heat conduction ``M Ṫ + K T = f`` (``fesens.fem.transient.TransientProblem``,
 backward Euler, constant step: one matrix ``M/Δt + K``, one CHOLMOD factorization shared
 by the forward and the adjoint sweep) on a unit-height grid of quad4 (2D) or hex8 (3D)
-cells: ``T = 0`` on ``left``, a unit heat source, ``T_0 = 0``, ``t_end = 0.1`` in ``N``
-steps. The objective is the trapezoidal ``J(κ) = ∫ Σ_i T_i² dt`` and the differentiated
+cells: ``T = 0`` on ``left``, a unit heat source, ``T_0 = 0``, ``N`` steps of
+``Δt = 1e-4`` (``N = 1000``: ``t_end = 0.1``, a tenth of the diffusion time over the
+height). The objective is the trapezoidal ``J(κ) = ∫ Σ_i T_i² dt`` and the differentiated
 input the per-cell conductivity ``κ`` (new values, ``1 + 0.2 sin(...)`` shifted per call,
 for every timed call, as in an optimization loop). Per case (each its own process):
 
@@ -40,7 +41,10 @@ not offered by JAX on the CPU (``jax.experimental.sparse.linalg.spsolve`` calls
 of the 2D problem's 20 301 unknowns would hold a 3.3 GB factor and read it twice every
 step. JAX's compile time (first call) is printed apart and is not in its times. The
 fesens and JAX gradients are compared (relative difference of their dot products with a
-fixed random direction; the CG tolerance bounds it).
+fixed random direction; the CG tolerance bounds it). The JAX rows run ``--jax-steps``
+steps (default 100, same ``Δt``: at 200x100 one JAX step costs tens of milliseconds, so
+1000 steps and their gradient would take tens of minutes per call on the shared machine),
+next to fesens rows of the same ``N``.
 
 Times are minima over ``--repeats`` calls after a warm-up; ratios are taken from numbers
 measured in the same process. BLAS runs on ``--threads`` threads (default 1); JAX (XLA's
@@ -48,8 +52,8 @@ CPU thread pool) keeps its defaults.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_transient.py                      # ~15 min on 2 cores
-    .venv/bin/python benchmarks/bench_transient.py --quick              # small grids, N = 100
+    .venv/bin/python benchmarks/bench_transient.py                      # ~30 min on 2 cores
+    .venv/bin/python benchmarks/bench_transient.py --quick              # small grids, N = 50
     .venv/bin/python benchmarks/bench_transient.py --sizes 200x100 --steps 1000 --no-jax
 """
 
@@ -85,8 +89,8 @@ from _common import (
 )
 
 DEFAULT_SIZES = ("200x100", "32x16x16")
-DEFAULT_DYNAMIC = "200x100"
-T_END = 0.1                      # heat: about a tenth of the diffusion time over the height
+DEFAULT_DYNAMIC = "100x50"
+DT = 1e-4                        # heat: 1000 steps are a tenth of the diffusion time
 DYNAMIC_T_END = 50.0             # about two periods of the cantilever's first mode
 CG_RTOL = 1e-10
 
@@ -179,9 +183,9 @@ def case_heat(label: str, n_steps: int, checkpointed: bool, repeats: int) -> dic
     size = GridSize.parse(label)
     model = heat_model(size)
     budget = math.ceil(math.sqrt(n_steps)) if checkpointed else None
-    problem = TransientProblem(model, t_end=T_END, dt=T_END / n_steps,
-                               scheme="backward_euler", max_states=budget, solver="cholmod")
-    dt = T_END / n_steps
+    dt = DT
+    problem = TransientProblem(model, t_end=n_steps * dt, dt=dt, scheme="backward_euler",
+                               max_states=budget, solver="cholmod")
 
     def J(kappa):
         return trapezoid(problem.values(squares, conductivity=kappa), dt)
@@ -213,7 +217,7 @@ def case_heat_jax(label: str, n_steps: int, checkpointed: bool, repeats: int
     jax.config.update("jax_enable_x64", True)
     size = GridSize.parse(label)
     model = heat_model(size)
-    dt = T_END / n_steps
+    dt = DT
     free = model.free_dofs
     n = free.size
     # the assembly a JAX user writes: per-cell matrices scattered by the cell dofs, the
@@ -357,6 +361,46 @@ def report_rows(results: list[tuple[str, str, str, dict[str, Any]]]) -> str:
     return table(headers, rows)
 
 
+def target_lines(results) -> list[str]:
+    """PASS/MISS of the targets: stored states gradient / forward <= 1.3; checkpointed
+    gradient / forward <= 2.5 and peak memory <= kept states + factor; fesens ahead of JAX
+    in time and memory at the same N."""
+    lines = []
+
+    def mark(ok: bool) -> str:
+        return "PASS" if ok else "MISS"
+
+    for problem, code, kept, r in results:
+        if code != "fesens" or "error" in r:
+            continue
+        q = r["gradient"] / r["forward"]
+        if r["budget"] is None:
+            lines.append(f"[{mark(q <= 1.3)}] {problem}, N = {r['steps']}, all states: "
+                         f"gradient / forward = {q:.2f} <= 1.3")
+            continue
+        lines.append(f"[{mark(q <= 2.5)}] {problem}, N = {r['steps']}, {kept}: gradient / "
+                     f"forward = {q:.2f} <= 2.5")
+        if "factor_mb" in r:
+            bound = r["states_mb"] + r["factor_mb"]
+            lines.append(f"[{mark(r['rss_gradient'] <= bound)}] {problem}, N = "
+                         f"{r['steps']}, {kept}: gradient RSS growth {r['rss_gradient']:.1f} MB"
+                         f" (tracemalloc {r['py_gradient']:.1f} MB) <= states "
+                         f"{r['states_mb']:.1f} + factor {r['factor_mb']:.1f} MB")
+    fesens_rows = {(p, r["steps"], r["budget"] is None): r for p, c, _, r in results
+                   if c == "fesens" and "error" not in r}
+    for problem, code, kept, r in results:
+        ours = fesens_rows.get((problem, r.get("steps"), r.get("budget") is None))
+        if code != "JAX" or "error" in r or ours is None:
+            continue
+        lines.append(f"[{mark(ours['gradient'] < r['gradient'])}] {problem}, N = "
+                     f"{r['steps']}, {kept}: fesens gradient {seconds(ours['gradient'])} < "
+                     f"JAX {seconds(r['gradient'])}")
+        lines.append(f"[{mark(ours['rss_gradient'] < r['rss_gradient'])}] {problem}, N = "
+                     f"{r['steps']}, {kept}: fesens gradient RSS growth "
+                     f"{ours['rss_gradient']:.0f} MB < JAX {r['rss_gradient']:.0f} MB")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES))
@@ -365,18 +409,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dynamic", default=DEFAULT_DYNAMIC,
                         help="grid of the Newmark row ('none': skip it)")
     parser.add_argument("--dynamic-steps", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--jax-steps", type=int, default=100,
+                        help="N of the JAX rows (and of fesens rows beside them)")
     parser.add_argument("--no-jax", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="80x40 and 16x8x8, N = 100")
+    parser.add_argument("--quick", action="store_true", help="80x40 and 16x8x8, N = 50")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
         serve_case(CASES, json.loads(args.case))
         return 0
     if args.quick:
-        args.sizes, args.steps, args.dynamic = ["80x40", "16x8x8"], [100], "80x40"
-        args.dynamic_steps, args.repeats = 100, 2
+        args.sizes, args.steps, args.dynamic = ["80x40", "16x8x8"], [50], "80x40"
+        args.dynamic_steps, args.jax_steps, args.repeats = 50, 50, 2
     steps = args.steps * len(args.sizes) if len(args.steps) == 1 else args.steps
     set_child_threads(args.threads)
     start, loads = time.perf_counter(), [load_average()]
@@ -386,11 +432,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, n in zip(args.sizes, steps, strict=True):
         dim = GridSize.parse(label).dim
         name = f"heat {label} ({'quad4' if dim == 2 else 'hex8'})"
-        plan += [(name, "fesens", "all", "heat", n, False),
-                 (name, "fesens", "√N", "heat", n, True)]
+        lengths = [n] if args.no_jax or args.jax_steps == n else [n, args.jax_steps]
+        for count in lengths:
+            plan += [(name, "fesens", "all", "heat", count, False),
+                     (name, "fesens", "√N", "heat", count, True)]
         if not args.no_jax:
-            plan += [(name, "JAX", "all", "heat_jax", n, False),
-                     (name, "JAX", "√N (nested scan)", "heat_jax", n, True)]
+            plan += [(name, "JAX", "all", "heat_jax", args.jax_steps, False),
+                     (name, "JAX", "√N (nested scan)", "heat_jax", args.jax_steps, True)]
     if args.dynamic != "none":
         name = f"Newmark {args.dynamic} (quad4)"
         plan += [(name, "fesens", "all", "dynamic", args.dynamic_steps, False),
@@ -405,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {problem} {code} {kept}: done", file=sys.stderr, flush=True)
     loads.append(load_average())
     print(load_line(loads) + "\n")
-    print(f"Backward Euler heat (t_end = {T_END}, J = ∫ Σ T² dt, d/dκ per cell) and Newmark "
+    print(f"Backward Euler heat (Δt = {DT}, J = ∫ Σ T² dt, d/dκ per cell) and Newmark "
           f"dynamics (t_end = {DYNAMIC_T_END}, J = ∫ u_tip² dt, d/dE per cell); minima of "
           f"{args.repeats} calls with new inputs each. gradient = value_and_grad; backward = "
           "gradient − forward. RSS = growth of the peak resident set during one call (the "
@@ -416,19 +464,22 @@ def main(argv: Sequence[str] | None = None) -> int:
           "steps (B·L = N). compile = JAX's first calls (not in its times).\n")
     print(report_rows(results))
     print("\nChecks (same problem, fesens vs JAX):")
-    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
     for problem, code, kept, r in results:
-        by_key.setdefault((problem, code), r)
+        by_key.setdefault((problem, code, r.get("steps", 0)), r)
         if "stats" in r:
             print(f"- {problem}, fesens, {kept}: stats {r['stats']}, numeric "
                   f"factorizations in all calls {r['factorizations']}")
-    for (problem, code), r in by_key.items():
-        if code != "JAX" or "error" in r or "error" in by_key[(problem, "fesens")]:
+    for (problem, code, n), r in by_key.items():
+        ours = by_key.get((problem, "fesens", n), {"error": "no fesens row"})
+        if code != "JAX" or "error" in r or "error" in ours:
             continue
-        ours = by_key[(problem, "fesens")]
-        print(f"- {problem}: J fesens {ours['J']:.10g}, JAX {r['J']:.10g} (relative "
+        print(f"- {problem}, N = {n}: J fesens {ours['J']:.10g}, JAX {r['J']:.10g} (relative "
               f"difference {abs(ours['J'] - r['J']) / abs(ours['J']):.1e}); gradient · d "
               f"relative difference {abs(ours['g_dot'] - r['g_dot']) / abs(ours['g_dot']):.1e}")
+    print("\nTargets:")
+    for line in target_lines(results):
+        print(f"- {line}")
     print("\nAll timed calls (s), in call order:")
     for problem, code, kept, r in results:
         if "forward_all" in r:
