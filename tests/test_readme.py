@@ -176,6 +176,9 @@ def test_every_skip_is_used():
 TOML_BLOCK = re.compile(r"^```toml[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 TOML_PLACES = {"README.md": ".",                    # saved where its relative paths lead
                "fesens/docs/config.md": ".",
+               "fesens/docs/nonlinear.md": ".",
+               "fesens/docs/topology.md": ".",
+               "fesens/docs/transient.md": ".",
                "fesens/docs/study.md": "examples"}   # next to its base = "bracket.toml"
 
 
