@@ -1,11 +1,12 @@
 """The threaded kernels give the single thread's result bit for bit.
 
 Every kernel that runs in slabs on several threads (the lattice operator's product,
-diagonal, per-cell bilinear form and cell-by-cell Galerkin level, the multigrid's sparse products in row blocks, the
-grid filter's correlation) is compared with ``np.array_equal`` against its one-thread run
-for 1, 2, 3 and 4 threads on odd-sized 2D and 3D lattices, with slabs made small so that
-every lattice has many of them. A whole ``gmg`` solve, its gradient (Taylor test) and
-its iteration count do not depend on ``FESENS_THREADS`` either.
+diagonal, per-cell bilinear form and cell-by-cell Galerkin level, the multigrid's sparse
+products in row blocks, the grid filter's correlation) is compared with
+``np.array_equal`` against its one-thread run for 1, 2, 3 and 4 threads on odd-sized 2D
+and 3D lattices, with slabs made small so that every lattice has many of them. A whole
+``gmg`` solve, its gradient (Taylor test) and its iteration count do not depend on
+``FESENS_THREADS`` either.
 """
 
 import numpy as np
