@@ -69,6 +69,9 @@ EXAMPLES = {name: example(name) for name in (
     "truss_ground_structure", "load_cases_minmax", "frequency_topology", "buckling_column",
     "neural_topology", "shape_fillet", "plate_hole_stress", "thermal_bracket",
     "inverse_identification", "bracket_study")}
+EXAMPLES.update((name, example(name)) for name in (
+    "mechanism_inverter", "robust_length_scale", "overhang_printing", "pulsed_heatsink",
+    "dynamic_compliance", "design_stl"))
 EXAMPLES["euler_column"] = example("euler_column", out=False)
 EXAMPLES["newton_identification"] = example("newton_identification", out=False)
 
@@ -157,6 +160,38 @@ QUOTES = [
           rf"identified fields: relative L2 difference {N}", rel=0.5),
     Quote(EXAMPLES_MD, rf"to the load is {N} and to E {N}", E["bracket_study"],
           rf"S\(compliance, E\) = {N}\n(?:.*\n)*? +S\(compliance, P\) = \+{N}", order=(1, 0)),
+    Quote(EXAMPLES_MD, rf"pushes right by {N} and the inverter's output moves by {N}, against "
+          rf"it; the gripper's jaw moves by {N}, towards the symmetry line\. Thresholded at the "
+          rf"volume fraction and solved again they move by {N} and {N}", E["mechanism_inverter"],
+          rf"inverter: .*input u_x {N}, output port u_x {N}; thresholded design {N}\n"
+          rf"gripper: .*jaw tip u_y {N}; thresholded design {N}", order=(0, 1, 3, 2, 4),
+          rel=0.005),
+    Quote(EXAMPLES_MD, rf"plain blueprint \(compliance {N}\) has a smallest solid of {N} and "
+          rf"a smallest void of {N} cells; the robust one \(compliance {N}, its eroded design "
+          rf"{N}\) {N} and {N}, above the size of {N}", E["robust_length_scale"],
+          rf"plain: blueprint compliance {N},.*smallest solid {N}, void {N}\nrobust: "
+          rf"blueprint compliance {N} \(eroded {N},.*smallest solid {N}, void {N}\n"
+          rf"prescribed by the radius and thresholds: solid {N}", rel=0.02),
+    Quote(EXAMPLES_MD, rf"Without the filter {N} of {N} solid cells \({N} %\) overhang with "
+          rf"nothing under them, compliance {N}; with it {N} of {N}, compliance {N}",
+          E["overhang_printing"],
+          rf"without the overhang filter: compliance {N},.*; {N} of {N} solid cells "
+          rf"unsupported \({N} %\)\nwith the overhang filter: compliance {N},.*; {N} of {N} "
+          rf"solid", order=(1, 2, 3, 0, 5, 6, 4), rel=0.02),
+    Quote(EXAMPLES_MD, rf"The peak drops {N}x, from {N} \(uniform design\) to {N}",
+          E["pulsed_heatsink"],
+          rf"initial design: chip temperature peaks at {N} .*\noptimized design: chip "
+          rf"temperature peaks at {N} .*\n.*the peak drops {N}x", order=(2, 0, 1), rel=0.005),
+    Quote(EXAMPLES_MD, rf"drops {N}x, from {N} to {N}; the first eigenfrequency rises from {N} "
+          rf"to {N}", E["dynamic_compliance"],
+          rf"initial design: \|f · u\| {N} at 0.01 Hz; first eigenfrequency {N} Hz\n"
+          rf"optimized design: \|f · u\| {N} at 0.01 Hz; first eigenfrequency {N} Hz\n"
+          rf".*; {N}x lower", order=(4, 0, 2, 1, 3), rel=0.005),
+    Quote(EXAMPLES_MD, rf"compliance {N}, {N} triangles, a closed surface enclosing {N} where "
+          rf"the cells of density above 0\.5 fill {N} \(the surface passes through the level "
+          rf"0\.5", E["design_stl"],
+          rf"compliance {N} after .*\ndesign.stl: {N} triangles, closed, enclosing {N}; solid "
+          rf"cells \(density > 0.5\) {N},", rel=0.02),
     # measured: the records the benchmark scripts wrote
     Quote(SOLVERS, rf"\| 48x24x24 \({N}\) \| {N} s, {N} MB \|", RESULTS,
           scale_row("48x24x24", "cholmod", "s")),
