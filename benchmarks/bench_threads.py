@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = args.threads
     headers = ["quantity", *(f"{n} thread{'s' * (n > 1)}" for n in counts),
                *(f"speedup {n}" for n in counts[1:])]
-    print(f"# {size} hex8 gmg-mf (rtol {RTOL:g}), minimum of {args.repeats} repeats; "
+    print(f"# {args.size} hex8 gmg-mf (rtol {RTOL:g}), minimum of {args.repeats} repeats; "
           f"{os.cpu_count()} cores")
     print(table(headers, rows))
     print(load_line(loads))
