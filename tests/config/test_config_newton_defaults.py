@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from fesens.config import build_model, resolve
+from fesens.config import ConfigError, build_model, resolve
 from fesens.config.nonlinear import newton_keys, newton_options
 from fesens.fem.nonlinear.newton import NewtonOptions
 from fesens.physics import PHYSICS
@@ -57,3 +57,16 @@ def test_a_default_without_line_search_reads_none_in_toml(value, shown):
     stub = type("Stub", (heat,), {"newton_defaults": {"line_search": value, "steps": 3}})
     keys = newton_keys(stub)
     assert keys["line_search"].default == shown and keys["steps"].default == 3
+
+
+def test_the_energy_interpolation_from_the_physics_table(tmp_path):
+    """``[physics] void_treatment``, ``void_beta``, ``void_eta`` reach the model; an unknown
+    treatment is refused naming the key."""
+    raw = copy.deepcopy(STRIP)
+    raw["physics"].update(void_treatment="energy_interpolation", void_eta=0.05)
+    model = build_model(resolved(raw, tmp_path))
+    assert model.void_treatment == "energy_interpolation"
+    assert (model.void_beta, model.void_eta) == (500.0, 0.05)
+    raw["physics"]["void_treatment"] = "linear"
+    with pytest.raises(ConfigError, match="void_treatment"):
+        resolved(raw, tmp_path)
