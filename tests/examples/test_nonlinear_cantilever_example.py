@@ -35,10 +35,10 @@ def test_the_linear_design_load_is_in_the_linear_regime():
     assert large > 0.4
 
 
-@pytest.mark.slow
 def test_fast_run_draws_both_designs(tmp_path):
-    """``--fast`` (20 x 10 cells, 40 iterations each): two different designs at 40 %
-    material, the nonlinear one the stiffer at the large load, one picture of two panels."""
+    """``--fast`` (20 x 10 cells, the filter still two cells wide, 40 iterations each):
+    two different designs at 40 % material, the nonlinear one the stiffer at the large load
+    (measured: 12.7 % lower f·u), one picture of two panels."""
     result = example.main(["--fast", "--out", str(tmp_path)])
     for name in ("nonlinear", "linear"):
         assert np.mean(result[name]["density"]) == pytest.approx(0.4, abs=2e-3)
