@@ -112,9 +112,22 @@ class Level:
     prolong: RowBlocks | None = field(default=None, repr=False)
     restrict: RowBlocks | None = field(default=None, repr=False)
 
-    def connect(self, P: sp.csr_matrix, pool: SlabPool) -> None:
+    def connect(self, transfer: Transfer) -> None:
         """Set the prolongation from the next coarser level."""
-        self.P, self.prolong, self.restrict = P, RowBlocks(P, pool), RowBlocks(P.T, pool)
+        self.P, self.prolong, self.restrict = transfer.P, transfer.prolong, transfer.restrict
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """The prolongation ``P`` onto a level from the next coarser lattice (its ``shape``
+    and ``free`` dofs), with its threaded products: what depends on the grid alone, so a
+    rebuild on the same grid reuses it (:class:`Hierarchy`'s ``transfers``)."""
+
+    P: sp.csr_matrix
+    shape: tuple[int, ...]
+    free: np.ndarray
+    prolong: RowBlocks
+    restrict: RowBlocks
 
 
 class Hierarchy:
@@ -133,10 +146,14 @@ class Hierarchy:
     pool : SlabPool, optional
         The threads of the sparse products (default: a pool of the usable cores or
         ``FESENS_THREADS``). The results do not depend on their number.
+    transfers : list of Transfer, optional
+        The prolongations of an earlier hierarchy on the same grid, finest first: used
+        where present, and the list is extended with those built here.
     """
 
     def __init__(self, A: sp.csr_matrix, grid: StructuredGrid, *, smoother: str,
-                 degree: int, coarse_size: int, pool: SlabPool | None = None) -> None:
+                 degree: int, coarse_size: int, pool: SlabPool | None = None,
+                 transfers: list[Transfer] | None = None) -> None:
         self.smoother, self.degree = smoother, degree
         self.pool = SlabPool() if pool is None else pool
         self.levels = [self._level(A, grid.shape)]
@@ -150,12 +167,21 @@ class Hierarchy:
             if max(shape) <= 2:
                 self.stop_reason = "no axis has more than one interval left"
                 break
-            P, shape, free = prolongation(shape, free)
+            index = len(self.levels) - 1
+            if transfers is not None and index < len(transfers):
+                transfer = transfers[index]
+            else:
+                P, coarse_shape, coarse_free = prolongation(shape, free)
+                transfer = Transfer(P, coarse_shape, coarse_free, RowBlocks(P, self.pool),
+                                    RowBlocks(P.T, self.pool))
+                if transfers is not None:
+                    transfers.append(transfer)
             prolongation = _lattice_prolongation
+            P, shape, free = transfer.P, transfer.shape, transfer.free
             if P.shape[1] == 0:
                 self.stop_reason = "every coarse dof is a Dirichlet dof"
                 break
-            self.levels[-1].connect(P, self.pool)
+            self.levels[-1].connect(transfer)
             self.levels.append(self._level(_galerkin(self.levels[-1].A, P), shape))
         self.coarse_solver = self._coarse_solver(self.levels[-1].A)
 

@@ -310,11 +310,8 @@ class LatticeStructure:
         without sorting.
         """
         nc, m = self.n_components, self.element.shape[0]
-        coarse = [coarse_points(n) for n in self.grid.shape]
-        coarse_shape = tuple(c.size for c in coarse)
+        coarse_shape, pattern = self._coarse_pattern
         coarse_cells = tuple(n - 1 for n in coarse_shape)
-        coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
-            *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
         s = coefficients.reshape(self.cells[::-1])
         masked, masks = self._masked_cells
         coarse_of = _coarse_cell_ids(self.cells)  # coarse cell of each fine cell
@@ -347,7 +344,18 @@ class LatticeStructure:
         del blocks
         for cell_ids, values in corrections:
             stencil.add_cell_blocks(cell_ids, values)
-        return stencil.matrix(coarse_free)
+        return stencil.matrix(pattern)
+
+    @cached_property
+    def _coarse_pattern(self) -> tuple[tuple[int, ...], tuple]:
+        """The first coarse lattice's shape and its matrix's sparsity
+        (:meth:`_Stencil.pattern`), which the coefficients do not change."""
+        nc = self.n_components
+        coarse = [coarse_points(n) for n in self.grid.shape]
+        coarse_shape = tuple(c.size for c in coarse)
+        coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
+            *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
+        return coarse_shape, _Stencil(coarse_shape, nc).pattern(coarse_free)
 
 
 def _children(n_cells: int) -> list[tuple[str, slice, slice]]:
@@ -438,9 +446,17 @@ class _Stencil:
                     for j in range(nc):
                         np.add.at(plane[i, j], point, blocks[:, a * nc + i, b * nc + j])
 
-    def matrix(self, free: np.ndarray) -> sp.csr_matrix:
-        """The CSR matrix on the free unknowns ``free`` ``(points, nc)`` (lattice order,
-        rows and columns numbered point-major): columns come out sorted by construction."""
+    def matrix(self, pattern: tuple) -> sp.csr_matrix:
+        """The CSR matrix of the stencil's values on a sparsity of :meth:`pattern`."""
+        source, indices, indptr, n = pattern
+        return sp.csr_matrix((self.values.reshape(-1)[source], indices.copy(), indptr.copy()),
+                             shape=(n, n))
+
+    def pattern(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """The sparsity of the matrix on the free unknowns ``free`` ``(points, nc)``
+        (lattice order, rows and columns numbered point-major; columns sorted by
+        construction): ``(source, indices, indptr, n)``, ``source`` the position in the
+        flat :attr:`values` of every stored entry."""
         nc, n_points, n_dirs = self.nc, int(np.prod(self.shape)), 3**self.dim
         rows = np.full(free.shape, -1, dtype=np.int64)
         n = int(np.count_nonzero(free))
@@ -459,12 +475,13 @@ class _Stencil:
         columns = np.broadcast_to(columns[:, None, :, :], (n_points, nc, n_dirs, nc))
         keep = (columns >= 0) & free[:, :, None, None]
         # (t, i, j, p) -> (p, i, t, j): rows point-major, columns increasing in a row
-        values = self.values.reshape(n_dirs, nc, nc, n_points).transpose(3, 1, 0, 2)
+        flat = np.int32 if self.values.size < 2**31 - 1 else np.int64
+        positions = np.arange(self.values.size, dtype=flat).reshape(
+            n_dirs, nc, nc, n_points).transpose(3, 1, 0, 2)
         index = np.int32 if n < 2**31 - 1 else np.int64
         indptr = np.zeros(n + 1, dtype=index)
         np.cumsum(keep.reshape(n_points * nc, -1)[free.ravel()].sum(axis=1), out=indptr[1:])
-        return sp.csr_matrix((values[keep], columns[keep].astype(index), indptr),
-                             shape=(n, n))
+        return positions[keep], columns[keep].astype(index), indptr, n
 
 
 class LatticeOperator:

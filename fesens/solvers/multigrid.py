@@ -145,6 +145,7 @@ class MultigridCGSolver(LinearSolver):
         # the threads of the hierarchy's products; BLAS runs one thread inside a setup or
         # a solve, so that CG's dot products do not depend on the thread count either
         self._pool = SlabPool()
+        self._transfers: tuple[StructuredGrid, list] | None = None
         self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
                            n_reuses=0, levels=[], coarsening_stop="")
 
@@ -192,13 +193,23 @@ class MultigridCGSolver(LinearSolver):
                 "grid=StructuredGrid(...); for other matrices use solver 'cg' with "
                 "preconditioner 'amg'")
         self._hierarchy = Hierarchy(A, grid, smoother=self.smoother, degree=self.degree,
-                                    coarse_size=self.coarse_size, pool=self._pool)
+                                    coarse_size=self.coarse_size, pool=self._pool,
+                                    transfers=self._transfers_of(grid))
         self._pattern = A.structure if isinstance(A, LatticeOperator) else MatrixStructure(A)
         self._baseline, self._reused = None, False
         self._stats["n_rebuilds"] += 1
         self._stats["n_symbolic"] += 1
         self._stats["levels"] = self._hierarchy.shapes
         self._stats["coarsening_stop"] = self._hierarchy.stop_reason
+
+    def _transfers_of(self, grid: StructuredGrid) -> list:
+        """The prolongations built on ``grid`` so far (they depend on the grid alone, so
+        every full build on one grid shares them); a new list for another grid."""
+        kept = self._transfers
+        if kept is None or not (kept[0] is grid or (
+                kept[0].shape == grid.shape and np.array_equal(kept[0].rows, grid.rows))):
+            kept = self._transfers = (grid, [])
+        return kept[1]
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if x0 is None and self.warm_start:

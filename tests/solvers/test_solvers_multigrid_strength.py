@@ -51,3 +51,25 @@ def test_cg_iterations_on_a_hard_design_are_bounded(design, bound):
     assert np.all(np.isfinite(solution.u))
     assert solver.stats["last_iterations"] <= bound, solver.stats
     assert solver.stats["levels"] == [(49, 25, 25), (25, 13, 13)]
+
+
+def test_a_full_rebuild_on_the_same_grid_reuses_the_prolongations():
+    """What depends on the grid alone is built once: a second full build keeps the
+    prolongations, and solves exactly as a fresh solver does."""
+    from fesens.fem.model.matrix_free import lattice_system
+
+    model = Elasticity(box(8, 4, 4, 2.0, 1.0, 1.0), E=1.0, nu=0.3).fix("left")
+    system = lattice_system(model, model.stiffness_fields()[0])
+    rng = np.random.default_rng(1)
+    first, second = (rng.uniform(0.1, 1.0, model.mesh.n_cells) for _ in range(2))
+    b = rng.standard_normal(system.shape[0])
+    solver = MultigridCGSolver(reuse=False, warm_start=False, coarse_size=50)
+    solver.factorize(system.operator(first))
+    transfers = [level.P for level in solver._hierarchy.levels[:-1]]
+    solver.factorize(system.operator(second))
+    assert solver.stats["n_rebuilds"] == 2
+    assert all(level.P is P for level, P in zip(solver._hierarchy.levels, transfers,
+                                                 strict=False))
+    fresh = MultigridCGSolver(reuse=False, warm_start=False, coarse_size=50)
+    fresh.factorize(system.operator(second))
+    assert np.array_equal(solver.solve(b), fresh.solve(b))
