@@ -149,3 +149,19 @@ def test_gmg_solve_and_gradient_do_not_depend_on_the_thread_count(small_slabs, m
         assert results[threads][0] == results[1][0]
         assert np.array_equal(results[threads][1], results[1][1])
         assert results[threads][2] == results[1][2]
+
+
+def test_pool_threads_follow_the_override_and_a_pool_pickles(monkeypatch):
+    import pickle
+
+    from fesens import openmp
+
+    monkeypatch.setattr(openmp, "usable_cores", lambda: 5)
+    monkeypatch.delenv("FESENS_THREADS", raising=False)
+    pool = SlabPool()
+    assert pool.threads == openmp.kernel_threads() == 5
+    monkeypatch.setenv("FESENS_THREADS", "3")
+    assert pool.threads == 3 and SlabPool(2).threads == 2
+    assert pool.map(abs, [-1, -2, -3, -4]) == [1, 2, 3, 4]
+    copy = pickle.loads(pickle.dumps(pool))  # a started pool: its threads stay behind
+    assert copy.threads == 3 and copy.map(abs, [-5, -6]) == [5, 6]
