@@ -324,8 +324,9 @@ class FiniteStrainElasticity(NonlinearModel):
     solution_class = FiniteStrainSolution
     # the tangent is symmetric but often indefinite away from equilibrium (a Newton
     # predictor that compresses a fibre, a slender beam's first iterate), where a Cholesky
-    # factorization fails and would cut the load back; LU factorizes it
-    default_solver = "lu"
+    # factorization fails and would cut the load back: auto (the default, and a config's)
+    # factorizes it by LU
+    definite_tangent = False
     config = PhysicsConfig(
         options=(
             Option("law", "finite-strain material law", DEFAULT_LAW,

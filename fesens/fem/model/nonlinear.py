@@ -208,10 +208,13 @@ class NonlinearModel(Model):
         Plain numpy, hand-derived: ``∂P/∂∇u`` ``(n_cells, n_qp, n_comp, dim, n_comp,
         dim)`` (for finite strain ``A_iJkL = ∂P_iJ/∂F_kL``) and ``∂P/∂u`` ``(n_cells,
         n_qp, n_comp, dim, n_comp)`` or None when ``P`` does not depend on ``u``.
-    ``symmetric_tangent`` (class attribute)
+    ``symmetric_tangent``, ``definite_tangent`` (class attributes)
         Whether the tangent is symmetric (a hyperelastic ``P = ∂W/∂F``: True; a
-        conductivity ``k(T)``: False). A non-symmetric tangent gets an LU backend for
-        ``auto`` and refuses a symmetric one (Cholesky, CG).
+        conductivity ``k(T)``: False), and whether it stays positive definite at every
+        Newton iterate (a hyperelastic body's need not: a compressed fibre, a slender
+        beam's first predictor). ``auto`` is a Cholesky-based choice only for a symmetric,
+        definite tangent, and LU otherwise; a non-symmetric tangent refuses a symmetric
+        backend (Cholesky, CG).
     Optionally:
     ``energy(u_q, grad_q, fields)``
         The stored energy density ``W`` ``(n_cells, n_qp)`` (traced numpy), used by
@@ -232,8 +235,10 @@ class NonlinearModel(Model):
     ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
     """
 
-    #: Whether ``∂R/∂u`` is symmetric (decides the linear solver's kind).
+    #: Whether ``∂R/∂u`` is symmetric, and positive definite at every iterate (together
+    #: they decide what ``auto`` stands for).
     symmetric_tangent: ClassVar[bool] = True
+    definite_tangent: ClassVar[bool] = True
     #: The largest relative change of the inputs for which a solve starts from the last
     #: converged state (an optimization loop) instead of the reference state.
     warm_start_tolerance: ClassVar[float] = 0.25
@@ -384,7 +389,8 @@ class NonlinearModel(Model):
     # ------------------------------------------------------------ the solve
     def tangent_solver(self, solver=None, **options):
         """The solver instance of the tangent's pattern for ``solver`` (default
-        :attr:`default_solver`; ``auto`` stands for LU when the tangent is not symmetric).
+        :attr:`default_solver`; ``auto`` stands for LU unless the tangent is symmetric and
+        definite).
 
         Raises
         ------
@@ -392,7 +398,8 @@ class NonlinearModel(Model):
             A symmetric backend (Cholesky, CG, MINRES) for a non-symmetric tangent.
         """
         spec = solver or self.default_solver
-        if not self.symmetric_tangent and isinstance(spec, str) and is_auto(spec):
+        definite = self.symmetric_tangent and self.definite_tangent
+        if not definite and isinstance(spec, str) and is_auto(spec):
             spec = "lu"
         backend = self.solver(spec, **options)
         if backend.symmetric and not self.symmetric_tangent:
