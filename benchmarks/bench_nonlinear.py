@@ -60,6 +60,7 @@ from _common import (
     load_average,
     load_line,
     machine_lines,
+    peak_rss_mb,
     ratio,
     run_case,
     seconds,
@@ -128,6 +129,7 @@ class Recorder:
     def entering_adjoint(self, fn: Callable) -> Callable:
         def adjoint(*args, **kwargs):
             self.phase = "adjoint"
+            self.adjoint_start = time.perf_counter()
             return fn(*args, **kwargs)
         return adjoint
 
@@ -186,8 +188,9 @@ def case_nonlinear(spec: str, repeats: int, solver: str | None) -> dict[str, Any
 
         gradient = value_and_grad(J)
         offset = 0 if mode == "cold" else 1000
-        timing = measure(solve, gradient, lambda i, offset=offset: design(n_cells, offset + i),
-                         repeats)
+        # repeats = 0: only the instrumented calls below (a size too slow for repeats)
+        timing = (measure(solve, gradient, lambda i, offset=offset: design(n_cells, offset + i),
+                          repeats) if repeats else {})
         recorder = Recorder()
         backend_class = type(model.tangent_solver(solver_name))
         x = design(n_cells, offset + 101)
@@ -201,14 +204,18 @@ def case_nonlinear(spec: str, repeats: int, solver: str | None) -> dict[str, Any
             recorder.phase = "solve"
             start = time.perf_counter()
             value, g = gradient(design(n_cells, offset + 102))
-            gradient_time = time.perf_counter() - start
+            end = time.perf_counter()
+            gradient_time = end - start
         result[mode] = {
             **timing, "iterations": iterations, "instrumented_solve": solve_time,
             "instrumented_gradient": gradient_time, "J": float(value),
             "solve_buckets": recorder.table("solve"),
             "adjoint_buckets": recorder.table("adjoint"),
-            "adjoint_total": gradient_time - sum(recorder.times[k] for k in recorder.times
-                                                 if k[0] == "solve")}
+            "adjoint_total": end - recorder.adjoint_start}
+        if not repeats:
+            result[mode].update(forward=solve_time, gradient=gradient_time, forward_all=[],
+                                gradient_all=[])
+    result["process_peak_mb"] = peak_rss_mb()
     return result
 
 
@@ -232,11 +239,18 @@ def results_table(results: dict[str, dict[str, Any]]) -> str:
                 seconds(m["forward"]), seconds(m["gradient"]),
                 ratio(m["gradient"], m["forward"]),
                 ratio(m["gradient"] - m["forward"], m["forward"]),
-                f"{m['rss_forward']:.0f} / {m['rss_gradient']:.0f}",
-                ratio(m["rss_gradient"], m["rss_forward"]),
-                f"{m['py_forward']:.0f} / {m['py_gradient']:.0f}",
-                ratio(m["py_gradient"], m["py_forward"])])
+                *memory_cells(m, r)])
     return table(headers, rows)
+
+
+def memory_cells(m: dict[str, Any], r: dict[str, Any]) -> list[str]:
+    """The four memory columns (without repeats: the process peak only)."""
+    if "rss_forward" not in m:
+        return [f"process peak {r['process_peak_mb']:.0f}", "-", "-", "-"]
+    return [f"{m['rss_forward']:.0f} / {m['rss_gradient']:.0f}",
+            ratio(m["rss_gradient"], m["rss_forward"]),
+            f"{m['py_forward']:.0f} / {m['py_gradient']:.0f}",
+            ratio(m["py_gradient"], m["py_forward"])]
 
 
 def breakdown_table(results: dict[str, dict[str, Any]]) -> str:
@@ -262,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", nargs="+", default=list(DEFAULT_PROBLEMS),
                         help="kind:size, kind 'hyper' or 'heat'")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed calls per quantity; 0: one instrumented solve and "
+                             "gradient per mode only (no memory figures)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--hyper-solver", default=None,
                         help="backend of the hyperelastic tangent (default cholmod)")
