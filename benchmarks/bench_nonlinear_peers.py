@@ -24,10 +24,12 @@ A code that fails prints its error in its row; fesens's row says "not yet availa
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,6 @@ SIZES = ("16x8x8", "32x16x16")
 PEERS = Path(__file__).resolve().parent / "peers"
 #: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
 PEER_SCRIPTS = {"torch-fem": "torchfem_case.py", "jax-fem": "jaxfem_case.py"}
-CODES = ("fesens", *PEER_SCRIPTS)
 CASE_TIMEOUT = 1800.0
 
 
@@ -64,18 +65,128 @@ def peers_python() -> Path:
     return Path(__file__).resolve().parent.parent / ".peers" / "bin" / "python"
 
 
-def fesens_case(size: str, repeats: int, check: bool) -> dict[str, Any]:
-    """fesens's case, run in its own process like the peers' (see the module docstring).
+class FesensCantilever:
+    """fesens's model of the cantilever: ``FiniteStrainElasticity`` on ``box`` (checked to
+    have the problem's nodes, cells, clamped dofs and load vector), solved as the peers
+    solve it.
 
-    Returns the result entries of ``peers/harness.py`` (``forward_s``, ``gradient_s``,
-    ``compliance``, ``gradient``, ...); until fesens has finite-strain elasticity, a
-    ``skipped`` entry.
+    Parameters
+    ----------
+    problem : cantilever.Cantilever
+    solver : str
+        Backend of the tangent: ``"auto"`` (fesens's default: LU for this physics, whose
+        tangent is not declared definite) or ``"cholmod"``.
     """
-    return {"skipped": "not yet available (to be written against "
-                       "fesens.physics.hyperelasticity)"}
+
+    def __init__(self, problem, solver: str):
+        from cantilever import ATOL, RTOL, STEPS, TRACTION
+
+        from fesens.mesh import box
+        from fesens.physics.hyperelasticity import FiniteStrainElasticity
+
+        mesh = box(problem.nx, problem.ny, problem.nz, *problem.lengths, cell_type="hex8")
+        points = problem.points()
+        # the gradient is compared per cell and the compliance to round-off: the codes
+        # must number cells and nodes alike, not merely mesh the same box
+        if not (np.array_equal(mesh.cells, problem.cells())
+                and np.allclose(mesh.points, points, rtol=0.0, atol=1e-14)):
+            raise ValueError("fesens's box numbers its nodes or cells unlike cantilever.py")
+        self.model = FiniteStrainElasticity(mesh, E=1.0, nu=0.3, law="neo-hookean")
+        self.model.fix("left")
+        self.model.traction("right", (0.0, -TRACTION, 0.0))
+        self.load = np.asarray(self.model.load_vector())
+        expected = problem.nodal_load(points).ravel()
+        if np.linalg.norm(self.load - expected) > 1e-14 * np.linalg.norm(expected):
+            raise ValueError("fesens's traction integral differs from the consistent nodal "
+                             "load of cantilever.py")
+        clamped = np.flatnonzero(np.repeat(problem.clamped(points), 3))
+        if not np.array_equal(np.sort(self.model.constrained_dofs), clamped):
+            raise ValueError("fesens clamps other dofs than cantilever.py")
+        self.solver = solver
+        # The peers stop a step at ‖R‖ < RTOL ‖R₀‖ or ‖R‖ < ATOL, R₀ the residual at the
+        # step's start: from the previous step's equilibrium that is the load increment,
+        # ‖f‖ / STEPS, so the either/or test is one absolute tolerance (fesens's rtol is
+        # relative to the size of the forces, not to R₀). stol = 0: no step-size test, which
+        # the peers lack; no line search and no adaptive increments: full Newton steps in
+        # STEPS equal load steps, as the peers take them.
+        self.newton = {"rtol": 0.0, "atol": max(ATOL, RTOL * np.linalg.norm(self.load) / STEPS),
+                       "stol": 0.0, "line_search": None, "adaptive": False, "steps": STEPS}
+
+    def solve(self, theta):
+        """The load-stepped solve from the reference state (no warm start: every call
+        follows the whole load path, as the peers' calls do)."""
+        return self.model.solve(scale=theta, solver=self.solver, newton=self.newton,
+                                warm_start=False)
+
+    def compliance(self, theta, reports: list | None = None):
+        solution = self.solve(theta)
+        if reports is not None:
+            reports.append(solution.report)
+        return np.sum(self.load * solution.u)
+
+    def forward(self, theta: np.ndarray) -> float:
+        return float(self.compliance(theta))
+
+    def value_and_grad(self, theta: np.ndarray, reports: list | None = None
+                       ) -> tuple[float, np.ndarray]:
+        from fesens.ad import value_and_grad
+
+        value, gradient = value_and_grad(self.compliance)(theta, reports)
+        return float(value), np.asarray(gradient)
+
+    def profile(self, theta: np.ndarray) -> dict[str, Any]:
+        """One instrumented value+gradient (``bench_nonlinear``'s buckets): its solve's
+        Newton iterations per load step and cut-backs, time and calls per bucket of the
+        solve and of the adjoint."""
+        from bench_nonlinear import Recorder, instrumented
+
+        recorder, reports = Recorder(), []
+        backend_class = type(self.model.tangent_solver(self.solver))
+        with instrumented(self.model, backend_class, recorder):
+            start = time.perf_counter()
+            self.value_and_grad(theta, reports)
+            end = time.perf_counter()
+        report = reports[-1]
+        return {"backend": backend_class.__name__, "iterations": report.iterations,
+                "steps": [len(a.residuals) - 1 for a in report.attempts],
+                "cutbacks": len(report.cutbacks), "gradient_s": end - start,
+                "adjoint_s": end - recorder.adjoint_start,
+                "solve_s": recorder.adjoint_start - start,
+                "solve_buckets": recorder.table("solve"),
+                "adjoint_buckets": recorder.table("adjoint")}
 
 
-CASES = {"fesens": fesens_case}
+def fesens_case(size: str, repeats: int, check: bool, solver: str = "auto") -> dict[str, Any]:
+    """fesens's case, run in its own process like the peers' (see the module docstring),
+    measured by ``peers/harness.py``'s :func:`measure`.
+
+    Returns the harness's result entries (``forward_s``, ``gradient_s``, ``compliance``,
+    ``gradient``, ...) and ``profile``: where one forward and one gradient spend their time
+    (:meth:`FesensCantilever.profile`).
+    """
+    sys.path.insert(0, str(PEERS))
+    from importlib.metadata import version
+
+    from harness import measure
+
+    models = []
+
+    def build(problem):
+        models.append(FesensCantilever(problem, solver))
+        return models[-1].forward, models[-1].value_and_grad
+
+    versions = {"fesens": version("fesens"), "scipy": version("scipy"),
+                "scikit-sparse": version("scikit-sparse")}
+    result = measure("fesens" if solver == "auto" else f"fesens-{solver}", versions, build,
+                     {"size": size, "repeats": repeats, "check": check})
+    model = models[-1]
+    result["profile"] = model.profile(np.ones(model.model.mesh.n_cells))
+    return result
+
+
+CASES = {"fesens": fesens_case,
+         "fesens-cholmod": functools.partial(fesens_case, solver="cholmod")}
+CODES = (*CASES, *PEER_SCRIPTS)
 
 
 def run_peer(code: str, size: str, repeats: int, check: bool, timeout: float
@@ -152,7 +263,48 @@ def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
     agreement_table = table(
         ["code", "size", "compliance C", "C rel. diff", "dC/dθ rel. diff", "FD check",
          "versions"], agreement)
-    return f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n"
+    return (f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n\n"
+            f"## fesens against the peers\n\n{speedup_table(results, sizes, codes)}\n\n"
+            f"## Where fesens's time goes\n\n{profile_table(results, sizes, codes)}\n")
+
+
+def speedup_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+                  codes: Sequence[str]) -> str:
+    """Each peer's warm times over each fesens row's at the same size (> 1: fesens is
+    faster)."""
+    rows = []
+    for size in sizes:
+        for ours in (c for c in codes if c in CASES and "compliance" in results[c, size]):
+            for peer in (c for c in codes if c in PEER_SCRIPTS):
+                theirs = results[peer, size]
+                if "compliance" not in theirs:
+                    continue
+                rows.append([size, f"{peer} / {ours}",
+                             ratio(theirs["forward_s"], results[ours, size]["forward_s"]),
+                             ratio(theirs["gradient_s"], results[ours, size]["gradient_s"])])
+    return table(["size", "time ratio", "forward", "value+grad"], rows)
+
+
+def profile_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+                  codes: Sequence[str]) -> str:
+    """One instrumented value+gradient per fesens row: its solve's Newton iterations per
+    load step and cut-backs, and time (calls) per bucket of the solve and of the adjoint."""
+    from bench_nonlinear import BUCKETS
+
+    rows = []
+    for size in sizes:
+        for code in (c for c in codes if c in CASES and "profile" in results[c, size]):
+            p = results[code, size]["profile"]
+            its = f"{p['iterations']} ({'+'.join(map(str, p['steps']))}), {p['cutbacks']} cut"
+            for phase, total, buckets in (("solve", p["solve_s"], p["solve_buckets"]),
+                                          ("adjoint", p["adjoint_s"], p["adjoint_buckets"])):
+                cells = [f"{seconds(buckets[b][0])} ({buckets[b][1]})" if b in buckets
+                         else "-" for b in BUCKETS]
+                rest = total - sum(t for t, _ in buckets.values())
+                rows.append([code, size, its if phase == "solve" else "", phase,
+                             seconds(total), *cells, seconds(rest)])
+    return table(["code", "size", "Newton its (per step), cut-backs", "phase", "total",
+                  *BUCKETS, "rest"], rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -168,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(default), at every size or at none")
     parser.add_argument("--time-limit", type=float, default=CASE_TIMEOUT,
                         help="seconds a case may run before it is killed")
+    parser.add_argument("--json", type=Path, help="also write every case's result here")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
@@ -196,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     loads.append(load_average())
     print(load_line(loads) + "\n")
     print(report(results, args.sizes, args.codes))
+    if args.json:
+        args.json.write_text(json.dumps([{"code": code, "size": size, **r}
+                                         for (code, size), r in results.items()]))
     return 0
 
 

@@ -72,7 +72,15 @@ def serve(code: str, versions: dict[str, str], build: Callable[[Cantilever],
           tuple[Forward, ValueAndGrad]]) -> None:
     """Run the case given by ``--case`` with the model ``build(problem)`` makes; print the
     result line (see the module docstring for what is measured)."""
-    spec = case_spec()
+    result = measure(code, versions, build, case_spec())
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def measure(code: str, versions: dict[str, str], build: Callable[[Cantilever],
+            tuple[Forward, ValueAndGrad]], spec: dict[str, Any]) -> dict[str, Any]:
+    """Measure the case ``spec`` (``size``, ``repeats``, ``check``) with the model
+    ``build(problem)`` makes, in this process; the result entries (see the module
+    docstring). :func:`serve` prints them; fesens's case returns them to its own harness."""
     problem = Cantilever.parse(spec["size"])
     theta = np.ones(problem.n_cells)
     result: dict[str, Any] = {"code": code, "size": problem.label, "versions": versions}
@@ -113,4 +121,4 @@ def serve(code: str, versions: dict[str, str], build: Callable[[Cantilever],
         result["adjoint_directional"] = adjoint
         result["fd_rel_error"] = abs(adjoint - central) / abs(central)
     result["process_peak_mb"] = max(*peaks, peak_rss_mb())
-    print(RESULT_PREFIX + json.dumps(result), flush=True)
+    return result
