@@ -1,6 +1,7 @@
 """``fesens optimize``: every preset end to end, the results folder, --dump-config."""
 
 import json
+import re
 import tomllib
 
 import meshio
@@ -100,7 +101,7 @@ def test_snapshots_every_n_iterations_form_a_paraview_series(tmp_path):
     result = run("optimize", config, "--out", tmp_path / "out", "--max-iter", 5)
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert [n for n in names if n.startswith("design_")] == [  # and the final design
+    assert [n for n in names if re.fullmatch(r"design_\d+\.vtu", n)] == [  # + the final
         "design_0002.vtu", "design_0004.vtu", "design_0005.vtu"]
     series = (tmp_path / "out" / "design.pvd").read_text()
     assert 'timestep="2"' in series and 'file="design_0004.vtu"' in series
