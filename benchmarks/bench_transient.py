@@ -42,8 +42,8 @@ of the 2D problem's 20 301 unknowns would hold a 3.3 GB factor and read it twice
 step. JAX's compile time (first call) is printed apart and is not in its times. The
 fesens and JAX gradients are compared (relative difference of their dot products with a
 fixed random direction; the CG tolerance bounds it). The JAX rows run ``--jax-steps``
-steps (default 100, same ``Δt``: at 200x100 one JAX step costs tens of milliseconds, so
-1000 steps and their gradient would take tens of minutes per call on the shared machine),
+steps (default 100, same ``Δt``: at 200x100 a JAX step and its adjoint cost tens of
+milliseconds, so a row of 1000 steps takes several minutes on a shared 2-core machine),
 next to fesens rows of the same ``N``.
 
 Times are minima over ``--repeats`` calls after a warm-up; ratios are taken from numbers
