@@ -38,9 +38,9 @@ converged state of the previous (nearby) input, one load step. Columns:
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_nonlinear.py                       # ~10 min on 2 cores
+    .venv/bin/python benchmarks/bench_nonlinear.py                # ~1 h on a loaded 2-core machine
     .venv/bin/python benchmarks/bench_nonlinear.py --quick               # 100x50 and 12x6x6
-    .venv/bin/python benchmarks/bench_nonlinear.py --problems hyper:48x24x24 --repeats 2
+    .venv/bin/python benchmarks/bench_nonlinear.py --problems hyper:48x24x24 --repeats 0
 """
 
 from __future__ import annotations
