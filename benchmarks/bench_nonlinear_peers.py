@@ -17,8 +17,13 @@ far each code's compliance and gradient are from the first code that ran at that
 
     python benchmarks/bench_nonlinear_peers.py [--sizes 16x8x8 32x16x16] [--codes ...]
 
-A code that fails prints its error in its row; fesens's row says "not yet available" until
-:func:`fesens_case` is written against ``fesens.physics.hyperelasticity``.
+fesens runs twice: ``fesens`` with its default tangent backend (``auto``: LU, SuperLU
+here, as this physics does not declare its tangent definite) and ``fesens-cholmod``; the
+case checks that fesens's ``box`` numbers nodes and cells like ``cantilever.py`` and that its
+traction integral is the consistent nodal load. Extra tables: each peer's times over each
+fesens row's, and where one instrumented fesens gradient spends its time (Newton iterations,
+tangent assemblies, factorizations, the adjoint). A code that fails prints its error in its
+row. ``--json PATH`` also writes every case's result.
 """
 
 from __future__ import annotations
