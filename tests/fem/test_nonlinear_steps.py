@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fesens.ad import NotDifferentiableError, check_grad, grad, hvp, taylor_test
+from fesens.fem.nonlinear.implicit_solve import ResidualSolve
 from fesens.mesh.generators import rectangle
 from fesens.objectives import compliance, mean_value, misfit
 from fesens.physics.hyperelasticity import FiniteStrainElasticity
@@ -140,12 +141,24 @@ def counted(model):
     (lambda s: compliance(s), 1),
     (lambda s: np.sum(s.at(0).u ** 2), 1),
 ], ids=["both", "last", "solution", "first"])
-def test_one_transposed_solve_per_state_used(beam, objective, solves):
+def test_one_transposed_solve_per_state_used(beam, objective, solves, monkeypatch):
+    """One adjoint solve per state the objective reads: one transposed substitution, plus
+    one per refinement correction where it reuses Newton's last factorization."""
     backend, calls = counted(beam)
+    corrections = []
+    adjoint = ResidualSolve.adjoint
+
+    def spy(self, *args, **kwargs):
+        lam = adjoint(self, *args, **kwargs)
+        corrections.append(self.refinements or 0)
+        return lam
+
+    monkeypatch.setattr(ResidualSolve, "adjoint", spy)
     E = 100.0 * np.ones(beam.mesh.n_cells)
     gradient = grad(lambda E: objective(beam.solve(E=E, solver=backend,
                                                    at_load_factors=[0.5, 1.0])))(E)
-    assert len(calls) == solves
+    assert len(corrections) == solves
+    assert len(calls) == solves + sum(corrections)
     assert np.all(np.isfinite(gradient)) and np.any(gradient != 0)
 
 

@@ -11,6 +11,16 @@ gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` 
 for every input at once: the per-cell material fields, the load vector, the prescribed
 values and the node coordinates. The Newton iterations are never taped.
 
+The converged tangent ``K* = K_T(u*)`` is not assembled when Newton's last factorization
+``K_k = K_T(x_k)`` (of the iterate before the converged one, still held by the backend)
+is at hand: ``λ`` is then found by iterative refinement preconditioned with it,
+``λ₀ = K_k⁻ᵀ ū``, ``λ ← λ + K_k⁻ᵀ (ū − K*ᵀ λ)``, each product ``K*ᵀ λ`` a reverse sweep
+through one traced evaluation of ``R(u, θ)`` in ``u`` at ``u*``. Near quadratic
+convergence ``‖x_k − u*‖`` is small, so each correction gains several digits; the
+refinement stops at ``‖ū − K*ᵀ λ‖ ≤ rtol_adjoint ‖ū‖`` and gives way to the assembled
+``K*`` (one more factorization) when it needs more than ``max_refinements``
+corrections or its residual stops falling, so the adjoint is never less accurate.
+
 The states at several load factors ``t_1 < … < t_m = 1`` of one load-stepped solve
 (:func:`solve_residual_at`: a load–displacement curve, the compliances at several load
 levels) are one primitive too. Each converged state solves its own equilibrium
@@ -36,7 +46,7 @@ import numpy as np
 from fesens.ad.registry import NotDifferentiableError, defvjp_joint
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
-from fesens.errors import NewtonError
+from fesens.errors import NewtonError, SolverError
 from fesens.fem.nonlinear.newton import Evaluation, NewtonOptions, NewtonReport, solve_steps
 from fesens.readonly import snapshot
 
@@ -62,7 +72,22 @@ class ResidualSolve:
     stops : tuple of float
         The load factors, increasing and ending with 1, whose states
         :func:`solve_residual_at` returns (empty for :func:`solve_residual`).
+    kept : KeptFactorization or None
+        Newton's last tangent factorization of this solve (None before its first).
+    refinements : int or None
+        Corrections the last :meth:`adjoint` made with it (None: it assembled and
+        factorized the converged tangent instead).
+    rtol_adjoint : float
+        (Class attribute) the relative residual ``‖ū − K*ᵀ λ‖ / ‖ū‖`` a refined adjoint
+        must reach, 1e-12: the exact path's own backward error is of order
+        ``ε κ(K*)``, so this keeps the refined ``λ`` as accurate on moderately
+        conditioned tangents and, where round-off hides it, falls back to that path.
+    max_refinements : int
+        (Class attribute) corrections before the refinement gives way, 4.
     """
+
+    rtol_adjoint = 1e-12
+    max_refinements = 4
 
     def __init__(self, model, backend, options: NewtonOptions, names: tuple[str, ...],
                  warm_start: bool = True, stops: tuple[float, ...] = ()):
@@ -71,6 +96,8 @@ class ResidualSolve:
         self.stops = tuple(stops)
         self.report: NewtonReport | None = None
         self.start_inputs: tuple | None = None
+        self.kept: KeptFactorization | None = None
+        self.refinements: int | None = None
 
     def fields(self, values) -> dict:
         return dict(zip(self.names, values, strict=True))
@@ -118,15 +145,74 @@ class ResidualSolve:
         return x
 
     # ------------------------------------------------------------ adjoint
-    def adjoint(self, u_free, g, points, values, u_bar) -> np.ndarray:
+    def adjoint(self, u_free, g, points, values, u_bar, t: float = 1.0) -> np.ndarray:
         """``λ = K_T(u*)⁻ᵀ ū`` ``(n_free,)`` with the tangent at the converged state of
-        free values ``u_free`` and prescribed values ``g`` (those of its load factor)."""
+        free values ``u_free`` and prescribed values ``g`` (those of its load factor
+        ``t``): refined with Newton's last factorization where it is of this load factor
+        and still held, else with the assembled and factorized converged tangent."""
+        u_bar = np.asarray(u_bar, dtype=float)
+        fields = self.fields(values)
+        lam = self._refined_adjoint(u_free, g, points, fields, u_bar, t)
+        if lam is not None:
+            return lam
+        self.refinements = None
         u = self.model.state(u_free, g)
-        K = self.model.tangent(u, self.fields(values), points)
+        K = self.model.tangent(u, fields, points)
         backend = self.backend
         with K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
-            return backend.solve_transpose(np.asarray(u_bar, dtype=float))
+            return backend.solve_transpose(u_bar)
+
+    def _refined_adjoint(self, u_free, g, points, fields: dict, u_bar: np.ndarray,
+                         t: float) -> np.ndarray | None:
+        """``λ`` ``(n_free,)`` by iterative refinement preconditioned with :attr:`kept`, or
+        None where that factorization is not usable or the refinement does not reach
+        :attr:`rtol_adjoint` (see the module notes)."""
+        from fesens.ad.api import vjp as pullback_of  # the AD entry points sit above the rules
+
+        kept, backend, model = self.kept, self.backend, self.model
+        # another factorization since Newton's last (any solve sharing this backend, or
+        # a failed one) replaced it; an iterative backend's solve is not a substitution;
+        # a distributed backend's ranks would have to agree on every stopping decision
+        if (kept is None or kept.load_factor != t or not backend.is_direct
+                or backend.distributes or kept.pattern is not model.operator("ff").pattern
+                or backend.stats["n_numeric"] != kept.n_numeric):
+            return None
+        target = self.rtol_adjoint * float(np.linalg.norm(u_bar))
+        if target == 0.0:
+            self.refinements = 0
+            return np.zeros_like(u_bar)
+
+        def residual(x):
+            u = model.state(x, g)
+            return model.internal_forces(u, fields, points)[model.free_dofs]
+
+        _, transposed_product = pullback_of(residual, np.asarray(u_free, dtype=float))
+        previous = np.inf
+        try:
+            with kept.pattern.thread_limit(backend):
+                lam = backend.solve_transpose(u_bar)
+                for corrections in range(self.max_refinements + 1):
+                    rest = u_bar - transposed_product(lam)
+                    size = float(np.linalg.norm(rest))
+                    if size <= target:
+                        self.refinements = corrections
+                        return lam
+                    if corrections == self.max_refinements or not size < 0.5 * previous:
+                        return None  # K_k too far from K*: the assembled tangent instead
+                    previous = size
+                    lam = lam + backend.solve_transpose(rest)
+        except SolverError:
+            return None  # e.g. the held factorization failed its residual check
+        return None
+
+
+class KeptFactorization:
+    """Which factorization Newton left on a backend: the pattern's, at load factor
+    :attr:`load_factor`, the backend's :attr:`n_numeric`-th numeric factorization."""
+
+    def __init__(self, pattern, load_factor: float, n_numeric: int):
+        self.pattern, self.load_factor, self.n_numeric = pattern, load_factor, n_numeric
 
 
 class LoadPath:
@@ -165,6 +251,7 @@ class LoadPath:
         backend = self.solve.backend
         with K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
+            self.solve.kept = KeptFactorization(K.pattern, t, backend.stats["n_numeric"])
             return backend.solve(rhs)
 
 
@@ -284,7 +371,7 @@ def _solve_residual_at_vjp(argnums, states, problem, f, g, points, *fields):
         for k, t in enumerate(problem.stops):
             if not np.any(u_bar[k]):  # a state the objective does not read: no solve
                 continue
-            lam = problem.adjoint(states[k], along(t, g0, g), points, fields, u_bar[k])
+            lam = problem.adjoint(states[k], along(t, g0, g), points, fields, u_bar[k], t)
             parts = _pullback(problem, argnums, arguments, states[k], t, lam)
             total = tuple(a + b for a, b in zip(total, parts, strict=True))
         return total
