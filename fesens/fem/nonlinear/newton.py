@@ -232,25 +232,22 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
             report.attempts.append(Attempt(target, np.array(failed.residuals), False,
                                            failed.reason))
             failures += 1
-            if failures > options.max_cutbacks:
-                raise NewtonError(
-                    f"Newton did not converge at load factor {target:.6g} after "
-                    f"{options.max_cutbacks} cut-back(s) of the load increment (last: "
-                    f"{target - t:.3g}): {failed.reason}. The last converged load factor is "
-                    f"{t:.6g} (kept on the error: load_factor, state). Try more load steps "
-                    "(steps=...), more cut-backs (max_cutbacks=...) or more iterations "
-                    "(max_iterations=...)",
-                    reason=failed.reason, history=report.history, load_factor=t,
-                    state=x) from None
             increment = (target - t) / 2
-            if increment < floor:
+            why = None
+            if failures > options.max_cutbacks:
+                why = (f"after {options.max_cutbacks} cut-back(s) of the load increment (last: "
+                       f"{target - t:.3g})", "Try more load steps (steps=...), more cut-backs "
+                       "(max_cutbacks=...) or more iterations (max_iterations=...)")
+            elif increment < floor:
+                why = (f"the load increment would fall to {increment:.3g}, below its floor "
+                       f"{floor:.3g} (1/steps / 2^max_cutbacks)", "The load path may end there "
+                       "(an instability or inverted cells ahead), or the tolerance may lie "
+                       "below the residual's round-off (rtol=...)")
+            if why is not None:
                 raise NewtonError(
-                    f"Newton did not converge at load factor {target:.6g}: the load "
-                    f"increment would fall to {increment:.3g}, below its floor {floor:.3g} "
-                    f"(1/steps / 2^max_cutbacks): {failed.reason}. The last converged load "
-                    f"factor is {t:.6g} (kept on the error: load_factor, state). The load "
-                    "path may end there (an instability or inverted cells ahead), or the "
-                    "tolerance may lie below the residual's round-off (rtol=...)",
+                    f"Newton did not converge at load factor {target:.6g}: {why[0]}: "
+                    f"{failed.reason}. The last converged load factor is {t:.6g} (kept on the "
+                    f"error: load_factor, state). {why[1]}",
                     reason=failed.reason, history=report.history, load_factor=t,
                     state=x) from None
             continue
