@@ -57,8 +57,8 @@ from fesens.config.load_cases import (
     check_load_case_use,
     check_load_cases,
 )
-from fesens.config.mesh_section import MESH, make_mesh, mesh_type
 from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
+from fesens.config.mesh_section import MESH, make_mesh, mesh_type
 from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
 from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
 from fesens.config.optimization_sections import (
