@@ -129,3 +129,24 @@ def test_a_replaced_factorization_is_not_used(corrections):
     direct = pull(1.0)
     assert corrections[0] is None and corrections[1] is not None
     assert np.linalg.norm(replaced - direct) <= 1e-10 * np.linalg.norm(direct)
+
+
+def test_a_refinement_stalled_at_round_off_keeps_its_best(corrections, monkeypatch):
+    """A target below the product's round-off (``rtol_adjoint = 1e-17``): the residual
+    stops halving near ``1e-15``, under ``rtol_stagnation``, so the best refined ``λ`` is
+    taken (no factorization) and the gradient is still the exact path's."""
+    monkeypatch.setattr(ResidualSolve, "rtol_adjoint", 1e-17)
+    refined = heat_gradient(False)
+    assert corrections[0] is not None and corrections[0] >= 2
+    exact(monkeypatch)
+    reference = heat_gradient(False)
+    assert np.linalg.norm(refined - reference) <= 1e-10 * np.linalg.norm(reference)
+
+
+def test_a_stall_above_round_off_falls_back(corrections, monkeypatch):
+    """``rtol_stagnation = 0`` makes every stall count as too far: the adjoint assembles
+    the converged tangent."""
+    monkeypatch.setattr(ResidualSolve, "rtol_adjoint", 1e-17)
+    monkeypatch.setattr(ResidualSolve, "rtol_stagnation", 0.0)
+    heat_gradient(False)
+    assert corrections == [None]
