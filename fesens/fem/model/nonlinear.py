@@ -377,8 +377,7 @@ class NonlinearModel(Model):
         dNdx = np.broadcast_to(geometry.dNdx, (n_cells, *np.shape(geometry.dNdx)[1:]))
         weights = np.broadcast_to(self._weights(geometry), (n_cells, n_qp))
         dP_dgrad = np.broadcast_to(dP_dgrad, (*np.shape(grad_q), *np.shape(grad_q)[2:]))
-        K = np.einsum("eq,eqak,eqckdl,eqbl->eacbd", weights, dNdx, dP_dgrad, dNdx,
-                      optimize=True)
+        K = _gradient_form(weights, dNdx, dP_dgrad)
         if dP_du is not None:
             dP_du = np.broadcast_to(dP_du, (*np.shape(grad_q), self.n_components))
             K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
@@ -542,3 +541,32 @@ class NonlinearModel(Model):
 
 def _plain(fields: dict) -> dict:
     return {k: np.asarray(getval(v)) for k, v in fields.items()}
+
+
+#: Cells per block of :func:`_gradient_form` (bounds its temporaries to some 50 MB in 3D).
+_FORM_BLOCK = 4096
+
+
+def _gradient_form(weights, dNdx, A) -> np.ndarray:
+    """``K_(e,a,c,b,d) = Σ_q w_eq Σ_kl ∂N_a/∂x_k A_(ckdl) ∂N_b/∂x_l`` ``(n_cells, n, nc, n,
+    nc)`` as ``Σ_q Bᵀ (w A) B`` with the strain-displacement matrix ``B_(ck, bd) = δ_cd
+    ∂N_b/∂x_k``: batched matrix products, several times faster than the same contraction
+    by ``einsum``, in blocks of cells.
+
+    ``weights`` ``(n_cells, n_qp)``, ``dNdx`` ``(n_cells, n_qp, n, dim)``, ``A``
+    ``(n_cells, n_qp, nc, dim, nc, dim)``.
+    """
+    n_cells, n_qp, n, dim = np.shape(dNdx)
+    nc = np.shape(A)[2]
+    K = np.empty((n_cells, n * nc, n * nc))
+    for start in range(0, n_cells, _FORM_BLOCK):
+        cells = slice(start, min(start + _FORM_BLOCK, n_cells))
+        G = np.swapaxes(dNdx[cells], -1, -2)  # (e, q, dim, n)
+        B = np.zeros((G.shape[0], n_qp, nc, dim, n, nc))
+        for c in range(nc):
+            B[:, :, c, :, :, c] = G
+        B = B.reshape(G.shape[0], n_qp, nc * dim, n * nc)
+        WA = np.reshape(A[cells], (G.shape[0], n_qp, nc * dim, nc * dim)) \
+            * weights[cells][:, :, None, None]
+        K[cells] = np.matmul(np.swapaxes(B, -1, -2), np.matmul(WA, B)).sum(axis=1)
+    return K.reshape(n_cells, n, nc, n, nc)
