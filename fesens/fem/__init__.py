@@ -8,7 +8,8 @@ from fesens.fem.analysis.buckling import Buckling, buckling
 from fesens.fem.assembly.assembler import Assembler, BlockGather
 from fesens.fem.assembly.dofs import DofMap
 from fesens.fem.model.linear import LinearModel
-from fesens.fem.model.nonlinear import NonlinearModel, NonlinearSolution
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.model.nonlinear_solution import NonlinearSolution
 from fesens.fem.model.parameters import Parameter
 from fesens.fem.model.solution import Solution
 from fesens.fem.partition.model_part import split_model

@@ -47,7 +47,8 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval
 from fesens.fem.integrals.loads import FieldSpec
 from fesens.fem.model.load_terms import Where
-from fesens.fem.model.nonlinear import NonlinearModel, NonlinearSolution
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.model.nonlinear_solution import NonlinearSolution
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.post import fields as post
 from fesens.mesh.mesh import Mesh

@@ -20,7 +20,8 @@ import numpy as np
 
 from fesens.fem.integrals.loads import FieldSpec
 from fesens.fem.model.load_terms import Where
-from fesens.fem.model.nonlinear import NonlinearModel, NonlinearSolution
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.model.nonlinear_solution import NonlinearSolution
 from fesens.fem.model.parameters import SCALE, Parameter
 from fesens.mesh.mesh import Mesh
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported

@@ -32,3 +32,32 @@ def gradient_matrices(geometry: CellGeometry) -> np.ndarray:
 def mass_matrices(geometry: CellGeometry) -> np.ndarray:
     """``M``, shape ``(n_geom, n_nodes, n_nodes)`` (use a geometry built with the mass order)."""
     return np.einsum("eq,qa,qb->eab", geometry.dx, geometry.N, geometry.N, optimize=True)
+
+
+#: Cells per block of :func:`gradient_form` (bounds its temporaries to some 50 MB in 3D).
+_FORM_BLOCK = 4096
+
+
+def gradient_form(weights, dNdx, A) -> np.ndarray:
+    """``K_(e,a,c,b,d) = Σ_q w_eq Σ_kl ∂N_a/∂x_k A_(ckdl) ∂N_b/∂x_l`` ``(n_cells, n, nc, n,
+    nc)`` as ``Σ_q Bᵀ (w A) B`` with the strain-displacement matrix ``B_(ck, bd) = δ_cd
+    ∂N_b/∂x_k``: batched matrix products, several times faster than the same contraction
+    by ``einsum``, in blocks of cells.
+
+    ``weights`` ``(n_cells, n_qp)``, ``dNdx`` ``(n_cells, n_qp, n, dim)``, ``A``
+    ``(n_cells, n_qp, nc, dim, nc, dim)``.
+    """
+    n_cells, n_qp, n, dim = np.shape(dNdx)
+    nc = np.shape(A)[2]
+    K = np.empty((n_cells, n * nc, n * nc))
+    for start in range(0, n_cells, _FORM_BLOCK):
+        cells = slice(start, min(start + _FORM_BLOCK, n_cells))
+        G = np.swapaxes(dNdx[cells], -1, -2)  # (e, q, dim, n)
+        B = np.zeros((G.shape[0], n_qp, nc, dim, n, nc))
+        for c in range(nc):
+            B[:, :, c, :, :, c] = G
+        B = B.reshape(G.shape[0], n_qp, nc * dim, n * nc)
+        WA = np.reshape(A[cells], (G.shape[0], n_qp, nc * dim, nc * dim)) \
+            * weights[cells][:, :, None, None]
+        K[cells] = np.matmul(np.swapaxes(B, -1, -2), np.matmul(WA, B)).sum(axis=1)
+    return K.reshape(n_cells, n, nc, n, nc)
