@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from fesens.arrays import namespace
 from fesens.errors import NonFiniteError
 from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
+from fesens.solvers.lattice_coarse import HALVES, Stencil, assembled, children, coarse_cell_ids
 from fesens.solvers.parallel import SlabPool
 
 #: Cells per slab of a batched cell operation: temporaries of a few MB, and slabs enough
@@ -48,13 +49,6 @@ from fesens.solvers.parallel import SlabPool
 _SLAB_CELLS = 8_192
 #: Free dofs per piece of a threaded copy between free-dof vectors and lattice arrays.
 _PIECE = 65_536
-#: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
-#: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
-_HALVES = {"left": np.array([[1.0, 0.0], [0.5, 0.5]]),
-           "right": np.array([[0.5, 0.5], [0.0, 1.0]]),
-           "whole": np.eye(2)}
-
-
 class LatticeStructure:
     """What stays fixed while the coefficients change: the lattice, its free dofs and
     the reference cell matrix.
@@ -290,7 +284,7 @@ class LatticeStructure:
         """``A`` assembled, ``(n, n)`` CSR (for checks and a one-level hierarchy)."""
         rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
         values = coefficients[:, None, None] * self.element[None]
-        return _assembled(rows, values, self.n)
+        return assembled(rows, values, self.n)
 
     @cached_property
     def _masked_cells(self) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +300,7 @@ class LatticeStructure:
 
         Every coarse cell matrix is ``Σ_kinds s_child R_kindᵀ K_ref R_kind`` (one child of
         each kind at most): one matrix product over all coarse cells. They are summed
-        into the coarse lattice's stencil (:class:`_Stencil`), which gives the CSR arrays
+        into the coarse lattice's stencil (:class:`Stencil`), which gives the CSR arrays
         without sorting.
         """
         nc, m = self.n_components, self.element.shape[0]
@@ -314,15 +308,15 @@ class LatticeStructure:
         coarse_cells = tuple(n - 1 for n in coarse_shape)
         s = coefficients.reshape(self.cells[::-1])
         masked, masks = self._masked_cells
-        coarse_of = _coarse_cell_ids(self.cells)  # coarse cell of each fine cell
-        kinds_list = list(itertools.product(*(_children(n) for n in self.cells)))
+        coarse_of = coarse_cell_ids(self.cells)  # coarse cell of each fine cell
+        kinds_list = list(itertools.product(*(children(n) for n in self.cells)))
         products = np.empty((m * m, len(kinds_list)))
         weights = np.zeros((len(kinds_list), *coarse_cells[::-1]))
         corrections = []
         for k, kinds in enumerate(kinds_list):
             R = np.ones((1, 1))
             for kind, _, _ in kinds:  # x first: kron(Rz, kron(Ry, Rx))
-                R = np.kron(_HALVES[kind], R)
+                R = np.kron(HALVES[kind], R)
             R = np.kron(R, np.eye(nc))
             plain = R.T @ self.element @ R
             products[:, k] = plain.ravel()
@@ -339,7 +333,7 @@ class LatticeStructure:
                                     coefficients[masked[pick]][:, None, None] * correction))
         blocks = products @ weights.reshape(len(kinds_list), -1)  # (m·m, coarse cells)
         del weights
-        stencil = _Stencil(coarse_shape, nc, self.pool)
+        stencil = Stencil(coarse_shape, nc, self.pool)
         stencil.add_blocks(blocks.reshape(m, m, *coarse_cells[::-1]))
         del blocks
         for cell_ids, values in corrections:
@@ -349,139 +343,13 @@ class LatticeStructure:
     @cached_property
     def _coarse_pattern(self) -> tuple[tuple[int, ...], tuple]:
         """The first coarse lattice's shape and its matrix's sparsity
-        (:meth:`_Stencil.pattern`), which the coefficients do not change."""
+        (:meth:`Stencil.pattern`), which the coefficients do not change."""
         nc = self.n_components
         coarse = [coarse_points(n) for n in self.grid.shape]
         coarse_shape = tuple(c.size for c in coarse)
         coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
             *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
-        return coarse_shape, _Stencil(coarse_shape, nc).pattern(coarse_free)
-
-
-def _children(n_cells: int) -> list[tuple[str, slice, slice]]:
-    """The fine cells of an axis of ``n_cells`` cells per kind of child: ``(kind, coarse
-    cells, fine cells)`` (slices), ``kind`` a key of ``_HALVES``."""
-    pairs = n_cells // 2
-    kinds = [("left", slice(0, pairs), slice(0, 2 * pairs, 2)),
-             ("right", slice(0, pairs), slice(1, 2 * pairs, 2))]
-    if n_cells % 2:
-        kinds.append(("whole", slice(pairs, pairs + 1), slice(n_cells - 1, n_cells)))
-    return [kind for kind in kinds if kind[1].stop > kind[1].start]
-
-
-def _assembled(rows: np.ndarray, values: np.ndarray, n: int) -> sp.csr_matrix:
-    """``Σ_e`` of cell matrices ``values`` ``(cells, m, m)`` on the rows ``(cells, m)``
-    (-1: dropped), as an ``(n, n)`` CSR matrix."""
-    m = rows.shape[1]
-    i = np.broadcast_to(rows[:, :, None], (rows.shape[0], m, m)).ravel()
-    j = np.broadcast_to(rows[:, None, :], (rows.shape[0], m, m)).ravel()
-    keep = (i >= 0) & (j >= 0)
-    index = np.int32 if n < 2**31 - 1 else np.int64
-    matrix = sp.coo_matrix((values.ravel()[keep], (i[keep].astype(index),
-                                                   j[keep].astype(index))), shape=(n, n))
-    return matrix.tocsr()
-
-
-def _coarse_cell_ids(cells: tuple[int, ...]) -> np.ndarray:
-    """The coarse cell (lattice order of the coarse cells) of every fine cell."""
-    coarse_cells = [(n + 1) // 2 for n in cells]
-    strides = np.concatenate([[1], np.cumprod(coarse_cells[:-1])]).astype(np.int64)
-    ids = np.zeros(cells[::-1], dtype=np.int64)
-    for axis, n in enumerate(cells):
-        shape = [1] * len(cells)
-        shape[len(cells) - 1 - axis] = n
-        ids += (np.arange(n) // 2 * strides[axis]).reshape(shape)  # odd end: its own
-    return ids.ravel()
-
-
-class _Stencil:
-    """A symmetric matrix on a lattice of points with ``nc`` unknowns each, coupling
-    neighbours at most one point apart per axis: one plane ``(*reversed shape)`` per
-    direction ``t = Σ_axis (δ_axis + 1) 3**axis`` and component pair."""
-
-    def __init__(self, shape: tuple[int, ...], nc: int, pool: SlabPool | None = None) -> None:
-        self.shape, self.nc, self.dim = shape, nc, len(shape)
-        self.pool = SlabPool(1) if pool is None else pool
-        self.values = np.zeros((3**self.dim, nc, nc, *shape[::-1]))
-        self._offsets = [[(c >> axis) & 1 for axis in range(self.dim)]
-                         for c in range(2**self.dim)]
-
-    def _direction(self, a: int, b: int) -> int:
-        return sum((self._offsets[b][axis] - self._offsets[a][axis] + 1) * 3**axis
-                   for axis in range(self.dim))
-
-    def _points(self, a: int, cells: tuple[int, ...]) -> tuple[slice, ...]:
-        """The lattice points at corner ``a`` of all cells (reversed axes)."""
-        return tuple(slice(o, o + n) for o, n in zip(self._offsets[a][::-1], cells,
-                                                      strict=True))
-
-    def add_blocks(self, blocks: np.ndarray) -> None:
-        """Add the cell matrices ``blocks`` ``(m, m, *reversed cells)`` of every cell."""
-        nc, cells, corners = self.nc, blocks.shape[2:], range(len(self._offsets))
-        pairs: dict[int, list[tuple[int, int]]] = {}
-        for a in corners:
-            for b in corners:
-                pairs.setdefault(self._direction(a, b), []).append((a, b))
-
-        def direction(t: int) -> None:  # one plane per thread, its pairs in a fixed order
-            for a, b in pairs[t]:
-                self.values[t][(slice(None), slice(None), *self._points(a, cells))] += (
-                    blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc])
-
-        self.pool.map(direction, sorted(pairs))
-
-    def add_cell_blocks(self, cell_ids: np.ndarray, blocks: np.ndarray) -> None:
-        """Add one ``(m, m)`` block per listed cell (lattice ids of the cells)."""
-        cells = [n - 1 for n in self.shape]
-        index = np.unravel_index(cell_ids, cells[::-1])  # reversed axes
-        flat = self.values.reshape(3**self.dim, self.nc, self.nc, -1)
-        nc = self.nc
-        for a, off_a in enumerate(self._offsets):
-            point = np.ravel_multi_index(
-                tuple(i + o for i, o in zip(index, off_a[::-1], strict=True)),
-                self.shape[::-1])
-            for b in range(len(self._offsets)):
-                plane = flat[self._direction(a, b)]
-                for i in range(nc):
-                    for j in range(nc):
-                        np.add.at(plane[i, j], point, blocks[:, a * nc + i, b * nc + j])
-
-    def matrix(self, pattern: tuple) -> sp.csr_matrix:
-        """The CSR matrix of the stencil's values on a sparsity of :meth:`pattern`."""
-        source, indices, indptr, n = pattern
-        return sp.csr_matrix((self.values.reshape(-1)[source], indices.copy(), indptr.copy()),
-                             shape=(n, n))
-
-    def pattern(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """The sparsity of the matrix on the free unknowns ``free`` ``(points, nc)``
-        (lattice order, rows and columns numbered point-major; columns sorted by
-        construction): ``(source, indices, indptr, n)``, ``source`` the position in the
-        flat :attr:`values` of every stored entry."""
-        nc, n_points, n_dirs = self.nc, int(np.prod(self.shape)), 3**self.dim
-        rows = np.full(free.shape, -1, dtype=np.int64)
-        n = int(np.count_nonzero(free))
-        rows[free] = np.arange(n)
-        # the neighbour of every point in every direction, -1 outside the lattice
-        grid = np.indices(self.shape[::-1]).reshape(self.dim, -1)  # reversed axes
-        neighbour = np.empty((n_points, n_dirs), dtype=np.int64)
-        for t in range(n_dirs):
-            delta = [(t // 3**axis) % 3 - 1 for axis in range(self.dim)][::-1]
-            moved = grid + np.array(delta)[:, None]
-            inside = np.all((moved >= 0) & (moved < np.array(self.shape[::-1])[:, None]),
-                            axis=0)
-            neighbour[:, t] = np.where(inside, np.ravel_multi_index(
-                np.where(inside, moved, 0), self.shape[::-1]), -1)
-        columns = np.where(neighbour[:, :, None] >= 0, rows[neighbour], -1)  # (p, t, nc)
-        columns = np.broadcast_to(columns[:, None, :, :], (n_points, nc, n_dirs, nc))
-        keep = (columns >= 0) & free[:, :, None, None]
-        # (t, i, j, p) -> (p, i, t, j): rows point-major, columns increasing in a row
-        flat = np.int32 if self.values.size < 2**31 - 1 else np.int64
-        positions = np.arange(self.values.size, dtype=flat).reshape(
-            n_dirs, nc, nc, n_points).transpose(3, 1, 0, 2)
-        index = np.int32 if n < 2**31 - 1 else np.int64
-        indptr = np.zeros(n + 1, dtype=index)
-        np.cumsum(keep.reshape(n_points * nc, -1)[free.ravel()].sum(axis=1), out=indptr[1:])
-        return positions[keep], columns[keep].astype(index), indptr, n
+        return coarse_shape, Stencil(coarse_shape, nc).pattern(coarse_free)
 
 
 class LatticeOperator:
