@@ -1,4 +1,4 @@
-"""The discrete adjoint of a transient run (fesens/fem/transient/integrate.py): Taylor
+"""The discrete adjoint of a transient run (fesens/fem/transient/steps.py): Taylor
 tests (remainder rate 2) and central differences for every kind of parameter over 200
 steps, for ∫ Σ_set T² dt (trapezoidal) and a KS peak over time; the gradient with
 binomial checkpointing is the bit-for-bit gradient of the run that keeps every state, and

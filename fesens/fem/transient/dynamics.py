@@ -48,13 +48,8 @@ from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
 from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
-from fesens.fem.transient.integrate import (
-    StepTerm,
-    TransientProblem,
-    _check_same_pattern,
-    _Run,
-    term_pullback,
-)
+from fesens.fem.transient.integrate import TransientProblem
+from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern, term_pullback
 from fesens.solvers import LinearSolver
 
 #: The schemes of :class:`DynamicProblem`.
@@ -236,7 +231,7 @@ class DynamicProblem(TransientProblem):
                             f"{type(step_term).__name__}")
         system = self._dynamic_system(u0, v0, loads, histories, density, damping, points,
                                       parameters)
-        run = _Run(self, step_term)
+        run = Run(self, step_term)
         inputs = (*system, *term_args)
         run.keep = any(isinstance(x, Traced) for x in inputs)
         return dynamic_integrate(run, *inputs)
@@ -290,7 +285,7 @@ class DynamicProblem(TransientProblem):
                                  f"got {raw!r}")
         K_ff = model.stiffness("ff", points=points, **parameters)
         M_ff = model.mass(density, lumped=self.lumped, points=points)
-        _check_same_pattern(getval(K_ff), getval(M_ff))
+        check_same_pattern(getval(K_ff), getval(M_ff))
         F, H = self._loads(loads, histories, points, parameters, free)
         initial = [self._initial_field(value, name)[free]
                    for name, value in (("u0", u0), ("v0", v0))]
@@ -388,7 +383,7 @@ class _NewmarkStepper:
         return full
 
 
-def _dynamic_integrate(run: _Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
+def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
                        *term_args):
     """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
     every state, or the snapshots of the binomial schedule, when traced)."""
@@ -424,7 +419,7 @@ class _DynamicAdjoint:
     #: Primitive argument of the first step-term argument.
     FIRST_TERM_ARG = 9
 
-    def __init__(self, run: _Run, stepper: _NewmarkStepper, gbar, term_args, argnums):
+    def __init__(self, run: Run, stepper: _NewmarkStepper, gbar, term_args, argnums):
         self.run, self.s, self.term_args = run, stepper, term_args
         self.gbar = np.asarray(gbar, dtype=float)
         n_free = stepper.free.size

@@ -45,7 +45,7 @@ from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError, SingularMatrixError
-from fesens.fem.transient.integrate import _check_same_pattern
+from fesens.fem.transient.steps import check_same_pattern
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
             raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, got {c!r}")
     K = model.stiffness("ff", points=points, **parameters)
     M = model.mass(density, lumped=lumped, points=points)
-    _check_same_pattern(getval(K), getval(M))
+    check_same_pattern(getval(K), getval(M))
     f = model.load_vector(loads, points)
     extra = model.parameter_load(points, **parameters)
     if extra is not None:
