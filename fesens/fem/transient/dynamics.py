@@ -43,19 +43,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.ad.registry import defvjp_joint
 from fesens.ad.traced import Traced
-from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
-from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
+from fesens.fem.transient.dynamic_steps import MASS_KEY, NewmarkStepper, dynamic_integrate
 from fesens.fem.transient.integrate import TransientProblem
-from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern, term_pullback
+from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern
 from fesens.solvers import LinearSolver
 
 #: The schemes of :class:`DynamicProblem`.
 DYNAMIC_SCHEMES = ("newmark", "generalized_alpha")
-#: ``(a, b)`` of ``a M + b K`` for ``M`` alone: the initial acceleration's matrix.
-MASS_KEY = (1.0, 0.0)
+
 
 
 @dataclass(frozen=True)
@@ -250,7 +247,7 @@ class DynamicProblem(TransientProblem):
                                       parameters)
         if any(isinstance(x, Traced) for x in system):
             raise TypeError("states runs plain values only; differentiate values() instead")
-        stepper = _NewmarkStepper(self, *system[:6])
+        stepper = NewmarkStepper(self, *system[:6])
         self.stats.update(steps=0, kept=0, advanced=0, taped=0)
         with stepper.thread_limit():
             state = stepper.initial(*system[6:])
@@ -301,233 +298,3 @@ class DynamicProblem(TransientProblem):
         if not np.all(np.isfinite(raw)):
             raise NonFiniteError(f"{name} contains NaN or infinity; give a finite field")
         return value * np.ones(n_dofs)
-
-
-class _NewmarkStepper:
-    """The steps of one set of (plain) matrices, damping and loads; a state is
-    ``(u, v, a)`` on the free dofs."""
-
-    def __init__(self, problem: DynamicProblem, K_ff, M_ff, mass_damping, stiffness_damping,
-                 F, H):
-        self.problem, self.c = problem, problem.coefficients
-        self.K, self.M = K_ff, M_ff
-        self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
-        self.cM, self.cK = float(mass_damping), float(stiffness_damping)
-        self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
-        model = problem.model
-        self.free, self.n_dofs = model.free_dofs, model.dofmap.n_dofs
-        self._step_solver: LinearSolver | None = None
-
-    @property
-    def step_solver(self) -> LinearSolver:
-        """The factorized ``S = s_M M + s_K K`` of every step."""
-        if self._step_solver is None:
-            key = self.c.step_key(self.cM, self.cK)
-            self._step_solver = self.problem.step_solver(key, self.K, self.M)
-        return self._step_solver
-
-    def thread_limit(self):
-        """The BLAS threads of these solves, as the pattern chooses them for any solve."""
-        return self.K.pattern.thread_limit(self.step_solver)
-
-    def load_weights(self, n: int) -> dict[int, float]:
-        """``{level: weight}`` of ``h_n`` (level 0: ``H_0`` alone)."""
-        if n == 0:
-            return {0: 1.0}
-        af = self.c.alpha_f
-        return {n: 1.0 - af, n - 1: af} if af != 0.0 else {n: 1.0}
-
-    def residual_operand(self, u, v, a):
-        """``K (u + c_K v) + M (a + c_M v)``: the internal forces of blended levels."""
-        return self.K_csr @ (u + self.cK * v) + self.M_csr @ (a + self.cM * v)
-
-    def initial(self, u0, v0) -> tuple:
-        """``(u_0, v_0, a_0)`` with ``M a_0 = F H_0 − C v_0 − K u_0``."""
-        u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
-        zero = np.zeros_like(u0)
-        rhs = self.F @ self.H[0] - self.residual_operand(u0, v0, zero)
-        mass = self.problem.step_solver(MASS_KEY, self.K, self.M)
-        return u0, v0, mass.solve(rhs)
-
-    def predictors(self, state) -> tuple:
-        """``u_(n−1) + Δt v_(n−1) + Δt² (½ − β) a_(n−1)`` and ``v_(n−1) + Δt (1 − γ)
-        a_(n−1)``: the new level without its acceleration."""
-        u, v, a = state
-        c = self.c
-        return (u + c.dt * v + c.dt ** 2 * (0.5 - c.beta) * a,
-                v + c.dt * (1 - c.gamma) * a)
-
-    def step(self, n: int, state: tuple) -> tuple:
-        """``(u_n, v_n, a_n)`` from ``(u_(n−1), v_(n−1), a_(n−1))``."""
-        c = self.c
-        u, v, a = state
-        u_hat, v_hat = self.predictors(state)
-        h = sum(w * self.H[level] for level, w in self.load_weights(n).items())
-        af, am = c.alpha_f, c.alpha_m
-        # the blended levels with a_n = 0; S a_n supplies the rest
-        rhs = self.F @ h - self.residual_operand((1 - af) * u_hat + af * u,
-                                                 (1 - af) * v_hat + af * v, am * a)
-        a_new = self.step_solver.solve(rhs)
-        return (u_hat + c.beta * c.dt ** 2 * a_new, v_hat + c.gamma * c.dt * a_new, a_new)
-
-    def blended(self, state: tuple, new: tuple) -> tuple:
-        """``(u_(n−α_f), v_(n−α_f), a_(n−α_m))``."""
-        af, am = self.c.alpha_f, self.c.alpha_m
-        return ((1 - af) * new[0] + af * state[0], (1 - af) * new[1] + af * state[1],
-                (1 - am) * new[2] + am * state[2])
-
-    def full(self, x_free: np.ndarray) -> np.ndarray:
-        """A free-dof field on all dofs, ``(n_dofs,)`` (zero where fixed)."""
-        full = np.zeros(self.n_dofs)
-        full[self.free] = x_free
-        return full
-
-
-def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
-                       *term_args):
-    """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
-    every state, or the snapshots of the binomial schedule, when traced)."""
-    problem = run.problem
-    stepper = _NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
-    N = problem.n_steps
-    values = np.empty(N + 1)
-    if not run.keep:
-        keep = set()
-    elif problem.max_states is None:
-        keep = set(range(N + 1))
-    else:
-        keep = {0, *forward_snapshots(N, problem.max_states)}
-    with stepper.thread_limit():
-        state = stepper.initial(u0, v0)
-        for n in range(N + 1):
-            if n > 0:
-                state = stepper.step(n, state)
-            values[n] = run.term(n, stepper.full(state[0]), term_args)
-            if n in keep:
-                run.stored[n] = state
-    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
-    return values
-
-
-dynamic_integrate = primitive(_dynamic_integrate, "dynamic_integrate")
-
-
-class _DynamicAdjoint:
-    """The reverse sweep: the cotangent of the state after the step being reversed and
-    the cotangent of every input."""
-
-    #: Primitive argument of the first step-term argument.
-    FIRST_TERM_ARG = 9
-
-    def __init__(self, run: Run, stepper: _NewmarkStepper, gbar, term_args, argnums):
-        self.run, self.s, self.term_args = run, stepper, term_args
-        self.gbar = np.asarray(gbar, dtype=float)
-        n_free = stepper.free.size
-        zero = np.zeros(n_free)
-        self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
-        self.K_bar = np.zeros(stepper.K.pattern.nnz)
-        self.M_bar = np.zeros(stepper.M.pattern.nnz)
-        self.cM_bar = self.cK_bar = 0.0
-        self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
-        self.H_bar = np.zeros_like(stepper.H)
-        self.positions = [i - self.FIRST_TERM_ARG for i in argnums
-                          if i >= self.FIRST_TERM_ARG]
-        self.args_bar = [0.0] * len(self.positions)
-
-    def term_cotangent(self, n: int, u_free: np.ndarray) -> np.ndarray:
-        """``ḡ_n ∂j_n/∂u_n`` on the free dofs (``term_args``' cotangents accumulated)."""
-        if self.gbar[n] == 0.0:
-            return np.zeros(self.s.free.size)
-        u_bar, cotangents = term_pullback(self.run, n, self.s.full(u_free), self.gbar[n],
-                                          self.term_args, self.positions)
-        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
-                                                       strict=True)]
-        return u_bar[self.s.free]
-
-    def residual(self, n: int, lam: np.ndarray, blended: tuple) -> tuple:
-        """The parameter cotangents of level ``n``'s residual ``M (a + c_M v) + K (u + c_K
-        v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
-        s = self.s
-        u, v, a = blended
-        self.K_bar -= s.K.pattern.outer(lam, u + s.cK * v)
-        self.M_bar -= s.M.pattern.outer(lam, a + s.cM * v)
-        M_lam, K_lam = s.M_csr.T @ lam, s.K_csr.T @ lam
-        self.cM_bar -= float(M_lam @ v)
-        self.cK_bar -= float(K_lam @ v)
-        FT_lam = s.F.T @ lam
-        for level, weight in s.load_weights(n).items():
-            self.F_bar += weight * np.outer(lam, s.H[level])
-            self.H_bar[level] += weight * FT_lam
-        return M_lam, K_lam
-
-    def step(self, n: int, state: tuple, new: tuple) -> None:
-        """The adjoint of step ``n`` (``state`` the level before, ``new`` its result):
-        ``carry`` becomes the cotangent of ``state``."""
-        s, c = self.s, self.s.c
-        u_bar, v_bar, a_bar = self.carry
-        u_bar = u_bar + self.term_cotangent(n, new[0])
-        lam = s.step_solver.solve_transpose(a_bar + c.beta * c.dt ** 2 * u_bar
-                                            + c.gamma * c.dt * v_bar)
-        M_lam, K_lam = self.residual(n, lam, s.blended(state, new))
-        af, am, dt = c.alpha_f, c.alpha_m, c.dt
-        # −∂r/∂(u, v, a) of the level before, through the blended levels and predictors
-        pu_bar, pv_bar = -K_lam, -(s.cM * M_lam + s.cK * K_lam)
-        pu_bar_hat = u_bar + (1 - af) * pu_bar  # cotangent of the predictor û
-        pv_bar_hat = v_bar + (1 - af) * pv_bar
-        self.carry = (pu_bar_hat + af * pu_bar,
-                      dt * pu_bar_hat + pv_bar_hat + af * pv_bar,
-                      dt ** 2 * (0.5 - c.beta) * pu_bar_hat + dt * (1 - c.gamma) * pv_bar_hat
-                      - am * M_lam)
-
-    def finish(self, initial: tuple) -> tuple:
-        """``(ū_0, v̄_0)`` on the free dofs, through the initial acceleration's solve."""
-        s = self.s
-        u_bar, v_bar, a_bar = self.carry
-        u_bar = u_bar + self.term_cotangent(0, initial[0])
-        mu = s.problem.step_solver(MASS_KEY, s.K, s.M).solve_transpose(a_bar)
-        M_mu, K_mu = self.residual(0, mu, initial)
-        return u_bar - K_mu, v_bar - (s.cM * M_mu + s.cK * K_mu)
-
-
-def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
-                 u0, v0, *term_args):
-    def pullback(gbar):
-        if any(isinstance(x, Traced) for x in (gbar, K_ff, M_ff, mass_damping,
-                                              stiffness_damping, F, H, u0, v0, *term_args)):
-            raise NotImplementedError(
-                "second derivatives through a dynamic run (grad of grad, hvp) are not "
-                "available: its adjoint runs on plain arrays; differentiate once")
-        problem = run.problem
-        stepper = _NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
-        adjoint = _DynamicAdjoint(run, stepper, gbar, term_args, argnums)
-        stored, N = run.stored, problem.n_steps
-        with stepper.thread_limit():
-            if problem.max_states is None:
-                for n in range(N, 0, -1):
-                    adjoint.step(n, stored[n - 1], stored[n])
-            else:
-                stats = problem.stats
-
-                def advance(n, state):
-                    stats["advanced"] += 1
-                    return stepper.step(n, state)
-
-                def adjoint_step(n, state):
-                    stats["taped"] += 1
-                    adjoint.step(n, state, stepper.step(n, state))
-
-                snapshots = {n: stored[n] for n in forward_snapshots(N, problem.max_states)}
-                reverse_sweep(N, problem.max_states, stored[0], advance, adjoint_step,
-                              snapshots)
-            u0_bar, v0_bar = adjoint.finish(stored[0])
-        cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 3: adjoint.cM_bar,
-                      4: adjoint.cK_bar, 5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar,
-                      8: v0_bar}
-        for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
-            cotangents[_DynamicAdjoint.FIRST_TERM_ARG + p] = c
-        return tuple(cotangents[i] for i in argnums)
-
-    return pullback
-
-
-defvjp_joint(dynamic_integrate, _dynamic_vjp)
