@@ -20,7 +20,7 @@ from fesens.config import Config, build_optimizer, dumps
 from fesens.config.distributed import build_run
 from fesens.config.fingerprint import encode
 from fesens.config.initial_design import initial_design
-from fesens.config.load_cases import case_names, case_report, combination
+from fesens.config.load_cases import case_names, case_report
 from fesens.errors import NewtonError
 from fesens.fem import LinearModel
 from fesens.fem.analysis.modal import Modes
@@ -30,7 +30,6 @@ from fesens.opt import (
     OC,
     DesignProblem,
     Evaluation,
-    FrequencyProblem,
     load_checkpoint,
     load_evaluated_design,
     optimize,
@@ -50,48 +49,7 @@ from fesens.workflow.design_fields import (
 from fesens.workflow.nonlinear import add_config_hint
 from fesens.workflow.ranks import rank_output
 from fesens.workflow.resume import check_same_problem, resume_point, run_fingerprint
-
-
-def _shown(problem: DesignProblem) -> list[str]:
-    """History columns the progress line shows: the extra constraints, the first
-    frequency of a frequency design."""
-    return [c.name for c in problem.constraints] + [
-        name for name in problem.reports if name == "frequency_1"]
-
-
-def _progress_line(record: dict, extras: list[str]) -> str:
-    line = (f"{record['iteration']:5d}  objective {record['objective']: .6e}  "
-            f"volume {record['volume']:.4f}  change {record['change']:.4f}  "
-            f"{record.get('seconds', 0.0):6.2f} s")
-    return line + "".join(f"  {name} {record[name]:.4g}" for name in extras if name in record)
-
-
-def _combined(data: dict) -> str:
-    """`` (worst of 2 load cases)`` or `` (weighted sum of 2 load cases)``, or ``""``."""
-    count = len(data.get("load_cases", []))
-    if not count:
-        return ""
-    how = "worst" if combination(data) == "max" else "weighted sum"
-    return f" ({how} of {count} load cases)"
-
-
-def _describe(config: Config, problem: DesignProblem, model) -> str:
-    data = config.data
-    pen, flt = data["penalization"], data["filter"]
-    penalty = pen["penalty"]
-    penalty = (f"{penalty['start']:g}→{penalty.get('final', penalty['start']):g}"
-               if isinstance(penalty, dict) else f"{penalty:g}")
-    radius = f" r={flt['radius']:g}" if "radius" in flt else ""
-    return (f"{config.name}: {config.mesh.n_cells} {config.mesh.cell_type} cells, "
-            f"{model.dofmap.n_dofs} dofs, {int(problem.collective.sum(problem.n_design))} "
-            "design variables; "
-            f"{data['objective']['type']}{_combined(data)}"
-            f"{' (maximized)' if isinstance(problem, FrequencyProblem) else ''}, "
-            f"volume ≤ {data['constraints']['volume_fraction']:g}; "
-            f"{pen['type'].upper()} {penalty}, {flt['type']} filter{radius}, "
-            f"{data['optimizer']['type'].upper()}"
-            # what the "auto" solver chose, and why
-            + (f"; {model.solver_choice.line()}" if model.solver_choice is not None else ""))
+from fesens.workflow.run_lines import describe, final_line, outcome, progress_line, shown_columns
 
 
 @dataclass
@@ -220,7 +178,7 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     except BaseException:
         folder.remove_temporaries()
         raise
-    echo(_final_line(config, summary))
+    echo(final_line(config, summary))
     extra = "".join(f"{name}, " for name in ("mode_1.png", *SHAPE_FILES)
                     if (folder.path / name).is_file())
     echo(f"results in {folder.path}: design.png, {extra}design.vtu, convergence.png, "
@@ -232,15 +190,6 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
 SHAPE_FILES = ("design.stl", "design_stl.png", "design_outline.svg")
 
 
-def _final_line(config: Config, summary: dict) -> str:
-    frequencies = summary.get("frequencies", {}).get("final") or []  # a frequency design's
-    first = f", f1 {frequencies[0]:.5g}" if frequencies else ""
-    return (f"{summary['outcome']}: objective {summary['objective']['value']:.6g}{first}, volume "
-            f"{summary['volume_fraction']:.4f} (limit "
-            f"{config.data['constraints']['volume_fraction']:g}); "
-            f"{summary['wall_time_seconds']:.1f} s")
-
-
 def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationRun:
     """The run without a results folder: nothing is written, Ctrl-C propagates."""
     tic = time.perf_counter()
@@ -250,7 +199,7 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     run.announce(built.note)
     x, evaluation, converged = run.iterate()
     summary = run.final_summary(evaluation, converged, run.fields(evaluation))
-    echo(_final_line(config, summary))
+    echo(final_line(config, summary))
     return run.result(summary, x, evaluation, converged)
 
 
@@ -263,20 +212,6 @@ def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evalu
         report.append({"name": constraint.name, "value": value, "limit": constraint.limit,
                        "satisfied": bool(value <= constraint.limit * (1 + 1e-4))})
     return report
-
-
-def _outcome(config: Config, history: list[dict], converged: bool) -> str:
-    """One plain sentence: converged, or not, and why not."""
-    iterations = history[-1]["iteration"] if history else 0
-    if converged:
-        return f"converged after {iterations} iterations"
-    stop = config.data["stop"]
-    change = history[-1]["change"] if history else float("inf")
-    reason = (f"the design change {change:.3g} is above stop.tol_change = "
-              f"{stop['tol_change']:g}" if change >= stop["tol_change"] else
-              "the penalty or projection continuation had not ended")
-    return (f"NOT CONVERGED after {iterations} iterations (the limit, stop.max_iter = "
-            f"{stop['max_iter']}): {reason}; `--resume --max-iter N` continues the run")
 
 
 @dataclass
@@ -317,7 +252,7 @@ class _Run:
 
     def announce(self, note: str | None) -> None:
         """Echo the one-line description of the run and the build's ``note`` if any."""
-        self.echo(_describe(self.config, self.problem, self.model))
+        self.echo(describe(self.config, self.problem, self.model))
         if note:
             self.echo(note)
 
@@ -334,7 +269,7 @@ class _Run:
         already finished only evaluates its last design again."""
         config, problem, folder = self.config, self.problem, self.folder
         stop, every = config.data["stop"], config.data["output"]["every"]
-        extras = _shown(problem)
+        extras = shown_columns(problem)
         last = self.history[-1] if self.history else None
         if resume and last is not None and (
                 self.start_iteration >= stop["max_iter"]
@@ -353,7 +288,7 @@ class _Run:
 
         def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
             self.history.append(record)
-            self.echo(_progress_line(record, extras))
+            self.echo(progress_line(record, extras))
             if folder is None:
                 return
             folder.write_history(self.history)
@@ -430,7 +365,7 @@ class _Run:
         design)."""
         config, problem = self.config, self.problem
         summary = self.summary(evaluation, converged)
-        summary["outcome"] = _outcome(config, self.history, converged)
+        summary["outcome"] = outcome(config, self.history, converged)
         fragment, (point_data, cell_data) = config.physics_class.config, fields
         if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
             summary.update(modal_summary(self.history, evaluation.state))
