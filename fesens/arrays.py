@@ -3,13 +3,15 @@
 The matrix-free kernels (:mod:`fesens.solvers.lattice_operator`) are written against the
 numpy API and take the module of their input arrays from :func:`namespace`: numpy for numpy
 arrays, the array's own namespace (``x.__array_namespace__()``, the Python array API
-standard's protocol, which CuPy arrays provide) otherwise. Such a kernel then allocates its
-results in the inputs' library (on the inputs' device) and never copies them to the host.
+standard's protocol) otherwise, and the ``cupy`` module for CuPy arrays, which lack it.
+Such a kernel then allocates its results in the inputs' library (on the inputs' device)
+and never copies them to the host.
 No array library besides numpy is imported here.
 """
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -37,4 +39,9 @@ def _namespace_of(array: Any) -> ModuleType:
     if type(array) is np.ndarray:  # the common case, without a call
         return np
     protocol = getattr(array, "__array_namespace__", None)
-    return np if protocol is None else protocol()
+    if protocol is not None:
+        return protocol()
+    # CuPy's arrays (to v14 at least) lack the protocol; CuPy's main module mirrors numpy 2's
+    # and is already imported wherever one of its arrays exists
+    library = type(array).__module__.partition(".")[0]
+    return sys.modules["cupy"] if library == "cupy" else np

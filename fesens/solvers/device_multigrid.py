@@ -1,0 +1,470 @@
+"""Multigrid-preconditioned CG on a lattice of identical cells, matrix-free on every level,
+in the array library of its inputs: numpy on the CPU, CuPy on a GPU.
+
+:class:`LatticeMultigrid` solves ``A(s) u = f`` for the free–free stiffness of a
+:class:`~fesens.solvers.lattice_operator.LatticeStructure` and per-cell coefficients ``s``
+(SIMP: ``s_e = E(ρ_e)``), with the levels of :mod:`fesens.solvers.device_lattice`
+(rediscretized coarse cells, no sparse matrix anywhere), Chebyshev or damped-Jacobi
+smoothing with each level's diagonal, and a dense coarsest level whose Cholesky factor is
+inverted once per set of coefficients (the coarse solve is then two dense products on the
+device). A solve moves no arrays between host and device: CG's convergence checks read
+scalars only. ``precision="mixed"`` runs the hierarchy and the V-cycle in float32 inside
+float64 CG (half the memory traffic of the preconditioner); the result still meets
+``rtol`` in float64.
+
+The gradient of the compliance ``J = fᵀ u`` with respect to the coefficients is
+``dJ/ds_e = −u_eᵀ K_ref u_e`` (the problem is self-adjoint), one batched contraction per
+cell: :meth:`LatticeMultigrid.cell_energies`.
+
+Vectors of the solve are free-dof vectors ``(n,)`` in the structure's row order (what
+:class:`~fesens.solvers.lattice_operator.LatticeStructure` and the assembled matrix
+``LatticeStructure.matrix`` use); coefficients are ``(n_cells,)`` in lattice order.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from fesens.arrays import namespace
+from fesens.errors import ConvergenceError, NonFiniteError, SolverError
+from fesens.solvers.device_lattice import (
+    LatticeTransfer,
+    LevelKernels,
+    finest_level,
+    levels_of,
+)
+from fesens.solvers.grid_hierarchy import (
+    _CHEBYSHEV_LOWER,
+    _CHEBYSHEV_UPPER,
+    _POWER_ITERATIONS,
+)
+from fesens.solvers.lattice_operator import LatticeStructure
+
+PRECISIONS = ("double", "mixed")
+SMOOTHERS = ("chebyshev", "jacobi")
+#: Every this many CG iterations the recursive residual is replaced by the true one.
+_RESIDUAL_REFRESH = 50
+#: Columns of the identity applied at once when the dense coarsest matrix is formed.
+_PROBE_BLOCK = 256
+#: What to install for the GPU path.
+GPU_INSTALL = "pip install fesens[gpu] (CuPy for CUDA 12: cupy-cuda12x)"
+
+
+def array_library(device: str) -> ModuleType:
+    """The array library of ``device``: numpy for ``"cpu"``, CuPy for ``"gpu"``.
+
+    Raises
+    ------
+    SolverError
+        For ``"gpu"`` without an importable CuPy or without a CUDA device, naming the
+        install command; for an unknown device.
+    """
+    if device == "cpu":
+        return np
+    if device != "gpu":
+        raise SolverError(f"device {device!r} is unknown; choose 'cpu' or 'gpu'")
+    try:
+        import cupy
+    except ImportError as error:
+        raise SolverError(f"device = 'gpu' needs CuPy, which is not importable ({error}); "
+                          f"install it: {GPU_INSTALL}, or use device = 'cpu'") from error
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as error:  # CuPy raises its own CUDA runtime errors
+        raise SolverError(f"device = 'gpu': CuPy finds no usable CUDA device ({error}); "
+                          "check the driver (nvidia-smi) and that the CuPy package matches "
+                          f"its CUDA version ({GPU_INSTALL}), or use device = 'cpu'") from error
+    if count == 0:
+        raise SolverError("device = 'gpu': CuPy finds no CUDA device on this machine; "
+                          "use device = 'cpu'")
+    return cupy
+
+
+def _dot(xp: ModuleType, a, b) -> float:
+    """``aᵀ b`` over all entries, as a host scalar."""
+    return float(xp.tensordot(a, b, axes=a.ndim))
+
+
+class _Level:
+    """One level for one set of coefficients: kernels, coefficients, inverse diagonal,
+    the largest eigenvalue of ``D⁻¹ A`` and the transfer from the next coarser level."""
+
+    def __init__(self, kernels: LevelKernels, coefficients) -> None:
+        self.kernels, self.coefficients = kernels, coefficients
+        xp, free = kernels.xp, kernels.free
+        diagonal = kernels.diagonal(coefficients)
+        if not bool(xp.all((diagonal > 0.0) | (free == 0.0))):
+            raise SolverError(
+                f"device multigrid: a level of {kernels.geometry.n_free} dofs has "
+                "non-positive diagonal entries; the coefficients must be positive")
+        self.inverse_diagonal = free / (diagonal + (1.0 - free))  # 0 at eliminated dofs
+        self.transfer: LatticeTransfer | None = None
+        self.lambda_max = self._largest_eigenvalue()
+
+    def apply(self, u):
+        return self.kernels.apply(self.coefficients, u)
+
+    def _largest_eigenvalue(self) -> float:
+        """Power iterations on ``D⁻¹ A`` from a seeded vector (made on the host once)."""
+        xp, free = self.kernels.xp, self.kernels.free
+        seed = np.random.default_rng(0).uniform(0.5, 1.5, tuple(free.shape))
+        x = xp.asarray(seed.astype(self.kernels.host_dtype)) * free
+        estimate = 1.0
+        for _ in range(_POWER_ITERATIONS):
+            y = self.inverse_diagonal * self.apply(x)
+            norm = _dot(xp, y, y) ** 0.5
+            if norm == 0.0:
+                return 1.0
+            estimate = norm / _dot(xp, x, x) ** 0.5
+            x = y / norm
+        return estimate
+
+
+class _DenseCoarse:
+    """The coarsest level as a dense matrix: ``A⁻¹ = L⁻ᵀ L⁻¹`` from its Cholesky factor,
+    in float64 whatever the hierarchy's precision (it is small, and a float32 factor of a
+    SIMP design's coarse matrix loses the digits that make it a good preconditioner)."""
+
+    def __init__(self, kernels64: LevelKernels, coefficients64) -> None:
+        xp, geometry = kernels64.xp, kernels64.geometry
+        free = geometry.free.ravel()
+        n = int(np.count_nonzero(free))
+        self.xp = xp
+        self.positions = xp.asarray(np.flatnonzero(free))
+        slot = np.full(free.size, n)
+        slot[free] = np.arange(n)
+        self.slots = xp.asarray(slot)  # lattice dof -> free dof, n: eliminated
+        columns = []
+        for start in range(0, n, _PROBE_BLOCK):
+            stop = min(start + _PROBE_BLOCK, n)
+            identity = xp.eye(stop - start, n + 1, k=start, dtype=xp.float64)
+            probes = xp.reshape(xp.take(identity, self.slots, axis=1),
+                                (stop - start, *geometry.free.shape))
+            products = kernels64.apply(coefficients64, probes)
+            columns.append(xp.take(xp.reshape(products, (stop - start, -1)),
+                                   self.positions, axis=1))
+        dense = xp.concat(columns, axis=0)
+        dense = 0.5 * (dense + dense.T)
+        try:
+            factor = xp.linalg.cholesky(dense)
+        except Exception as error:  # numpy's LinAlgError, or the library's own
+            raise SolverError(f"device multigrid: the coarsest level ({n} dofs) is not "
+                              f"positive definite ({error}); are the coefficients positive "
+                              "and the body held against rigid motion?") from error
+        self.inverse_factor = xp.linalg.solve(factor, xp.eye(n, dtype=xp.float64))
+        if not bool(xp.all(xp.isfinite(self.inverse_factor))):
+            raise SolverError(f"device multigrid: the coarsest level ({n} dofs) is singular "
+                              "in float64; are the coefficients positive and the body held "
+                              "against rigid motion?")
+
+    def solve(self, r):
+        """``A⁻¹ r`` for a coarse lattice array ``r`` (in ``r``'s dtype)."""
+        xp = self.xp
+        flat = xp.astype(xp.take(xp.reshape(r, (-1,)), self.positions), xp.float64)
+        x = self.inverse_factor.T @ (self.inverse_factor @ flat)
+        x = xp.take(xp.concat([x, xp.zeros(1, dtype=xp.float64)]), self.slots)
+        return xp.astype(xp.reshape(x, r.shape), r.dtype)
+
+
+class LatticeMultigrid:
+    """CG preconditioned by a matrix-free multigrid V-cycle, in the inputs' array library.
+
+    Parameters
+    ----------
+    structure : LatticeStructure
+        The lattice, its free dofs and the reference cell matrix.
+    rtol : float, default 1e-8
+        Required relative residual ``||f − A u|| / ||f||`` (float64), in (0, 1).
+    maxiter : int, optional
+        CG iterations; default ``min(n, 1000)``.
+    precision : {"double", "mixed"}
+        ``"mixed"``: hierarchy and V-cycle in float32 inside float64 CG.
+    smoother : {"chebyshev", "jacobi"}
+        Chebyshev polynomial of ``D⁻¹ A`` (degree ``degree``) or ``degree`` damped-Jacobi
+        sweeps (``ω = 4 / (3 λ_max)``), before and after the coarse correction.
+    degree : int, default 2
+    coarse_size : int, default 3000
+        Coarsening stops at a level of at most this many free dofs (a dense matrix of
+        that size is factorized per set of coefficients).
+
+    Attributes
+    ----------
+    stats : dict
+        ``iterations``, ``residual`` of the last solve, ``setup_seconds``,
+        ``solve_seconds``, ``levels`` (points per axis, finest first).
+    """
+
+    def __init__(self, structure: LatticeStructure, *, rtol: float = 1e-8,
+                 maxiter: int | None = None, precision: str = "double",
+                 smoother: str = "chebyshev", degree: int = 2, coarse_size: int = 3000) -> None:
+        if not 0.0 < rtol < 1.0:
+            raise ValueError(f"device multigrid: rtol = {rtol!r} must lie in (0, 1), e.g. 1e-8")
+        if precision not in PRECISIONS:
+            raise ValueError(f"device multigrid: precision {precision!r} is unknown; choose "
+                             f"one of {PRECISIONS}")
+        if smoother not in SMOOTHERS:
+            raise ValueError(f"device multigrid: smoother {smoother!r} is unknown; choose "
+                             f"one of {SMOOTHERS}")
+        if not 1 <= degree <= 10:
+            raise ValueError(f"device multigrid: degree = {degree!r} must be 1 to 10")
+        if coarse_size < 1:
+            raise ValueError(f"device multigrid: coarse_size = {coarse_size!r} must be positive")
+        self.structure = structure
+        self.rtol, self.maxiter, self.precision = rtol, maxiter, precision
+        self.smoother, self.degree, self.coarse_size = smoother, degree, coarse_size
+        self._kernels: dict[tuple, list[LevelKernels]] = {}
+        self._maps: dict[int, tuple] = {}
+        self._held: tuple | None = None  # (coefficients, levels, coarse) of the last setup
+        self.stats: dict[str, Any] = {"iterations": None, "residual": None,
+                                      "setup_seconds": 0.0, "solve_seconds": 0.0,
+                                      "levels": [g.shape for g in self.geometries]}
+
+    # ------------------------------------------------------------ what the lattice fixes
+    @cached_property
+    def geometries(self):
+        """The levels' geometry (host), finest first."""
+        s = self.structure
+        nc, shape = s.n_components, s.grid.shape
+        free = (np.asarray(s.grid.rows) >= 0).reshape(*shape[::-1], nc)
+        free = np.moveaxis(free, -1, 0)  # component-major
+        return levels_of(finest_level(shape, free, s.element), self.coarse_size)
+
+    def _level_kernels(self, xp: ModuleType, dtype) -> list[LevelKernels]:
+        key = (id(xp), str(dtype))
+        if key not in self._kernels:
+            self._kernels[key] = [LevelKernels(g, xp, dtype) for g in self.geometries]
+        return self._kernels[key]
+
+    def _free_maps(self, xp: ModuleType) -> tuple:
+        """The free dofs' lattice positions ``(n,)`` and each lattice dof's free dof (``n``
+        where eliminated), as index arrays of ``xp`` (copied there once)."""
+        if id(xp) not in self._maps:
+            positions = np.asarray(self.structure.positions, dtype=np.int64)
+            slots = np.full(self.geometries[0].free.size, self.structure.n, dtype=np.int64)
+            slots[positions] = np.arange(self.structure.n)
+            self._maps[id(xp)] = (xp.asarray(positions), xp.asarray(slots))
+        return self._maps[id(xp)]
+
+    def to_lattice(self, x):
+        """A free-dof vector ``(n,)`` as the lattice array ``(nc, *reversed shape)``."""
+        xp = namespace(x)
+        _, slots = self._free_maps(xp)
+        padded = xp.concat([x, xp.zeros(1, dtype=x.dtype)])
+        return xp.reshape(xp.take(padded, slots), self.geometries[0].free.shape)
+
+    def to_free(self, lattice):
+        """The free-dof vector ``(n,)`` of a lattice array."""
+        xp = namespace(lattice)
+        positions, _ = self._free_maps(xp)
+        return xp.take(xp.reshape(lattice, (-1,)), positions)
+
+    # ------------------------------------------------------------ coefficients
+    def _lattice_coefficients(self, coefficients):
+        xp = namespace(coefficients)
+        n_cells = self.structure.n_cells
+        if tuple(coefficients.shape) != (n_cells,):
+            raise ValueError(f"device multigrid: coefficients must have shape ({n_cells},), "
+                             f"got {tuple(coefficients.shape)}")
+        if not bool(xp.all(xp.isfinite(coefficients))):
+            raise NonFiniteError("device multigrid: the coefficients hold NaN or infinity")
+        if not bool(xp.all(coefficients > 0.0)):
+            raise SolverError("device multigrid: the coefficients must be positive (a void "
+                              "cell needs a small stiffness, e.g. SIMP's E_min)")
+        return xp.reshape(xp.astype(coefficients, xp.float64), self.structure.cells[::-1])
+
+    def setup(self, coefficients) -> None:
+        """Build the hierarchy for ``coefficients`` ``(n_cells,)`` (lattice order); a
+        solve with the same coefficients reuses it."""
+        start = time.perf_counter()
+        xp = namespace(coefficients)
+        s64 = self._lattice_coefficients(coefficients)
+        dtype = xp.float32 if self.precision == "mixed" else xp.float64
+        kernels = self._level_kernels(xp, dtype)
+        kernels64 = self._level_kernels(xp, xp.float64)
+        levels, s, s_coarse64 = [], xp.astype(s64, dtype), s64
+        for index, level_kernels in enumerate(kernels):
+            if index:
+                s = kernels[index - 1].coarsen_coefficients(s)
+                s_coarse64 = kernels64[index - 1].coarsen_coefficients(s_coarse64)
+            if index == len(kernels) - 1 and len(kernels) > 1:
+                break  # the coarsest level is the dense solve
+            levels.append(_Level(level_kernels, s))
+        for fine, coarse in zip(levels, kernels[1:], strict=False):
+            fine.transfer = LatticeTransfer(fine.kernels, coarse)
+        coarse = _DenseCoarse(kernels64[-1], s_coarse64)
+        self._held = (s64, levels, coarse)
+        self.stats["setup_seconds"] = time.perf_counter() - start
+
+    def _prepared(self, coefficients):
+        """The held hierarchy, rebuilt unless it is of these coefficients."""
+        xp = namespace(coefficients)
+        held = self._held
+        if held is None or namespace(held[0]) is not xp or not bool(xp.all(
+                xp.reshape(held[0], (-1,)) == xp.astype(coefficients, xp.float64))):
+            self.setup(coefficients)
+        return self._held
+
+    # ------------------------------------------------------------ the V-cycle
+    def _vcycle(self, levels: list[_Level], coarse: _DenseCoarse, r, index: int = 0):
+        """One V-cycle from zero for ``A_index x = r``: symmetric, a CG preconditioner."""
+        if index == len(levels) or levels[index].transfer is None:
+            return coarse.solve(r)
+        level = levels[index]
+        x = self._smooth(level, r, None)
+        residual = r - level.apply(x)
+        x = x + level.transfer.prolong(
+            self._vcycle(levels, coarse, level.transfer.restrict(residual), index + 1))
+        return self._smooth(level, r, x)
+
+    def _smooth(self, level: _Level, b, x):
+        """Smooth ``A x = b`` from ``x`` (None: from zero, saving a product)."""
+        D = level.inverse_diagonal
+        if self.smoother == "jacobi":
+            omega = 4.0 / (3.0 * level.lambda_max)
+            for _ in range(self.degree):
+                x = omega * D * b if x is None else x + omega * D * (b - level.apply(x))
+            return x
+        # Chebyshev iteration on D⁻¹A (Saad, Iterative Methods, alg. 12.1)
+        upper = _CHEBYSHEV_UPPER * level.lambda_max
+        lower = _CHEBYSHEV_LOWER * level.lambda_max
+        theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
+        sigma = theta / delta
+        rho = 1.0 / sigma
+        r = D * b if x is None else D * (b - level.apply(x))
+        d = r / theta
+        for step in range(self.degree):
+            x = d if x is None else x + d
+            if step == self.degree - 1:
+                break
+            r = r - D * level.apply(d)
+            rho_next = 1.0 / (2.0 * sigma - rho)
+            d = rho_next * rho * d + (2.0 * rho_next / delta) * r
+            rho = rho_next
+        return x
+
+    # ------------------------------------------------------------ solves
+    def solve(self, coefficients, f, x0=None):
+        """``u = A(coefficients)⁻¹ f`` by multigrid-preconditioned CG.
+
+        Parameters
+        ----------
+        coefficients : array
+            ``(n_cells,)`` positive per-cell coefficients, lattice order.
+        f : array
+            ``(n,)`` right-hand side (free dofs), or ``(n, k)``: one solve per column.
+        x0 : array, optional
+            Initial guess of ``f``'s shape.
+
+        Returns
+        -------
+        array
+            ``u`` of ``f``'s shape, float64, in the library of the inputs.
+
+        Raises
+        ------
+        ConvergenceError
+            If CG does not reach ``rtol`` within ``maxiter`` iterations.
+        """
+        xp = namespace(coefficients, f)
+        if f.ndim == 2:
+            return xp.stack([self.solve(coefficients, f[:, j],
+                                        None if x0 is None else x0[:, j])
+                             for j in range(f.shape[1])], axis=1)
+        if tuple(f.shape) != (self.structure.n,):
+            raise ValueError(f"device multigrid: f must have shape ({self.structure.n},), "
+                             f"got {tuple(f.shape)}")
+        if not bool(xp.all(xp.isfinite(f))):
+            raise NonFiniteError("device multigrid: the right-hand side holds NaN or infinity")
+        s64, levels, coarse = self._prepared(coefficients)
+        start = time.perf_counter()
+        fine64 = self._level_kernels(xp, xp.float64)[0]
+        b = self.to_lattice(xp.astype(f, xp.float64))
+        guess = None if x0 is None else self.to_lattice(xp.astype(x0, xp.float64))
+        x = self._pcg(lambda v: fine64.apply(s64, v),
+                      lambda r: self._preconditioned(levels, coarse, r), b, guess)
+        self.stats["solve_seconds"] = time.perf_counter() - start
+        return self.to_free(x)
+
+    def _preconditioned(self, levels, coarse, r):
+        xp = namespace(r)
+        if self.precision == "double":
+            return self._vcycle(levels, coarse, r)
+        return xp.astype(self._vcycle(levels, coarse, xp.astype(r, xp.float32)), xp.float64)
+
+    def _pcg(self, apply, precondition, b, x0):
+        """Preconditioned CG on lattice arrays until the true relative residual is at
+        most ``rtol``."""
+        xp = namespace(b)
+        maxiter = min(self.structure.n, 1000) if self.maxiter is None else self.maxiter
+        b_norm = _dot(xp, b, b) ** 0.5
+        if b_norm == 0.0:
+            self.stats.update(iterations=0, residual=0.0)
+            return xp.zeros(b.shape, dtype=b.dtype)
+        x = xp.zeros(b.shape, dtype=b.dtype) if x0 is None else x0
+        r = b if x0 is None else b - apply(x)
+        if x0 is not None and _dot(xp, r, r) ** 0.5 >= b_norm:  # the guess does not help
+            x, r = xp.zeros(b.shape, dtype=b.dtype), b
+        iterations, residual = 0, _dot(xp, r, r) ** 0.5 / b_norm
+        z = precondition(r)
+        p, rz = z, _dot(xp, r, z)
+        while residual > self.rtol and iterations < maxiter:
+            q = apply(p)
+            curvature = _dot(xp, p, q)
+            if not curvature > 0.0:
+                raise SolverError(
+                    f"device multigrid: CG met non-positive curvature pᵀAp = "
+                    f"{curvature:.3e} after {iterations} iterations; the operator is not "
+                    "symmetric positive definite")
+            alpha = rz / curvature
+            x = x + alpha * p
+            iterations += 1
+            r = b - apply(x) if iterations % _RESIDUAL_REFRESH == 0 else r - alpha * q
+            residual = _dot(xp, r, r) ** 0.5 / b_norm
+            if residual <= self.rtol:  # confirm with the true residual
+                r = b - apply(x)
+                residual = _dot(xp, r, r) ** 0.5 / b_norm
+                if residual <= self.rtol:
+                    break
+            z = precondition(r)
+            rz_next = _dot(xp, r, z)
+            p = z + (rz_next / rz) * p
+            rz = rz_next
+        if residual != residual or not bool(xp.all(xp.isfinite(x))):
+            raise NonFiniteError(f"device multigrid: the solution holds NaN or infinity "
+                                 f"after {iterations} iterations")
+        self.stats.update(iterations=iterations, residual=residual)
+        if residual > self.rtol:
+            raise ConvergenceError(
+                f"device multigrid did not converge: relative residual {residual:.3e} > "
+                f"rtol {self.rtol:.1e} after {iterations} iterations (levels "
+                f"{self.stats['levels']}); raise maxiter or rtol",
+                iterations=iterations, residual=residual, tolerance=self.rtol)
+        return x
+
+    # ------------------------------------------------------------ gradients
+    def cell_energies(self, u, v=None):
+        """``u_eᵀ K_ref v_e`` per cell ``(n_cells,)``, lattice order (``v`` defaults to
+        ``u``): the compliance gradient is ``−cell_energies(u)``.
+
+        Parameters
+        ----------
+        u, v : array
+            ``(n,)`` free-dof vectors, float64.
+        """
+        xp = namespace(u) if v is None else namespace(u, v)
+        fine = self._level_kernels(xp, xp.float64)[0]
+        a = self.to_lattice(xp.astype(u, xp.float64))
+        b = a if v is None else self.to_lattice(xp.astype(v, xp.float64))
+        return xp.reshape(fine.cell_bilinear(a, b), (-1,))
+
+    def apply(self, coefficients, x):
+        """``A(coefficients) x`` for a free-dof vector ``x`` ``(n,)`` (float64)."""
+        xp = namespace(coefficients, x)
+        fine = self._level_kernels(xp, xp.float64)[0]
+        s = self._lattice_coefficients(coefficients)
+        return self.to_free(fine.apply(s, self.to_lattice(xp.astype(x, xp.float64))))
