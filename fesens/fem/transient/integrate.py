@@ -34,6 +34,11 @@ states the adjoint reads are all stored (``max_states=None``) or recomputed from
 snapshots on Griewank's binomial schedule (:mod:`fesens.fem.transient.checkpointing`);
 both give the same bits.
 
+A :class:`~fesens.fem.model.nonlinear.NonlinearModel` (conduction with ``k(T)``) runs
+``M Ṫ + R_int(T) = f(t)`` through the same problem: the same inputs, time levels, schemes
+and checkpointing, each step a Newton solve and the run one primitive whose discrete
+adjoint is in :mod:`fesens.fem.transient.nonlinear_steps`.
+
 Only first derivatives: the VJP runs on plain arrays (no Hessian-vector products
 through the time integration).
 """
@@ -41,6 +46,7 @@ through the time integration).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,9 +57,12 @@ from fesens.ad.traced import Traced
 from fesens.errors import NonFiniteError
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_points
+from fesens.fem.integrals.mass import MassForm
+from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.transient.checkpointing import (
     check_snapshots,
 )
+from fesens.fem.transient.nonlinear_steps import NonlinearStepper, nonlinear_values
 from fesens.fem.transient.schemes import (
     StepCoefficients,
     TimeFunction,
@@ -66,13 +75,14 @@ from fesens.solvers import LinearSolver, make_solver
 
 
 class TransientProblem:
-    """A transient run of a linear model: time levels, scheme, mass, checkpointing, solver.
+    """A transient run of a model: time levels, scheme, mass, checkpointing, solver.
 
     Parameters
     ----------
-    model : LinearModel
+    model : LinearModel or NonlinearModel
         Its mesh, Dirichlet conditions, load terms and parameters (conduction: ``K`` is the
-        conductance, ``M`` the heat capacity matrix).
+        conductance, ``M`` the heat capacity matrix; a nonlinear model's internal forces
+        ``R_int(T)`` take the place of ``K T``, each step a Newton solve).
     times : array_like, optional
         Time levels ``(N + 1,)``, strictly increasing (variable steps); or
     t_end, dt : float, optional
@@ -89,9 +99,15 @@ class TransientProblem:
         states between them are recomputed on Griewank's binomial schedule. None: every
         state is kept during a traced run.
     solver : str or (str, dict), optional
-        Backend of the step matrices (default: the model's choice for its stiffness); one
-        instance, and one factorization, per distinct step matrix.
+        Backend of the step matrices (default: the model's choice for its stiffness; a
+        nonlinear model's: its tangent's); one instance, and one factorization, per
+        distinct step matrix (a nonlinear model: one instance, one symbolic analysis, a
+        factorization per Newton iteration).
     solver_options : dict, optional
+    newton : dict, optional
+        A nonlinear model's :class:`~fesens.fem.nonlinear.newton.NewtonOptions` of every
+        step (as ``model.solve(newton=...)``; ``steps`` and ``max_cutbacks`` do not apply:
+        a time step is never cut back, which would change the scheme).
 
     Attributes
     ----------
@@ -101,19 +117,21 @@ class TransientProblem:
         Of the last run: ``steps`` (forward steps of the sweep), ``kept`` (state vectors
         the sweep kept for the gradient), ``advanced`` (steps recomputed from snapshots by
         the gradient), ``taped`` (steps re-run just before their adjoint),
-        ``factorizations`` (numeric factorizations, all runs).
+        ``factorizations`` (numeric factorizations, all runs); a nonlinear model's also
+        ``newton_iterations`` (of the last forward sweep).
 
     Raises
     ------
     ValueError, NonFiniteError
-        Bad time levels or step, unknown scheme, ``max_states < 2``.
+        Bad time levels or step, unknown scheme, ``max_states < 2``, Newton options for
+        a linear model.
     """
 
     def __init__(self, model, *, times=None, t_end: float | None = None,
                  dt: float | None = None, t_start: float = 0.0, scheme: str = "bdf2",
                  theta: float | None = None, lumped: bool = False,
                  max_states: int | None = None, solver=None,
-                 solver_options: dict | None = None):
+                 solver_options: dict | None = None, newton: dict | None = None):
         self.model = model
         self.times = time_grid(t_end=t_end, dt=dt, t_start=t_start, times=times)
         self.scheme = scheme
@@ -123,8 +141,16 @@ class TransientProblem:
         self._solver_spec = solver
         self._solver_options = dict(solver_options or {})
         self._solvers: dict[tuple, LinearSolver] = {}
-        self._mass_fc: tuple | None = None
+        self._mass_blocks: dict[str, tuple] = {}
         self.stats = {"steps": 0, "kept": 0, "advanced": 0, "taped": 0, "factorizations": 0}
+        self.nonlinear = isinstance(model, NonlinearModel)
+        if self.nonlinear:
+            self.stats["newton_iterations"] = 0
+            self.newton_options = replace(model._newton_options(newton, None), steps=1,
+                                          max_cutbacks=0)
+        elif newton is not None:
+            raise ValueError(f"newton options apply to a nonlinear model; "
+                             f"{type(model).__name__} is linear: remove newton=")
 
     def _scheme_coefficients(self, scheme: str, theta: float | None) -> StepCoefficients:
         """The coefficients of every step (a subclass with other schemes overrides it)."""
@@ -182,6 +208,8 @@ class TransientProblem:
                             f"{type(step_term).__name__}")
         system = self._system(T0, loads, histories, dirichlet, dirichlet_history, density,
                               heat_capacity, points, parameters)
+        if self.nonlinear:
+            return nonlinear_values(self, step_term, system, tuple(term_args))
         run = Run(self, step_term)
         inputs = (*system, *term_args)
         run.keep = any(isinstance(x, Traced) for x in inputs)
@@ -200,10 +228,18 @@ class TransientProblem:
         wanted = None if at is None else {int(n) for n in np.atleast_1d(at)}
         system = self._system(T0, loads, histories, dirichlet, dirichlet_history, density,
                               heat_capacity, points, parameters)
+        if self.nonlinear:
+            *system, fields = system
+            system = (*system, *fields.values())
         if any(isinstance(x, Traced) for x in system if x is not None):
             raise TypeError("states runs plain values only; differentiate values() instead")
-        stepper = Stepper(self, *system[:8])
-        state = (np.asarray(system[8], dtype=float), None)
+        if self.nonlinear:
+            stepper = NonlinearStepper(self, *system[:6], system[7], tuple(fields),
+                                       system[8:])
+            state = (np.asarray(system[6], dtype=float), None)
+        else:
+            stepper = Stepper(self, *system[:8])
+            state = (np.asarray(system[8], dtype=float), None)
         if wanted is None or 0 in wanted:
             yield 0, float(self.times[0]), stepper.full(0, state[0])
         self.stats.update(steps=0, kept=0, advanced=0, taped=0)
@@ -218,15 +254,20 @@ class TransientProblem:
     def _system(self, T0, loads, histories, dirichlet, dirichlet_history, density,
                 heat_capacity, points, parameters) -> tuple:
         """``(K_ff, M_ff, K_fc, M_fc, F, H, g, φ_g, T0_f)``, traced where inputs are (the
-        ``fc`` blocks, ``g`` and ``φ_g`` None without prescribed values)."""
+        ``fc`` blocks, ``g`` and ``φ_g`` None without prescribed values); a nonlinear
+        model's ``(M_ff, M_fc, F, H, g, φ_g, T0_f, points, fields)`` (``fields``: its
+        material fields by name)."""
         model = self.model
         model.check_parameters(parameters)
         points = model.checked_points(points)
         free, constrained = model.free_dofs, model.constrained_dofs
         capacity = density * heat_capacity
-        K_ff = model.stiffness("ff", points=points, **parameters)
-        M_ff = model.mass(capacity, lumped=self.lumped, points=points)
-        check_same_pattern(getval(K_ff), getval(M_ff))
+        if self.nonlinear:
+            M_ff = self._mass_matrix("ff", capacity, points)
+        else:
+            K_ff = model.stiffness("ff", points=points, **parameters)
+            M_ff = model.mass(capacity, lumped=self.lumped, points=points)
+            check_same_pattern(getval(K_ff), getval(M_ff))
         F, H = self._loads(loads, histories, points, parameters, free)
         g = model.prescribed_values() if dirichlet is None else dirichlet
         if np.shape(getval(g)) != constrained.shape:
@@ -238,8 +279,9 @@ class TransientProblem:
                                                  or bool(np.any(getval(g))))
         K_fc = M_fc = phi = None
         if prescribed:
-            K_fc = model.stiffness("fc", points=points, **parameters)
-            M_fc = self._mass_fc_matrix(capacity, points)
+            if not self.nonlinear:
+                K_fc = model.stiffness("fc", points=points, **parameters)
+            M_fc = self._mass_matrix("fc", capacity, points)
             phi = (np.ones(self.times.size) if dirichlet_history is None
                    else history_values(dirichlet_history, self.times, "dirichlet_history"))
         else:
@@ -251,6 +293,9 @@ class TransientProblem:
         if not np.all(np.isfinite(raw0)):
             raise NonFiniteError("T0 contains NaN or infinity; give a finite initial field")
         T0_free = (T0 * np.ones(model.dofmap.n_dofs))[free]
+        if self.nonlinear:
+            return (M_ff, M_fc, F, H, g, phi, T0_free, points,
+                    model.material_fields(**parameters))
         return K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free
 
     def _loads(self, loads, histories, points, parameters, free) -> tuple:
@@ -272,7 +317,8 @@ class TransientProblem:
             factors.append(np.ones(self.times.size) if name not in histories
                            else history_values(histories[name], self.times,
                                                f"history of load {name!r}"))
-        extra = model.parameter_load(points, **parameters)
+        # a nonlinear model's loads do not depend on its parameters
+        extra = None if self.nonlinear else model.parameter_load(points, **parameters)
         if extra is not None:
             columns.append(extra[free])
             factors.append(np.ones(self.times.size))
@@ -280,23 +326,36 @@ class TransientProblem:
             return np.zeros((free.size, 0)), np.zeros((self.times.size, 0))
         return np.stack(columns, axis=1), np.stack(factors, axis=1)
 
-    def _mass_fc_matrix(self, capacity, points):
-        """``M_fc`` (the coupling of the free to the prescribed dofs), traced like
-        ``model.mass``; its operator kept while the set of Dirichlet dofs stays."""
+    def _mass_matrix(self, block: str, capacity, points):
+        """``M_fc`` (the coupling of the free to the prescribed dofs; a nonlinear model's
+        ``M_ff`` too, which it does not assemble itself), traced like ``model.mass``; its
+        operator kept while the set of Dirichlet dofs stays."""
         model = self.model
         dofs = model.constrained_dofs
-        if self._mass_fc is None or not np.array_equal(self._mass_fc[0], dofs):
-            _, form = model.mass_operator(self.lumped)
+        kept = self._mass_blocks.get(block)
+        if kept is None or not np.array_equal(kept[0], dofs):
+            # a linear model's form holds the reference cell matrices its mass uses
+            form = (MassForm(model, self.lumped) if self.nonlinear
+                    else model.mass_operator(self.lumped)[1])
             assembler = Assembler(model.dofmap.cell_dofs, model.dofmap.n_dofs, dofs,
                                   form.cell_matrices())
-            self._mass_fc = (dofs, BlockOperator(assembler, "fc"), form)
-        _, operator, form = self._mass_fc
+            kept = self._mass_blocks[block] = (dofs, BlockOperator(assembler, block), form)
+        _, operator, form = kept
         coefficient = form.coefficient(capacity)
         if points is None:
             return assemble(operator, coefficient)
         return assemble_at_points(operator, form, None, points, coefficient)
 
     # ------------------------------------------------------------ factorizations
+    def tangent_backend(self) -> LinearSolver:
+        """A nonlinear model's solver of its step matrices ``a M_ff + b K_T``: its tangent
+        solver for the problem's backend (one instance, one symbolic analysis)."""
+        backend = self.model.tangent_solver(self._solver_spec, **self._solver_options)
+        if backend.matrix_free:
+            raise ValueError("a transient run needs assembled matrices: give a backend "
+                             "that factorizes them, e.g. solver='lu'")
+        return backend
+
     def step_solver(self, key: tuple[float, float], K: PatternMatrix, M: PatternMatrix
                     ) -> LinearSolver:
         """The solver holding the factorization of ``a M_ff + b K_ff`` for ``key = (a, b)``

@@ -1,0 +1,419 @@
+"""Transient nonlinear problems ``C Ṫ + R_int(T) = f(t)``: the run as one primitive, its
+Newton stepper and its discrete adjoint.
+
+The model is a :class:`~fesens.fem.model.nonlinear.NonlinearModel` (conduction with
+``k(T)``: ``R_int`` its internal forces, ``C`` the heat capacity matrix ``∫ ρ c N Nᵀ``).
+Step ``n`` is the linear multistep form of :mod:`fesens.fem.transient.schemes` with the
+internal forces in place of ``K T``; with ``a_(n,k) = α_(n,k)/Δt_n``,
+``u_m = state(T_m, g_m)`` the field on all dofs and ``g_m = g φ_g(t_m)``:
+
+    r_n(T_n) = Σ_k a_(n,k) (M_ff T_(n−k) + M_fc g_(n−k))
+               + Σ_k β_(n,k) ([R_int(u_(n−k); θ, X)]_f − F H_(n−k)) = 0
+
+(backward Euler: ``C (T_n − T_(n−1))/Δt + R_int(T_n) − f_n = 0``), solved by Newton
+(:mod:`fesens.fem.nonlinear.newton`) from ``T_(n−1)`` with the tangent
+``A_n = a_(n,0) M_ff + β_(n,0) K_T(u_n)`` on the pattern of the model's tangent: one
+symbolic analysis for the whole run, one numeric factorization per Newton iteration.
+
+The gradient is that of the discrete scheme. With the Lagrangian
+``L = Σ_n ḡ_n j_n(u_n) − Σ_n λ_nᵀ r_n``, backwards for ``n = N..1``:
+
+    A_nᵀ λ_n = ḡ_n ∂j_n/∂T_n − Σ_(k≥1) a_(n+k,k) M_ffᵀ λ_(n+k) − β_(n+1,1) K_T(u_n)ᵀ λ_(n+1)
+    θ̄ −= μ_nᵀ ∂[R_int(u_n; θ, X)]_f/∂(θ, X, g),     μ_n = β_(n,0) λ_n + β_(n+1,1) λ_(n+1)
+    M̄_ff −= λ_n (Σ_k a_(n,k) T_(n−k))ᵀ,   F̄ += λ_n (Σ_k β_(n,k) H_(n−k))ᵀ,
+    H̄_(n−k) += β_(n,k) Fᵀ λ_n
+
+one transposed solve with the step's converged tangent and one traced evaluation of the
+internal forces per level (the per-cell fields, the node coordinates and the prescribed
+values pulled back through it at once); ``T̄_0`` closes the sweep like a step without its
+solve. The Newton iterations are never taped. The states the adjoint reads are all stored,
+or recomputed from snapshots on Griewank's binomial schedule
+(:mod:`fesens.fem.transient.checkpointing`): a Newton step re-run from the same state
+repeats the same operations, so both give the same bits.
+
+Only first derivatives: the backward rule uses the hand-derived tangent, whose own
+derivative is not implemented.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+from fesens.ad.api import vjp
+from fesens.ad.registry import NotDifferentiableError, defvjp_joint
+from fesens.ad.sparse import PatternMatrix
+from fesens.ad.traced import Traced
+from fesens.ad.tracer import primitive
+from fesens.errors import NewtonError
+from fesens.fem.nonlinear.newton import Evaluation, solve_steps
+from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
+from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, term_pullback
+from fesens.solvers import LinearSolver
+
+if TYPE_CHECKING:
+    from fesens.fem.transient.integrate import TransientProblem
+
+# argument positions of integrate_nonlinear (0: the run); the material fields follow
+# _POINTS, then the step term's arguments
+_M_FF, _M_FC, _F, _H, _G, _PHI, _T0, _POINTS = range(1, 9)
+_FIELDS = 9
+
+
+class NonlinearRun(Run):
+    """One traced call of a nonlinear run: :class:`~fesens.fem.transient.steps.Run` and the
+    names of the model's material fields, in the order of the primitive's arguments."""
+
+    def __init__(self, problem: TransientProblem, step_term: StepTerm,
+                 names: tuple[str, ...]):
+        super().__init__(problem, step_term)
+        self.names = names
+
+    @property
+    def first_term_arg(self) -> int:
+        """The primitive's argument position of the first step-term argument."""
+        return _FIELDS + len(self.names)
+
+
+class NonlinearStepper:
+    """The Newton time steps of one set of (plain) mass matrices, material fields, loads
+    and prescribed values."""
+
+    # the scheme's weights and the field on all dofs are those of the linear stepper
+    weights = Stepper.weights
+    g_weights = Stepper.g_weights
+    full = Stepper.full
+
+    def __init__(self, problem: TransientProblem, M_ff, M_fc, F, H, g, phi, points,
+                 names: tuple[str, ...], fields):
+        self.problem, self.c = problem, problem.coefficients
+        model = self.model = problem.model
+        self.M, self.M_csr = M_ff, M_ff.tocsr()
+        self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
+        self.free, self.constrained = model.free_dofs, model.constrained_dofs
+        self.n_dofs = model.dofmap.n_dofs
+        self.prescribed = g is not None
+        if self.prescribed:
+            self.g, self.phi = np.asarray(g, dtype=float), np.asarray(phi, dtype=float)
+            self.Mg = M_fc.tocsr() @ self.g  # M_fc g: (n_free,)
+        self.points = None if points is None else np.asarray(points, dtype=float)
+        self.names = names
+        self.fields = {k: np.asarray(v, dtype=float) for k, v in zip(names, fields,
+                                                                     strict=True)}
+        self.operator = model.operator("ff")
+        check_same_pattern(self.operator, M_ff)
+        self.backend: LinearSolver = problem.tangent_backend()
+        self.options = problem.newton_options
+
+    def prescribed_at(self, m: int) -> np.ndarray:
+        """``g_m = g φ_g(t_m)`` ``(n_constrained,)`` (zeros without prescribed values)."""
+        if self.prescribed:
+            return self.g * self.phi[m]
+        return np.zeros(self.constrained.size)
+
+    def forces(self, m: int, T: np.ndarray) -> np.ndarray:
+        """``[R_int(u_m)]_f`` ``(n_free,)`` of the free values ``T`` at level ``m``."""
+        u = self.model.state(T, self.prescribed_at(m))
+        return np.asarray(self.model.internal_forces(u, self.fields, self.points))[self.free]
+
+    def tangent(self, m: int, T: np.ndarray) -> PatternMatrix:
+        """``K_T(u_m)`` on the free dofs of the model's tangent pattern."""
+        return self.model.tangent(self.model.state(T, self.prescribed_at(m)), self.fields,
+                                  self.points)
+
+    def factorized(self, a: float, b: float, K: PatternMatrix) -> LinearSolver:
+        """The backend holding the factorization of ``a M_ff + b K`` (symbolic analysis
+        kept across the run)."""
+        pattern, backend = K.pattern, self.backend
+        data = a * self.M.data + b * K.data
+        before = backend.stats["n_numeric"]
+        backend.factorize_once(pattern, data, lambda: sp.csr_matrix(
+            (data, pattern.indices, pattern.indptr), shape=pattern.shape))
+        self.problem.stats["factorizations"] += backend.stats["n_numeric"] - before
+        return backend
+
+    def thread_limit(self):
+        """The BLAS threads of these solves, as the pattern chooses them for any solve."""
+        return self.operator.pattern.thread_limit(self.backend)
+
+    def step(self, n: int, state: tuple) -> np.ndarray:
+        """``T_n`` from the state ``(T_(n−1), T_(n−2))`` (``T_(−1)``: None), by Newton from
+        ``T_(n−1)``.
+
+        Raises
+        ------
+        NewtonError
+            Newton did not converge within the step (naming it and the remedy).
+        """
+        a, b = self.weights(n)
+        known = -(self.F @ (b[0] * self.H[n] + b[1] * self.H[n - 1]))
+        for k in (1, 2):
+            if a[k] != 0.0:
+                known = known + a[k] * (self.M_csr @ state[k - 1])
+        if b[1] != 0.0:
+            known = known + b[1] * self.forces(n - 1, state[0])
+        if self.prescribed:
+            known = known + self.g_weights(n)[0] * self.Mg
+        try:
+            T, report = solve_steps(_StepSystem(self, n, a[0], b[0], known), state[0],
+                                    self.options)
+        except NewtonError as exc:
+            times = self.problem.times
+            raise NewtonError(
+                f"time step {n} (t = {times[n - 1]:.6g} to {times[n]:.6g}) did not converge: "
+                f"{exc.reason}. Give smaller time steps (the last converged state is that "
+                f"of t = {times[n - 1]:.6g}, on the error: state), more Newton iterations "
+                "(newton max_iterations) or a looser tolerance (newton rtol)",
+                reason=exc.reason, history=exc.history, load_factor=float(times[n - 1]),
+                state=self.full(n - 1, state[0])) from None
+        self.problem.stats["newton_iterations"] += report.iterations
+        return T
+
+
+class _StepSystem:
+    """The :class:`~fesens.fem.nonlinear.newton.NewtonSystem` of one time step: ``r_n(x) =
+    a M_ff x + b [R_int(u_n(x))]_f + known`` (the load factor is not used: a step is
+    never cut back, which would change the scheme)."""
+
+    def __init__(self, stepper: NonlinearStepper, n: int, a: float, b: float,
+                 known: np.ndarray):
+        self.s, self.n, self.a, self.b, self.known = stepper, n, a, b, known
+
+    def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
+        s = self.s
+        u = s.model.state(x, s.prescribed_at(self.n))
+        reason = s.model.inadmissibility(u, s.fields, s.points)
+        if reason is not None:
+            return Evaluation(np.empty(0), 0.0, reason=reason)
+        capacity = self.a * (s.M_csr @ x)
+        forces = self.b * np.asarray(s.model.internal_forces(u, s.fields, s.points))[s.free]
+        scale = max(float(np.linalg.norm(capacity)), float(np.linalg.norm(forces)),
+                    float(np.linalg.norm(self.known)))
+        return Evaluation(capacity + forces + self.known, scale)
+
+    def solve_tangent(self, x: np.ndarray, t: float, rhs: np.ndarray) -> np.ndarray:
+        s = self.s
+        return s.factorized(self.a, self.b, s.tangent(self.n, x)).solve(rhs)
+
+
+# ------------------------------------------------------------------ the primitive
+def _integrate_nonlinear(run: NonlinearRun, M_ff, M_fc, F, H, g, phi, T0_free, points,
+                         *rest):
+    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
+    every state, or the snapshots of the binomial schedule, when traced)."""
+    problem, n_fields = run.problem, len(run.names)
+    stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
+                               rest[:n_fields])
+    term_args = rest[n_fields:]
+    N = problem.n_steps
+    values = np.empty(N + 1)
+    state = (np.asarray(T0_free, dtype=float), None)
+    values[0] = run.term(0, stepper.full(0, state[0]), term_args)
+    keep = set()
+    if run.keep:
+        keep = set(range(N + 1))
+        if problem.max_states is not None:  # the snapshots (BDF2's hold the level before)
+            spine = forward_snapshots(N, problem.max_states)
+            keep = {0} | set(spine) | ({n - 1 for n in spine} if problem.scheme == "bdf2"
+                                       else set())
+    if 0 in keep:
+        run.stored[0] = state[0]
+    problem.stats.update(newton_iterations=0)
+    with stepper.thread_limit():
+        for n in range(1, N + 1):
+            state = (stepper.step(n, state), state[0])
+            values[n] = run.term(n, stepper.full(n, state[0]), term_args)
+            if n in keep:
+                run.stored[n] = state[0]
+    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
+    return values
+
+
+integrate_nonlinear = primitive(_integrate_nonlinear, "transient_integrate_nonlinear")
+
+
+class NonlinearAdjoint:
+    """The reverse sweep's accumulators: ``λ`` contributions owed to earlier levels, the
+    last ``λ`` with its weight on the internal forces of the level before, and the
+    cotangent of every input."""
+
+    def __init__(self, run: NonlinearRun, stepper: NonlinearStepper, gbar, term_args,
+                 argnums):
+        self.run, self.s, self.term_args = run, stepper, term_args
+        self.gbar = np.asarray(gbar, dtype=float)
+        self.owed: dict[int, np.ndarray] = {}  # level -> −Σ a M_ffᵀ λ of later steps
+        self.later: tuple[np.ndarray, float] | None = None  # (λ_(n+1), β_(n+1,1))
+        n_free = stepper.free.size
+        self.M_bar = np.zeros(stepper.M.pattern.nnz)
+        self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
+        self.H_bar = np.zeros_like(stepper.H)
+        self.lam_M = np.zeros(n_free)  # Σ_n (Σ_k a_(n,k) φ_g(t_(n−k))) λ_n
+        self.g_bar = np.zeros(stepper.constrained.size) if stepper.prescribed else None
+        self.phi_bar = np.zeros(stepper.phi.size) if stepper.prescribed else None
+        first = run.first_term_arg
+        # the inputs of the internal forces that are differentiated (and their cotangents)
+        self.inner = {i: 0.0 for i in argnums if i in (_G, _PHI, _POINTS) or _FIELDS <= i < first}
+        self.positions = [i - first for i in argnums if i >= first]
+        self.args_bar = [0.0] * len(self.positions)
+
+    def term_cotangent(self, n: int, T_free: np.ndarray) -> np.ndarray:
+        """``ḡ_n ∂j_n/∂T_n`` on the free dofs (its prescribed part and ``term_args``'
+        cotangents accumulated)."""
+        s = self.s
+        if self.gbar[n] == 0.0:
+            return np.zeros(s.free.size)
+        T_bar, cotangents = term_pullback(self.run, n, s.full(n, T_free), self.gbar[n],
+                                          self.term_args, self.positions)
+        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
+                                                       strict=True)]
+        if s.prescribed:
+            T_c = T_bar[s.constrained]
+            self.g_bar += s.phi[n] * T_c
+            self.phi_bar[n] += float(s.g @ T_c)
+        return T_bar[s.free]
+
+    def _forces_pullback(self, m: int, T_m: np.ndarray, mu: np.ndarray) -> None:
+        """``−μᵀ ∂[R_int(u_m)]_f`` into the differentiated fields, coordinates and
+        prescribed values, by one traced evaluation of the internal forces."""
+        if not self.inner or not np.any(mu):
+            return
+        s = self.s
+        plain = {_G: getattr(s, "g", None), _PHI: getattr(s, "phi", None),
+                 _POINTS: s.points,
+                 **{_FIELDS + i: s.fields[name] for i, name in enumerate(s.names)}}
+        wanted = tuple(self.inner)
+
+        def forces(*differentiated):
+            values = {**plain, **dict(zip(wanted, differentiated, strict=True))}
+            g_m = values[_G] * values[_PHI][m] if s.prescribed else s.prescribed_at(m)
+            fields = {name: values[_FIELDS + i] for i, name in enumerate(s.names)}
+            u = s.model.state(T_m, g_m)
+            return s.model.internal_forces(u, fields, values[_POINTS])[s.free]
+
+        _, pull = vjp(forces, *(plain[i] for i in wanted), argnums=tuple(range(len(wanted))))
+        for i, cotangent in zip(wanted, pull(-mu), strict=True):
+            self.inner[i] = self.inner[i] + cotangent
+
+    def _closing(self, m: int, T_m: np.ndarray, rhs: np.ndarray
+                 ) -> tuple[np.ndarray, PatternMatrix | None]:
+        """``rhs`` with what the later step owes level ``m`` through its internal forces,
+        ``−β_(m+1,1) K_T(u_m)ᵀ λ_(m+1)``, and the tangent ``K_T(u_m)`` when assembled."""
+        if self.later is None or self.later[1] == 0.0:
+            return rhs, None
+        K = self.s.tangent(m, T_m)
+        lam, weight = self.later
+        return rhs - weight * (K.tocsr().T @ lam), K
+
+    def step(self, n: int, state: tuple, T_n: np.ndarray) -> None:
+        """The adjoint of step ``n``: ``λ_n``, what it owes earlier levels, and its part of
+        every cotangent."""
+        s = self.s
+        a, b = s.weights(n)
+        rhs = self.term_cotangent(n, T_n)
+        owed = self.owed.pop(n, None)
+        if owed is not None:
+            rhs = rhs + owed
+        rhs, K = self._closing(n, T_n, rhs)
+        if K is None:
+            K = s.tangent(n, T_n)
+        lam = s.factorized(a[0], b[0], K).solve_transpose(rhs)
+        for k in (1, 2):
+            if a[k] != 0.0:
+                push = a[k] * (s.M_csr.T @ lam)
+                self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
+        mu = b[0] * lam if self.later is None else b[0] * lam + self.later[1] * self.later[0]
+        self._forces_pullback(n, T_n, mu)
+        levels = (T_n, *state)
+        self.M_bar -= s.M.pattern.outer(lam, sum(a[k] * levels[k] for k in range(3)
+                                                 if a[k] != 0.0))
+        self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
+        FT_lam = s.F.T @ lam
+        self.H_bar[n] += b[0] * FT_lam
+        self.H_bar[n - 1] += b[1] * FT_lam
+        if s.prescribed:
+            self.lam_M += s.g_weights(n)[0] * lam
+            Mg_lam = float(s.Mg @ lam)
+            for k in range(3):
+                if a[k] != 0.0:
+                    self.phi_bar[n - k] -= a[k] * Mg_lam
+        self.later = (lam, float(b[1]))
+
+    def finish(self, T0_free: np.ndarray) -> np.ndarray:
+        """``T̄_0`` on the free dofs (after the last step's adjoint), and the first
+        step's pull on the internal forces of the initial state."""
+        T0_bar = self.term_cotangent(0, T0_free)
+        owed = self.owed.pop(0, None)
+        if owed is not None:
+            T0_bar = T0_bar + owed
+        T0_bar, _ = self._closing(0, T0_free, T0_bar)
+        if self.later is not None and self.later[1] != 0.0:
+            self._forces_pullback(0, T0_free, self.later[1] * self.later[0])
+        return T0_bar
+
+
+def _integrate_nonlinear_vjp(argnums, values, run, M_ff, M_fc, F, H, g, phi, T0_free,
+                             points, *rest):
+    def pullback(gbar):
+        if any(isinstance(x, Traced) for x in (gbar, M_ff, M_fc, F, H, g, phi, T0_free,
+                                              points, *rest)):
+            raise NotDifferentiableError(
+                "second derivatives through a nonlinear transient run (grad of grad, hvp) "
+                "are not available: its adjoint uses the hand-derived tangent, whose own "
+                "derivative is not implemented; differentiate once")
+        problem, n_fields = run.problem, len(run.names)
+        stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
+                                   rest[:n_fields])
+        adjoint = NonlinearAdjoint(run, stepper, gbar, rest[n_fields:], argnums)
+        stored, N = run.stored, problem.n_steps
+        T0 = np.asarray(T0_free, dtype=float)
+        with stepper.thread_limit():
+            if problem.max_states is None:
+                for n in range(N, 0, -1):
+                    adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
+            else:
+                stats = problem.stats
+
+                def advance(n, state):
+                    stats["advanced"] += 1
+                    return (stepper.step(n, state), state[0])
+
+                def adjoint_step(n, state):
+                    stats["taped"] += 1
+                    adjoint.step(n, state, stepper.step(n, state))
+
+                snapshots = {n: (stored[n], stored.get(n - 1))
+                             for n in forward_snapshots(N, problem.max_states)}
+                reverse_sweep(N, problem.max_states, (T0, None), advance, adjoint_step,
+                              snapshots)
+            T0_bar = adjoint.finish(T0)
+        cotangents = {_M_FF: adjoint.M_bar, _F: adjoint.F_bar, _H: adjoint.H_bar,
+                      _T0: T0_bar, **adjoint.inner}
+        if stepper.prescribed:
+            cotangents[_M_FC] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)
+            cotangents[_G] = (adjoint.g_bar - M_fc.tocsr().T @ adjoint.lam_M
+                              + adjoint.inner.get(_G, 0.0))
+            cotangents[_PHI] = adjoint.phi_bar + adjoint.inner.get(_PHI, 0.0)
+        first = run.first_term_arg
+        for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
+            cotangents[first + p] = c
+        return tuple(cotangents[i] for i in argnums)
+
+    return pullback
+
+
+defvjp_joint(integrate_nonlinear, _integrate_nonlinear_vjp)
+
+
+def nonlinear_values(problem: TransientProblem, step_term: StepTerm, system: tuple,
+                     term_args: tuple):
+    """``values[n] = step_term(T_n, t_n, *term_args)`` ``(N + 1,)`` of a nonlinear run
+    from its inputs ``(M_ff, M_fc, F, H, g, φ_g, T0_f, points, fields)`` (``fields`` the
+    model's material fields by name); one primitive, traced when an input is."""
+    *inputs, fields = system
+    names = tuple(fields)
+    run = NonlinearRun(problem, step_term, names)
+    arguments = (*inputs, *(fields[k] for k in names), *term_args)
+    run.keep = any(isinstance(x, Traced) for x in arguments)
+    return integrate_nonlinear(run, *arguments)
