@@ -14,6 +14,7 @@ import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
 from fesens.config.checks import ConfigError
+from fesens.config.nonlinear import newton_options
 from fesens.config.objectives import objective_kind
 from fesens.config.physics_keys import response_kind
 from fesens.config.schema import Config
@@ -49,7 +50,7 @@ def time_problem(config: Config, model) -> TransientProblem:
               "solver": backend, "solver_options": options}
     if analysis_type(config.data) == "dynamic":
         return DynamicProblem(model, rho_inf=time.get("rho_inf"), **common)
-    return TransientProblem(model, **common)
+    return TransientProblem(model, newton=newton_options(config.data), **common)
 
 
 def run_inputs(config: Config, density=1.0) -> dict:
@@ -122,11 +123,14 @@ def load_matrix(model, loads: dict | None, points):
     return np.stack(columns, axis=1)
 
 
-def harmonic_functional(spec: dict, config: Config, model) -> Callable:
+def harmonic_functional(spec: dict, config: Config, model, loads: dict | None = None,
+                        points=None) -> Callable:
     """``j(u)``: the objective's kind on a real field ``u`` with the load amplitude ``f``
-    (``f · u`` for a compliance, a value at a point), linear in ``u``."""
+    (``f · u`` for a compliance, a value at a point), linear in ``u``; ``f`` of the load
+    magnitudes ``loads`` and node coordinates ``points`` (traced when they are; default:
+    the model's)."""
     value = _response(spec, config)
-    f = np.asarray(getval(model.load_vector(None, None)), dtype=float)
+    f = model.load_vector(loads, points)
     return lambda u: value(Solution(model, u, f, [], {}), None)
 
 

@@ -47,6 +47,8 @@ STATIC = "static"
 ANALYSES_OF_ORDER = {1: ("transient",), 2: ("dynamic", "harmonic")}
 #: The analyses that step in time.
 STEPPED = ("transient", "dynamic")
+#: The time-dependent analyses a nonlinear physics offers (each step a Newton solve).
+NONLINEAR_ANALYSES = ("transient",)
 #: Heat schemes offered by name (θ itself is not a config key).
 FIRST_ORDER_SCHEMES = tuple(name for name, theta in SCHEMES.items() if name != "theta")
 DEFAULT_SCHEME = {"transient": "bdf2", "dynamic": "newmark"}
@@ -130,11 +132,15 @@ HISTORY = Key(_history, None, "transient/dynamic: the load's factor in time, a t
 
 def offered_analyses(physics: type) -> tuple[str, ...]:
     """The analyses a registered physics offers (its fragment's ``inertia`` and
-    ``time_order``; a nonlinear physics offers static solves only)."""
+    ``time_order``; a nonlinear physics steps a first time derivative by Newton, and has
+    no frequency response or Newmark run)."""
     fragment = physics.config
-    if fragment.inertia is None or issubclass(physics, NonlinearModel):
+    if fragment.inertia is None:
         return (STATIC,)
-    return (STATIC, *ANALYSES_OF_ORDER[fragment.time_order])
+    offered = ANALYSES_OF_ORDER[fragment.time_order]
+    if issubclass(physics, NonlinearModel):
+        offered = tuple(a for a in offered if a in NONLINEAR_ANALYSES)
+    return (STATIC, *offered)
 
 
 def analysis_type(data: dict) -> str:

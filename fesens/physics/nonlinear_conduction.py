@@ -100,6 +100,8 @@ class NonlinearHeatConduction(NonlinearModel):
         plot=Plot("temperature", "temperature", "temperature"),
         reported=(Reported("min_temperature", "temperature", "min", "min temperature"),
                   Reported("max_temperature", "temperature", "max", "max temperature")),
+        inertia="heat_capacity",
+        time_order=1,
     )
 
     def __init__(self, mesh: Mesh, conductivity=1.0, beta=0.0, reference_temperature=0.0,

@@ -10,7 +10,11 @@
   driving frequency (``frequency_response.csv``, ``frequency_response.png``);
 * transient and dynamic ``sensitivity``: the objective's time aggregate
   (``[objective] over_time``) through the run's one primitive, whose gradient is the
-  discrete adjoint, written as a static sensitivity is.
+  discrete adjoint (a nonlinear physics' run steps by Newton: its adjoint is in
+  :mod:`fesens.fem.transient.nonlinear_steps`), written as a static sensitivity is;
+* harmonic ``sensitivity``: the objective's response summed over the driving frequencies,
+  ``Σ_ω |j(u(ω))|`` (what ``fesens optimize`` minimizes), through the frequency response's
+  primitive, written likewise.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import numpy as np
 
 from fesens import __version__
 from fesens.ad import vjp
-from fesens.config import Config, ConfigError, build_interpolation, build_model
+from fesens.config import Config, build_interpolation, build_model
+from fesens.config.nonlinear import is_nonlinear
 from fesens.config.time_design import (
     aggregate,
+    harmonic_functional,
     inertia,
     load_matrix,
     run_inputs,
@@ -46,6 +52,7 @@ from fesens.workflow.analysis import (
     objective_spec,
 )
 from fesens.workflow.design_input import full_material, read_design
+from fesens.workflow.nonlinear import tangent_solver_name
 
 #: Progress lines of a run: one every this fraction of its steps.
 PROGRESS_PARTS = 10
@@ -87,6 +94,15 @@ def _collection(entries: list[tuple[float, str]]) -> str:
     lines += [f'    <DataSet timestep="{t!r}" group="" part="0" file="{name}"/>'
               for t, name in entries]
     return "\n".join([*lines, "  </Collection>", "</VTKFile>"]) + "\n"
+
+
+def _solver_name(config: Config, model) -> str:
+    """The backend that solves the run's matrices (a nonlinear physics': its tangent's,
+    ``auto`` resolved)."""
+    solver = config.data["solver"]
+    if is_nonlinear(config.physics_class):
+        return tangent_solver_name(model, solver["backend"], solver["options"])
+    return solver_class(solver["backend"]).name
 
 
 def _csv(columns: dict[str, np.ndarray]) -> str:
@@ -145,7 +161,9 @@ def solve_in_time(config: Config, folder: ResultsFolder, *, force: bool,
                "output_times": [t for t, _ in entries],
                "final": {k: float(v[-1]) for k, v in {**extrema, **history}.items()},
                "factorizations": problem.stats["factorizations"],
-               "solver": solver_class(config.data["solver"]["backend"]).name,
+               **({"newton_iterations": problem.stats["newton_iterations"]}
+                  if "newton_iterations" in problem.stats else {}),
+               "solver": _solver_name(config, model),
                "fesens_version": __version__}
     folder.write_json("solution.json", summary)
     echo(f"results in {folder.path}: {len(entries)} fields solution_NNNN.vtu, solution.pvd, "
@@ -189,32 +207,29 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
 def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
                         objective: str | None, design, force: bool,
                         echo: Callable[[str], None]) -> dict:
-    """``fesens sensitivity`` of a transient or dynamic config: the gradient of the
-    objective's time aggregate by the discrete adjoint of the run (one primitive)."""
+    """``fesens sensitivity`` of a time-dependent config: the gradient of the objective's
+    time aggregate by the discrete adjoint of the run (one primitive), or of its response
+    summed over the driving frequencies by the frequency response's adjoint."""
     kind = analysis_type(config.data)
-    if kind == "harmonic":
-        raise ConfigError("fesens sensitivity of analysis.type = \"harmonic\" is not "
-                          "available; use a transient or dynamic analysis")
     spec = objective_spec(config, objective)
     model = build_model(config)
     _wrt_check(config, model, wrt)
     at_design = full_material(config) if design is None else read_design(config, design)
     interpolation = build_interpolation(config)
-    problem = time_problem(config, model)
-    term = step_objective(spec, config, model)
     rho = at_design.density
+    if kind == "harmonic":
+        evaluate, over, count = _over_frequencies(config, model, spec)
+    else:
+        evaluate, over, count = _over_time(config, model, spec)
 
     def objective_of(parameter):
         density = parameter if wrt == "density" else rho
         inputs = {SCALE.name: density if interpolation is None else interpolation(density)}
-        points = parameter if wrt == "points" else None
-        loads = parameter if wrt == "loads" else None
         if wrt not in ("density", "loads", "points"):
             inputs[wrt] = parameter
-        values = problem.values(term, term_args=(load_matrix(model, loads, points),),
-                                loads=loads, points=points,
-                                **{**run_inputs(config, density), **inputs})
-        return aggregate(values, problem.times, spec)
+        return evaluate(_mass_factor(interpolation, density),
+                        parameter if wrt == "loads" else None,
+                        parameter if wrt == "points" else None, inputs)
 
     if wrt == "loads":
         at = {name: 1.0 for name in model.loads}
@@ -229,13 +244,11 @@ def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
     value, gradient = float(value), pullback(np.ones(()))
     folder.prepare(clear=force)
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
-               "analysis": kind, "over_time": spec.get("over_time", "final"),
-               "steps": problem.n_steps, "design": at_design.source,
+               "analysis": kind, **over, "design": at_design.source,
                "interpolation": _interpolation_label(interpolation),
-               "solver": solver_class(config.data["solver"]["backend"]).name,
                "fesens_version": __version__}
-    echo(f"{config.name}: {spec['type']} ({summary['over_time']} over {problem.n_steps} "
-         f"steps) at {at_design.source}, interpolation {summary['interpolation']}")
+    echo(f"{config.name}: {spec['type']} ({count}) at {at_design.source}, interpolation "
+         f"{summary['interpolation']}")
     field_name = sensitivity_name(spec["type"], wrt)
     cell_data, point_data = {"density": rho}, {}
     if wrt == "loads":
@@ -253,3 +266,51 @@ def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
         p.name for p in folder.path.iterdir() if p.name.startswith("sensitivity"))))
     return summary
 
+
+
+def _mass_factor(interpolation, density):
+    """The mass factor of the design densities: the interpolation's ``mass`` where it has
+    one (as the optimizer's design problem takes it), else the densities."""
+    mass = getattr(interpolation, "mass", None)
+    return mass(density) if callable(mass) else density
+
+
+def _over_time(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
+    """``evaluate(mass, loads, points, inputs)``: the objective's time aggregate over the
+    run (one traced primitive), with what the summary and the first line say of it."""
+    problem = time_problem(config, model)
+    term = step_objective(spec, config, model)
+
+    def evaluate(mass, loads, points, inputs):
+        values = problem.values(term, term_args=(load_matrix(model, loads, points),),
+                                loads=loads, points=points,
+                                **{**run_inputs(config, mass), **inputs})
+        return aggregate(values, problem.times, spec)
+
+    over = spec.get("over_time", "final")
+    return (evaluate, {"over_time": over, "steps": problem.n_steps,
+                       "solver": _solver_name(config, model)},
+            f"{over} over {problem.n_steps} steps")
+
+
+def _over_frequencies(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
+    """``evaluate(mass, loads, points, inputs)``: ``Σ_ω |j(u(ω))|`` of the objective's
+    functional ``j`` (linear in the field) over the driving frequencies, with what the
+    summary and the first line say of it (no solver: the response always factorizes its
+    complex matrix with SuperLU)."""
+    data = config.data
+    omegas, damping = angular_frequencies(data), data["damping"]
+
+    def evaluate(mass, loads, points, inputs):
+        response = harmonic_response(model, omegas, loads=loads, points=points,
+                                     density=inertia(config, mass),
+                                     damping=(damping["mass"], damping["stiffness"]),
+                                     **inputs)
+        functional = harmonic_functional(spec, config, model, loads, points)
+        return sum(np.sqrt(functional(response.real[i]) ** 2
+                           + functional(response.imag[i]) ** 2)
+                   for i in range(omegas.size))
+
+    frequencies = list(data["harmonic"]["frequencies"])
+    return (evaluate, {"frequencies": frequencies},
+            f"summed over {len(frequencies)} driving frequencies")

@@ -134,6 +134,11 @@ point = [2.0, 0.0]
 component = 1
 """
 
+#: PLATE with k(T) = 2 (1 + T / 2): each BDF2 step a Newton solve, the gradient through
+#: checkpoints.
+NONLINEAR = edit(edit(PLATE, 'type = "heat"\n', 'type = "nonlinear_heat"\n'),
+                 "conductivity = 2.0", "conductivity = 2.0\nbeta = 0.5")
+
 
 def _csv(path) -> list[dict]:
     with open(path, newline="") as file:
@@ -240,6 +245,54 @@ def test_dynamic_run_writes_its_series_and_its_sensitivity_matches_differences(t
     assert rows[0]["derivative"] == pytest.approx(_central(
         tmp_path, DYNAMIC, "value = [0.0, -1.0]", lambda s: f"value = [0.0, {-s!r}]",
         1.0, 1e-4), rel=1e-6)
+
+
+@pytest.mark.parametrize(("text", "wrt", "old", "make", "x"), [
+    (HARMONIC + '[objective]\ntype = "compliance"\n', "loads", "value = [0.0, -1.0]",
+     lambda s: f"value = [0.0, {-s!r}]", 1.0),
+    (HARMONIC + '[objective]\ntype = "compliance"\n', "E", "E = 100.0",
+     lambda e: f"E = {e!r}", 100.0),
+    (NONLINEAR, "loads", "value = 5.0", lambda s: f"value = {5.0 * s!r}", 1.0),
+    (NONLINEAR, "beta", "beta = 0.5", lambda b: f"beta = {b!r}", 0.5),
+], ids=["harmonic-loads", "harmonic-E", "nonlinear-loads", "nonlinear-beta"])
+def test_harmonic_and_nonlinear_sensitivities_match_central_differences(
+        tmp_path, text, wrt, old, make, x):
+    """The compliance summed over the driving frequencies of a harmonic config, and a KS
+    peak of a nonlinear-conduction run (BDF2 by Newton, checkpoints): the first load's
+    derivative, or the sum of a material gradient (a uniform change), against central
+    differences of the written values."""
+    written = _value(tmp_path, text, wrt, wrt)
+    derivative = (written["loads"][0]["derivative"] if wrt == "loads"
+                  else written["gradient"]["sum"])
+    assert derivative == pytest.approx(_central(tmp_path, text, old, make, x, 1e-4 * x),
+                                       rel=1e-6)
+
+
+def test_harmonic_density_sensitivity_is_the_scaling_of_the_response(tmp_path):
+    """Stiffness and mass both linear in the density: Z(ρ) = ρ Z, so u = f / ρ and the
+    summed compliance c(ρ) = c / ρ, whose derivative at full material is −c."""
+    written = _value(tmp_path, HARMONIC + '[objective]\ntype = "compliance"\n', "rho",
+                     "density")
+    assert written["analysis"] == "harmonic" and written["frequencies"] == [0.0, 0.05, 0.1]
+    assert written["gradient"]["sum"] == pytest.approx(-written["value"], rel=1e-10)
+    assert (tmp_path / "rho" / "sensitivity.vtu").is_file()
+
+
+def test_a_nonlinear_transient_run_writes_its_series(tmp_path):
+    """nonlinear_heat offers a transient analysis (no dynamic one): the written series, the
+    Newton iterations and the tangent's backend (LU: k(T) makes it non-symmetric)."""
+    out = tmp_path / "out"
+    result = run("solve", write_config(tmp_path, NONLINEAR), "--out", out)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "solution.json").read_text())
+    assert summary["physics"] == "nonlinear_heat" and summary["steps"] == 20
+    assert summary["newton_iterations"] >= 20 and summary["solver"] != "cholmod"
+    rows = _csv(out / "history.csv")
+    assert len(rows) == 21 and float(rows[-1]["temperature_node27"]) > 0  # the objective's point
+    refused = run("solve", write_config(tmp_path, edit(NONLINEAR, 'type = "transient"',
+                                                       'type = "dynamic"'), "d.toml"),
+                  "--out", tmp_path / "d")
+    assert refused.exit_code == 2 and "offers static, transient" in refused.output
 
 
 def test_harmonic_response_at_zero_frequency_is_the_static_solve(tmp_path):
