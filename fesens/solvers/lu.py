@@ -1,4 +1,5 @@
-"""Sparse LU factorization: SuperLU (scipy, always there) and UMFPACK (scikit-umfpack).
+"""Sparse LU factorization: SuperLU (scipy, always there) and UMFPACK (scikit-umfpack), and
+CHOLMOD's Cholesky with LU for the matrices it finds not positive definite (``cholmod_lu``).
 
 LU handles any non-singular matrix, symmetric or not; :meth:`solve_transpose` reuses the
 factor of ``A`` (``A^T = U^T L^T``). The alias ``"lu"`` of :func:`make_solver` picks UMFPACK
@@ -13,9 +14,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
-from fesens.errors import SingularMatrixError, SolverError
+from fesens.errors import NotPositiveDefiniteError, SingularMatrixError, SolverError
 from fesens.solvers.base import DirectSolver
-from fesens.solvers.registry import register_solver
+from fesens.solvers.cholmod import CholmodSolver
+from fesens.solvers.registry import register_solver, solver_class
 from fesens.solvers.structure import MatrixStructure
 
 try:
@@ -120,3 +122,65 @@ class UmfpackSolver(DirectSolver):
             # autoTranspose: UMFPACK reads a CSR matrix as the CSC matrix of A^T
             x[:, j] = self._context.solve(system, self._matrix, columns[:, j], autoTranspose=True)
         return x.reshape(b.shape)
+
+
+@register_solver("cholmod_lu")
+class CholeskyLUSolver(CholmodSolver):
+    """CHOLMOD's Cholesky, and LU for a matrix that it finds not positive definite.
+
+    For a symmetric matrix that is positive definite mostly but not always, such as the
+    tangent of a hyperelastic body at a Newton iterate (a compressed column past its
+    buckling load, a large rotation's first predictor): each :meth:`~LinearSolver.factorize`
+    runs CHOLMOD (its symbolic analysis kept across the pattern's matrices) and, where the
+    numeric factorization meets a pivot that is not positive, factorizes the same matrix by
+    LU (the alias ``"lu"``: UMFPACK, else SuperLU) instead, without the diagnosis that
+    :class:`~fesens.solvers.cholmod.CholmodSolver` runs on such a matrix (a second numeric
+    factorization). The next matrix tries Cholesky again: at a Newton iterate the tangent
+    is indefinite only on the way to a stable equilibrium, whose tangent is definite, and
+    a failed Cholesky costs at most one Cholesky, a fraction of an LU.
+
+    ``A`` must be symmetric (Cholesky reads one triangle, and :meth:`solve_transpose` is
+    :meth:`solve`); a singular matrix fails in LU as it would alone.
+
+    :attr:`~LinearSolver.stats` adds ``n_fallbacks`` (factorizations done by LU; each also
+    counts in ``n_numeric``), ``fallback_seconds`` (the failed Cholesky and the LU of
+    those) and ``fallback_reason`` (why the last one fell back, or None).
+
+    Parameters
+    ----------
+    check_residual, residual_rtol
+        See :class:`~fesens.solvers.base.DirectSolver`.
+    """
+
+    def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
+        super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
+        # the outer residual check covers both factorizations
+        self._lu = solver_class("lu")(check_residual=False)
+        self._by_lu = False
+        self._stats.update(n_fallbacks=0, fallback_seconds=0.0, fallback_reason=None)
+
+    def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
+        self._by_lu = False
+        start = self._stats["numeric_seconds"]
+        try:
+            super()._factorize(A)
+        except NotPositiveDefiniteError as error:
+            with self._timed("numeric_seconds"):
+                # symmetric: the CSC view of a CSR matrix is its transpose, A itself
+                self._lu.factorize(A if A.format == "csc" else A.T)
+            self._by_lu = True
+            self._stats["n_numeric"] += 1
+            self._stats["n_fallbacks"] += 1
+            self._stats["fallback_seconds"] += self._stats["numeric_seconds"] - start
+            self._stats["fallback_reason"] = f"{error}; factorized by {self._lu.name}"
+
+    def _definiteness_error(self, csc: sp.csc_matrix) -> SolverError:
+        # LU takes the matrix whatever the cause, so the diagnosis (a second numeric
+        # factorization, with a shift) would be wasted
+        return NotPositiveDefiniteError(
+            "cholmod: a pivot is not positive (the matrix is indefinite or singular)")
+
+    def _substitute(self, b: np.ndarray, transpose: bool) -> np.ndarray:
+        if self._by_lu:
+            return self._lu._substitute(b, transpose)
+        return super()._substitute(b, transpose)

@@ -12,6 +12,11 @@ The rule, in order:
 * otherwise CG with the default preconditioner (AMG when pyamg is installed); a bare
   matrix that is not symmetric stays direct (CG needs SPD).
 
+The tangent of a nonlinear model that is not declared positive definite at every Newton
+iterate stays direct whatever its size (:func:`tangent_choice`): CHOLMOD with LU for the
+factorizations it finds not positive definite where the tangent is symmetric, LU where it
+is not.
+
 Callers measure the memory (:func:`fesens.solvers.memory.available_bytes`) and say
 whether the unknowns sit on a lattice; the functions here decide and say why.
 """
@@ -39,6 +44,10 @@ ROW_NNZ_3D = 30
 #: The backend of the lattice branch (CG with geometric multigrid) and of the MPI branch.
 MULTIGRID = "gmg"
 DISTRIBUTED = "petsc"
+#: The backend of a symmetric tangent that may be indefinite: Cholesky, LU where it fails.
+CHOLESKY_LU = "cholmod_lu"
+#: The alias of the general direct backends (UMFPACK, else SuperLU).
+LU = "lu"
 #: The alias this module decides (a key of :data:`~fesens.solvers.registry.SOLVER_ALIASES`).
 AUTO = "auto"
 
@@ -133,6 +142,31 @@ def model_choice(n: int, dim: int, needed: float, available: float | None, *,
     preconditioner = default_preconditioner()
     return AutoChoice("cg", {"preconditioner": preconditioner},
                       f"{why}; unstructured mesh: CG with {preconditioner} preconditioner")
+
+
+def tangent_choice(symmetric: bool, definite: bool) -> AutoChoice | None:
+    """The backend ``auto`` stands for on the tangent ``∂R/∂u`` of a nonlinear model, and
+    why; None where that is the model's ``auto`` (:func:`model_choice`): a symmetric tangent
+    that stays positive definite at every Newton iterate.
+
+    Parameters
+    ----------
+    symmetric : bool
+        Whether the tangent is symmetric (e.g. it derives from a stored energy).
+    definite : bool
+        Whether it stays positive definite at every Newton iterate (a hyperelastic body's
+        need not, past a buckling load or under large rotations).
+    """
+    if symmetric and definite:
+        return None
+    lu = solver_class(LU).name
+    if not symmetric:
+        return AutoChoice(lu, {}, "the tangent is not symmetric: LU")
+    why = "symmetric tangent, which may be indefinite at a Newton iterate"
+    if _registered(CHOLESKY_LU):
+        return AutoChoice(CHOLESKY_LU, {}, f"{why}: CHOLMOD, and LU ({lu}) for each "
+                                           "factorization found not positive definite")
+    return AutoChoice(lu, {}, f"{why}: LU (CHOLMOD, scikit-sparse, is not installed)")
 
 
 def matrix_choice(A: sp.csr_matrix | sp.csc_matrix, dim: int | None,

@@ -210,7 +210,8 @@ def test_register_solver_refuses_a_backend_that_does_not_declare_symmetry(monkey
 
 
 #: What each backend declares: (symmetric, is_direct).
-PROPERTIES = {"cholmod": (True, True), "superlu": (False, True), "umfpack": (False, True),
+PROPERTIES = {"cholmod": (True, True), "cholmod_lu": (True, True), "superlu": (False, True),
+              "umfpack": (False, True),
               "cg": (True, False), "minres": (True, False), "gmres": (False, False),
               "gmg": (True, False), "petsc": (True, False), "petsc_direct": (True, True)}
 

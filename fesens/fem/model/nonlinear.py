@@ -45,7 +45,7 @@ from fesens.fem.nonlinear.implicit_solve import (
 from fesens.fem.nonlinear.newton import NewtonOptions
 from fesens.fem.post.fields import dof_gradients
 from fesens.mesh.mesh import Mesh
-from fesens.solvers.policy import is_auto
+from fesens.solvers.policy import is_auto, tangent_choice
 
 _NEWTON_OPTIONS = tuple(f.name for f in dataclass_fields(NewtonOptions))
 
@@ -89,9 +89,12 @@ class NonlinearModel(Model):
         Whether the tangent is symmetric (a hyperelastic ``P = ∂W/∂F``: True; a
         conductivity ``k(T)``: False), and whether it stays positive definite at every
         Newton iterate (a hyperelastic body's need not: a compressed fibre, a slender
-        beam's first predictor). ``auto`` is a Cholesky-based choice only for a symmetric,
-        definite tangent, and LU otherwise; a non-symmetric tangent refuses a symmetric
-        backend (Cholesky, CG).
+        beam's first predictor). ``auto`` is the model's choice for a symmetric, definite
+        tangent; for a symmetric one that may be indefinite it is CHOLMOD with LU for each
+        factorization found not positive definite (``cholmod_lu``, counted in the Newton
+        report), and LU for a non-symmetric one
+        (:func:`~fesens.solvers.policy.tangent_choice`); a non-symmetric tangent refuses a
+        symmetric backend (Cholesky, CG).
     Optionally:
     ``energy(u_q, grad_q, fields)``
         The stored energy density ``W`` ``(n_cells, n_qp)`` (traced numpy), used by
@@ -265,8 +268,9 @@ class NonlinearModel(Model):
     # ------------------------------------------------------------ the solve
     def tangent_solver(self, solver=None, **options):
         """The solver instance of the tangent's pattern for ``solver`` (default
-        :attr:`default_solver`; ``auto`` stands for LU unless the tangent is symmetric and
-        definite).
+        :attr:`default_solver`; ``auto``: :func:`~fesens.solvers.policy.tangent_choice`,
+        kept with its reason in :attr:`solver_choice`, unless the tangent is symmetric and
+        definite, where it is the model's ``auto``).
 
         Raises
         ------
@@ -274,9 +278,11 @@ class NonlinearModel(Model):
             A symmetric backend (Cholesky, CG, MINRES) for a non-symmetric tangent.
         """
         spec = solver or self.default_solver
-        definite = self.symmetric_tangent and self.definite_tangent
-        if not definite and isinstance(spec, str) and is_auto(spec):
-            spec = "lu"
+        if isinstance(spec, str) and is_auto(spec):
+            choice = tangent_choice(self.symmetric_tangent, self.definite_tangent)
+            if choice is not None:
+                self.solver_choice = choice
+                spec = (str(choice), dict(choice.options))
         backend = self.solver(spec, **options)
         if backend.symmetric and not self.symmetric_tangent:
             raise SolverError(
@@ -335,7 +341,8 @@ class NonlinearModel(Model):
         -------
         NonlinearSolution
             Of the physics' :attr:`solution_class`; traced when an input is; its
-            ``report`` holds the load steps, residual histories and cut-backs.
+            ``report`` holds the load steps, residual histories and cut-backs, and how
+            many tangent factorizations fell back to LU and why.
 
         Raises
         ------
@@ -371,6 +378,7 @@ class NonlinearModel(Model):
         names = tuple(fields)
         problem = ResidualSolve(self, backend, options, names, warm_start, stops)
         inputs = (f, g, points, *(fields[k] for k in names))
+        before = backend.stats
         try:
             if stops:
                 states = solve_residual_at(problem, *inputs)
@@ -380,6 +388,7 @@ class NonlinearModel(Model):
         except (NewtonError, SolverError) as exc:
             exc.args = (f"{exc} (model: {self.describe()})", *exc.args[1:])
             raise
+        problem.report.count_factorizations(before, backend.stats)
         u = self.state(u_free, g)
         g0 = np.asarray(problem.start_inputs[1], dtype=float)
         steps = LoadStepStates(requested, stops, states, g0, g) if stops else None

@@ -155,12 +155,32 @@ class NewtonReport:
         The unknowns ``(n,)`` at each entry of :attr:`load_factors`.
     warm_start : bool
         Set by the caller: whether the start state was a previous solve's.
+    factorizations : int
+        Set by the caller (:meth:`count_factorizations`): the numeric factorizations (or
+        preconditioner set-ups) of the tangent during the solve.
+    fallbacks : int
+        Of those, how many the backend could not do its own way and handed to another
+        (a Cholesky that met an indefinite tangent, factorized by LU).
+    fallback_reason : str or None
+        Why the last of them fell back.
     """
 
     attempts: list[Attempt] = field(default_factory=list)
     load_factors: list[float] = field(default_factory=list)
     states: list[np.ndarray] = field(default_factory=list)
     warm_start: bool = False
+    factorizations: int = 0
+    fallbacks: int = 0
+    fallback_reason: str | None = None
+
+    def count_factorizations(self, before: dict, after: dict) -> None:
+        """Add the factorizations and fallbacks between two snapshots of the tangent
+        backend's :attr:`~fesens.solvers.LinearSolver.stats`."""
+        self.factorizations += after["n_numeric"] - before["n_numeric"]
+        fallbacks = after.get("n_fallbacks", 0) - before.get("n_fallbacks", 0)
+        if fallbacks:
+            self.fallbacks += fallbacks
+            self.fallback_reason = after["fallback_reason"]
 
     @property
     def cutbacks(self) -> list[tuple[float, str]]:
@@ -178,13 +198,17 @@ class NewtonReport:
         return sum(max(len(a.residuals) - 1, 0) for a in self.attempts)
 
     def table(self) -> str:
-        """One line per attempt: load factor, iterations, final residual, outcome."""
+        """One line per attempt: load factor, iterations, final residual, outcome; then
+        the factorizations that fell back, if any."""
         lines = ["  load factor  iterations     residual  outcome"]
         for a in self.attempts:
             outcome = "converged" if a.converged else f"cut back: {a.reason}"
             last = a.residuals[-1] if len(a.residuals) else float("nan")
             lines.append(f"  {a.load_factor:11.5g}  {len(a.residuals) - 1:10d}  "
                          f"{last:11.3e}  {outcome}")
+        if self.fallbacks:
+            lines.append(f"  {self.fallbacks} of {self.factorizations} tangent "
+                         f"factorizations fell back: {self.fallback_reason}")
         return "\n".join(lines)
 
 
