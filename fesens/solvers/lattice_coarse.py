@@ -71,13 +71,16 @@ class Stencil:
         return sum((self._offsets[b][axis] - self._offsets[a][axis] + 1) * 3**axis
                    for axis in range(self.dim))
 
-    def _points(self, a: int, cells: tuple[int, ...]) -> tuple[slice, ...]:
-        """The lattice points at corner ``a`` of all cells (reversed axes)."""
-        return tuple(slice(o, o + n) for o, n in zip(self._offsets[a][::-1], cells,
-                                                      strict=True))
+    def _points(self, a: int, cells: tuple[int, ...], start: int = 0) -> tuple[slice, ...]:
+        """The lattice points at corner ``a`` of the cells ``cells`` (reversed axes), the
+        first of them ``start`` cells along the slowest axis."""
+        starts = (start,) + (0,) * (len(cells) - 1)
+        return tuple(slice(s + o, s + o + n) for s, o, n in zip(
+            starts, self._offsets[a][::-1], cells, strict=True))
 
-    def add_blocks(self, blocks: np.ndarray) -> None:
-        """Add the cell matrices ``blocks`` ``(m, m, *reversed cells)`` of every cell."""
+    def add_blocks(self, blocks: np.ndarray, start: int = 0) -> None:
+        """Add the cell matrices ``blocks`` ``(m, m, *reversed cells)`` of the cells from
+        ``start`` along the slowest axis (all cells of the other axes)."""
         nc, cells, corners = self.nc, blocks.shape[2:], range(len(self._offsets))
         pairs: dict[int, list[tuple[int, int]]] = {}
         for a in corners:
@@ -86,7 +89,7 @@ class Stencil:
 
         def direction(t: int) -> None:  # one plane per thread, its pairs in a fixed order
             for a, b in pairs[t]:
-                self.values[t][(slice(None), slice(None), *self._points(a, cells))] += (
+                self.values[t][(slice(None), slice(None), *self._points(a, cells, start))] += (
                     blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc])
 
         self.pool.map(direction, sorted(pairs))
@@ -110,8 +113,13 @@ class Stencil:
     def matrix(self, pattern: tuple) -> sp.csr_matrix:
         """The CSR matrix of the stencil's values on a sparsity of :meth:`pattern`."""
         source, indices, indptr, n = pattern
-        return sp.csr_matrix((self.values.reshape(-1)[source], indices.copy(), indptr.copy()),
-                             shape=(n, n))
+        # the matrix shares the pattern's (read-only) index arrays: a copy per build was
+        # 26 MB at 96x48x48 fine cells
+        matrix = sp.csr_matrix((n, n), dtype=self.values.dtype)
+        matrix.data = self.values.reshape(-1)[source]
+        matrix.indices, matrix.indptr = indices, indptr
+        matrix.has_sorted_indices = True  # by construction (pattern)
+        return matrix
 
     def pattern(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """The sparsity of the matrix on the free unknowns ``free`` ``(points, nc)``
@@ -142,4 +150,7 @@ class Stencil:
         index = np.int32 if n < 2**31 - 1 else np.int64
         indptr = np.zeros(n + 1, dtype=index)
         np.cumsum(keep.reshape(n_points * nc, -1)[free.ravel()].sum(axis=1), out=indptr[1:])
-        return positions[keep], columns[keep].astype(index), indptr, n
+        indices = columns[keep].astype(index)
+        for shared in (indices, indptr):  # every matrix of the pattern holds them
+            shared.flags.writeable = False
+        return positions[keep], indices, indptr, n

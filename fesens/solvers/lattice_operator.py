@@ -49,6 +49,11 @@ from fesens.solvers.parallel import SlabPool
 _SLAB_CELLS = 8_192
 #: Free dofs per piece of a threaded copy between free-dof vectors and lattice arrays.
 _PIECE = 65_536
+#: Coarse cells per chunk of the first Galerkin level's cell matrices (hex8 elasticity:
+#: 576 values per cell, 9 MB per chunk).
+_GALERKIN_CELLS = 2_048
+
+
 class LatticeStructure:
     """What stays fixed while the coefficients change: the lattice, its free dofs and
     the reference cell matrix.
@@ -331,11 +336,16 @@ class LatticeStructure:
                 correction = np.matmul(RD.transpose(0, 2, 1), self.element @ RD) - plain
                 corrections.append((coarse_of[masked[pick]],
                                     coefficients[masked[pick]][:, None, None] * correction))
-        blocks = products @ weights.reshape(len(kinds_list), -1)  # (m·m, coarse cells)
-        del weights
         stencil = Stencil(coarse_shape, nc, self.pool)
-        stencil.add_blocks(blocks.reshape(m, m, *coarse_cells[::-1]))
-        del blocks
+        # the coarse cell matrices a few layers at a time: all of them at once, (m·m,
+        # coarse cells), were 127 MB at 96x48x48 fine cells
+        layer = int(np.prod(coarse_cells[:-1]))
+        step = max(1, _GALERKIN_CELLS // layer)
+        for start in range(0, coarse_cells[-1], step):
+            chunk = weights[:, start:start + step]
+            blocks = products @ chunk.reshape(len(kinds_list), -1)
+            stencil.add_blocks(blocks.reshape(m, m, *chunk.shape[1:]), start)
+        del weights, blocks
         for cell_ids, values in corrections:
             stencil.add_cell_blocks(cell_ids, values)
         return stencil.matrix(pattern)

@@ -151,8 +151,8 @@ class RowBlocks:
         bounds = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n_blocks + 1))
         bounds[0], bounds[-1] = 0, self.shape[0]
         bounds = np.unique(bounds)
-        self._blocks = [(int(a), int(b), matrix[a:b]) for a, b in zip(bounds[:-1], bounds[1:],
-                                                                       strict=True)]
+        self._blocks = [(int(a), int(b), _row_view(matrix, int(a), int(b)))
+                        for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         if len(self._blocks) == 1:
@@ -165,3 +165,19 @@ class RowBlocks:
 
         self.pool.map(block, self._blocks)
         return out
+
+
+def _row_view(matrix: sp.csr_matrix, start: int, stop: int) -> sp.csr_matrix:
+    """Rows ``start:stop`` of a CSR matrix sharing its values and column indices.
+
+    A slice ``matrix[start:stop]`` copies them, and so does the CSR constructor for arrays
+    that are views of much larger ones (SciPy's ``_prune_array``): the row blocks of a
+    hierarchy's first coarse level doubled its memory (88 MB at 96x48x48 cells). The
+    arrays are therefore set on an empty matrix of the block's shape.
+    """
+    lo, hi = matrix.indptr[start], matrix.indptr[stop]
+    block = sp.csr_matrix((stop - start, matrix.shape[1]), dtype=matrix.dtype)
+    block.indptr = matrix.indptr[start:stop + 1] - lo
+    block.indices, block.data = matrix.indices[lo:hi], matrix.data[lo:hi]
+    block.has_sorted_indices = matrix.has_sorted_indices
+    return block

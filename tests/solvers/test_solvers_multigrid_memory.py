@@ -1,0 +1,87 @@
+"""What the matrix-free multigrid keeps in memory: no second copy of a sparse matrix for its
+threaded row blocks, one copy of the first coarse level's index arrays (shared with the
+lattice's cached sparsity), the coarse cell matrices formed a few layers at a time (the
+same operator as the sparse ``Pᵀ K P``), and never two hierarchies at once."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fesens.solvers.lattice_operator as lattice_operator
+import fesens.solvers.parallel as parallel
+from fesens.fem.model.matrix_free import lattice_system
+from fesens.mesh import box
+from fesens.objectives import Differentiable
+from fesens.physics import Elasticity
+from fesens.solvers import grid_hierarchy, multigrid
+from fesens.solvers.grid_hierarchy import _lattice_prolongation
+from fesens.solvers.parallel import RowBlocks, SlabPool
+
+
+def cantilever(nx, ny, nz) -> Elasticity:
+    model = Elasticity(box(nx, ny, nz, nx / ny, 1.0, nz / ny), E=1.0, nu=0.3).fix("left")
+    model.traction("right", (0.0, 0.0, -1.0))
+    return model
+
+
+def test_row_blocks_share_the_matrix_values_and_indices(monkeypatch):
+    monkeypatch.setattr(parallel, "BLOCK_NNZ", 5000)
+    rng = np.random.default_rng(0)
+    n = 3000
+    A = sp.random_array((n, n), density=0.01, rng=rng, format="csr")
+    blocks = RowBlocks(A, SlabPool(2))
+    assert len(blocks._blocks) > 10
+    for _, _, rows in blocks._blocks:
+        assert np.shares_memory(rows.data, blocks.matrix.data)
+        assert np.shares_memory(rows.indices, blocks.matrix.indices)
+    x = rng.standard_normal((n, 2))
+    assert np.array_equal(blocks @ x, blocks.matrix @ x)
+    assert np.array_equal(blocks @ x[:, 0], blocks.matrix @ x[:, 0])
+
+
+@pytest.mark.parametrize("cells", [(5, 3, 3), (7, 5, 9), (6, 4, 2)])
+def test_coarse_cell_matrices_in_chunks_give_the_sparse_product(cells, monkeypatch):
+    model = cantilever(*cells)
+    system = lattice_system(model, model.stiffness_fields()[0])
+    s = np.random.default_rng(3).uniform(1e-3, 1.0, model.mesh.n_cells)
+    operator = system.operator(s)
+    whole = operator.galerkin()
+    monkeypatch.setattr(lattice_operator, "_GALERKIN_CELLS", 1)  # one layer per chunk
+    chunked = operator.galerkin()
+    grid = system.structure.grid
+    P, _, _ = _lattice_prolongation(grid.shape, grid.rows >= 0)
+    P = P[np.argsort(grid.rows[grid.rows >= 0])]
+    reference = (P.T @ operator.tocsr() @ P).tocsr()
+    scale = abs(reference).max()
+    assert abs(chunked - reference).max() < 1e-13 * scale
+    assert abs(chunked - whole).max() < 1e-13 * scale
+
+
+def test_the_first_coarse_level_shares_the_lattices_sparsity():
+    model = cantilever(8, 4, 4)
+    structure = lattice_system(model, model.stiffness_fields()[0]).structure
+    coarse = structure.galerkin(np.ones(structure.n_cells))
+    _, (_, indices, indptr, _) = structure._coarse_pattern
+    assert coarse.indices is indices and coarse.indptr is indptr
+    assert not indices.flags.writeable and not indptr.flags.writeable  # never changed
+    again = structure.galerkin(2.0 * np.ones(structure.n_cells))
+    assert np.array_equal(again.data, 2.0 * coarse.data)
+
+
+def test_a_rebuild_lets_the_old_hierarchy_go_before_building_the_new_one(monkeypatch):
+    model = cantilever(8, 4, 4)
+    problem = Differentiable(model, solver=("gmg", {"matrix_free": True, "reuse": False,
+                                                    "coarse_size": 50}))
+    held = []
+    build = grid_hierarchy.Hierarchy.__init__
+
+    def recording(self, *args, **kwargs):
+        held.append(problem.solver._hierarchy)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(multigrid.Hierarchy, "__init__", recording)
+    x = np.full(model.mesh.n_cells, 0.5)
+    problem.solve(scale=x)
+    problem.solve(scale=1.1 * x)
+    assert problem.solver.stats["n_rebuilds"] == 2
+    assert held == [None, None]
