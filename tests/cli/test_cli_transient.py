@@ -279,8 +279,9 @@ def test_harmonic_density_sensitivity_is_the_scaling_of_the_response(tmp_path):
 
 
 def test_a_nonlinear_transient_run_writes_its_series(tmp_path):
-    """nonlinear_heat offers a transient analysis (no dynamic one): the written series, the
-    Newton iterations and the tangent's backend (LU: k(T) makes it non-symmetric)."""
+    """nonlinear_heat offers a transient analysis (no dynamic one, no design in time): the
+    written series, the Newton iterations and the tangent's backend (LU: k(T) makes it
+    non-symmetric)."""
     out = tmp_path / "out"
     result = run("solve", write_config(tmp_path, NONLINEAR), "--out", out)
     assert result.exit_code == 0, result.output
@@ -293,6 +294,11 @@ def test_a_nonlinear_transient_run_writes_its_series(tmp_path):
                                                        'type = "dynamic"'), "d.toml"),
                   "--out", tmp_path / "d")
     assert refused.exit_code == 2 and "offers static, transient" in refused.output
+    design = run("optimize", write_config(tmp_path, NONLINEAR + "[filter]\nradius = 0.2\n"
+                                          "[constraints]\n"
+                                          "volume_fraction = 0.5\n", "o.toml"),
+                 "--out", tmp_path / "o")
+    assert design.exit_code == 2 and "not available" in design.output
 
 
 def test_harmonic_response_at_zero_frequency_is_the_static_solve(tmp_path):
