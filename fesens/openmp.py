@@ -19,7 +19,9 @@ is kept.
 
 The BLAS threads of each solve are chosen too, not inherited from the library default of
 all cores: :func:`blas_threads` is the rule (:data:`THREAD_RULE`), measured on a 2-core
-machine, and :class:`BlasThreadLimit` sets it for a solve
+machine. A direct solve's count follows the work of its factorization
+(:class:`FactorWork`: the flops and the largest front, from the backend's symbolic
+analysis), not its number of unknowns; :class:`BlasThreadLimit` sets it for a solve
 (threadpoolctl) and leaves it set; ``FESENS_THREADS`` overrides it.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass
 
 from fesens.errors import FesensError
 
@@ -74,19 +77,49 @@ class ThreadSettingError(FesensError, ValueError):
 THREADS_VARIABLE = "FESENS_THREADS"
 #: Variables a user sets to cap the BLAS threads; the rule never exceeds them.
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
-#: A direct factorization of fewer rows than this runs on one BLAS thread (measured up to
-#: 29k 3D unknowns: one thread was faster; see :func:`blas_threads`).
+@dataclass(frozen=True)
+class FactorWork:
+    """The work of one sparse Cholesky factorization, read from its symbolic analysis.
+
+    Attributes
+    ----------
+    flops : float
+        ``Σ_j c_j²`` over the column counts ``c_j`` of the factor ``L`` (entries of column
+        ``j``, diagonal included): the multiply-adds of the factorization up to a constant.
+    largest_front : int
+        ``max_j c_j``: the order of the largest dense front (a supernode with the rows it
+        updates), the biggest block that BLAS-3 threads share.
+    factor_entries : int
+        ``Σ_j c_j = nnz(L)`` without the zeros a supernodal factor pads in.
+    """
+
+    flops: float
+    largest_front: int
+    factor_entries: int
+
+
+#: A direct factorization of at least this many flops (:attr:`FactorWork.flops`) runs on
+#: all usable cores; below it on one BLAS thread (see :func:`blas_threads`).
+PARALLEL_MIN_FLOPS = 2e10
+#: ... provided its largest front has at least this order: a factorization made of many
+#: small fronts gains nothing from BLAS threads, whatever its total.
+PARALLEL_MIN_FRONT = 1000
+#: For a direct backend that reports no work (SuperLU, UMFPACK; CHOLMOD before its first
+#: analysis): fewer rows than this run on one BLAS thread (measured up to 29k 3D unknowns:
+#: one thread was faster) ...
 SINGLE_THREAD_MAX_ROWS = 100_000
-#: ... and so does one whose matrix has fewer stored entries per row than this (2D-like
-#: sparsity: small supernodes, where BLAS threads only add synchronisation).
+#: ... and so does a matrix with fewer stored entries per row than this (2D-like sparsity:
+#: small supernodes, where BLAS threads only add synchronisation).
 SINGLE_THREAD_MAX_ROW_NNZ = 30
 
 #: The rule of :func:`blas_threads`, as ``fesens info`` and the benchmark headers print it.
 THREAD_RULE = (
-    f"direct solvers: 1 BLAS thread below {SINGLE_THREAD_MAX_ROWS} unknowns or below "
-    f"{SINGLE_THREAD_MAX_ROW_NNZ} nonzeros per row (2D), else all usable cores; iterative "
-    f"solvers: all usable cores; capped by {'/'.join(BLAS_VARIABLES)}; "
-    f"{THREADS_VARIABLE}=N overrides")
+    f"direct solvers: all usable cores from {PARALLEL_MIN_FLOPS:.0e} factorization flops "
+    f"(sum of squared column counts of L, from the symbolic analysis) with a front of "
+    f"order {PARALLEL_MIN_FRONT} or more, else 1 BLAS thread (a backend that reports no "
+    f"work: 1 below {SINGLE_THREAD_MAX_ROWS} unknowns or below "
+    f"{SINGLE_THREAD_MAX_ROW_NNZ} nonzeros per row); iterative solvers: all usable cores; "
+    f"capped by {'/'.join(BLAS_VARIABLES)}; {THREADS_VARIABLE}=N overrides")
 
 
 def thread_override() -> int | None:
@@ -114,33 +147,54 @@ def user_thread_cap() -> int | None:
     return min(counts) if counts else None
 
 
-def blas_threads(n_rows: int, nnz: int, direct: bool) -> tuple[int, str]:
+def blas_threads(n_rows: int, nnz: int, direct: bool, work: FactorWork | None = None
+                 ) -> tuple[int, str]:
     """The BLAS threads for solving an ``n_rows``-row matrix with ``nnz`` stored entries,
     and why (:data:`THREAD_RULE`).
 
-    Measured on a shared 2-core machine (CHOLMOD, a forward and a
-    ``value_and_grad`` evaluation alternating, minimum of 7; ``FESENS_THREADS=1`` vs 2):
-    2D 200x100 (40k unknowns, 18 entries per row) forward 71 vs 127 ms, gradient 79 vs
-    100 ms; 2D 400x200 (161k) gradient 424 vs 490 ms; 3D 16x8x8 (3.5k, 81 per row)
-    forward 21 vs 122 ms; 24x8x8 (6k) 37 vs 139 ms; 32x16x16 (29k) 442 vs 559 ms. Where
-    more threads start to pay (large 3D fronts, an unloaded machine) was not measured:
-    above :data:`SINGLE_THREAD_MAX_ROWS` 3D-like problems get all usable cores.
+    A direct solve decides from ``work``, its factorization's :class:`FactorWork`, which
+    depends on the matrix pattern only, so the choice is made once per structure. All
+    usable cores from :data:`PARALLEL_MIN_FLOPS` with a front of order
+    :data:`PARALLEL_MIN_FRONT` or more, else one thread. Measured on a shared 2-core
+    machine (load average 2 to 7 from other jobs), CHOLMOD re-factorization and one
+    solve, 1 and 2 BLAS threads alternating, minimum of 7 (2 threads / 1 thread):
+    2D quad4 200x100 (0.41 GFlop, front 400) 1.15, 400x200 (3.6 GFlop, front 936) 1.06,
+    800x400 (30 GFlop, front 2004) 0.95; 3D hex8 16x8x8 (0.37 GFlop, front 711) 1.18,
+    24x12x12 (2.3 GFlop, front 975) 0.92, 32x16x16 (12 GFlop, front 1683) 1.03,
+    40x20x20 (...), 48x24x24 (132 GFlop, front 3675) 0.91. Without ``work`` (a backend
+    whose analysis reports none) the count follows the rows and the nonzeros per row.
     """
     override = thread_override()
     if override is not None:
         return override, f"{THREADS_VARIABLE}={override}"
     cores = usable_cores()
-    if direct and n_rows < SINGLE_THREAD_MAX_ROWS:
-        count, reason = 1, f"direct solve of {n_rows} < {SINGLE_THREAD_MAX_ROWS} unknowns"
-    elif direct and nnz < SINGLE_THREAD_MAX_ROW_NNZ * n_rows:
+    if not direct:
+        count, reason = cores, "iterative solve: all usable cores"
+    elif work is not None:
+        count, reason = _direct_threads(work, cores)
+    elif n_rows < SINGLE_THREAD_MAX_ROWS:
+        count, reason = 1, (f"direct solve of {n_rows} < {SINGLE_THREAD_MAX_ROWS} unknowns "
+                            "(no factorization work known)")
+    elif nnz < SINGLE_THREAD_MAX_ROW_NNZ * n_rows:
         count, reason = 1, (f"direct solve with {nnz / max(n_rows, 1):.0f} < "
-                            f"{SINGLE_THREAD_MAX_ROW_NNZ} nonzeros per row")
+                            f"{SINGLE_THREAD_MAX_ROW_NNZ} nonzeros per row (no factorization "
+                            "work known)")
     else:
-        count, reason = cores, f"{'direct' if direct else 'iterative'} solve: all usable cores"
+        count, reason = cores, "direct solve (no factorization work known): all usable cores"
     cap = user_thread_cap()
     if cap is not None and cap < count:
         count, reason = cap, f"{reason}, capped by the environment at {cap}"
     return count, reason
+
+
+def _direct_threads(work: FactorWork, cores: int) -> tuple[int, str]:
+    """The threads of a direct solve from its factorization's work, and why."""
+    size = f"direct solve of {work.flops:.2e} flops, largest front {work.largest_front}"
+    if work.flops < PARALLEL_MIN_FLOPS:
+        return 1, f"{size}: below {PARALLEL_MIN_FLOPS:.0e} flops, 1 thread"
+    if work.largest_front < PARALLEL_MIN_FRONT:
+        return 1, f"{size}: fronts below order {PARALLEL_MIN_FRONT}, 1 thread"
+    return cores, f"{size}: all usable cores"
 
 
 class BlasThreadLimit:

@@ -6,10 +6,12 @@ import os
 from pathlib import Path
 
 from fesens.openmp import (
-    SINGLE_THREAD_MAX_ROW_NNZ,
+    PARALLEL_MIN_FLOPS,
+    PARALLEL_MIN_FRONT,
     SINGLE_THREAD_MAX_ROWS,
     THREAD_LIMIT_VARIABLE,
     THREAD_RULE,
+    FactorWork,
     blas_threads,
     usable_cores,
 )
@@ -44,9 +46,11 @@ def blas_description() -> str:
 def thread_lines() -> list[str]:
     """How many threads fesens gives the solvers (``fesens info``, benchmark headers):
     the rule, what it picks for a small and a large problem, the OpenMP limit."""
-    small, _ = blas_threads(SINGLE_THREAD_MAX_ROWS // 2, SINGLE_THREAD_MAX_ROWS * 9, True)
-    large, _ = blas_threads(10 * SINGLE_THREAD_MAX_ROWS,
-                            10 * SINGLE_THREAD_MAX_ROWS * 3 * SINGLE_THREAD_MAX_ROW_NNZ, True)
+    # a direct solve's count follows its factorization's work, not its rows
+    small, _ = blas_threads(0, 0, True, FactorWork(PARALLEL_MIN_FLOPS / 10,
+                                                   PARALLEL_MIN_FRONT // 2, 0))
+    large, _ = blas_threads(0, 0, True, FactorWork(PARALLEL_MIN_FLOPS * 10,
+                                                   PARALLEL_MIN_FRONT * 2, 0))
     iterative, _ = blas_threads(10 * SINGLE_THREAD_MAX_ROWS, 0, False)
     limit = os.environ.get(THREAD_LIMIT_VARIABLE, "unset (set when CHOLMOD loads)")
     return [f"threads: {usable_cores()} usable cores; BLAS threads per solve: {THREAD_RULE}",

@@ -13,6 +13,7 @@ Adjoint rules:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from functools import cached_property
 
@@ -23,7 +24,7 @@ from fesens.ad.numpy_wrapper import MATMUL_BY_TYPE, getval
 from fesens.ad.registry import defvjp, defvjp_joint
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError
-from fesens.openmp import BlasThreadLimit, blas_threads
+from fesens.openmp import BlasThreadLimit, FactorWork, blas_threads
 from fesens.solvers import LinearSolver, make_solver, solver_class
 
 
@@ -32,7 +33,9 @@ class SolverHost:
 
     A subclass sets ``shape`` and ``nnz``; :meth:`solver` keeps one instance per backend
     spec, so every matrix on the structure shares its symbolic analysis (or multigrid
-    hierarchy).
+    hierarchy). A direct backend whose analysis knows the work of its factorization
+    (CHOLMOD) reports it before the first numeric factorization, and the BLAS threads of
+    the structure's direct solves follow that work from then on.
     """
 
     shape: tuple[int, int]
@@ -44,7 +47,8 @@ class SolverHost:
 
     def threads(self, direct: bool) -> tuple[int, str]:
         """The BLAS threads of a direct or iterative solve on this structure, and why
-        (:func:`fesens.openmp.blas_threads`; chosen on first use, then kept)."""
+        (:func:`fesens.openmp.blas_threads`; chosen on first use, and for a direct solve
+        again from the work its backend's analysis reports, then kept)."""
         return self._thread_limit(direct)[:2]
 
     def _thread_limit(self, direct: bool) -> tuple:
@@ -56,6 +60,16 @@ class SolverHost:
     def thread_limit(self, backend: LinearSolver) -> BlasThreadLimit:
         """The context that runs a solve with ``backend`` on the chosen BLAS threads."""
         return self._thread_limit(bool(backend.is_direct))[2]
+
+    def _analysed(self, work: FactorWork) -> None:
+        """Choose the threads of the direct solves from ``work`` and set them now: the
+        analysis runs inside :meth:`thread_limit`'s context, right before the numeric
+        factorization that the new count is for."""
+        limit = self._thread_limit(True)[2]
+        count, reason = blas_threads(self.shape[0], self.nnz, True, work)
+        limit.count = count
+        self._thread_limits[True] = (count, reason, limit)
+        limit.__enter__()
 
     def solver(self, spec="auto", configure: Callable[[LinearSolver], None] | None = None
                ) -> LinearSolver:
@@ -76,9 +90,26 @@ class SolverHost:
         backend = self._solvers.get(key)
         if backend is None:
             backend = self._solvers[key] = make_solver(name, **options)
+            backend.on_analysis = _AnalysisListener(self)
             if configure is not None:
                 configure(backend)
         return backend
+
+
+class _AnalysisListener:
+    """A backend's :attr:`~fesens.solvers.LinearSolver.on_analysis`: tells its host, held
+    weakly (the host owns the backend; a cycle would keep a factorization alive until the
+    garbage collector runs)."""
+
+    __slots__ = ("_host",)
+
+    def __init__(self, host: SolverHost):
+        self._host = weakref.ref(host)
+
+    def __call__(self, work: FactorWork) -> None:
+        host = self._host()
+        if host is not None:
+            host._analysed(work)
 
 
 class SparsePattern(SolverHost):

@@ -12,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,6 +20,9 @@ import scipy.sparse as sp
 from fesens.errors import FesensWarning, NonFiniteError, SingularMatrixError, SolverError
 from fesens.readonly import snapshot, unchanged
 from fesens.solvers.needs import ModelNeeds
+
+if TYPE_CHECKING:
+    from fesens.openmp import FactorWork
 
 
 class FesensPerformanceWarning(FesensWarning):
@@ -81,6 +84,10 @@ class LinearSolver(ABC):
     rtol: float | None = None
     """Per instance: the relative residual an iterative backend solves to, which an
     optimization may loosen while the design moves; None where there is none to set."""
+    on_analysis: Callable[[FactorWork], None] | None = None
+    """Per instance: called with the :class:`~fesens.openmp.FactorWork` of each new
+    symbolic analysis, before its numeric factorization, by a backend whose analysis knows
+    it (CHOLMOD); the structure that owns the instance sets it to choose the BLAS threads."""
 
     @property
     def model_needs(self) -> ModelNeeds | None:

@@ -2,16 +2,22 @@
 
 The fill-reducing ordering (symbolic analysis) depends only on the sparsity pattern, so it
 is computed once and reused by every later :meth:`~LinearSolver.factorize` with the same
-pattern; only the numeric factorization is repeated when the values change.
+pattern; only the numeric factorization is repeated when the values change. The analysis
+also gives the work of the factorization (:func:`factor_work`), from which the structure
+that owns the solver chooses its BLAS threads.
 """
 
 from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import NotPositiveDefiniteError, SingularMatrixError, SolverError
-from fesens.openmp import cap_openmp_threads
+from fesens.openmp import FactorWork, cap_openmp_threads
 from fesens.solvers.base import DirectSolver
 from fesens.solvers.registry import register_solver
 from fesens.solvers.structure import MatrixStructure
@@ -35,6 +41,85 @@ _DEFINITENESS_HINT = (
     "not symmetric positive definite (singular or indefinite); if this is a stiffness "
     "matrix, Dirichlet conditions are probably missing"
 )
+
+
+# CHOLMOD's constants (cholmod_core.h, unchanged since its first release).
+_ITYPE = {np.dtype(np.int32): 0, np.dtype(np.int64): 2}  # CHOLMOD_INT, CHOLMOD_LONG
+_PATTERN, _DOUBLE, _GIVEN_ORDERING = 0, 0, 1
+# cholmod_common is used as opaque storage (cholmod_start fills it): 2664 bytes in
+# SuiteSparse 5.12, a few KiB in every release; this leaves ample room.
+_COMMON_BYTES = 1 << 16
+
+
+class _CholmodSparse(ctypes.Structure):
+    """``cholmod_sparse`` (cholmod_core.h): a CSC matrix of CHOLMOD's."""
+
+    _fields_ = [("nrow", ctypes.c_size_t), ("ncol", ctypes.c_size_t),
+                ("nzmax", ctypes.c_size_t), ("p", ctypes.c_void_p), ("i", ctypes.c_void_p),
+                ("nz", ctypes.c_void_p), ("x", ctypes.c_void_p), ("z", ctypes.c_void_p),
+                ("stype", ctypes.c_int), ("itype", ctypes.c_int), ("xtype", ctypes.c_int),
+                ("dtype", ctypes.c_int), ("sorted", ctypes.c_int), ("packed", ctypes.c_int)]
+
+
+def _loaded_cholmod() -> ctypes.CDLL | None:
+    """The CHOLMOD library scikit-sparse runs on (the one this process has loaded), or
+    None where it cannot be found."""
+    maps = Path("/proc/self/maps")
+    paths = sorted({line.split()[-1] for line in maps.read_text().splitlines()
+                    if "libcholmod" in line}) if maps.exists() else []
+    name = paths[0] if paths else ctypes.util.find_library("cholmod")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
+def factor_work(csc: sp.csc_matrix, permutation: np.ndarray) -> FactorWork | None:
+    """The work of factorizing ``csc`` in the order ``permutation``, from its column counts.
+
+    CHOLMOD's ``cholmod_analyze_ordering`` (the etree, postorder and column counts that its
+    analysis computes for an ordering) on the pattern of the upper triangle: the column
+    counts ``c_j`` of ``L`` give :class:`~fesens.openmp.FactorWork`. Costs a fraction of
+    the analysis (48x24x24 hex8, 90 000 unknowns: 0.1 s against 1.3 s for the ordering)
+    and allocates nothing that outlives it. None where the library cannot be called.
+
+    Parameters
+    ----------
+    csc : scipy.sparse.csc_matrix, shape (n, n)
+        Symmetric; only the pattern of its upper triangle is read.
+    permutation : numpy.ndarray, shape (n,)
+        The fill-reducing order (``Factor.P()`` of scikit-sparse's analysis).
+    """
+    library = _loaded_cholmod()
+    if library is None:
+        return None
+    index = np.int32 if csc.indices.dtype == np.int32 and csc.indptr.dtype == np.int32 \
+        else np.int64
+    indptr, indices = (np.ascontiguousarray(a, dtype=index) for a in (csc.indptr, csc.indices))
+    n = csc.shape[0]
+    perm = np.ascontiguousarray(permutation, dtype=index)
+    parent, post, counts, first, level = (np.empty(n, dtype=index) for _ in range(5))
+    matrix = _CholmodSparse(n, n, indices.size, indptr.ctypes.data, indices.ctypes.data,
+                            None, None, None, 1, _ITYPE[np.dtype(index)], _PATTERN, _DOUBLE,
+                            int(csc.has_sorted_indices), 1)
+    prefix = "cholmod_" if index is np.int32 else "cholmod_l_"
+    common = ctypes.create_string_buffer(_COMMON_BYTES)
+    getattr(library, prefix + "start")(common)
+    try:
+        done = getattr(library, prefix + "analyze_ordering")(
+            ctypes.byref(matrix), _GIVEN_ORDERING, _address(perm), None, ctypes.c_size_t(0),
+            *(_address(a) for a in (parent, post, counts, first, level)), common)
+    finally:
+        getattr(library, prefix + "finish")(common)
+    if done != 1:
+        return None
+    counts = counts.astype(np.float64)
+    return FactorWork(flops=float(counts @ counts), largest_front=int(counts.max(initial=0)),
+                      factor_entries=int(counts.sum()))
+
+
+def _address(array: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(array.ctypes.data)
 
 
 def cholmod_available() -> bool:
@@ -79,6 +164,7 @@ class CholmodSolver(DirectSolver):
         super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
         self._factor = None
         self._pattern: MatrixStructure | None = None
+        self.work: FactorWork | None = None
 
     @classmethod
     def available(cls) -> bool:
@@ -89,8 +175,12 @@ class CholmodSolver(DirectSolver):
         if self._pattern is None or not self._pattern.matches(csc):
             with self._timed("symbolic_seconds"):
                 self._factor = _cholmod.analyze(csc, mode="supernodal")
+                self.work = factor_work(csc, self._factor.P())
             self._pattern = MatrixStructure(csc)
             self._stats["n_symbolic"] += 1
+            if self.work is not None and self.on_analysis is not None:
+                # before the numeric factorization, which the threads chosen from it run
+                self.on_analysis(self.work)
         with self._timed("numeric_seconds"):
             # Supernodal LL^T stops at the first pivot that is not positive (or NaN), so a
             # factorization that succeeds is positive definite. (The simplicial LDL^T that
