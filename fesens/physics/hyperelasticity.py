@@ -326,7 +326,7 @@ class FiniteStrainElasticity(NonlinearModel):
     # the tangent is symmetric but often indefinite away from equilibrium (a Newton
     # predictor that compresses a fibre, a slender beam's first iterate), where a Cholesky
     # factorization fails and would cut the load back: auto (the default, and a config's)
-    # factorizes it by LU
+    # is CHOLMOD with LU for each factorization that finds it not positive definite
     definite_tangent = False
     config = PhysicsConfig(
         options=(

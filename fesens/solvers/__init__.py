@@ -1,6 +1,7 @@
 """Sparse linear solvers behind one interface: factorize once, solve many times.
 
 Backends (see :func:`available_solvers`): ``"cholmod"`` (sparse Cholesky, scikit-sparse),
+``"cholmod_lu"`` (CHOLMOD, and LU for a matrix it finds not positive definite),
 ``"superlu"`` and ``"umfpack"`` (sparse LU), ``"cg"``, ``"minres"``, ``"gmres"`` (Krylov
 methods with AMG or Jacobi preconditioning), ``"petsc"`` and ``"petsc_direct"`` (PETSc's KSP
 with GAMG or BoomerAMG, and MUMPS; optional: ``make petsc``). :func:`make_solver` also

@@ -174,7 +174,10 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
         pngs += write_load_path(config, model, solution, folder)
         echo(f"Newton: {summary['newton']['steps']} load step(s), "
              f"{summary['newton']['iterations']} iteration(s), "
-             f"{len(summary['newton']['cutbacks'])} cut-back(s)")
+             f"{len(summary['newton']['cutbacks'])} cut-back(s)"
+             + (f", {summary['newton']['fallbacks']} of {summary['newton']['factorizations']}"
+                f" tangent factorization(s) fell back: {summary['newton']['fallback_reason']}"
+                if summary["newton"]["fallbacks"] else ""))
     cases = config.data.get("load_cases") or []
     if cases:
         echo(f"{config.name}: {model.describe()}; {len(cases)} load cases, "

@@ -36,11 +36,14 @@ def tangent_solver_name(model, backend: str, options: dict) -> str:
 
 def newton_summary(report: NewtonReport) -> dict:
     """The Newton report as JSON numbers: converged load factors, iterations, cut-backs,
-    and every attempt with its residual norms."""
+    the tangent factorizations and how many fell back to another backend (with the
+    reason), and every attempt with its residual norms."""
     return {"converged": True, "load_factors": [float(t) for t in report.load_factors],
             "steps": len(report.load_factors) - 1, "iterations": report.iterations,
             "cutbacks": [{"load_factor": float(t), "reason": why}
                          for t, why in report.cutbacks],
+            "factorizations": report.factorizations, "fallbacks": report.fallbacks,
+            **({"fallback_reason": report.fallback_reason} if report.fallbacks else {}),
             "attempts": [{"load_factor": float(a.load_factor), "converged": a.converged,
                           "iterations": max(len(a.residuals) - 1, 0),
                           "residuals": [float(r) for r in a.residuals],

@@ -12,6 +12,7 @@ from fesens.mesh import rectangle
 from fesens.physics import FiniteStrainElasticity
 from fesens.solvers import cholmod_available, solver_class
 from fesens.solvers.policy import tangent_choice
+from fesens.workflow.nonlinear import newton_summary
 
 needs_cholmod = pytest.mark.skipif(not cholmod_available(),
                                    reason="scikit-sparse (CHOLMOD) not installed")
@@ -70,6 +71,9 @@ def test_an_indefinite_iterate_falls_back_to_lu_and_the_state_is_lus():
     assert "not positive" in report.fallback_reason and "superlu" in report.fallback_reason
     assert f"{report.fallbacks} of {report.factorizations} tangent factorizations fell " \
            "back" in report.table()
+    summary = newton_summary(report)  # what `fesens solve` writes and prints
+    assert (summary["fallbacks"], summary["factorizations"]) == (report.fallbacks,
+                                                                  report.factorizations)
     lu = bent_strip().solve(solver="lu", newton=FULL_STEPS)
     assert lu.report.fallbacks == 0
     scale = np.abs(lu.u).max()
