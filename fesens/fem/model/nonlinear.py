@@ -33,7 +33,7 @@ from fesens.ad.sparse import PatternMatrix
 from fesens.errors import NewtonError, NonFiniteError, SolverError
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator
-from fesens.fem.integrals.kernels import gradient_form
+from fesens.fem.integrals.kernels import gradient_form, transposed_tangent_action
 from fesens.fem.model.base import Model
 from fesens.fem.model.nonlinear_solution import LoadStepStates, NonlinearSolution
 from fesens.fem.model.solution import Solution
@@ -250,10 +250,8 @@ class NonlinearModel(Model):
     def tangent(self, u, fields: dict, points=None, block: str = "ff") -> PatternMatrix:
         """``∂R/∂u`` at the state ``u`` ``(n_dofs,)`` as the block (``"ff"``, ``"fc"``) of
         the cached pattern (plain arrays)."""
-        points = None if points is None else np.asarray(getval(points))
-        geometry, u_q, grad_q = self._at_quadrature(np.asarray(getval(u)), points)
-        dP_dgrad, dP_du = self.flux_tangent(u_q, grad_q, _plain(fields))
-        n_cells, n_qp = self.mesh.n_cells, np.shape(u_q)[1]
+        geometry, grad_q, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
+        n_cells, n_qp = self.mesh.n_cells, np.shape(grad_q)[1]
         dNdx = np.broadcast_to(geometry.dNdx, (n_cells, *np.shape(geometry.dNdx)[1:]))
         weights = np.broadcast_to(self._weights(geometry), (n_cells, n_qp))
         dP_dgrad = np.broadcast_to(dP_dgrad, (*np.shape(grad_q), *np.shape(grad_q)[2:]))
@@ -264,6 +262,21 @@ class NonlinearModel(Model):
                               optimize=True)
         nd = self.dofmap.cell_dofs.shape[1]
         return self.operator(block).cell_matrix(np.reshape(K, (n_cells, nd, nd)))
+
+    def transposed_tangent(self, u, fields: dict, points=None):
+        """``v ↦ (∂R/∂u)ᵀ v`` at the state ``u`` ``(n_dofs,)`` for cell vectors ``v``
+        ``(n_cells, n_nodes, n_comp)``, per cell (plain arrays): the tangent of
+        :meth:`tangent` applied at the quadrature points, never formed (a product costs
+        a small part of an assembly)."""
+        geometry, _, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
+        return transposed_tangent_action(self._weights(geometry), geometry.dNdx, dP_dgrad,
+                                         geometry.N, dP_du)
+
+    def _flux_tangent_at(self, u, fields: dict, points) -> tuple:
+        """``(geometry, ∇u_q, ∂P/∂∇u, ∂P/∂u)`` at the state ``u`` (plain arrays)."""
+        points = None if points is None else np.asarray(getval(points))
+        geometry, u_q, grad_q = self._at_quadrature(np.asarray(getval(u)), points)
+        return (geometry, grad_q, *self.flux_tangent(u_q, grad_q, _plain(fields)))
 
     # ------------------------------------------------------------ the solve
     def tangent_solver(self, solver=None, **options):

@@ -14,8 +14,11 @@ values and the node coordinates. The Newton iterations are never taped.
 The converged tangent ``K* = K_T(u*)`` is not assembled when Newton's last factorization
 ``K_k = K_T(x_k)`` (of the iterate before the converged one, still held by the backend)
 is at hand: ``λ`` is then found by iterative refinement preconditioned with it,
-``λ₀ = K_k⁻ᵀ ū``, ``λ ← λ + K_k⁻ᵀ (ū − K*ᵀ λ)``, each product ``K*ᵀ λ`` a reverse sweep
-through one traced evaluation of ``R(u, θ)`` in ``u`` at ``u*``. Near quadratic
+``λ₀ = K_k⁻ᵀ ū``, ``λ ← λ + K_k⁻ᵀ (ū − K*ᵀ λ)``, each product ``K*ᵀ λ`` the
+hand-derived tangent ``∂P/∂∇u`` (and ``∂P/∂u``) at ``u*``, evaluated once at the
+quadrature points, applied cell by cell without assembling ``K*``
+(``model.transposed_tangent``): a product costs a small part of a tangent assembly, and
+several times less than a reverse sweep through a traced residual. Near quadratic
 convergence ``‖x_k − u*‖`` is small, so each correction gains several digits; the
 refinement stops at ``‖ū − K*ᵀ λ‖ ≤ rtol_adjoint ‖ū‖`` and gives way to the assembled
 ``K*`` (one more factorization) when it needs more than ``max_refinements``
@@ -59,8 +62,10 @@ class ResidualSolve:
     The model (a :class:`~fesens.fem.model.nonlinear.NonlinearModel`) provides
     ``state(u_free, g)``, ``internal_forces(u, fields, points)``,
     ``stored_energy(u, fields, points)``, ``inadmissibility(u, fields, points)``,
-    ``tangent(u, fields, points)``, ``reference_state()``, ``free_dofs``,
-    ``constrained_dofs`` and keeps :attr:`converged` on itself (``converged_state``).
+    ``tangent(u, fields, points)``, ``transposed_tangent(u, fields, points)`` (the
+    tangent's transposed action on cell vectors), ``reference_state()``, ``free_dofs``,
+    ``constrained_dofs``, ``dofmap``, ``mesh``, ``n_components`` and keeps
+    :attr:`converged` on itself (``converged_state``).
 
     Attributes
     ----------
@@ -175,8 +180,6 @@ class ResidualSolve:
         """``λ`` ``(n_free,)`` by iterative refinement preconditioned with :attr:`kept`, or
         None where that factorization is not usable or the refinement does not reach
         :attr:`rtol_adjoint` (see the module notes)."""
-        from fesens.ad.api import vjp as pullback_of  # the AD entry points sit above the rules
-
         kept, backend, model = self.kept, self.backend, self.model
         # another factorization since Newton's last (any solve sharing this backend, or
         # a failed one) replaced it; an iterative backend's solve is not a substitution;
@@ -190,11 +193,8 @@ class ResidualSolve:
             self.refinements = 0
             return np.zeros_like(u_bar)
 
-        def residual(x):
-            u = model.state(x, g)
-            return model.internal_forces(u, fields, points)[model.free_dofs]
-
-        _, transposed_product = pullback_of(residual, np.asarray(u_free, dtype=float))
+        transposed_product = _on_free_dofs(
+            model, model.transposed_tangent(model.state(u_free, g), fields, points))
         floor = self.rtol_stagnation * float(np.linalg.norm(u_bar))
         best, best_size = None, np.inf
         try:
@@ -220,6 +220,22 @@ class ResidualSolve:
         except SolverError:
             return None  # e.g. the held factorization failed its residual check
         return None
+
+
+def _on_free_dofs(model, cells):
+    """The product ``(n_free,) → (n_free,)`` of a per-cell action ``cells`` (cell vectors
+    ``(n_cells, n_nodes, n_comp)`` to cell vectors) on the free dofs: gathered with zero
+    prescribed values, summed over the cells."""
+    cell_dofs, free, n_dofs = model.dofmap.cell_dofs, model.free_dofs, model.dofmap.n_dofs
+    shape = (model.mesh.n_cells, -1, model.n_components)
+
+    def product(v_free: np.ndarray) -> np.ndarray:
+        v = np.zeros(n_dofs)
+        v[free] = v_free
+        out = cells(np.reshape(v[cell_dofs], shape))
+        return np.bincount(cell_dofs.ravel(), weights=out.ravel(), minlength=n_dofs)[free]
+
+    return product
 
 
 class KeptFactorization:
