@@ -33,6 +33,7 @@ otherwise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -258,40 +259,50 @@ class MultigridCGSolver(LinearSolver):
              ) -> tuple[np.ndarray, int, float]:
         """Preconditioned CG until ``rtol`` or ``maxiter`` iterations; returns (x,
         iterations, true relative residual)."""
-        A, M = self._matrix, self._hierarchy.vcycle
-        b_norm = float(np.linalg.norm(b))
+        A, M, pool = self._matrix, self._hierarchy.vcycle, self._pool
+        b_norm = math.sqrt(pool.dot(b, b))
         if b_norm == 0.0:
             return np.zeros_like(b), 0, 0.0
         x = np.zeros_like(b) if x0 is None else x0.copy()
         r = b - A @ x if x0 is not None else b.copy()
-        if x0 is not None and np.linalg.norm(r) >= b_norm:  # the guess does not help
+        if x0 is not None and math.sqrt(pool.dot(r, r)) >= b_norm:  # the guess does not help
             x, r = np.zeros_like(b), b.copy()
-        iterations, residual = 0, float(np.linalg.norm(r)) / b_norm
+        iterations, residual = 0, math.sqrt(pool.dot(r, r)) / b_norm
         z = M(r)
-        p, rz = z.copy(), float(r @ z)
+        p, rz = z.copy(), pool.dot(r, z)
         while residual > self.rtol and iterations < maxiter:
             q = A @ p
-            curvature = float(p @ q)
+            curvature = pool.dot(p, q)
             if not curvature > 0.0:
                 raise SolverError(
                     f"gmg: CG met non-positive curvature pᵀAp = {curvature:.3e} after "
                     f"{iterations} iterations; the matrix is not symmetric positive definite")
             alpha = rz / curvature
-            x += alpha * p
             iterations += 1
-            if iterations % _RESIDUAL_REFRESH == 0:
+            refresh = iterations % _RESIDUAL_REFRESH == 0
+
+            def update(piece: slice, alpha=alpha, q=q, r=r, refresh=refresh) -> None:
+                x[piece] += alpha * p[piece]
+                if not refresh:
+                    r[piece] -= alpha * q[piece]
+
+            pool.pieces(update, b.shape[0])  # in place, on the pool's threads
+            if refresh:
                 r = b - A @ x
-            else:
-                r -= alpha * q
-            residual = float(np.linalg.norm(r)) / b_norm
+            residual = math.sqrt(pool.dot(r, r)) / b_norm
             if residual <= self.rtol:  # confirm with the true residual
                 r = b - A @ x
-                residual = float(np.linalg.norm(r)) / b_norm
+                residual = math.sqrt(pool.dot(r, r)) / b_norm
                 if residual <= self.rtol:
                     break
             z = M(r)
-            rz_next = float(r @ z)
-            p = z + (rz_next / rz) * p
+            rz_next = pool.dot(r, z)
+
+            def direction(piece: slice, beta=rz_next / rz, z=z) -> None:  # p = z + β p
+                p[piece] *= beta
+                p[piece] += z[piece]
+
+            pool.pieces(direction, b.shape[0])
             rz = rz_next
         if not np.all(np.isfinite(x)):
             raise NonFiniteError(f"gmg: the solution holds NaN or infinity after {iterations} "

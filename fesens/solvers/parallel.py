@@ -1,7 +1,8 @@
 """Slab kernels on all cores, with results independent of the thread count.
 
 The matrix-free kernels (:mod:`fesens.solvers.lattice_operator`), the multigrid's sparse
-products (:mod:`fesens.solvers.grid_hierarchy`) and the grid filter's correlation
+products (:mod:`fesens.solvers.grid_hierarchy`), the vector updates and dot products of its
+CG (:mod:`fesens.solvers.multigrid`) and the grid filter's correlation
 (:mod:`fesens.opt.grid_filter`) split their work into pieces fixed by the problem alone,
 never by the number of threads, and run the pieces in a :class:`SlabPool`:
 
@@ -46,6 +47,9 @@ from fesens.openmp import kernel_threads
 #: Stored entries per row block of a threaded sparse product: smaller matrices run whole
 #: (a block costs a thread hand-off, some 20 µs, against ~1 ns per entry).
 BLOCK_NNZ = 250_000
+#: Entries per piece of a threaded vector operation (CG's dot products and updates): 1 MB
+#: of float64 per vector, some 100 µs of work against the hand-off's 20 µs.
+VECTOR_PIECE = 131_072
 
 
 class SlabPool:
@@ -84,6 +88,17 @@ class SlabPool:
             if count <= 1:
                 return [function(item) for item in items]
             return list(self._pool(count).map(function, items))
+
+    def pieces(self, function: Callable[[slice], Any], n: int) -> list:
+        """``function(piece)`` for the slices of consecutive pieces of :data:`VECTOR_PIECE`
+        entries of a vector of ``n`` (fixed by ``n`` alone)."""
+        return self.map(function, [slice(start, min(start + VECTOR_PIECE, n))
+                                   for start in range(0, max(n, 1), VECTOR_PIECE)])
+
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        """``a · b`` of two vectors ``(n,)``: the dot products of the :meth:`pieces`,
+        summed in order, so the same for every thread count."""
+        return float(sum(self.pieces(lambda piece: float(a[piece] @ b[piece]), a.shape[0])))
 
     def coloured(self, function: Callable[[Any], None], slabs: Sequence) -> None:
         """``function(slab)`` for consecutive slabs that add into shared lattice points:

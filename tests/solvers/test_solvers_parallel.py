@@ -46,11 +46,12 @@ LATTICES = {
 
 @pytest.fixture
 def small_slabs(monkeypatch):
-    """Slabs of one or two layers of cells, row blocks of a few rows, copies of a few
-    dofs: many pieces."""
+    """Slabs of one or two layers of cells, row blocks of a few rows, copies and CG vector
+    operations of a few dofs: many pieces."""
     monkeypatch.setattr(lattice_operator, "_SLAB_CELLS", 1)
     monkeypatch.setattr(lattice_operator, "_PIECE", 23)
     monkeypatch.setattr(parallel, "BLOCK_NNZ", 500)
+    monkeypatch.setattr(parallel, "VECTOR_PIECE", 37)
     monkeypatch.setattr(grid_filter, "_SLAB_POINTS", 1)
 
 
