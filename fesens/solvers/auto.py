@@ -79,6 +79,15 @@ class AutoSolver(LinearSolver):
         return self._backend
 
     @property
+    def on_analysis(self):  # type: ignore[override]
+        """The direct backend's listener of its analysis' work (it is the one analysing)."""
+        return self._direct.on_analysis
+
+    @on_analysis.setter
+    def on_analysis(self, listener) -> None:
+        self._direct.on_analysis = listener
+
+    @property
     def is_direct(self) -> bool:  # type: ignore[override]
         """Whether the chosen backend is direct (True before the choice)."""
         return True if self._backend is None else self._backend.is_direct

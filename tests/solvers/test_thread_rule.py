@@ -115,3 +115,14 @@ def test_a_small_2d_model_factorizes_on_one_thread(two_cores):
         assert blas_counts() == {1}
     count, reason = pattern.threads(direct=True)
     assert count == 1 and "flops" in reason and "1 thread" in reason
+
+
+@needs_cholmod
+def test_auto_passes_the_work_of_its_direct_backend_on(two_cores):
+    from fesens.ad.sparse import solve
+
+    model = Elasticity(box(4, 2, 2)).fix("left")
+    K = model.stiffness("ff", scale=np.ones(model.mesh.n_cells))
+    solve(K, np.ones(K.shape[0]), solver="auto")
+    assert K.pattern.solver("auto").choice == "cholmod"
+    assert "flops" in K.pattern.threads(direct=True)[1]
