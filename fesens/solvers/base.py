@@ -260,8 +260,10 @@ class DirectSolver(LinearSolver):
         sparse mat-vec) and raise :class:`SingularMatrixError` when it exceeds
         ``residual_rtol``. This catches numerically singular matrices that factor with
         tiny pivots instead of failing. Once a solution of a factorization has passed,
-        the factorization is verified and transposed (adjoint) solves with it are not
-        checked again (their solutions are still checked for NaN and inf).
+        the factorization is verified and later solves with it (forward or transposed:
+        the factorization is what can be bad, and a time-stepping run solves with one
+        factorization thousands of times) are not checked again (their solutions are
+        still checked for NaN and inf).
     residual_rtol : float, default 1e-6
         Threshold of the residual check. Raise it for extremely ill-conditioned systems.
     """
@@ -281,7 +283,7 @@ class DirectSolver(LinearSolver):
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         x = self._substitute(b, transpose)
         require_finite(x, f"the {self.name} solution (the matrix is probably singular)")
-        if self.check_residual and not (transpose and self._verified):
+        if self.check_residual and not self._verified:
             operator = self._matrix.T if transpose else self._matrix
             residual = relative_residual(operator, x, b)
             if not residual <= self.residual_rtol:

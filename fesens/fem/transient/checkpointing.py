@@ -9,11 +9,15 @@ needs the fewest forward steps: with ``β(s, r) = C(s + r, s)`` and ``r`` the in
 
     t(l, s) = r l − β(s + 1, r − 1)
 
-forward steps (*advances*; the ``l`` steps re-run just before their adjoint, the *taped*
-steps, come on top). The schedule here is the recursive form: advance ``m`` steps from the
-snapshot of the start, store the state, reverse the ``l − m`` steps after it with one
-snapshot fewer, then the ``m`` steps before it. :func:`binomial_split` picks an ``m``
+forward steps (*advances*). The schedule here is the recursive form: advance ``m`` steps
+from the snapshot of the start, store the state, reverse the ``l − m`` steps after it with
+one snapshot fewer, then the ``m`` steps before it. :func:`binomial_split` picks an ``m``
 for which this recursion reaches ``t(l, s)``.
+
+An adjoint step that reads the state after its step as well as the one before needs no
+re-run of its step (a *taped* step) but for the last: the state after step ``n`` is the
+one the sweep gave step ``n + 1``, reversed just before (revolve's *youturn*);
+:func:`with_next_state` passes it on.
 
 The snapshot count ``s`` includes the one holding the start of the sweep (``x_0``).
 """
@@ -60,7 +64,8 @@ def check_snapshots(max_states: int) -> int:
 
 def minimal_advances(l: int, s: int) -> int:
     """Griewank's ``t(l, s)``: the fewest forward steps that reverse ``l`` steps with ``s``
-    snapshots (the taped step before each adjoint step not counted)."""
+    snapshots (a step re-run just before its adjoint, where the adjoint needs one, not
+    counted)."""
     if l < 1 or s < 1:
         raise ValueError(f"need l >= 1 steps and s >= 1 snapshots, got l={l}, s={s}")
     r = _repetitions(l, s)
@@ -101,7 +106,7 @@ def reverse_sweep(l: int, s: int, start_state, advance: Callable, adjoint_step: 
         advance of the schedule; the caller counts them).
     adjoint_step : callable
         ``adjoint_step(n, state)``: the adjoint of step ``n`` from state ``n − 1``
-        (re-running step ``n`` itself: the taped step).
+        (called for ``n = l, l − 1, ..., 1`` in this order; see :func:`with_next_state`).
     stored : dict, optional
         ``{n: state n}`` placed already by a forward sweep that followed
         :func:`forward_snapshots` (their advances are not repeated).
@@ -124,6 +129,24 @@ def reverse_sweep(l: int, s: int, start_state, advance: Callable, adjoint_step: 
             steps = m  # then the steps before the snapshot, from the same start
 
     sweep(0, start_state, l, s)
+
+
+def with_next_state(adjoint_step: Callable) -> Callable:
+    """``adjoint_step(n, state, after)`` as the ``adjoint_step(n, state)`` of
+    :func:`reverse_sweep`: ``after`` is state ``n``, the state the sweep gave step ``n + 1``
+    (which it reverses just before step ``n``), and None for the first step reversed
+    (step ``l``, whose state the caller holds or re-runs).
+
+    The state held in between is one more than the snapshots: the one the taped step
+    would otherwise compute.
+    """
+    held = [None]
+
+    def step(n: int, state) -> None:
+        adjoint_step(n, state, held[0])
+        held[0] = state
+
+    return step
 
 
 def forward_snapshots(l: int, s: int) -> list[int]:

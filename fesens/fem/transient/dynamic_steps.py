@@ -14,8 +14,12 @@ import numpy as np
 from fesens.ad.registry import defvjp_joint
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
-from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
-from fesens.fem.transient.steps import Run, term_pullback
+from fesens.fem.transient.checkpointing import (
+    forward_snapshots,
+    reverse_sweep,
+    with_next_state,
+)
+from fesens.fem.transient.steps import PatternOuters, Run, term_pullback
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
@@ -147,8 +151,8 @@ class DynamicAdjoint:
         n_free = stepper.free.size
         zero = np.zeros(n_free)
         self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
-        self.K_bar = np.zeros(stepper.K.pattern.nnz)
-        self.M_bar = np.zeros(stepper.M.pattern.nnz)
+        self.outers = PatternOuters(stepper.K.pattern, 2)  # K̄, M̄ (one pattern: checked)
+        self.K_bar, self.M_bar = self.outers.sums
         self.cM_bar = self.cK_bar = 0.0
         self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
         self.H_bar = np.zeros_like(stepper.H)
@@ -171,8 +175,7 @@ class DynamicAdjoint:
         v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
         s = self.s
         u, v, a = blended
-        self.K_bar -= s.K.pattern.outer(lam, u + s.cK * v)
-        self.M_bar -= s.M.pattern.outer(lam, a + s.cM * v)
+        self.outers.subtract(lam, u + s.cK * v, a + s.cM * v)
         M_lam, K_lam = s.M_csr.T @ lam, s.K_csr.T @ lam
         self.cM_bar -= float(M_lam @ v)
         self.cK_bar -= float(K_lam @ v)
@@ -234,13 +237,17 @@ def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_dampi
                     stats["advanced"] += 1
                     return stepper.step(n, state)
 
-                def adjoint_step(n, state):
-                    stats["taped"] += 1
-                    adjoint.step(n, state, stepper.step(n, state))
+                def adjoint_step(n, state, after):
+                    if after is None:  # the last state, not among the snapshots: re-run
+                        stats["taped"] += 1
+                        after = stepper.step(n, state)
+                    adjoint.step(n, state, after)
 
-                snapshots = {n: stored[n] for n in forward_snapshots(N, problem.max_states)}
-                reverse_sweep(N, problem.max_states, stored[0], advance, adjoint_step,
-                              snapshots)
+                # handed over, not named here: the sweep frees each snapshot past it
+                reverse_sweep(N, problem.max_states, stored[0], advance,
+                              with_next_state(adjoint_step),
+                              run.release(forward_snapshots(N, problem.max_states),
+                                          stored.__getitem__))
             u0_bar, v0_bar = adjoint.finish(stored[0])
         cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 3: adjoint.cM_bar,
                       4: adjoint.cK_bar, 5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar,

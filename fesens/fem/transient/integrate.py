@@ -71,6 +71,7 @@ from fesens.fem.transient.schemes import (
     time_grid,
 )
 from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, integrate
+from fesens.readonly import freeze
 from fesens.solvers import LinearSolver, make_solver
 
 
@@ -369,7 +370,7 @@ class TransientProblem:
             backend = self._solvers[key] = make_solver(model_backend.name,
                                                        **self._solver_options)
         a, b = key
-        data = a * M.data + b * K.data
+        data = freeze(a * M.data + b * K.data)  # frozen: the solver keeps it, not a copy
         before = backend.stats["n_numeric"]
         pattern = K.pattern
         backend.factorize_once(pattern, data, lambda: sp.csr_matrix(

@@ -5,7 +5,8 @@
 the step matrices' factorizations; :data:`integrate` is the primitive whose output is the
 per-step objective terms, and whose VJP (:class:`Adjoint`) runs the adjoint steps backwards
 with the forward factorizations, recomputing forward segments of a checkpointing schedule.
-:func:`term_pullback` is the cotangent of one step term, which the dynamics reuse.
+:func:`term_pullback` is the cotangent of one step term and :class:`PatternOuters` the
+matrix cotangents' running sums, which the dynamics reuse.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from fesens.ad.tracer import primitive
 from fesens.fem.transient.checkpointing import (
     forward_snapshots,
     reverse_sweep,
+    with_next_state,
 )
 from fesens.solvers import LinearSolver
 
@@ -40,6 +42,51 @@ def check_same_pattern(K: PatternMatrix, M: PatternMatrix) -> None:
             and np.array_equal(K.pattern.indices, M.pattern.indices)):
         raise ValueError("the stiffness and mass matrices have different sparsity patterns; "
                          "a transient run needs both assembled over the same cells")
+
+
+class PatternOuters:
+    """Running sums ``−Σ_n λ_n x_(n,k)ᵀ`` at the stored entries of a sparsity pattern,
+    one ``(nnz,)`` array per ``k``: the matrix cotangents of a reverse sweep.
+
+    A step gathers ``λ_n`` at the rows once for all its sums, a block of rows at a time,
+    so a step makes no temporary of the pattern's size (``PatternMatrix.pattern.outer``
+    makes three per product): what a checkpointed sweep holds stays its snapshots, these
+    sums and the factorization. The bits are those of ``sums[k] -= pattern.outer(λ, x)``.
+
+    Parameters
+    ----------
+    pattern : SparsePattern
+    count : int
+        Number of sums.
+    """
+
+    #: Stored entries per block (the temporaries are three arrays of this length).
+    BLOCK = 16384
+
+    def __init__(self, pattern, count: int):
+        indptr = pattern.indptr
+        self.cols = pattern.cols
+        self.counts = np.diff(indptr)
+        # rows starting each block of about BLOCK entries, and the last row
+        starts = np.searchsorted(indptr, np.arange(0, pattern.nnz, self.BLOCK), side="right")
+        self.row_bounds = np.unique(np.concatenate([[0], starts - 1, [pattern.shape[0]]]))
+        self.entry_bounds = indptr[self.row_bounds]
+        self.sums = tuple(np.zeros(pattern.nnz) for _ in range(count))
+
+    def subtract(self, lam: np.ndarray, *xs: np.ndarray) -> None:
+        """``sums[k] −= λ xs[k]ᵀ`` on the pattern (``λ``, ``xs[k]``: ``(n,)``)."""
+        if len(xs) != len(self.sums):
+            raise ValueError(f"{len(self.sums)} sums take {len(self.sums)} vectors, got "
+                             f"{len(xs)}")
+        rows, entries = self.row_bounds, self.entry_bounds
+        for b in range(rows.size - 1):
+            r0, r1, e0, e1 = rows[b], rows[b + 1], entries[b], entries[b + 1]
+            lam_rows = np.repeat(lam[r0:r1], self.counts[r0:r1])
+            cols = self.cols[e0:e1]
+            for x, total in zip(xs, self.sums, strict=True):
+                product = x[cols]
+                product *= lam_rows
+                total[e0:e1] -= product
 
 
 class Run:
@@ -60,6 +107,17 @@ class Run:
         if value.shape != ():
             raise ValueError(f"step_term must return a scalar, got shape {value.shape}")
         return float(value)
+
+    def release(self, levels, pack: Callable[[int], object]) -> dict:
+        """``{n: pack(n)}`` for the snapshot ``levels`` still kept, for a reverse sweep that
+        frees each once past it: the run stops holding every state but state 0 (else the
+        forward's snapshots would stay alive beside those the sweep places, up to twice
+        the budget). A second pullback of the same run finds none and recomputes them
+        from state 0."""
+        snapshots = {n: pack(n) for n in levels if n in self.stored}
+        for n in [n for n in self.stored if n != 0]:  # in place: callers hold the dict
+            del self.stored[n]
+        return snapshots
 
 
 class Stepper:
@@ -181,8 +239,8 @@ class Adjoint:
         self.gbar = np.asarray(gbar, dtype=float)
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ (α M + β K)ᵀ λ of later steps
         n_free = stepper.free.size
-        self.K_bar = np.zeros(stepper.K.pattern.nnz)
-        self.M_bar = np.zeros(stepper.M.pattern.nnz)
+        self.outers = PatternOuters(stepper.K.pattern, 2)  # K̄, M̄ (one pattern: checked)
+        self.K_bar, self.M_bar = self.outers.sums
         self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
         self.H_bar = np.zeros_like(stepper.H)
         self.lam_K = np.zeros(n_free)  # Σ_n (Σ_k β φ_g) λ_n
@@ -226,12 +284,9 @@ class Adjoint:
                 if k < 2 and b[k] != 0.0:
                     push = push + b[k] * (s.K_csr.T @ lam)
                 self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
-        # on the pattern step by step: faster than blocks of steps (whose (nnz, block)
-        # products stream more memory) and than contracting cell matrices per step
         T_K = b[0] * T_n + (b[1] * state[0] if b[1] != 0.0 else 0.0)
         T_M = sum(a[k] * levels[k] for k in range(3) if a[k] != 0.0)
-        self.K_bar -= s.K.pattern.outer(lam, T_K)
-        self.M_bar -= s.M.pattern.outer(lam, T_M)
+        self.outers.subtract(lam, T_K, T_M)
         self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
         FT_lam = s.F.T @ lam
         self.H_bar[n] += b[0] * FT_lam
@@ -276,13 +331,17 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
                     stats["advanced"] += 1
                     return (stepper.step(n, state), state[0])
 
-                def adjoint_step(n, state):
-                    stats["taped"] += 1
-                    adjoint.step(n, state, stepper.step(n, state))
+                def adjoint_step(n, state, after):
+                    if after is None:  # the last state, not among the snapshots: re-run
+                        stats["taped"] += 1
+                        after = (stepper.step(n, state), state[0])
+                    adjoint.step(n, state, after[0])
 
-                snapshots = {n: (stored[n], stored.get(n - 1))
-                             for n in forward_snapshots(N, problem.max_states)}
-                reverse_sweep(N, problem.max_states, (T0, None), advance, adjoint_step, snapshots)
+                # handed over, not named here: the sweep frees each snapshot past it
+                reverse_sweep(N, problem.max_states, (T0, None), advance,
+                              with_next_state(adjoint_step),
+                              run.release(forward_snapshots(N, problem.max_states),
+                                          lambda n: (stored[n], stored.get(n - 1))))
         T0_bar = adjoint.finish(T0)
         cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 5: adjoint.F_bar, 6: adjoint.H_bar,
                       9: T0_bar}
