@@ -95,6 +95,7 @@ class NonlinearStepper:
         self.free, self.constrained = model.free_dofs, model.constrained_dofs
         self.n_dofs = model.dofmap.n_dofs
         self.prescribed = g is not None
+        self.g = self.phi = None
         if self.prescribed:
             self.g, self.phi = np.asarray(g, dtype=float), np.asarray(phi, dtype=float)
             self.Mg = M_fc.tocsr() @ self.g  # M_fc g: (n_free,)
@@ -280,8 +281,7 @@ class NonlinearAdjoint:
         if not self.inner or not np.any(mu):
             return
         s = self.s
-        plain = {_G: getattr(s, "g", None), _PHI: getattr(s, "phi", None),
-                 _POINTS: s.points,
+        plain = {_G: s.g, _PHI: s.phi, _POINTS: s.points,
                  **{_FIELDS + i: s.fields[name] for i, name in enumerate(s.names)}}
         wanted = tuple(self.inner)
 
