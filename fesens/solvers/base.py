@@ -167,6 +167,7 @@ class LinearSolver(ABC):
         """
         held = self._held
         same = held is not None and held[0] is key and unchanged(held[1], values)
+        del held  # the previous values must not outlive the factorization that replaces them
         # a distributed model's ranks factorize together (a rank whose own cells did not
         # change must still take part in its neighbours' new factorization)
         if not self.on_every_rank(same):
