@@ -311,7 +311,7 @@ def profile_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequenc
         for code in (c for c in codes if c in CASES and "profile" in results[c, size]):
             p = results[code, size]["profile"]
             its = (f"{p['iterations']} ({'+'.join(map(str, p['steps']))}), {p['cutbacks']} cut, "
-                   f"{p.get('fallbacks', 0)}/{p.get('factorizations', 0)} by LU")
+                   f"{p.get('fallbacks', 0)}/{p.get('factorizations', 0)} fell back")
             for phase, total, buckets in (("solve", p["solve_s"], p["solve_buckets"]),
                                           ("adjoint", p["adjoint_s"], p["adjoint_buckets"])):
                 cells = [f"{seconds(buckets[b][0])} ({buckets[b][1]})" if b in buckets
