@@ -227,10 +227,16 @@ class LevelKernels:
                          for offset in corners]
 
     def _gather(self, lattice, corners: list[tuple], n_cells: int):
-        """``(*batch, m, cells)``: the corner values of the slab's cells."""
-        xp, batch = self.xp, lattice.shape[:-self.dim - 1]
-        return xp.concat([xp.reshape(lattice[where], (*batch, self.nc, n_cells))
-                          for where in corners], axis=-2)
+        """``(*batch, m, cells)``: the corner values of the slab's cells (each corner's
+        strided slice copied once, into its rows)."""
+        xp, nc = self.xp, self.nc
+        cells = tuple(lattice[corners[0]].shape[-self.dim:])
+        batch = tuple(lattice.shape[:-self.dim - 1])
+        out = xp.empty((*batch, len(corners) * nc, *cells), dtype=lattice.dtype)
+        for c, where in enumerate(corners):
+            out[(Ellipsis, slice(c * nc, (c + 1) * nc)) + (slice(None),) * self.dim] = (
+                lattice[where])
+        return xp.reshape(out, (*batch, len(corners) * nc, n_cells))
 
     def _scatter(self, lattice, values, corners: list[tuple]) -> None:
         """Add the slab's cell vectors ``(*batch, m, cells)`` into ``lattice``."""

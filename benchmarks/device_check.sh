@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The GPU checks of the device multigrid, for a machine with an NVIDIA GPU and CuPy whose
+# image has no fesens and no network: run from the repository root, results under $OUT.
+#
+#   bash benchmarks/device_check.sh            # about 2-4 minutes on an H100
+#
+# 1. fesens from this checkout by PYTHONPATH (no install, so no dependency resolution);
+# 2. which of fesens's declared dependencies (pyproject.toml) and optional modules the image
+#    lacks (imports.txt). The device path itself needs numpy and scipy only; a model (the
+#    reference cell matrix of the tests and the benchmark) imports meshio at import time
+#    for mesh files, so without meshio a stand-in package is put on the path;
+# 3. the GPU tests (tests/solvers/test_device_gpu.py, run as a script: no pytest needed);
+# 4. benchmarks/bench_gpu.py with --library cupy at SIZES (default 160x80x80 and
+#    320x160x160), each size in its own process with its own timeout.
+#
+# Environment: OUT (default ./device_out), PYTHON (python3), SIZES, ITERATIONS (3),
+# TEST_TIMEOUT (150 s), BENCH_TIMEOUT (small size 120 s, larger ones BIG_TIMEOUT 240 s).
+set -u
+OUT=${OUT:-$PWD/device_out}
+PYTHON=${PYTHON:-python3}
+SIZES=${SIZES:-"160x80x80 320x160x160"}
+ITERATIONS=${ITERATIONS:-3}
+TEST_TIMEOUT=${TEST_TIMEOUT:-150}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-120}
+BIG_TIMEOUT=${BIG_TIMEOUT:-240}
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
+  "$PYTHON" --version
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+# --- 2. what the image lacks
+"$PYTHON" - > "$OUT/imports.txt" 2>&1 <<'EOF'
+import importlib, re, tomllib
+with open("pyproject.toml", "rb") as handle:
+    project = tomllib.load(handle)["project"]
+# distribution name -> module name where they differ
+modules = {"scikit-sparse": "sksparse", "cupy-cuda12x": "cupy", "cupy-cuda13x": "cupy",
+           "array-api-strict": "array_api_strict", "tomli-w": "tomli_w"}
+required = [re.split(r"[<>=!~\[ ;]", d)[0] for d in project["dependencies"]]
+optional = ["cupy", "pytest", "array-api-strict", "scikit-sparse", "pyamg"]
+for kind, names in (("required", required), ("optional", optional)):
+    for name in names:
+        module = modules.get(name, name.replace("-", "_"))
+        try:
+            found = importlib.import_module(module)
+            print(f"{kind:9s} {name:18s} ok {getattr(found, '__version__', '')}")
+        except Exception as error:
+            print(f"{kind:9s} {name:18s} MISSING ({type(error).__name__}: {error})")
+EOF
+cat "$OUT/imports.txt"
+if grep -q "meshio .*MISSING" "$OUT/imports.txt"; then
+  STUB=$(mktemp -d)
+  mkdir -p "$STUB/meshio"
+  # the names fesens.mesh imports from meshio at import time; reading or writing mesh
+  # files then fails, which nothing here does
+  printf '"""A stand-in: meshio is not installed on this image."""\n' > "$STUB/meshio/__init__.py"
+  printf 'reader_map = {}\n' > "$STUB/meshio/_helpers.py"
+  printf 'meshio_to_vtk_order = {}\nmeshio_to_vtk_type = {}\n' > "$STUB/meshio/_vtk_common.py"
+  export PYTHONPATH="$PYTHONPATH:$STUB"
+  echo "meshio missing: a stand-in package at $STUB" | tee -a "$OUT/imports.txt"
+fi
+"$PYTHON" -c "import fesens.solvers.device_multigrid, fesens.physics; print('fesens imports: ok')" \
+  2>&1 | tee -a "$OUT/imports.txt"
+
+# --- 3. the GPU tests
+echo "== tests/solvers/test_device_gpu.py"
+timeout "$TEST_TIMEOUT" "$PYTHON" tests/solvers/test_device_gpu.py > "$OUT/gpu_tests.txt" 2>&1
+echo "exit status $?" >> "$OUT/gpu_tests.txt"
+cat "$OUT/gpu_tests.txt"
+
+# --- 4. the benchmark, one process per size
+limit=$BENCH_TIMEOUT
+for size in $SIZES; do
+  echo "== bench_gpu.py $size"
+  timeout "$limit" "$PYTHON" benchmarks/bench_gpu.py --library cupy --sizes "$size" \
+    --iterations "$ITERATIONS" --json "$OUT/bench_gpu_$size.json" \
+    > "$OUT/bench_gpu_$size.txt" 2>&1
+  echo "exit status $?" >> "$OUT/bench_gpu_$size.txt"
+  grep -v '^{"cells' "$OUT/bench_gpu_$size.txt"
+  limit=$BIG_TIMEOUT
+done
+nvidia-smi --query-gpu=memory.used,memory.total --format=csv >> "$OUT/machine.txt" 2>&1
+echo "results in $OUT"
