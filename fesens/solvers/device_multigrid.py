@@ -14,7 +14,10 @@ float64 CG (half the memory traffic of the preconditioner); the result still mee
 
 The gradient of the compliance ``J = fᵀ u`` with respect to the coefficients is
 ``dJ/ds_e = −u_eᵀ K_ref u_e`` (the problem is self-adjoint), one batched contraction per
-cell: :meth:`LatticeMultigrid.cell_energies`.
+cell: :meth:`LatticeMultigrid.cell_energies`. :class:`DeviceLatticeSolver` is the same
+solver behind the :class:`~fesens.solvers.base.LinearSolver` interface, for the
+``lattice_solve`` primitive of :mod:`fesens.ad.lattice` (host arrays in and out, so that
+the traced program and its adjoint rule run unchanged).
 
 Vectors of the solve are free-dof vectors ``(n,)`` in the structure's row order (what
 :class:`~fesens.solvers.lattice_operator.LatticeStructure` and the assembled matrix
@@ -32,6 +35,7 @@ import numpy as np
 
 from fesens.arrays import namespace
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.device_lattice import (
     LatticeTransfer,
     LevelKernels,
@@ -43,7 +47,7 @@ from fesens.solvers.grid_hierarchy import (
     _CHEBYSHEV_UPPER,
     _POWER_ITERATIONS,
 )
-from fesens.solvers.lattice_operator import LatticeStructure
+from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 
 PRECISIONS = ("double", "mixed")
 SMOOTHERS = ("chebyshev", "jacobi")
@@ -468,3 +472,60 @@ class LatticeMultigrid:
         fine = self._level_kernels(xp, xp.float64)[0]
         s = self._lattice_coefficients(coefficients)
         return self.to_free(fine.apply(s, self.to_lattice(xp.astype(x, xp.float64))))
+
+
+class DeviceLatticeSolver(LinearSolver):
+    """:class:`LatticeMultigrid` as a solver of matrix-free
+    :class:`~fesens.solvers.lattice_operator.LatticeOperator` s: an instance given to
+    :func:`fesens.ad.lattice.lattice_solve` as its ``solver`` runs the solve and the
+    adjoint solve (the same hierarchy) in the library of ``device``.
+
+    Its arrays in and out are numpy's, as the primitive's are; with ``device="gpu"`` each
+    solve copies ``f`` to the GPU and ``u`` back (a loop that keeps its state on the GPU
+    calls :class:`LatticeMultigrid` itself).
+
+    Parameters
+    ----------
+    device : {"cpu", "gpu"}
+        Where the solve runs (:func:`array_library`).
+    **options
+        Options of :class:`LatticeMultigrid` (``rtol``, ``precision``, ...).
+    """
+
+    name = "device_gmg"
+    symmetric = True
+    is_direct = False
+
+    def __init__(self, *, device: str = "cpu", **options: Any) -> None:
+        super().__init__()
+        self.xp = array_library(device)
+        self.options = options
+        self.multigrid: LatticeMultigrid | None = None
+        self._coefficients = None
+        self._stats.update(last_iterations=None, last_residual=None)
+
+    def factorize(self, A: LatticeOperator) -> None:
+        """Set up the hierarchy of ``A``'s coefficients (on the device)."""
+        if not isinstance(A, LatticeOperator):
+            raise SolverError("device_gmg solves matrix-free lattice operators only "
+                              f"(got {type(A).__name__}); for an assembled matrix use 'gmg'")
+        self._matrix, self._held = None, None
+        with self._timed("numeric_seconds"):
+            if self.multigrid is None or self.multigrid.structure is not A.structure:
+                self.multigrid = LatticeMultigrid(A.structure, **self.options)
+                self._stats["n_symbolic"] += 1
+            self._coefficients = self.xp.asarray(A.coefficients)
+            self.multigrid.setup(self._coefficients)
+        self._stats["n_numeric"] += 1
+        self._matrix = A
+
+    def _factorize(self, A) -> None:  # factorize() takes lattice operators only
+        raise SolverError("device_gmg solves matrix-free lattice operators only")
+
+    def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
+        xp = self.xp
+        x = self.multigrid.solve(self._coefficients, xp.asarray(b),
+                                 None if x0 is None else xp.asarray(x0))
+        self._stats.update(last_iterations=self.multigrid.stats["iterations"],
+                           last_residual=self.multigrid.stats["residual"])
+        return x if xp is np else x.get()  # CuPy's copy to the host

@@ -26,7 +26,11 @@ from fesens.fem.model.matrix_free import lattice_system
 from fesens.mesh import box, rectangle
 from fesens.physics import Elasticity
 from fesens.solvers.device_lattice import LatticeTransfer, LevelKernels
-from fesens.solvers.device_multigrid import LatticeMultigrid, array_library
+from fesens.solvers.device_multigrid import (
+    DeviceLatticeSolver,
+    LatticeMultigrid,
+    array_library,
+)
 
 
 def strict_library():
@@ -219,6 +223,33 @@ def test_compliance_gradient_equals_the_cpu_gmg_gradient():
     solver = LatticeMultigrid(structure, rtol=1e-12, maxiter=1000, coarse_size=40)
     ours = -solver.cell_energies(solver.solve(s, f))
     assert np.linalg.norm(ours - cpu) < 1e-8 * np.linalg.norm(cpu)
+
+
+def test_lattice_solve_primitive_runs_the_device_solver():
+    """``lattice_solve`` with a :class:`DeviceLatticeSolver` instance: the compliance
+    gradient through the primitive's adjoint rule passes a Taylor test and equals the
+    CPU ``gmg``'s through the same primitive."""
+    from fesens.ad import grad
+
+    structure = structure_of(MESHES["hex8 even 6x4x4"]())
+    system = LatticeSystem(structure, np.arange(structure.n_cells))
+    s = simp(structure.n_cells, seed=10)
+    f = np.random.default_rng(10).standard_normal(structure.n)
+    device = DeviceLatticeSolver(rtol=1e-12, maxiter=1000, coarse_size=40)
+
+    def compliance(c, solver):
+        return f @ lattice_solve(system, c, f, solver)
+
+    direction = np.random.default_rng(11).uniform(-1.0, 1.0, s.size) * s
+    result = taylor_test(lambda c: compliance(c, device), s, direction, step=1e-2,
+                         verbose=False)
+    assert result.rate > 1.9, result
+    ours = grad(lambda c: compliance(c, device))(s)
+    cpu = grad(lambda c: compliance(c, ("gmg", {"rtol": 1e-12, "coarse_size": 40})))(s)
+    assert np.linalg.norm(ours - cpu) < 1e-8 * np.linalg.norm(cpu)
+    assert device.stats["last_iterations"] > 0
+    with pytest.raises(SolverError, match="lattice operators only"):
+        device.factorize(structure.matrix(s))
 
 
 @pytest.mark.parametrize("dim", [2, 3])
