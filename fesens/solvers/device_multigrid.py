@@ -222,6 +222,7 @@ class LatticeMultigrid:
         self.rtol, self.maxiter, self.precision = rtol, maxiter, precision
         self.smoother, self.degree, self.coarse_size = smoother, degree, coarse_size
         self._kernels: dict[tuple, list[LevelKernels]] = {}
+        self._transfers: dict[tuple, list[LatticeTransfer]] = {}
         self._maps: dict[int, tuple] = {}
         self._held: tuple | None = None  # (coefficients, levels, coarse) of the last setup
         self.stats: dict[str, Any] = {"iterations": None, "residual": None,
@@ -239,10 +240,20 @@ class LatticeMultigrid:
         return levels_of(finest_level(shape, free, s.element), self.coarse_size)
 
     def _level_kernels(self, xp: ModuleType, dtype) -> list[LevelKernels]:
+        """Every level's kernels in ``xp`` and ``dtype`` (made once)."""
         key = (id(xp), str(dtype))
         if key not in self._kernels:
             self._kernels[key] = [LevelKernels(g, xp, dtype) for g in self.geometries]
         return self._kernels[key]
+
+    def _level_transfers(self, xp: ModuleType, dtype) -> list[LatticeTransfer]:
+        """The transfers between consecutive levels in ``xp`` and ``dtype`` (made once)."""
+        key = (id(xp), str(dtype))
+        if key not in self._transfers:
+            kernels = self._level_kernels(xp, dtype)
+            self._transfers[key] = [LatticeTransfer(fine, coarse)
+                                    for fine, coarse in zip(kernels, kernels[1:], strict=False)]
+        return self._transfers[key]
 
     def _free_maps(self, xp: ModuleType) -> tuple:
         """The free dofs' lattice positions ``(n,)`` and each lattice dof's free dof (``n``
@@ -298,8 +309,8 @@ class LatticeMultigrid:
             if index == len(kernels) - 1 and len(kernels) > 1:
                 break  # the coarsest level is the dense solve
             levels.append(_Level(level_kernels, s))
-        for fine, coarse in zip(levels, kernels[1:], strict=False):
-            fine.transfer = LatticeTransfer(fine.kernels, coarse)
+        for level, transfer in zip(levels, self._level_transfers(xp, dtype), strict=False):
+            level.transfer = transfer
         coarse = _DenseCoarse(kernels64[-1], s_coarse64)
         self._held = (s64, levels, coarse)
         self.stats["setup_seconds"] = time.perf_counter() - start

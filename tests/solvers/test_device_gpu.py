@@ -109,6 +109,33 @@ def test_compliance_gradient_taylor_test_on_the_device():
     assert rates.min() > 1.9, (remainders, rates)
 
 
+def test_lattice_solve_primitive_with_the_gpu_solver_passes_a_taylor_test():
+    """fesens.ad.taylor_test through ``lattice_solve`` whose solver runs on the GPU; its
+    gradient equals the CPU ``gmg``'s through the same primitive to 1e-8."""
+    from fesens.ad import grad, taylor_test
+    from fesens.ad.lattice import LatticeSystem, lattice_solve
+    from fesens.solvers.device_multigrid import DeviceLatticeSolver
+
+    structure = structure_of(meshes()["hex8 odd 15x7x9"])
+    system = LatticeSystem(structure, np.arange(structure.n_cells))
+    s = simp(structure.n_cells, seed=4)
+    f = np.random.default_rng(4).standard_normal(structure.n)
+    device = DeviceLatticeSolver(device="gpu", rtol=1e-12, maxiter=1000)
+
+    def compliance(c, solver):
+        return f @ lattice_solve(system, c, f, solver)
+
+    direction = np.random.default_rng(5).uniform(-1.0, 1.0, s.size) * s
+    result = taylor_test(lambda c: compliance(c, device), s, direction, step=1e-2,
+                         verbose=False)
+    assert result.rate > 1.9, result
+    ours = grad(lambda c: compliance(c, device))(s)
+    cpu = grad(lambda c: compliance(c, ("gmg", {"rtol": 1e-12})))(s)
+    error = np.linalg.norm(ours - cpu) / np.linalg.norm(cpu)
+    print(f"primitive on the GPU: Taylor rate {result.rate:.3f}, against CPU gmg {error:.1e}")
+    assert error < 1e-8
+
+
 def test_mixed_precision_reaches_rtol_in_float64_on_the_device():
     structure = structure_of(meshes()["hex8 even 16x8x8"])
     s = simp(structure.n_cells, seed=3)
