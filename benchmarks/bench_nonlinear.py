@@ -1,6 +1,6 @@
 """The gradient of a nonlinear solve against the solve: Newton on the cached pattern, and
-its adjoint (one transposed solve with the converged tangent, one traced residual
-evaluation).
+its adjoint (the transposed solve with the converged tangent, refined from Newton's last
+factorization with products of the tangent's action, and one traced residual evaluation).
 
 Problems (each its own process), with a per-cell density scale ``x`` as the input
 (``1 + 0.2 sin(...)``, shifted for every call, as in an optimization loop):
@@ -9,7 +9,8 @@ Problems (each its own process), with a per-cell density scale ``x`` as the inpu
   ``ν = 0.3``; plane strain on quad4 in 2D, hex8 in 3D) on a ``2 x 1 (x 1)`` cantilever,
   clamped ``left``, a dead downward traction ``0.006`` on ``right`` (tip deflection about
   10 % of the length), ``scale = x``, 2 load steps, the energy line search; CHOLMOD by
-  default (the tangent stays positive definite at this load; the model's default is LU);
+  default (the tangent stays positive definite at this load; the model's ``auto`` is
+  CHOLMOD with an LU fallback);
 * **nonlinear heat**: ``NonlinearHeatConduction`` with ``k(T) = k₀ (1 + 0.5 T)`` on the
   ``2 x 1`` quad4 grid, ``T = 0`` on ``left``, a unit heat source (``T`` up to about 1.3,
   ``k`` up to 1.6), ``scale = x``, 1 load step; LU (UMFPACK: the tangent is not
@@ -24,6 +25,8 @@ converged state of the previous (nearby) input, one load step. Columns:
   the same solve plus its adjoint; minima over ``--repeats`` alternating calls after a
   warm-up, new inputs every call; their ratio (target 1.15) and the adjoint part
   (gradient − solve) / solve;
+* **CPU** solve and gradient: the process's CPU time over the same timed calls (minima)
+  and their ratio, which other jobs on a shared machine do not inflate (one thread);
 * **peak memory** of one solve and of one gradient call: the growth of the resident set
   (``ru_maxrss`` after ``malloc_trim`` and a reset of the high-water mark; factorizations
   included) and the tracemalloc peak (numpy arrays only); target gradient / solve 1.2;
@@ -32,9 +35,12 @@ converged state of the previous (nearby) input, one load step. Columns:
   scattered onto the pattern), numeric factorizations, substitutions, residual
   evaluations (``internal_forces``), the stored energy of the line search, the
   admissibility check (``det F > 0``), and the rest (Newton's vector work, load vectors);
-  in the adjoint: its tangent assembly, factorization and transposed substitution, the
-  traced residual evaluation (``internal_forces`` on traced inputs: the forward trace)
-  and the rest (mostly that trace's reverse sweep).
+  in the adjoint: its transposed substitutions with Newton's last factorization, the
+  converged tangent's transposed action (**action**: ``∂P/∂F`` at the quadrature points,
+  once; **product**: each ``K*ᵀ λ`` of the refinement), a tangent assembly and
+  factorization only where the refinement gives way, the traced residual evaluation
+  (``internal_forces`` on traced inputs: the forward trace) and the rest (mostly that
+  trace's reverse sweep).
 
 Usage::
 
@@ -75,8 +81,8 @@ QUICK_PROBLEMS = ("hyper:100x50", "heat:100x50", "hyper:12x6x6")
 TRACTION = 0.006
 BETA = 0.5
 #: The buckets of the breakdown, in print order.
-BUCKETS = ("tangent", "factorize", "solve", "solve_transpose", "residual", "energy",
-           "admissibility")
+BUCKETS = ("tangent", "factorize", "solve", "solve_transpose", "action", "product",
+           "residual", "energy", "admissibility")
 
 
 def build(kind: str, size: GridSize, solver: str | None):
@@ -126,6 +132,15 @@ class Recorder:
                 self.counts[key] += 1
         return timed_call
 
+    def wrap_action(self, fn: Callable) -> Callable:
+        """``fn`` returns a function (the tangent's transposed action): time its making
+        under "action" and each of its calls under "product"."""
+        made = self.wrap("action", fn)
+
+        def action(*args, **kwargs):
+            return self.wrap("product", made(*args, **kwargs))
+        return action
+
     def entering_adjoint(self, fn: Callable) -> Callable:
         def adjoint(*args, **kwargs):
             self.phase = "adjoint"
@@ -149,6 +164,7 @@ def instrumented(model, backend_class: type, recorder: Recorder) -> Iterator[Non
                "energy": "stored_energy", "admissibility": "inadmissibility"}
     for bucket, name in methods.items():
         setattr(model, name, recorder.wrap(bucket, getattr(model, name)))
+    model.transposed_tangent = recorder.wrap_action(model.transposed_tangent)
     patched = {"factorize": "factorize", "solve": "solve",
                "solve_transpose": "solve_transpose"}
     saved = {name: backend_class.__dict__.get(name) for name in patched.values()}
@@ -165,8 +181,21 @@ def instrumented(model, backend_class: type, recorder: Recorder) -> Iterator[Non
                 delattr(backend_class, name)
             else:
                 setattr(backend_class, name, original)
-        for name in methods.values():
+        for name in (*methods.values(), "transposed_tangent"):
             delattr(model, name)
+
+
+def cpu_timed(fn: Callable, times: list[float]) -> Callable:
+    """``fn`` appending the CPU time of this process over each call to ``times``: on a
+    machine other jobs share, the wall time includes their turns, the CPU time does not
+    (every solve runs on one thread here)."""
+    def call(x):
+        start = time.process_time()
+        try:
+            return fn(x)
+        finally:
+            times.append(time.process_time() - start)
+    return call
 
 
 def case_nonlinear(spec: str, repeats: int, solver: str | None) -> dict[str, Any]:
@@ -189,23 +218,28 @@ def case_nonlinear(spec: str, repeats: int, solver: str | None) -> dict[str, Any
         gradient = value_and_grad(J)
         offset = 0 if mode == "cold" else 1000
         # repeats = 0: only the instrumented calls below (a size too slow for repeats)
-        timing = (measure(solve, gradient, lambda i, offset=offset: design(n_cells, offset + i),
-                          repeats) if repeats else {})
+        cpu: dict[str, list[float]] = {"forward": [], "gradient": []}
+        timing = (measure(cpu_timed(solve, cpu["forward"]), cpu_timed(gradient, cpu["gradient"]),
+                          lambda i, offset=offset: design(n_cells, offset + i), repeats)
+                  if repeats else {})
+        if repeats:  # the timed calls: after the warm-up, before the memory measurements
+            timing.update({f"cpu_{k}": min(v[1:1 + repeats]) for k, v in cpu.items()})
         recorder = Recorder()
         backend_class = type(model.tangent_solver(solver_name))
         x = design(n_cells, offset + 101)
         with instrumented(model, backend_class, recorder):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             solution = solve(x)
             solve_time = time.perf_counter() - start
+            solve_cpu = time.process_time() - cpu_start
             iterations = solution.report.iterations
             recorder.times.clear()
             recorder.counts.clear()
             recorder.phase = "solve"
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             value, g = gradient(design(n_cells, offset + 102))
             end = time.perf_counter()
-            gradient_time = end - start
+            gradient_time, gradient_cpu = end - start, time.process_time() - cpu_start
         result[mode] = {
             **timing, "iterations": iterations, "instrumented_solve": solve_time,
             "instrumented_gradient": gradient_time, "J": float(value),
@@ -214,7 +248,8 @@ def case_nonlinear(spec: str, repeats: int, solver: str | None) -> dict[str, Any
             "adjoint_total": end - recorder.adjoint_start}
         if not repeats:
             result[mode].update(forward=solve_time, gradient=gradient_time, forward_all=[],
-                                gradient_all=[])
+                                gradient_all=[], cpu_forward=solve_cpu,
+                                cpu_gradient=gradient_cpu)
     result["process_peak_mb"] = peak_rss_mb()
     return result
 
@@ -225,7 +260,8 @@ CASES = {"nonlinear": case_nonlinear}
 # --------------------------------------------------------------------------- report
 def results_table(results: dict[str, dict[str, Any]]) -> str:
     headers = ["problem", "unknowns", "solver", "mode", "Newton its", "solve", "gradient",
-               "gradient / solve", "adjoint / solve", "RSS MB solve / grad",
+               "gradient / solve", "adjoint / solve", "CPU solve / grad", "CPU grad / solve",
+               "RSS MB solve / grad",
                "RSS grad / solve", "tracemalloc MB solve / grad", "tracemalloc grad / solve"]
     rows = []
     for spec, r in results.items():
@@ -239,8 +275,16 @@ def results_table(results: dict[str, dict[str, Any]]) -> str:
                 seconds(m["forward"]), seconds(m["gradient"]),
                 ratio(m["gradient"], m["forward"]),
                 ratio(m["gradient"] - m["forward"], m["forward"]),
-                *memory_cells(m, r)])
+                *cpu_cells(m), *memory_cells(m, r)])
     return table(headers, rows)
+
+
+def cpu_cells(m: dict[str, Any]) -> list[str]:
+    """The CPU times of the timed solve and gradient (minima) and their ratio."""
+    if "cpu_forward" not in m:
+        return ["-", "-"]
+    return [f"{seconds(m['cpu_forward'])} / {seconds(m['cpu_gradient'])}",
+            ratio(m["cpu_gradient"], m["cpu_forward"])]
 
 
 def memory_cells(m: dict[str, Any], r: dict[str, Any]) -> list[str]:
@@ -305,7 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"J = f·u, d/dx of the density scale per cell; minima of {args.repeats} calls with "
           "new inputs each. cold: warm_start=False (full load path); loop: warm start "
           "from the previous input's converged state. gradient = value_and_grad (solve + "
-          "adjoint). RSS = growth of the peak resident set during one call; tracemalloc = "
+          "adjoint). CPU = this process's CPU time over the same calls (other jobs' turns "
+          "excluded; minima). RSS = growth of the peak resident set during one call; tracemalloc = "
           "peak of its numpy allocations.\n")
     print(results_table(results))
     print("\n## Where the time goes\n\nOne instrumented value_and_grad call per mode: "
