@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fesens.ad import vjp
+from fesens.ad import taylor_test, value_and_grad, vjp
 from fesens.fem.nonlinear.implicit_solve import _on_free_dofs
 from fesens.mesh.generators import box, rectangle
 from fesens.objectives import compliance
@@ -92,3 +92,24 @@ def test_the_refined_adjoint_factorizes_nothing_and_evaluates_the_residual_once(
     pull(1.0)
     assert backend.stats["n_numeric"] == numeric
     assert {k: calls[k] - forward[k] for k in calls} == {"internal_forces": 1, "tangent": 0}
+
+
+@pytest.mark.parametrize("case", ["neo-hookean-2d", "svk-3d", "void-2d"])
+def test_taylor_rate_and_central_differences_of_the_warm_gradient(case):
+    """The gradient through the refined adjoint (warm starts, as in an optimization loop):
+    second-order Taylor remainders and central differences along a random direction (Newton
+    to ``rtol = 1e-13``, so that its own error, divided by the step, stays below 1e-7)."""
+    model, parameters = CASES[case]()
+    (name, value), = parameters.items()
+
+    def fun(x):
+        return compliance(model.solve(**{name: x}, newton={"rtol": 1e-13, "stol": 0.0}))
+
+    fun(value)
+    result = taylor_test(fun, value, verbose=False)
+    assert result.rate > 1.9, result.table()
+    direction = np.random.default_rng(1).standard_normal(value.size)
+    h = 1e-5 * np.max(np.abs(value))
+    central = (fun(value + h * direction) - fun(value - h * direction)) / (2 * h)
+    gradient = value_and_grad(fun)(value)[1]
+    assert abs(central - gradient @ direction) <= 1e-6 * abs(central)
