@@ -67,8 +67,16 @@ BUCKETS = ("solve", "sensitivities", "filter", "update")
 CASE_TIMEOUT = 4 * 3600.0
 
 
-def case_iterations(size: str, solver: str, iterations: int, gradient_file: str
-                    ) -> dict[str, Any]:
+def solver_spec(solver: str, options: dict[str, Any]) -> Any:
+    """The spec of ``solver`` with ``options`` added to a gmg solver's options."""
+    spec = SOLVERS[solver]
+    if options and isinstance(spec, tuple) and spec[0] == "gmg":
+        return (spec[0], {**spec[1], **options})
+    return spec
+
+
+def case_iterations(size: str, solver: str, iterations: int, gradient_file: str,
+                    options: dict[str, Any] | None = None) -> dict[str, Any]:
     """``iterations`` OC iterations of the cantilever; per-iteration buckets."""
     from fesens.objectives import compliance
     from fesens.opt import OC, SIMP, DensityFilter, DesignProblem, optimize
@@ -77,7 +85,7 @@ def case_iterations(size: str, solver: str, iterations: int, gradient_file: str
     model = cantilever_model(grid)
     setup, problem = timed(lambda: DesignProblem(
         model, lambda state, rho: compliance(state), volume_fraction=VOLUME_FRACTION,
-        interpolation=SIMP(PENALTY, E_MIN), solver=SOLVERS[solver],
+        interpolation=SIMP(PENALTY, E_MIN), solver=solver_spec(solver, options or {}),
         filter=DensityFilter(model.mesh, RADIUS_CELLS / grid.cells[1])))
     backend = problem.differentiable.solver
     buckets = Buckets()
@@ -109,6 +117,7 @@ def case_iterations(size: str, solver: str, iterations: int, gradient_file: str
         "cells": model.mesh.n_cells, "dofs": model.dofmap.n_dofs, "setup_s": setup,
         "iterations": per_iteration, "cg_iterations": cg_iterations,
         "compliance": result.history[0]["objective"],
+        "final_compliance": result.history[-1]["objective"],
         "levels": backend.stats.get("levels"), "peak_mb": peak_rss_mb(),
     }
 
@@ -146,10 +155,19 @@ def report(sizes: Sequence[str], solvers: Sequence[str], results: dict, warmup: 
                          f"{gradients[(size, solver)]:.1e}"
                          if (size, solver) in gradients else "-",
                          megabytes(result["peak_mb"])])
+    totals = []
+    for (size, solver), result in results.items():
+        if "iterations" in result:
+            runs = result["iterations"]
+            total_cg = sum(n for n in result["cg_iterations"] if n is not None)
+            spent = {key: seconds(sum(r[key] for r in runs)) for key in ("iteration", "solve")}
+            totals.append(f"{size} {solver}: {len(runs)} iterations {spent['iteration']}, "
+                          f"solve {spent['solve']}, CG iterations {total_cg}, last "
+                          f"compliance {result['final_compliance']:.6g}")
     return "\n".join([
         "# 3D cantilever, one optimization iteration per solver", "",
         *machine_lines(["numpy", "scipy", "scikit-sparse", "pyamg"]), load_line(loads), "",
-        table(headers, rows), "",
+        table(headers, rows), "", "Totals over all iterations:", *totals, "",
         f"Medians over the iterations after the first {warmup}; CG it = iterations of each "
         f"iteration's solve (rtol {RTOL:g}); vs CHOLMOD = CHOLMOD's iteration time over this "
         "one; |Δg|/|g| = first-iteration gradient against CHOLMOD's.",
@@ -168,11 +186,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", default="1",
                         help="BLAS/OpenMP threads of the case processes (default 1; "
                              "'default' keeps the libraries' defaults)")
+    parser.add_argument("--gmg-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of the gmg solvers, a JSON value (e.g. reuse=false; "
+                             "repeatable)")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     for size in args.sizes:
         if GridSize.parse(size).dim != 3:
             parser.error(f"--sizes: {size!r} is not a 3D grid like 48x24x24")
+    try:
+        args.gmg_options = {key: json.loads(value) for key, value in
+                            (item.split("=", 1) for item in args.gmg_option)}
+    except ValueError:
+        parser.error("--gmg-option: give KEY=VALUE with a JSON value, e.g. reuse=false")
     if args.iterations < 1 or not 0 <= args.warmup < args.iterations:
         parser.error("--iterations must be >= 1 and --warmup in [0, iterations)")
     return args
@@ -195,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {size:>10} {solver:>8}", end=" ", file=sys.stderr, flush=True)
                 elapsed, result = timed(lambda s=size, v=solver, path=saved[solver]: run_case(
                     Path(__file__), "iterations", s, v, args.iterations, path,
-                    timeout=CASE_TIMEOUT))
+                    args.gmg_options, timeout=CASE_TIMEOUT))
                 print(f"{elapsed:7.1f} s  {result.get('error', 'ok')}", file=sys.stderr,
                       flush=True)
                 results[(size, solver)] = result

@@ -102,7 +102,7 @@ def test_cg_iterations_do_not_grow_with_the_mesh():
 
 def test_warm_start_and_hierarchy_reuse_in_a_design_loop():
     model = cantilever_3d()
-    problem = Differentiable(model, solver=("gmg", {"rtol": 1e-10, **SMALL}))
+    problem = Differentiable(model, solver=("gmg", {"rtol": 1e-10, "reuse": True, **SMALL}))
     x = densities(model.mesh.n_cells)
     problem.solve(scale=x**3)
     first = problem.solver.stats["last_iterations"]
@@ -116,11 +116,26 @@ def test_warm_start_and_hierarchy_reuse_in_a_design_loop():
     assert relative_error(u, fresh) < 1e-7
 
 
+def test_by_default_every_new_matrix_gets_a_full_build():
+    # reuse is off by default (measured: on SIMP designs the reused coarse levels cost
+    # more CG iterations than a build costs); warm starts stay on
+    model = cantilever_3d()
+    problem = Differentiable(model, solver=("gmg", {"rtol": 1e-10, **SMALL}))
+    x = densities(model.mesh.n_cells)
+    problem.solve(scale=x**3)
+    first = problem.solver.stats["last_iterations"]
+    problem.solve(scale=(1.01 * x) ** 3)
+    stats = problem.solver.stats
+    assert (stats["n_rebuilds"], stats["n_reuses"]) == (2, 0)
+    assert stats["last_iterations"] < first
+
+
 def test_a_slower_solve_triggers_a_rebuild_and_a_back_off():
     model = cantilever_3d()
     # 18 CG iterations on the first design; the second, with near-void cells, needs more
     # than 1.1 x 18 with the reused coarse levels: rebuilt within that solve
-    options = {"rtol": 1e-10, "warm_start": False, "rebuild_growth": 0.1, **SMALL}
+    options = {"rtol": 1e-10, "warm_start": False, "reuse": True, "rebuild_growth": 0.1,
+               **SMALL}
     problem = Differentiable(model, solver=("gmg", options))
     problem.solve(scale=np.ones(model.mesh.n_cells))
     first = problem.solver.stats["last_iterations"]
