@@ -15,7 +15,11 @@ for every timed call, as in an optimization loop). Per case (each its own proces
   adjoint sweep with the same factorization (``N`` transposed substitutions);
 * **checkpointing** (``max_states = ceil(√N)``): the same gradient keeping only that many
   states; the others are recomputed from them on Griewank's binomial schedule (``stats``:
-  steps advanced again);
+  ``advanced``, steps advanced again; ``taped``, steps re-run just before their adjoint:
+  the last only, the others read the state after their step from the step reversed
+  before). Its floor is the forward steps of the schedule, ``(N + advanced + taped) / N``,
+  plus the backward sweep (backward / forward of the all-states row): a gradient / forward
+  target below it is out of reach for this schedule and budget;
 * **peak memory** of a forward and of a gradient call, measured two ways: the growth of
   the resident set (``ru_maxrss`` after ``malloc_trim`` and a reset of the high-water mark,
   which includes the CHOLMOD factor and any library buffers) and the tracemalloc peak (the
