@@ -11,14 +11,14 @@ matrix cotangents' running sums, which the dynamics reuse.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fesens.ad.api import vjp
 from fesens.ad.registry import defvjp_joint
-from fesens.ad.sparse import PatternMatrix
+from fesens.ad.sparse import PatternMatrix, SparsePattern
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.fem.transient.checkpointing import (
@@ -63,7 +63,7 @@ class PatternOuters:
     #: Stored entries per block (the temporaries are two arrays of this length).
     BLOCK = 16384
 
-    def __init__(self, pattern, count: int):
+    def __init__(self, pattern: SparsePattern, count: int):
         indptr = pattern.indptr
         self.cols = pattern.cols
         self.counts = np.diff(indptr)
@@ -110,7 +110,7 @@ class Run:
             raise ValueError(f"step_term must return a scalar, got shape {value.shape}")
         return float(value)
 
-    def release(self, levels, pack: Callable[[int], object]) -> dict:
+    def release(self, levels: Iterable[int], pack: Callable[[int], object]) -> dict:
         """``{n: pack(n)}`` for the snapshot ``levels`` still kept, for a reverse sweep that
         frees each once past it: the run stops holding every state but state 0 (else the
         forward's snapshots would stay alive beside those the sweep places, up to twice
@@ -286,8 +286,14 @@ class Adjoint:
                 if k < 2 and b[k] != 0.0:
                     push = push + b[k] * (s.K_csr.T @ lam)
                 self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
-        T_K = b[0] * T_n + (b[1] * state[0] if b[1] != 0.0 else 0.0)
-        T_M = sum(a[k] * levels[k] for k in range(3) if a[k] != 0.0)
+        # summed in place, in the order of Σ_k (a new array per term costs a pass each)
+        T_K = b[0] * T_n
+        if b[1] != 0.0:
+            T_K += b[1] * state[0]
+        terms = [a[k] * levels[k] for k in range(3) if a[k] != 0.0]  # a[0] never is
+        T_M = terms[0]
+        for term in terms[1:]:
+            T_M += term
         self.outers.subtract(lam, T_K, T_M)
         self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
         FT_lam = s.F.T @ lam
