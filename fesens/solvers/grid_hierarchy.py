@@ -182,7 +182,8 @@ class Hierarchy:
                 self.stop_reason = "every coarse dof is a Dirichlet dof"
                 break
             self.levels[-1].connect(transfer)
-            self.levels.append(self._level(_galerkin(self.levels[-1].A, P), shape))
+            self.levels.append(self._level(_galerkin(self.levels[-1].A, P, transfer.restrict),
+                                           shape))
         self.coarse_solver = self._coarse_solver(self.levels[-1].A)
 
     def refresh_fine(self, A: sp.csr_matrix) -> None:
@@ -296,11 +297,12 @@ def _lattice_prolongation(shape: tuple[int, ...], free: np.ndarray):
     return P.tocsr(), coarse_shape, coarse_free
 
 
-def _galerkin(A, P: sp.csr_matrix) -> sp.csr_matrix:
-    """``Pᵀ A P``: a sparse product, or the operator's own cell-by-cell form (a matrix-free
+def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks) -> sp.csr_matrix:
+    """``Pᵀ A P``: a sparse product in blocks of rows of ``Pᵀ`` (``restrict``) on its
+    pool, or the operator's own cell-by-cell form (a matrix-free
     :class:`~fesens.solvers.lattice_operator.LatticeOperator` has ``galerkin``)."""
     if sp.issparse(A):
-        return (P.T @ A @ P).tocsr()
+        return restrict.sparse_product(A, P)
     coarse = A.galerkin()
     if coarse.shape != (P.shape[1], P.shape[1]):
         raise SolverError(f"gmg: the operator's Galerkin coarse level has shape "

@@ -181,6 +181,22 @@ class RowBlocks:
         self.pool.map(block, self._blocks)
         return out
 
+    def sparse_product(self, *factors) -> sp.csr_matrix:
+        """``matrix @ factors[0] @ factors[1] ...`` for sparse factors, as CSR, each block
+        of rows on the pool: a row of a sparse product depends on that row of its left
+        factor alone, so the blocks stacked are the one-block product bit for bit (a
+        multigrid's coarser Galerkin products ``Pᵀ A P`` ran serially before: 0.6 s of
+        a 96x48x48 hex8 build)."""
+
+        def block(item) -> sp.csr_matrix:
+            rows = item[2]
+            for factor in factors:
+                rows = rows @ factor
+            return sp.csr_matrix(rows)
+
+        pieces = self.pool.map(block, self._blocks)
+        return pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
+
 
 def _row_view(matrix: sp.csr_matrix, start: int, stop: int) -> sp.csr_matrix:
     """Rows ``start:stop`` of a CSR matrix sharing its values and column indices.

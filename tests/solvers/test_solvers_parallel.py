@@ -100,6 +100,26 @@ def test_row_blocks_are_bit_identical_to_the_whole_product(small_slabs):
         assert np.array_equal(transposed @ y, matrix.T.tocsr() @ y)
 
 
+def test_galerkin_product_in_row_blocks_is_bit_identical_to_the_one_block_product(
+        small_slabs, monkeypatch):
+    P = sp.random(301, 90, density=0.05, random_state=4, format="csr")
+    A = sp.random(301, 301, density=0.03, random_state=5, format="csr")
+    A = (A + A.T).tocsr()
+    monkeypatch.setattr(parallel, "BLOCK_NNZ", 100)
+    restrict = RowBlocks(P.T, SlabPool(1))
+    assert len(restrict._blocks) > 4
+    monkeypatch.setattr(parallel, "BLOCK_NNZ", 10**9)
+    whole = RowBlocks(P.T, SlabPool(1)).sparse_product(A, P)
+    reference = (P.T @ A @ P).toarray()
+    assert np.abs(whole.toarray() - reference).max() < 1e-14 * np.abs(reference).max()
+    for threads in THREADS:
+        restrict.pool.threads = threads
+        blocked = restrict.sparse_product(A, P)
+        assert np.array_equal(blocked.indptr, whole.indptr)
+        assert np.array_equal(blocked.indices, whole.indices)
+        assert np.array_equal(blocked.data, whole.data)
+
+
 @pytest.mark.parametrize("cells", [(23, 7), (17, 5, 6)], ids=["2D 23x7", "3D 17x5x6"])
 @pytest.mark.parametrize("radius", [1.5, 2.6])
 def test_cone_filter_correlation_is_bit_identical_for_every_thread_count(cells, radius,
