@@ -39,9 +39,12 @@ def _squares(T, t):
     return np.sum(T ** 2)
 
 
+@pytest.mark.parametrize("steps", [1, 2, 3, 16])
 @pytest.mark.parametrize("block", [1, 7, 16384])
-def test_pattern_outers_are_the_bits_of_pattern_outer(monkeypatch, block):
-    """Random pattern with empty rows, blocks smaller than a row, of a few rows, of all."""
+def test_pattern_outers_are_the_bits_of_pattern_outer(monkeypatch, block, steps):
+    """Random pattern with empty rows, blocks smaller than a row, of a few rows, of all;
+    calls buffered in blocks of ``steps`` (7 calls: full blocks and a partial one), values
+    spread over many magnitudes so that any other order of the subtractions changes bits."""
     monkeypatch.setattr(PatternOuters, "BLOCK", block)
     rng = np.random.default_rng(5)
     matrix = sp.random(40, 40, density=0.15, random_state=6, format="lil")
@@ -49,13 +52,14 @@ def test_pattern_outers_are_the_bits_of_pattern_outer(monkeypatch, block):
     matrix = matrix.tocsr()
     matrix.eliminate_zeros()
     pattern = SparsePattern.of(matrix)
-    outers = PatternOuters(pattern, 2)
+    outers = PatternOuters(pattern, 2, steps)
     expected = [np.zeros(pattern.nnz), np.zeros(pattern.nnz)]
-    for _ in range(5):
-        lam, x, y = rng.standard_normal((3, 40))
+    for _ in range(7):
+        lam, x, y = rng.standard_normal((3, 40)) * 10.0 ** rng.integers(-8, 8, (3, 40))
         outers.subtract(lam, x, y)
         expected[0] -= pattern.outer(lam, x)
         expected[1] -= pattern.outer(lam, y)
+    outers.flush()
     for total, reference in zip(outers.sums, expected, strict=True):
         assert np.array_equal(total, reference)
     with pytest.raises(ValueError, match="2 sums take 2 vectors"):

@@ -38,6 +38,7 @@ class NewmarkStepper:
         self.problem, self.c = problem, problem.coefficients
         self.K, self.M = K_ff, M_ff
         self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
+        self.K_T, self.M_T = self.K_csr.T, self.M_csr.T  # the adjoint's, made once
         self.cM, self.cK = float(mass_damping), float(stiffness_damping)
         self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
         model = problem.model
@@ -151,7 +152,9 @@ class DynamicAdjoint:
         n_free = stepper.free.size
         zero = np.zeros(n_free)
         self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
-        self.outers = PatternOuters(stepper.K.pattern, 2)  # K̄, M̄ (one pattern: checked)
+        # K̄, M̄ (one pattern: checked)
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2,
+                                              run.problem.max_states is not None)
         self.K_bar, self.M_bar = self.outers.sums
         self.cM_bar = self.cK_bar = 0.0
         self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
@@ -176,7 +179,7 @@ class DynamicAdjoint:
         s = self.s
         u, v, a = blended
         self.outers.subtract(lam, u + s.cK * v, a + s.cM * v)
-        M_lam, K_lam = s.M_csr.T @ lam, s.K_csr.T @ lam
+        M_lam, K_lam = s.M_T @ lam, s.K_T @ lam
         self.cM_bar -= float(M_lam @ v)
         self.cK_bar -= float(K_lam @ v)
         FT_lam = s.F.T @ lam
@@ -211,6 +214,7 @@ class DynamicAdjoint:
         u_bar = u_bar + self.term_cotangent(0, initial[0])
         mu = s.problem.step_solver(MASS_KEY, s.K, s.M).solve_transpose(a_bar)
         M_mu, K_mu = self.residual(0, mu, initial)
+        self.outers.flush()  # the matrix cotangents complete
         return u_bar - K_mu, v_bar - (s.cM * M_mu + s.cK * K_mu)
 
 

@@ -48,47 +48,101 @@ class PatternOuters:
     """Running sums ``−Σ_n λ_n x_(n,k)ᵀ`` at the stored entries of a sparsity pattern,
     one ``(nnz,)`` array per ``k``: the matrix cotangents of a reverse sweep.
 
-    A step gathers ``λ_n`` at the rows once for all its sums, a block of rows at a time,
-    so a step makes no temporary of the pattern's size (``PatternMatrix.pattern.outer``
-    makes three per product): what a checkpointed sweep holds stays its snapshots, these
-    sums and the factorization. The bits are those of ``sums[k] -= pattern.outer(λ, x)``.
+    The products of ``steps`` consecutive calls of :meth:`subtract` are buffered and
+    subtracted together, a block of entries at a time: one pass over the sums per
+    ``steps`` adjoint steps instead of one per step, so the factor that the steps'
+    substitutions read stays in the cache between them (a substitution costs about a
+    quarter more when every step streams the sums through the cache as well). The sums'
+    bits do not depend on ``steps``: every entry subtracts its products one at a time,
+    in the order of the calls, as ``sums[k] -= pattern.outer(λ, x)`` would; a sweep
+    short of memory (checkpointed) takes ``steps=1`` and no buffer, and gives the bits
+    of one that stores every state. Read :attr:`sums` after :meth:`flush`.
 
     Parameters
     ----------
     pattern : SparsePattern
     count : int
         Number of sums.
+    steps : int, default 1
+        Calls buffered per pass (the buffer holds ``(count + 1) · steps`` vectors
+        ``(n,)``).
     """
 
-    #: Stored entries per block (the temporaries are two arrays of this length).
-    BLOCK = 16384
+    #: Products per block of entries (its ``BLOCK // steps`` entries times the buffered
+    #: steps; the temporaries are two arrays of this length).
+    BLOCK = 32768
 
-    def __init__(self, pattern: SparsePattern, count: int):
+    #: Calls a sweep that stores every state buffers (its states are ``N`` vectors
+    #: already; these are ``3 · 16``).
+    STORED_STEPS = 16
+
+    @classmethod
+    def for_sweep(cls, pattern: SparsePattern, count: int, checkpointed: bool
+                  ) -> PatternOuters:
+        """The sums of a reverse sweep: buffered where every state is stored, per step
+        (no buffer) where checkpointing keeps the memory down."""
+        return cls(pattern, count, 1 if checkpointed else cls.STORED_STEPS)
+
+    def __init__(self, pattern: SparsePattern, count: int, steps: int = 1):
+        if steps < 1:
+            raise ValueError(f"steps must be >= 1, got {steps}")
         indptr = pattern.indptr
-        self.cols = pattern.cols
-        self.counts = np.diff(indptr)
+        self.rows, self.cols = pattern.rows, pattern.cols
         # rows starting each block of about BLOCK entries, and the last row
-        starts = np.searchsorted(indptr, np.arange(0, pattern.nnz, self.BLOCK), side="right")
+        entries = max(self.BLOCK // steps, 1)
+        starts = np.searchsorted(indptr, np.arange(0, pattern.nnz, entries), side="right")
         self.row_bounds = np.unique(np.concatenate([[0], starts - 1, [pattern.shape[0]]]))
         self.entry_bounds = indptr[self.row_bounds]
         self.sums = tuple(np.zeros(pattern.nnz) for _ in range(count))
-        # np.take into a kept buffer: 4x faster than ``x[cols]``, which allocates
-        self._product = np.empty(int(np.diff(self.entry_bounds).max(initial=0)))
+        # the buffered vectors, λ first, one row per call; np.take into kept buffers: 4x
+        # faster than ``x[cols]``, which allocates
+        self._vectors = np.empty((count + 1, steps, pattern.shape[0]))
+        self._held = 0
+        longest = int(np.diff(self.entry_bounds).max(initial=0))
+        self._lam_rows = np.empty(steps * longest)
+        self._product = np.empty(steps * longest)
 
     def subtract(self, lam: np.ndarray, *xs: np.ndarray) -> None:
-        """``sums[k] −= λ xs[k]ᵀ`` on the pattern (``λ``, ``xs[k]``: ``(n,)``)."""
+        """``sums[k] −= λ xs[k]ᵀ`` on the pattern (``λ``, ``xs[k]``: ``(n,)``); with
+        ``steps > 1`` once the buffer is full or at :meth:`flush`."""
         if len(xs) != len(self.sums):
             raise ValueError(f"{len(self.sums)} sums take {len(self.sums)} vectors, got "
                              f"{len(xs)}")
-        rows, entries = self.row_bounds, self.entry_bounds
-        for b in range(rows.size - 1):
-            r0, r1, e0, e1 = rows[b], rows[b + 1], entries[b], entries[b + 1]
-            lam_rows = np.repeat(lam[r0:r1], self.counts[r0:r1])
-            cols, product = self.cols[e0:e1], self._product[:e1 - e0]
+        if self._vectors.shape[1] == 1:  # nothing to buffer: no copies
+            self._subtract(lam[None], [x[None] for x in xs])
+            return
+        for buffer, vector in zip(self._vectors, (lam, *xs), strict=True):
+            buffer[self._held] = vector
+        self._held += 1
+        if self._held == self._vectors.shape[1]:
+            self.flush()
+
+    def flush(self) -> None:
+        """Subtract the buffered products (each entry's in call order)."""
+        held, self._held = self._held, 0
+        if held > 0:
+            self._subtract(self._vectors[0, :held], self._vectors[1:, :held])
+
+    def _subtract(self, lams: np.ndarray, xs) -> None:
+        """``sums[k] −= Σ_i lams[i] xs[k][i]ᵀ``, the ``i`` in order (``(steps, n)``)."""
+        held, entries = lams.shape[0], self.entry_bounds
+        for b in range(entries.size - 1):
+            e0, e1 = entries[b], entries[b + 1]
+            shape = (held, e1 - e0)  # contiguous, so np.take writes them unbuffered
+            lam_rows = self._lam_rows[:held * (e1 - e0)].reshape(shape)
+            product = self._product[:held * (e1 - e0)].reshape(shape)
+            # mode="clip": the pattern's indices are in range, and "raise" buffers ``out``
+            np.take(lams, self.rows[e0:e1], axis=1, out=lam_rows, mode="clip")
             for x, total in zip(xs, self.sums, strict=True):
-                np.take(x, cols, out=product)
+                np.take(x, self.cols[e0:e1], axis=1, out=product, mode="clip")
                 product *= lam_rows
-                total[e0:e1] -= product
+                if held == 1:
+                    total[e0:e1] -= product[0]
+                    continue
+                # ((t − p_0) − p_1) − ...: a reduction over the first axis subtracts its
+                # rows in order (subtract is not reordered, unlike a pairwise add)
+                np.subtract(total[e0:e1], product[0], out=product[0])
+                np.subtract.reduce(product, axis=0, out=total[e0:e1])
 
 
 class Run:
@@ -129,6 +183,7 @@ class Stepper:
         self.problem, self.c = problem, problem.coefficients
         self.K, self.M = K_ff, M_ff
         self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
+        self.K_T, self.M_T = self.K_csr.T, self.M_csr.T  # the adjoint's, made once
         self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
         self.prescribed = g is not None
         if self.prescribed:
@@ -241,9 +296,13 @@ class Adjoint:
         self.gbar = np.asarray(gbar, dtype=float)
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ (α M + β K)ᵀ λ of later steps
         n_free = stepper.free.size
-        self.outers = PatternOuters(stepper.K.pattern, 2)  # K̄, M̄ (one pattern: checked)
+        # K̄, M̄ (one pattern: checked)
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2,
+                                              run.problem.max_states is not None)
         self.K_bar, self.M_bar = self.outers.sums
+        self._T_K, self._T_M, self._scratch = np.empty((3, n_free))
         self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
+        self._F_step = np.empty_like(self.F_bar)
         self.H_bar = np.zeros_like(stepper.H)
         self.lam_K = np.zeros(n_free)  # Σ_n (Σ_k β φ_g) λ_n
         self.lam_M = np.zeros(n_free)
@@ -274,28 +333,35 @@ class Adjoint:
         every cotangent."""
         s = self.s
         a, b = s.weights(n)
-        rhs = self.term_cotangent(n, T_n)
+        rhs = self.term_cotangent(n, T_n)  # a new array: updated in place
         owed = self.owed.pop(n, None)
         if owed is not None:
-            rhs = rhs + owed
+            rhs += owed
         lam = s.solver(n).solve_transpose(rhs)
         levels = (T_n, *state)
+        M_lam = None  # Mᵀλ, once for both levels it reaches
         for k in (1, 2):
             if a[k] != 0.0 or (k < 2 and b[k] != 0.0):
-                push = a[k] * (s.M_csr.T @ lam)
+                M_lam = s.M_T @ lam if M_lam is None else M_lam
+                push = np.multiply(M_lam, a[k], out=self._scratch)
                 if k < 2 and b[k] != 0.0:
-                    push = push + b[k] * (s.K_csr.T @ lam)
-                self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
-        # summed in place, in the order of Σ_k (a new array per term costs a pass each)
-        T_K = b[0] * T_n
+                    push += b[k] * (s.K_T @ lam)
+                owed_k = self.owed.get(n - k)
+                if owed_k is None:
+                    self.owed[n - k] = np.negative(push)
+                else:
+                    owed_k -= push
+        # the levels' combinations, summed in place in the order of Σ_k
+        T_K = np.multiply(T_n, b[0], out=self._T_K)
         if b[1] != 0.0:
-            T_K += b[1] * state[0]
-        terms = [a[k] * levels[k] for k in range(3) if a[k] != 0.0]  # a[0] never is
-        T_M = terms[0]
-        for term in terms[1:]:
-            T_M += term
+            T_K += np.multiply(state[0], b[1], out=self._scratch)
+        T_M = np.multiply(T_n, a[0], out=self._T_M)  # a[0] is never 0
+        for k in (1, 2):
+            if a[k] != 0.0:
+                T_M += np.multiply(levels[k], a[k], out=self._scratch)
         self.outers.subtract(lam, T_K, T_M)
-        self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
+        np.multiply(lam[:, None], b[0] * s.H[n] + b[1] * s.H[n - 1], out=self._F_step)
+        self.F_bar += self._F_step
         FT_lam = s.F.T @ lam
         self.H_bar[n] += b[0] * FT_lam
         self.H_bar[n - 1] += b[1] * FT_lam
@@ -309,7 +375,9 @@ class Adjoint:
                     self.phi_bar[n - k] -= a[k] * Mg_lam + (b[k] * Kg_lam if k < 2 else 0.0)
 
     def finish(self, T0_free: np.ndarray) -> np.ndarray:
-        """``T̄_0`` on the free dofs (after the last step's adjoint)."""
+        """``T̄_0`` on the free dofs (after the last step's adjoint); the matrix
+        cotangents complete."""
+        self.outers.flush()
         T0_bar = self.term_cotangent(0, T0_free)
         owed = self.owed.pop(0, None)
         return T0_bar if owed is None else T0_bar + owed
