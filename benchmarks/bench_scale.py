@@ -159,11 +159,12 @@ def report(sizes: Sequence[str], solvers: Sequence[str], results: dict, warmup: 
     for (size, solver), result in results.items():
         if "iterations" in result:
             runs = result["iterations"]
-            total_cg = sum(n for n in result["cg_iterations"] if n is not None)
+            counts = [n for n in result["cg_iterations"] if n is not None]
             spent = {key: seconds(sum(r[key] for r in runs)) for key in ("iteration", "solve")}
             totals.append(f"{size} {solver}: {len(runs)} iterations {spent['iteration']}, "
-                          f"solve {spent['solve']}, CG iterations {total_cg}, last "
-                          f"compliance {result['final_compliance']:.6g}")
+                          f"solve {spent['solve']}, "
+                          + (f"CG iterations {sum(counts)}, " if counts else "")
+                          + f"last compliance {result['final_compliance']:.6g}")
     return "\n".join([
         "# 3D cantilever, one optimization iteration per solver", "",
         *machine_lines(["numpy", "scipy", "scikit-sparse", "pyamg"]), load_line(loads), "",
