@@ -128,12 +128,16 @@ def test_the_adjoint_of_an_unstable_equilibrium_factorizes_its_tangent_by_lu(mon
     gradient, which passes the Taylor test."""
     monkeypatch.setattr(ResidualSolve, "max_refinements", 0)  # the assembled tangent
 
+    reports = []
+
     def column_compliance(solver):
         model = compressed_column()
         load = np.asarray(model.load_vector())
 
         def compliance(x):
-            return np.dot(load, model.solve(scale=x, solver=solver, warm_start=False).u)
+            solution = model.solve(scale=x, solver=solver, warm_start=False)
+            reports.append(solution.report)
+            return np.dot(load, solution.u)
 
         return model, compliance
 
@@ -144,8 +148,11 @@ def test_the_adjoint_of_an_unstable_equilibrium_factorizes_its_tangent_by_lu(mon
     assert forward.fallbacks >= 1 and forward.cutbacks == []
     before = backend.stats["n_fallbacks"]
     gradient = grad(compliance)(x0)
-    # the gradient's forward takes the same path, then the adjoint falls back once more
+    # the gradient's forward takes the same path, then the adjoint falls back once more,
+    # which that solve's report counts
     assert backend.stats["n_fallbacks"] - before == forward.fallbacks + 1
+    assert reports[-1].fallbacks == forward.fallbacks + 1
+    assert reports[-1].factorizations == forward.factorizations + 1
     lu_gradient = grad(column_compliance("lu")[1])(x0)
     assert np.abs(gradient - lu_gradient).max() < 1e-8 * np.abs(lu_gradient).max()
     result = taylor_test(compliance, x0, verbose=False)

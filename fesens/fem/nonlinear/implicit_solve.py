@@ -171,9 +171,13 @@ class ResidualSolve:
         u = self.model.state(u_free, g)
         K = self.model.tangent(u, fields, points)
         backend = self.backend
+        before = backend.stats
         with K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
-            return backend.solve_transpose(u_bar)
+            lam = backend.solve_transpose(u_bar)
+        if self.report is not None:  # a fallback of the converged tangent is the solve's too
+            self.report.count_factorizations(before, backend.stats)
+        return lam
 
     def _refined_adjoint(self, u_free, g, points, fields: dict, u_bar: np.ndarray,
                          t: float) -> np.ndarray | None:

@@ -157,7 +157,8 @@ class NewtonReport:
         Set by the caller: whether the start state was a previous solve's.
     factorizations : int
         Set by the caller (:meth:`count_factorizations`): the numeric factorizations (or
-        preconditioner set-ups) of the tangent during the solve.
+        preconditioner set-ups) of the tangent during the solve, and of the converged
+        tangent when a gradient's adjoint factorizes it.
     fallbacks : int
         Of those, how many the backend could not do its own way and handed to another
         (a Cholesky that met an indefinite tangent, factorized by LU).
