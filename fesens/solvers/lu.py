@@ -168,9 +168,13 @@ class CholeskyLUSolver(CholmodSolver):
     numeric factorization meets a pivot that is not positive, factorizes the same matrix by
     LU (the alias ``"lu"``: UMFPACK, else SuperLU) instead, without the diagnosis that
     :class:`~fesens.solvers.cholmod.CholmodSolver` runs on such a matrix (a second numeric
-    factorization). The next matrix tries Cholesky again: at a Newton iterate the tangent
-    is indefinite only on the way to a stable equilibrium, whose tangent is definite, and
-    a failed Cholesky costs at most one Cholesky, a fraction of an LU.
+    factorization). The next matrix tries Cholesky again rather than staying on LU: at a
+    Newton iterate the tangent is indefinite mostly on the way to a stable equilibrium,
+    whose tangent is definite, and a failed Cholesky costs at most about one Cholesky, a
+    fraction of an LU. Measured on a neo-Hookean hex8 cantilever (16x8x8, 4 131 dofs, one
+    load step of full Newton steps, COLAMD-ordered SuperLU): 2 of 9 tangents indefinite,
+    Cholesky 0.06 s, LU 0.49 s; all factorizations 1.6 s retrying Cholesky against 3.4 s
+    staying on LU for the rest of the step.
 
     ``A`` must be symmetric (Cholesky reads one triangle, and :meth:`solve_transpose` is
     :meth:`solve`); a singular matrix fails in LU as it would alone.
