@@ -171,10 +171,11 @@ class CholeskyLUSolver(CholmodSolver):
     factorization). The next matrix tries Cholesky again rather than staying on LU: at a
     Newton iterate the tangent is indefinite mostly on the way to a stable equilibrium,
     whose tangent is definite, and a failed Cholesky costs at most about one Cholesky, a
-    fraction of an LU. Measured on a neo-Hookean hex8 cantilever (16x8x8, 4 131 dofs, one
-    load step of full Newton steps, COLAMD-ordered SuperLU): 2 of 9 tangents indefinite,
-    Cholesky 0.06 s, LU 0.49 s; all factorizations 1.6 s retrying Cholesky against 3.4 s
-    staying on LU for the rest of the step.
+    fraction of an LU. Measured on a neo-Hookean hex8 cantilever (16x8x8, 4 131 dofs, full
+    Newton steps, SuperLU): tip traction 0.04 in one load step, 2 of 9 tangents indefinite,
+    Cholesky 0.04 s, LU 0.25 s, all factorizations 0.92 s retrying Cholesky against 1.84 s
+    staying on LU for the rest of the step; 0.08 in two steps, 3 of 17, 1.23 s against
+    2.97 s.
 
     ``A`` must be symmetric (Cholesky reads one triangle, and :meth:`solve_transpose` is
     :meth:`solve`); a singular matrix fails in LU as it would alone.
