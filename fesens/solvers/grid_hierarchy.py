@@ -245,7 +245,8 @@ class Hierarchy:
             return self.coarse_solver.solve(r)
         level = self.levels[index]
         x = self._smooth(level, r, None)
-        residual = r - level.product @ x
+        residual = level.product @ x
+        np.subtract(r, residual, out=residual)  # in place: one vector fewer
         x += level.prolong @ self.vcycle(level.restrict @ residual, index + 1)
         return self._smooth(level, r, x)
 
@@ -264,15 +265,28 @@ class Hierarchy:
         theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
         sigma = theta / delta
         rho = 1.0 / sigma
-        r = D * b if x is None else D * (b - A @ x)
+        # the updates run in place on arrays this method owns (``x`` is the caller's own
+        # iterate): the same operations as out-of-place ones, a few vectors fewer
+        if x is None:
+            r = D * b
+        else:
+            r = A @ x
+            np.subtract(b, r, out=r)
+            r *= D
         d = r / theta
         for step in range(degree):
-            x = d.copy() if x is None else x + d
+            if x is None:
+                x = d.copy()
+            else:
+                x += d
             if step == degree - 1:
                 break
-            r = r - D * (A @ d)
+            work = A @ d
+            work *= D
+            r -= work
             rho_next = 1.0 / (2.0 * sigma - rho)
-            d = rho_next * rho * d + (2.0 * rho_next / delta) * r
+            d *= rho_next * rho
+            d += np.multiply(r, 2.0 * rho_next / delta, out=work)
             rho = rho_next
         return x
 
