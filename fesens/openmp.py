@@ -98,11 +98,26 @@ class FactorWork:
     factor_entries: int
 
 
-#: A direct factorization of at least this many flops (:attr:`FactorWork.flops`) runs on
-#: all usable cores; below it on one BLAS thread (see :func:`blas_threads`).
-PARALLEL_MIN_FLOPS = 2e10
+#: A direct factorization of at least this many flops (:attr:`FactorWork.flops`) runs on all usable
+#: cores; below it on one BLAS thread (see :func:`blas_threads`). Set above the largest
+#: factorization measured (7.2e11 flops), because on the 2-vCPU AMD EPYC machine two BLAS threads
+#: never paid: its two vCPUs share one core's floating-point throughput (two single-thread 2500x2500
+#: products run together in 2.14 s each, one alone in 1.02 s). Measured there, CHOLMOD re-
+#: factorization and one solve, 1 and 2 BLAS threads alternating, minimum of 5, the process at
+#: raised priority (``nice -n -10``) so that other jobs (load 4 to 5) did not take its cores; time
+#: on 2 threads / on 1 (flops, largest front): 2D quad4 200x100 1.05 (4.1e8, 400), 400x200 1.06
+#: (3.6e9, 936), 800x400 1.06 (3.0e10, 2004); 3D hex8 16x8x8 0.98 (3.7e8, 711), 24x12x12 0.92
+#: (2.3e9, 975), 32x16x16 2.0 (1.2e10, 1683), 40x20x20 1.76 (4.5e10, 2583), 48x24x24 1.35 (1.3e11,
+#: 3675), 64x32x32 1.58 (7.2e11, 6435; minimum of 2). The gradient agrees (``value_and_grad`` of the
+#: compliance, same priority): 48x24x24 3.11 s on 1 thread, 3.58 s on 2; 800x400 2.97 s and 3.71 s.
+#: At normal priority on the loaded machine (load 5 to 9) the same ratios scatter from 0.48 to 2.3:
+#: a process with two threads takes a larger share of a contended machine, which is no faster
+#: factorization. Where each core has its own floating-point units, two threads pay sooner: lower
+#: it, or set ``FESENS_THREADS``.
+PARALLEL_MIN_FLOPS = 1e12
 #: ... provided its largest front has at least this order: a factorization made of many
-#: small fronts gains nothing from BLAS threads, whatever its total.
+#: small fronts gains nothing from BLAS threads, whatever its total (not measured apart
+#: from the flops: it keeps one thread where no dense block is large enough to share).
 PARALLEL_MIN_FRONT = 1000
 #: For a direct backend that reports no work (SuperLU, UMFPACK; CHOLMOD before its first
 #: analysis): fewer rows than this run on one BLAS thread (measured up to 29k 3D unknowns:
@@ -153,16 +168,12 @@ def blas_threads(n_rows: int, nnz: int, direct: bool, work: FactorWork | None = 
     and why (:data:`THREAD_RULE`).
 
     A direct solve decides from ``work``, its factorization's :class:`FactorWork`, which
-    depends on the matrix pattern only, so the choice is made once per structure. All
+    depends on the matrix pattern only, so the choice is made once per structure: all
     usable cores from :data:`PARALLEL_MIN_FLOPS` with a front of order
-    :data:`PARALLEL_MIN_FRONT` or more, else one thread. Measured on a shared 2-core
-    machine (load average 2 to 7 from other jobs), CHOLMOD re-factorization and one
-    solve, 1 and 2 BLAS threads alternating, minimum of 7 (2 threads / 1 thread):
-    2D quad4 200x100 (0.41 GFlop, front 400) 1.15, 400x200 (3.6 GFlop, front 936) 1.06,
-    800x400 (30 GFlop, front 2004) 0.95; 3D hex8 16x8x8 (0.37 GFlop, front 711) 1.18,
-    24x12x12 (2.3 GFlop, front 975) 0.92, 32x16x16 (12 GFlop, front 1683) 1.03,
-    40x20x20 (...), 48x24x24 (132 GFlop, front 3675) 0.91. Without ``work`` (a backend
-    whose analysis reports none) the count follows the rows and the nonzeros per row.
+    :data:`PARALLEL_MIN_FRONT` or more, else one thread (measured: see
+    :data:`PARALLEL_MIN_FLOPS`).
+    Without ``work`` (a backend whose analysis reports none) the count follows the rows
+    and the nonzeros per row (:data:`SINGLE_THREAD_MAX_ROWS`).
     """
     override = thread_override()
     if override is not None:

@@ -258,7 +258,7 @@ ALLOWED = [
     (EXAMPLES_MD, r"from 200 to 100,000 parameters|about a thousand to 161,202 unknowns",
      "the problem sizes the timing examples run"),
     (SOLVERS, r"up to 150,000 free unknowns|below 100,000 unknowns|fewer than 30 nonzeros"
-     r"|from 2·10¹⁰ flops|of order 1,000 or more",
+     r"|from 10¹² flops|of order 1,000 or more|the 2-core benchmark",
      "the thresholds of `auto` and of the thread rule (fesens/solvers, fesens/openmp.py)"),
     (SOLVERS, r"with 24 GB", "the benchmark machine's memory"),
     (SOLVERS, r"100 OC iterations|after 100 iterations",

@@ -13,7 +13,8 @@ from fesens.solvers.cholmod import cholmod_available, factor_work
 
 needs_cholmod = pytest.mark.skipif(not cholmod_available(), reason="scikit-sparse missing")
 
-LARGE_3D = FactorWork(flops=1.3e11, largest_front=3675, factor_entries=74_000_000)
+LARGE_3D = FactorWork(flops=2.1e12, largest_front=7000, factor_entries=300_000_000)
+MEASURED_48X24X24 = FactorWork(flops=1.3e11, largest_front=3675, factor_entries=74_000_000)
 SMALL_2D = FactorWork(flops=4.1e8, largest_front=400, factor_entries=2_700_000)
 
 
@@ -51,18 +52,22 @@ def test_factor_work_counts_the_entries_of_the_factor(index):
 def test_rule_picks_one_thread_for_little_work_and_all_cores_for_large_fronts(two_cores):
     count, reason = blas_threads(641_600, 11_520_000, True, SMALL_2D)
     assert count == 1 and "4.10e+08 flops" in reason
-    count, reason = blas_threads(90_000, 6_810_462, True, LARGE_3D)
-    assert count == 2 and reason == ("direct solve of 1.30e+11 flops, largest front 3675: "
+    count, reason = blas_threads(250_000, 20_000_000, True, LARGE_3D)
+    assert count == 2 and reason == ("direct solve of 2.10e+12 flops, largest front 7000: "
                                      "all usable cores")
+    # two threads did not pay at 48x24x24 hex8 where they were measured
+    count, reason = blas_threads(90_000, 6_810_462, True, MEASURED_48X24X24)
+    assert count == 1 and reason.endswith("below 1e+12 flops, 1 thread")
     many_small_fronts = FactorWork(flops=1e12, largest_front=200, factor_entries=10**9)
     assert blas_threads(10**6, 10**7, True, many_small_fronts)[0] == 1
-    # the work decides, not the unknowns: 90 000 rows were one thread under a row count
-    assert blas_threads(90_000, 6_810_462, True)[0] == 1
+    # the work decides, not the unknowns: 250 000 3D rows were all cores under a row count
+    assert blas_threads(250_000, 20_000_000, True)[0] == 2
+    assert blas_threads(250_000, 20_000_000, True, SMALL_2D)[0] == 1
 
 
 def test_override_and_user_cap_apply_to_the_work_rule(two_cores, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    count, reason = blas_threads(90_000, 6_810_462, True, LARGE_3D)
+    count, reason = blas_threads(250_000, 20_000_000, True, LARGE_3D)
     assert count == 1 and reason.endswith("all usable cores, capped by the environment at 1")
     monkeypatch.setenv("FESENS_THREADS", "3")
     assert blas_threads(90_000, 6_810_462, True, SMALL_2D) == (3, "FESENS_THREADS=3")
