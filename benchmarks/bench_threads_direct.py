@@ -18,6 +18,9 @@ analysis) and then times ``--calls`` evaluations, each at a new design (``x`` dr
 process runs under the ``OMP_THREAD_LIMIT`` fesens sets when it loads CHOLMOD (see
 :mod:`fesens.openmp`), the expert's included, so the cases differ in their BLAS threads
 only. The machine may be shared: the load average is printed at the start and the end.
+On a loaded machine a process with two threads takes a larger share of the cores than one
+with a single thread, which is no faster factorization: run the script at raised priority
+there (``nice -n -10``, as root; the case processes inherit it) so that they get the cores.
 
 Run ``python benchmarks/bench_threads_direct.py --help`` for the options.
 """
