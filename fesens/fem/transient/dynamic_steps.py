@@ -153,7 +153,7 @@ class DynamicAdjoint:
         zero = np.zeros(n_free)
         self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
         # K̄, M̄ (one pattern: checked)
-        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2,
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2, run.problem.n_steps,
                                               run.problem.max_states is not None)
         self.K_bar, self.M_bar = self.outers.sums
         self.cM_bar = self.cK_bar = 0.0

@@ -72,16 +72,18 @@ class PatternOuters:
     #: steps; the temporaries are two arrays of this length).
     BLOCK = 32768
 
-    #: Calls a sweep that stores every state buffers (its states are ``N`` vectors
-    #: already; these are ``3 · 16``).
-    STORED_STEPS = 16
+    #: Calls a sweep that stores every state buffers: at most this many, and at most an
+    #: eighth of its steps (so the buffer's ``(count + 1)`` vectors per buffered call stay
+    #: below half of the ``N`` states it stores already).
+    STORED_STEPS = 64
 
     @classmethod
-    def for_sweep(cls, pattern: SparsePattern, count: int, checkpointed: bool
-                  ) -> PatternOuters:
-        """The sums of a reverse sweep: buffered where every state is stored, per step
-        (no buffer) where checkpointing keeps the memory down."""
-        return cls(pattern, count, 1 if checkpointed else cls.STORED_STEPS)
+    def for_sweep(cls, pattern: SparsePattern, count: int, n_steps: int,
+                  checkpointed: bool) -> PatternOuters:
+        """The sums of a reverse sweep over ``n_steps`` steps: buffered where every state is
+        stored, per step (no buffer) where checkpointing keeps the memory down."""
+        steps = 1 if checkpointed else min(cls.STORED_STEPS, max(1, -(-n_steps // 8)))
+        return cls(pattern, count, steps)
 
     def __init__(self, pattern: SparsePattern, count: int, steps: int = 1):
         if steps < 1:
@@ -297,7 +299,7 @@ class Adjoint:
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ (α M + β K)ᵀ λ of later steps
         n_free = stepper.free.size
         # K̄, M̄ (one pattern: checked)
-        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2,
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2, run.problem.n_steps,
                                               run.problem.max_states is not None)
         self.K_bar, self.M_bar = self.outers.sums
         self._T_K, self._T_M, self._scratch = np.empty((3, n_free))
