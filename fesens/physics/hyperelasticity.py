@@ -13,9 +13,11 @@ the density scale ``s`` of the stored energy and the thickness ``t`` (2D). Both 
 linear in the Lamé constants, so ``s W(F; λ, μ) = W(F; s λ, s μ)``: the material fields of
 a solve are ``s λ`` and ``s μ`` per cell. The loads are dead loads: point forces, tractions
 and body forces per unit reference area and volume, fixed in direction and size whatever
-the deformation (a pressure too acts along the reference normal). The tangent
-``∂R/∂u`` is the law's hand-derived ``A = ∂P/∂F`` contracted with the shape gradients; it
-is symmetric (``P`` derives from an energy).
+the deformation (a pressure too acts along the reference normal), except a follower
+pressure (``pressure(..., follower=True)``), which acts on the deformed facet along its
+current normal. The tangent ``∂R/∂u`` is the law's hand-derived ``A = ∂P/∂F`` contracted
+with the shape gradients; it is symmetric (``P`` derives from an energy) unless a follower
+pressure adds its load stiffness.
 
 A state with ``det F ≤ 0`` at a quadrature point (an inverted element) is refused: Newton
 backtracks, then cuts the load back, then stops naming the cells.
@@ -350,6 +352,8 @@ class FiniteStrainElasticity(NonlinearModel):
                      "force vector per unit reference area"),
             LoadKind("pressure", "pressure", "facets", False,
                      "pressure along the reference normal"),
+            LoadKind("follower_pressure", "follower_pressure", "facets", False,
+                     "pressure per unit current area along the deformed normal"),
             LoadKind("body_force", "body_force", "cells", True,
                      "force vector per unit reference volume"),
         ),
@@ -489,8 +493,33 @@ class FiniteStrainElasticity(NonlinearModel):
     traction = Elasticity.traction
     body_force = Elasticity.body_force
 
-    def pressure(self, where: Where, p: FieldSpec, *, name: str | None = None) -> str:
-        """Normal pressure per unit reference area on a facet set, a dead load along the
-        reference outward normal (``t = −p N``; it does not follow the deformation);
-        positive pushes into the body."""
+    def pressure(self, where: Where, p: FieldSpec, *, name: str | None = None,
+                 follower: bool = False) -> str:
+        """Normal pressure on a facet set; positive pushes into the body.
+
+        Parameters
+        ----------
+        where : str or callable
+            A facet-set name or a predicate of the boundary facets' nodes.
+        p : float, callable or array_like
+            Dead: per unit reference area, a number or a function of the coordinates.
+            Follower: per unit current area, a number or one per facet ``(n_facets,)``.
+        name : str, optional
+            Name of the load (default: generated); returned.
+        follower : bool
+            False: a dead load along the reference outward normal, ``t = −p N`` per unit
+            reference area (it does not follow the deformation). True: the pressure acts
+            on the deformed facet along its current normal, ``f = −∫ p n da = −∫ p J F⁻ᵀ N
+            dA`` (Bonet & Wood 2008, §8.4.1): a gas or fluid pressure. Its load stiffness
+            joins the tangent, which is then not symmetric (``auto``: LU); it acts at its
+            full magnitude in every load step (see
+            :class:`~fesens.fem.model.nonlinear.NonlinearModel`).
+        """
+        if follower:
+            return self.follower_surface_load(where, p, name=name, kind="pressure")
         return self.surface_load(where, pressure=p, name=name, kind="pressure")
+
+    def follower_pressure(self, where: Where, p, *, name: str | None = None) -> str:
+        """``pressure(where, p, follower=True)``: a pressure per unit current area along
+        the deformed facet's normal (the config's ``type = "follower_pressure"``)."""
+        return self.pressure(where, p, name=name, follower=True)

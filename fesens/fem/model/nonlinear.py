@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from types import MappingProxyType
 from typing import ClassVar
@@ -30,11 +31,18 @@ import numpy as np
 
 from fesens.ad.numpy_wrapper import getval, untake
 from fesens.ad.sparse import PatternMatrix
-from fesens.errors import NewtonError, NonFiniteError, SolverError
+from fesens.errors import BoundaryConditionError, NewtonError, NonFiniteError, SolverError
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator
+from fesens.fem.integrals.follower import (
+    FollowerFacets,
+    follower_facets,
+    follower_forces,
+    follower_stiffness,
+)
 from fesens.fem.integrals.kernels import gradient_form, transposed_tangent_action
 from fesens.fem.model.base import Model
+from fesens.fem.model.load_terms import Where
 from fesens.fem.model.nonlinear_solution import LoadStepStates, NonlinearSolution
 from fesens.fem.model.solution import Solution
 from fesens.fem.nonlinear.implicit_solve import (
@@ -48,6 +56,30 @@ from fesens.mesh.mesh import Mesh
 from fesens.solvers.policy import is_auto, tangent_choice
 
 _NEWTON_OPTIONS = tuple(f.name for f in dataclass_fields(NewtonOptions))
+#: The key of a follower load's pressure among the fields of a solve.
+_FOLLOWER_FIELD = "follower:{}"
+
+
+@dataclass(frozen=True)
+class FollowerLoad:
+    """A follower pressure of a model: its facets, pressure and dofs.
+
+    Attributes
+    ----------
+    facets : FollowerFacets
+    pressure : numpy.ndarray
+        Pressure per facet at magnitude 1, ``(n_facets,)``.
+    dofs : numpy.ndarray
+        Global dofs of the facets' nodes, ``(n_facets, n_facet_nodes, n_comp)``.
+    cell_dofs : numpy.ndarray
+        The same dofs' places among their owner cell's dofs, ``(n_facets, n_facet_nodes ·
+        n_comp)``.
+    """
+
+    facets: FollowerFacets
+    pressure: np.ndarray
+    dofs: np.ndarray
+    cell_dofs: np.ndarray
 
 
 class NonlinearModel(Model):
@@ -112,7 +144,18 @@ class NonlinearModel(Model):
         the rest.
 
     **A user calls**: ``fix``, ``point_load``, ``surface_load``, ``volume_load``,
-    ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
+    ``follower_surface_load`` (a pressure on the deformed boundary, for a displacement
+    field), ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
+
+    **Follower loads** (:meth:`follower_surface_load`) depend on the state, so they are
+    part of the internal forces: their pressures ride among the fields of a solve (traced,
+    so a gradient reaches the pressure and the load magnitude through the one traced
+    residual of the adjoint), their load stiffness joins the tangent on the owner cells'
+    pattern, and the tangent of the model is no longer symmetric (``symmetric_tangent``
+    becomes False on the instance: ``auto`` is then LU). A follower load acts at its full
+    magnitude in every load step (the load factor ramps the load vector and the
+    prescribed values only), and it has no potential in general, so the line search is on
+    the residual.
     """
 
     #: Whether ``∂R/∂u`` is symmetric, and positive definite at every iterate (together
@@ -138,6 +181,8 @@ class NonlinearModel(Model):
         self._assembler: Assembler | None = None
         self._assembler_dofs: np.ndarray | None = None
         self._operators: dict[str, BlockOperator] = {}
+        #: The follower loads by name (:meth:`follower_surface_load`).
+        self.followers: dict[str, FollowerLoad] = {}
         #: The last converged solve (:class:`~fesens.fem.nonlinear.implicit_solve.
         #: ConvergedState`), the start of the next one when its inputs are close.
         self.converged_state = None
@@ -191,6 +236,91 @@ class NonlinearModel(Model):
             self._operators[block] = BlockOperator(assembler, block)
         return self._operators[block]
 
+    # ------------------------------------------------------------ follower loads
+    def follower_surface_load(self, where: Where, pressure, *, name: str | None = None,
+                              kind: str = "follower") -> str:
+        """A pressure on the deformed boundary along its current outward normal, ``f_a =
+        −∫_γ p N_a n da`` (:mod:`fesens.fem.integrals.follower`), for a displacement field.
+
+        Parameters
+        ----------
+        where : str or callable
+            A facet-set name or a predicate of the boundary facets' nodes.
+        pressure : float or array_like
+            Per unit current area (2D: per unit length, times the thickness), positive
+            pushes into the body; a number or one per facet ``(n_facets,)``. The load
+            magnitude of :meth:`solve` (``loads={name: m}``) multiplies it.
+        name : str, optional
+            Name of the load (default: generated); returned.
+
+        Raises
+        ------
+        BoundaryConditionError
+            The unknowns are not displacements (``n_components != dim``), the facets are not
+            on the boundary, or a pressure of the wrong shape.
+        NonFiniteError
+            A pressure that is NaN or infinite.
+        """
+        mesh, n_comp = self.mesh, self.n_components
+        if n_comp != mesh.dim:
+            raise BoundaryConditionError(
+                f"a follower pressure moves with the deformed boundary, so it needs a "
+                f"displacement field ({mesh.dim} components); {type(self).__name__} has "
+                f"{n_comp}")
+        facets = follower_facets(mesh, mesh.facets(where), f"follower pressure {where!r}")
+        n_facets = len(facets.nodes)
+        values = np.asarray(pressure, dtype=float)
+        if values.shape not in ((), (n_facets,)):
+            raise BoundaryConditionError(
+                f"follower pressure {where!r}: one number or one per facet ({n_facets}), "
+                f"got shape {values.shape}")
+        if not np.all(np.isfinite(values)):
+            raise NonFiniteError(f"follower pressure {where!r} contains NaN or infinity")
+        # a zero load vector keeps the name among the load terms, so that solve(loads=...)
+        # takes its magnitude and names stay unique
+        name = self._add_load(name, kind, np.zeros(self.dofmap.n_dofs))
+        owners, local = facets.owned.facets.cells, facets.owned.local
+        nodal = np.reshape(self.dofmap.cell_dofs[owners], (n_facets, -1, n_comp))
+        places = (local[..., None] * n_comp + np.arange(n_comp)).reshape(n_facets, -1)
+        self.followers[name] = FollowerLoad(
+            facets, np.broadcast_to(values, (n_facets,)).copy(),
+            np.take_along_axis(nodal, local[..., None], axis=1), places)
+        # the load stiffness is not symmetric (an open surface): auto becomes LU and a
+        # symmetric backend is refused, for this instance only
+        self.symmetric_tangent = False
+        return name
+
+    def _follower_fields(self, magnitudes: dict | None) -> dict:
+        """The pressures of the follower loads times their magnitudes, ``(n_facets,)``
+        each (traced when a magnitude is), by their field names."""
+        magnitudes = magnitudes or {}
+        return {_FOLLOWER_FIELD.format(name): magnitudes.get(name, 1.0) * load.pressure
+                for name, load in self.followers.items()}
+
+    def _acting_followers(self, fields: dict) -> list[tuple[FollowerLoad, object]]:
+        """``(load, pressure)`` of the follower loads whose pressure is among ``fields``."""
+        return [(load, fields[key]) for name, load in self.followers.items()
+                if (key := _FOLLOWER_FIELD.format(name)) in fields]
+
+    def _follower_positions(self, load: FollowerLoad, u, points):
+        """Current positions ``X + u`` of a follower load's facet nodes, ``(n_facets,
+        n_facet_nodes, dim)`` (traced when ``u`` or ``points`` is)."""
+        reference = self.mesh.points if points is None else points
+        return reference[load.facets.nodes] + np.reshape(u[np.ravel(load.dofs)],
+                                                         np.shape(load.dofs))
+
+    def _follower_matrices(self, u, fields: dict, points) -> list[tuple]:
+        """``(owners, cell dof places, −∂f/∂x)`` of each acting follower load, the last
+        ``(n_facets, m, m)`` with ``m = n_facet_nodes · n_comp`` (plain arrays)."""
+        out = []
+        for load, p in self._acting_followers(fields):
+            x = self._follower_positions(load, u, points)
+            K = -follower_stiffness(load.facets, x, np.asarray(p), self._thickness())
+            m = load.cell_dofs.shape[1]
+            out.append((load.facets.owned.facets.cells, load.cell_dofs,
+                        np.reshape(K, (-1, m, m))))
+        return out
+
     def _matrix_free_refusal(self) -> str | None:
         return "a nonlinear model assembles its tangent at every Newton iteration"
 
@@ -214,16 +344,24 @@ class NonlinearModel(Model):
         return geometry.dx * self._thickness()
 
     def internal_forces(self, u, fields: dict, points=None):
-        """``F_a = Σ_q t dΩ_q P : ∇N_a`` over all dofs, ``(n_dofs,)``; traced in ``u``,
-        the fields and ``points``."""
+        """``F_a = Σ_q t dΩ_q P : ∇N_a`` over all dofs, ``(n_dofs,)``, minus the forces of
+        the follower loads whose pressures are among ``fields``; traced in ``u``, the
+        fields and ``points``."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
         P = self.flux(u_q, grad_q, fields)
         weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
         dNdx = geometry.dNdx  # (n_geom, q, a, k)
         spec = "qak,eqck->eac" if np.shape(dNdx)[0] == 1 else "eqak,eqck->eac"
         cell_forces = np.einsum(spec, dNdx[0] if spec[0] == "q" else dNdx, weighted)
-        return untake(np.reshape(cell_forces, (self.mesh.n_cells, -1)), self.dofmap.cell_dofs,
-                      (self.dofmap.n_dofs,))
+        forces = untake(np.reshape(cell_forces, (self.mesh.n_cells, -1)),
+                        self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
+        for load, p in self._acting_followers(fields):
+            # a follower load depends on the state: R = F_int − f_follower(u) − f
+            external = follower_forces(load.facets, self._follower_positions(load, u, points),
+                                       p, self._thickness())
+            forces = forces - untake(np.ravel(external), np.ravel(load.dofs),
+                                     (self.dofmap.n_dofs,))
+        return forces
 
     def residual(self, u, fields: dict, f, points=None):
         """``R = F_int(u) − f`` on the free dofs, ``(n_free,)`` (traced)."""
@@ -261,7 +399,13 @@ class NonlinearModel(Model):
             K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
                               optimize=True)
         nd = self.dofmap.cell_dofs.shape[1]
-        return self.operator(block).cell_matrix(np.reshape(K, (n_cells, nd, nd)))
+        K = np.array(np.reshape(K, (n_cells, nd, nd)))
+        # the load stiffness of a follower load joins its facets' owner cells: the pattern
+        # stays that of the cells
+        for owners, places, K_load in self._follower_matrices(u, _plain(fields), points):
+            np.add.at(K, (owners[:, None, None], places[:, :, None], places[:, None, :]),
+                      K_load)
+        return self.operator(block).cell_matrix(K)
 
     def transposed_tangent(self, u, fields: dict, points=None):
         """``v ↦ (∂R/∂u)ᵀ v`` at the state ``u`` ``(n_dofs,)`` for cell vectors ``v``
@@ -269,8 +413,23 @@ class NonlinearModel(Model):
         :meth:`tangent` applied at the quadrature points, never formed (a product costs
         a small part of an assembly)."""
         geometry, _, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
-        return transposed_tangent_action(self._weights(geometry), geometry.dNdx, dP_dgrad,
-                                         geometry.N, dP_du)
+        action = transposed_tangent_action(self._weights(geometry), geometry.dNdx, dP_dgrad,
+                                           geometry.N, dP_du)
+        points = None if points is None else np.asarray(getval(points))
+        loads = self._follower_matrices(np.asarray(getval(u)), _plain(fields), points)
+        if not loads:
+            return action
+        nd = self.dofmap.cell_dofs.shape[1]
+
+        def with_load_stiffness(v: np.ndarray) -> np.ndarray:
+            flat_v = np.reshape(v, (-1, nd))
+            extra = np.zeros(flat_v.shape)
+            for owners, places, K_load in loads:
+                np.add.at(extra, (owners[:, None], places),
+                          np.einsum("fab,fa->fb", K_load, flat_v[owners[:, None], places]))
+            return action(v) + np.reshape(extra, np.shape(v))
+
+        return with_load_stiffness
 
     def _flux_tangent_at(self, u, fields: dict, points) -> tuple:
         """``(geometry, ∇u_q, ∂P/∂∇u, ∂P/∂u)`` at the state ``u`` (plain arrays)."""
@@ -373,7 +532,7 @@ class NonlinearModel(Model):
         self.check_parameters(parameters)
         options = self._newton_options(newton, steps)
         points = self.checked_points(points)
-        fields = self.material_fields(**parameters)
+        fields = {**self.material_fields(**parameters), **self._follower_fields(loads)}
         if options.line_search == "energy" and type(self).energy is NonlinearModel.energy:
             raise ValueError(f"line_search='energy' needs a stored energy, which "
                              f"{type(self).__name__} does not declare; use 'residual'")
@@ -419,6 +578,12 @@ class NonlinearModel(Model):
                 or factors[0] <= 0 or factors[-1] > 1 or np.any(np.diff(factors) <= 0)):
             raise ValueError(f"at_load_factors must be increasing load factors in (0, 1], "
                              f"at least one, e.g. [0.5, 1.0]; got {at_load_factors!r}")
+        if self.followers:
+            raise ValueError(
+                f"the follower load(s) {sorted(self.followers)} act at their full magnitude "
+                "in every load step, so a state at a load factor below 1 is not the "
+                "equilibrium of that fraction of the loads; solve without at_load_factors, "
+                "once per load level (loads={name: magnitude})")
         if not self.path_independent:
             raise ValueError(
                 f"{type(self).__name__} is path dependent (its flux carries history), so "
@@ -435,6 +600,13 @@ class NonlinearModel(Model):
                             f"{', '.join(_NEWTON_OPTIONS)}")
         if steps is not None:
             given["steps"] = steps
+        if self.followers and given.get("line_search") == "energy":
+            if (newton or {}).get("line_search") == "energy":
+                raise ValueError(
+                    f"line_search='energy' needs a potential of the loads, which the "
+                    f"follower load(s) {sorted(self.followers)} do not have; use "
+                    "'residual' or None")
+            given["line_search"] = "residual"  # the physics' default, without a potential
         return NewtonOptions(**given)
 
 
