@@ -89,7 +89,12 @@ class PatternOuters:
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")
         indptr = pattern.indptr
-        self.rows, self.cols = pattern.rows, pattern.cols
+        self.counts = np.diff(indptr)
+        if steps == 1:  # λ repeated over each row's entries: no index array held
+            self.rows, self.cols = None, pattern.cols
+        else:  # gathers of a whole buffer: intp indices, which np.take need not convert
+            self.rows = pattern.rows.astype(np.intp, copy=False)
+            self.cols = pattern.cols.astype(np.intp)
         # rows starting each block of about BLOCK entries, and the last row
         entries = max(self.BLOCK // steps, 1)
         starts = np.searchsorted(indptr, np.arange(0, pattern.nnz, entries), side="right")
@@ -101,7 +106,7 @@ class PatternOuters:
         self._vectors = np.empty((count + 1, steps, pattern.shape[0]))
         self._held = 0
         longest = int(np.diff(self.entry_bounds).max(initial=0))
-        self._lam_rows = np.empty(steps * longest)
+        self._lam_rows = np.empty(steps * longest if steps > 1 else 0)
         self._product = np.empty(steps * longest)
 
     def subtract(self, lam: np.ndarray, *xs: np.ndarray) -> None:
@@ -127,14 +132,18 @@ class PatternOuters:
 
     def _subtract(self, lams: np.ndarray, xs) -> None:
         """``sums[k] −= Σ_i lams[i] xs[k][i]ᵀ``, the ``i`` in order (``(steps, n)``)."""
-        held, entries = lams.shape[0], self.entry_bounds
+        held, entries, rows = lams.shape[0], self.entry_bounds, self.row_bounds
         for b in range(entries.size - 1):
             e0, e1 = entries[b], entries[b + 1]
             shape = (held, e1 - e0)  # contiguous, so np.take writes them unbuffered
-            lam_rows = self._lam_rows[:held * (e1 - e0)].reshape(shape)
             product = self._product[:held * (e1 - e0)].reshape(shape)
-            # mode="clip": the pattern's indices are in range, and "raise" buffers ``out``
-            np.take(lams, self.rows[e0:e1], axis=1, out=lam_rows, mode="clip")
+            if self.rows is None:
+                lam_rows = np.repeat(lams[:, rows[b]:rows[b + 1]],
+                                     self.counts[rows[b]:rows[b + 1]], axis=1)
+            else:
+                lam_rows = self._lam_rows[:held * (e1 - e0)].reshape(shape)
+                # mode="clip": the indices are in range, and "raise" buffers ``out``
+                np.take(lams, self.rows[e0:e1], axis=1, out=lam_rows, mode="clip")
             for x, total in zip(xs, self.sums, strict=True):
                 np.take(x, self.cols[e0:e1], axis=1, out=product, mode="clip")
                 product *= lam_rows
