@@ -6,6 +6,7 @@ optimizer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -84,6 +85,8 @@ def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None
     kind = config.physics_class.config.load_kind(load["type"])
     value, name = load["value"], load["name"]
     add = getattr(model, kind.method)
+    if kind.flags:
+        add = partial(add, **{flag: load[flag] for flag, _ in kind.flags})
     _, select = LOAD_SELECTIONS[kind.on]
     if kind.on == "nodes" and "point" in load:
         add(load["point"], value, name=name)

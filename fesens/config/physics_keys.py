@@ -21,6 +21,7 @@ from fesens.config.checks import (
     REQUIRED,
     ConfigError,
     Key,
+    boolean,
     check_table,
     choice,
     components,
@@ -121,7 +122,8 @@ def load_variants(physics: str, dim: int) -> dict[str, dict[str, Key]]:
                  else Key(number(), REQUIRED, load.doc))
         keys, _ = LOAD_SELECTIONS[load.on]
         variants[load.type] = {"name": NAME, "value": value, "history": HISTORY,
-                               **selections.selection_spec(*keys)}
+                               **selections.selection_spec(*keys),
+                               **{flag: Key(boolean(), False, doc) for flag, doc in load.flags}}
     return variants
 
 

@@ -351,9 +351,10 @@ class FiniteStrainElasticity(NonlinearModel):
             LoadKind("traction", "traction", "facets", True,
                      "force vector per unit reference area"),
             LoadKind("pressure", "pressure", "facets", False,
-                     "pressure along the reference normal"),
-            LoadKind("follower_pressure", "follower_pressure", "facets", False,
-                     "pressure per unit current area along the deformed normal"),
+                     "pressure along the reference normal (follower: per unit current "
+                     "area along the deformed normal)",
+                     flags=(("follower", "the pressure follows the deformed facet's normal "
+                                         "(a gas or fluid pressure)"),)),
             LoadKind("body_force", "body_force", "cells", True,
                      "force vector per unit reference volume"),
         ),
@@ -518,8 +519,3 @@ class FiniteStrainElasticity(NonlinearModel):
         if follower:
             return self.follower_surface_load(where, p, name=name, kind="pressure")
         return self.surface_load(where, pressure=p, name=name, kind="pressure")
-
-    def follower_pressure(self, where: Where, p, *, name: str | None = None) -> str:
-        """``pressure(where, p, follower=True)``: a pressure per unit current area along
-        the deformed facet's normal (the config's ``type = "follower_pressure"``)."""
-        return self.pressure(where, p, name=name, follower=True)

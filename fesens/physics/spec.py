@@ -91,6 +91,9 @@ class LoadKind:
         True: the value is a vector of ``dim`` numbers; False: one number.
     doc : str
         What the value is (for messages).
+    flags : tuple of (str, str)
+        Boolean keys of the load's table, ``(key, what it does)``, each passed to the
+        method as a keyword (default False), e.g. a pressure's ``follower``.
     """
 
     type: str
@@ -98,6 +101,7 @@ class LoadKind:
     on: str
     vector: bool
     doc: str
+    flags: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
         if self.on not in LOAD_SUPPORTS:

@@ -10,6 +10,8 @@ import pytest
 from scipy.optimize import brentq
 
 from fesens.ad import check_grad, taylor_test
+from fesens.config import build_model, resolve
+from fesens.config.nonlinear import newton_options
 from fesens.errors import BoundaryConditionError, SolverError
 from fesens.mesh.generators import box, rectangle
 from fesens.physics.hyperelastic_law import lame_constants
@@ -41,7 +43,7 @@ def _loaded(mesh, p: float = 0.7) -> FiniteStrainElasticity:
     model = FiniteStrainElasticity(mesh, E=10.0, nu=NU)
     model.fix("left")
     model.pressure("top", p, follower=True, name="top")
-    model.follower_pressure("right", -0.4 * p, name="right")
+    model.pressure("right", -0.4 * p, follower=True, name="right")
     return model
 
 
@@ -54,7 +56,7 @@ def test_tangent_with_load_stiffness_equals_central_differences(cell):
     adjoint refines with is its transpose."""
     mesh = jittered(TANGENT_MESHES[cell](), 0.02)
     model = _loaded(mesh)
-    fields = {**model.material_fields(), **model._follower_fields({"top": 1.3})}
+    fields = {**model.material_fields(), **model.follower_fields({"top": 1.3})}
     rng = np.random.default_rng(1)
     u = 0.01 * rng.standard_normal(model.dofmap.n_dofs)
     u[model.constrained_dofs] = 0.0
@@ -70,8 +72,12 @@ def test_tangent_with_load_stiffness_equals_central_differences(cell):
     scale = np.abs(K).max()
     assert np.abs(K - K_fd).max() <= 1e-7 * scale
     assert np.abs(K - K.T).max() > 1e-3 * scale  # the load stiffness is not symmetric
-    without = model.tangent(u, model.material_fields()).tocsr().toarray()
+    unloaded = {**model.material_fields(),
+                **{key: 0.0 * p for key, p in model.follower_fields().items()}}
+    without = model.tangent(u, unloaded).tocsr().toarray()
     assert np.abs(K - without).max() > 1e-3 * scale  # ... and it is there
+    with pytest.raises(BoundaryConditionError, match="not among the fields"):
+        model.internal_forces(u, model.material_fields())  # never left out silently
 
     v = np.zeros(model.dofmap.n_dofs)
     v[free] = rng.standard_normal(free.size)
@@ -140,15 +146,16 @@ def test_hydrostatic_follower_pressure_in_closed_form(dim):
 
 def test_a_follower_load_makes_auto_lu_and_refuses_a_symmetric_backend():
     """The tangent with a follower load is not symmetric: ``auto`` is LU for this instance
-    (not for the class), and Cholesky is refused with a message that names the fix."""
+    (not for the class), and Cholesky is refused with a message that names the fix; what a
+    follower load cannot do is refused by name."""
     model = _loaded(rectangle(3, 2, 1.0, 0.5, "quad4"), p=0.05)
     assert model.symmetric_tangent is False and FiniteStrainElasticity.symmetric_tangent
     model.solve()
     assert "lu" in str(model.solver_choice).lower()
     with pytest.raises(SolverError, match="not symmetric"):
         model.solve(solver="cholmod")
-    with pytest.raises(ValueError, match="potential"):
-        model.solve(newton={"line_search": "energy"})
+    # the energy leaves out the follower load's work: the search is on the residual
+    assert model.solve(newton={"line_search": "energy"}).report.cutbacks == []
     with pytest.raises(ValueError, match="full magnitude"):
         model.solve(at_load_factors=[0.5, 1.0])
     with pytest.raises(BoundaryConditionError, match="one per facet"):
@@ -225,3 +232,28 @@ def test_gradient_through_newton_with_a_follower_load(plate, name):
     result = taylor_test(fun, x, verbose=False)
     assert result.rate > 1.9, result.table()
     assert check_grad(fun, x, rtol=1e-5) < 1e-5
+
+
+def test_a_config_pressure_with_follower_true(tmp_path):
+    """``[[loads]] type = "pressure"``, ``follower = true`` builds the follower load (the
+    default, false, the dead one): the config's model solves to the hydrostatic closed form
+    (Bonet & Wood 2008, §8.4.1) of :func:`_hydrostatic_stretch`."""
+    supports = [{"group": side, "components": [c]}
+                for side, c in (("left", "x"), ("bottom", "y"))]
+    raw = {
+        "mesh": {"type": "rectangle", "size": [1.0, 1.0], "cells": [2, 2]},
+        "physics": {"type": "hyperelasticity"},
+        "material": {"E": E, "nu": NU},
+        "supports": supports,
+        "loads": [{"type": "pressure", "group": side, "value": 0.3, "follower": True}
+                  for side in ("right", "top")],
+    }
+    config = resolve(raw, base_dir=tmp_path, source="test", optimize=False)
+    model = build_model(config)
+    assert set(model.followers) == {"pressure0", "pressure1"}
+    solution = model.solve(newton=newton_options(config.data))
+    stretch = _hydrostatic_stretch(0.3, 2, follower=True)
+    assert np.abs(solution.displacement - (stretch - 1) * model.mesh.points).max() < 1e-9
+    raw["loads"][0]["follower"] = raw["loads"][1]["follower"] = False
+    dead = build_model(resolve(raw, base_dir=tmp_path, source="test", optimize=False))
+    assert not dead.followers and dead.symmetric_tangent

@@ -154,8 +154,8 @@ class NonlinearModel(Model):
     pattern, and the tangent of the model is no longer symmetric (``symmetric_tangent``
     becomes False on the instance: ``auto`` is then LU). A follower load acts at its full
     magnitude in every load step (the load factor ramps the load vector and the
-    prescribed values only), and it has no potential in general, so the line search is on
-    the residual.
+    prescribed values only), and it has no potential in general, so a line search on the
+    energy is done on the residual instead.
     """
 
     #: Whether ``∂R/∂u`` is symmetric, and positive definite at every iterate (together
@@ -290,17 +290,35 @@ class NonlinearModel(Model):
         self.symmetric_tangent = False
         return name
 
-    def _follower_fields(self, magnitudes: dict | None) -> dict:
-        """The pressures of the follower loads times their magnitudes, ``(n_facets,)``
-        each (traced when a magnitude is), by their field names."""
+    def follower_fields(self, magnitudes: dict | None = None) -> dict:
+        """The pressures of the follower loads times their magnitudes (``loads`` of
+        :meth:`solve`, default 1), ``(n_facets,)`` each (traced when a magnitude is), by
+        their field names: with :meth:`material_fields`, the fields of
+        :meth:`internal_forces` and :meth:`tangent`."""
         magnitudes = magnitudes or {}
         return {_FOLLOWER_FIELD.format(name): magnitudes.get(name, 1.0) * load.pressure
                 for name, load in self.followers.items()}
 
     def _acting_followers(self, fields: dict) -> list[tuple[FollowerLoad, object]]:
-        """``(load, pressure)`` of the follower loads whose pressure is among ``fields``."""
-        return [(load, fields[key]) for name, load in self.followers.items()
-                if (key := _FOLLOWER_FIELD.format(name)) in fields]
+        """``(load, pressure)`` of every follower load, its pressure read from ``fields``.
+
+        Raises
+        ------
+        BoundaryConditionError
+            A follower load whose pressure is not among ``fields``: its forces would be
+            left out silently.
+        """
+        missing = [name for name in self.followers
+                   if _FOLLOWER_FIELD.format(name) not in fields]
+        if missing:
+            raise BoundaryConditionError(
+                f"the follower load(s) {missing} depend on the state, but their pressures "
+                f"are not among the fields given ({sorted(fields)}); solve() adds them "
+                "(follower_fields(loads)); a run that builds its fields from "
+                "material_fields alone, such as a transient run, does not support follower "
+                "loads: give the pressure as a dead load there")
+        return [(load, fields[_FOLLOWER_FIELD.format(name)])
+                for name, load in self.followers.items()]
 
     def _follower_positions(self, load: FollowerLoad, u, points):
         """Current positions ``X + u`` of a follower load's facet nodes, ``(n_facets,
@@ -345,8 +363,8 @@ class NonlinearModel(Model):
 
     def internal_forces(self, u, fields: dict, points=None):
         """``F_a = Σ_q t dΩ_q P : ∇N_a`` over all dofs, ``(n_dofs,)``, minus the forces of
-        the follower loads whose pressures are among ``fields``; traced in ``u``, the
-        fields and ``points``."""
+        the follower loads (their pressures among ``fields``: :meth:`follower_fields`);
+        traced in ``u``, the fields and ``points``."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
         P = self.flux(u_q, grad_q, fields)
         weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
@@ -532,7 +550,7 @@ class NonlinearModel(Model):
         self.check_parameters(parameters)
         options = self._newton_options(newton, steps)
         points = self.checked_points(points)
-        fields = {**self.material_fields(**parameters), **self._follower_fields(loads)}
+        fields = {**self.material_fields(**parameters), **self.follower_fields(loads)}
         if options.line_search == "energy" and type(self).energy is NonlinearModel.energy:
             raise ValueError(f"line_search='energy' needs a stored energy, which "
                              f"{type(self).__name__} does not declare; use 'residual'")
@@ -601,12 +619,10 @@ class NonlinearModel(Model):
         if steps is not None:
             given["steps"] = steps
         if self.followers and given.get("line_search") == "energy":
-            if (newton or {}).get("line_search") == "energy":
-                raise ValueError(
-                    f"line_search='energy' needs a potential of the loads, which the "
-                    f"follower load(s) {sorted(self.followers)} do not have; use "
-                    "'residual' or None")
-            given["line_search"] = "residual"  # the physics' default, without a potential
+            # the energy the search reads leaves out the follower loads' work, which has
+            # no potential in general; a config's [newton] always names a line search (the
+            # physics' default), so the search falls back to the residual, as documented
+            given["line_search"] = "residual"
         return NewtonOptions(**given)
 
 
