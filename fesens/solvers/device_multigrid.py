@@ -42,17 +42,10 @@ from fesens.solvers.device_lattice import (
     finest_level,
     levels_of,
 )
-from fesens.solvers.grid_hierarchy import (
-    _CHEBYSHEV_LOWER,
-    _CHEBYSHEV_UPPER,
-    _POWER_ITERATIONS,
-)
+from fesens.solvers.krylov import SMOOTHERS, ArrayOps, largest_eigenvalue, pcg, smooth
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 
 PRECISIONS = ("double", "mixed")
-SMOOTHERS = ("chebyshev", "jacobi")
-#: Every this many CG iterations the recursive residual is replaced by the true one.
-_RESIDUAL_REFRESH = 50
 #: Columns of the identity applied at once when the dense coarsest matrix is formed.
 _PROBE_BLOCK = 256
 #: What to install for the GPU path.
@@ -89,11 +82,6 @@ def array_library(device: str) -> ModuleType:
     return cupy
 
 
-def _dot(xp: ModuleType, a, b) -> float:
-    """``aᵀ b`` over all entries, as a host scalar."""
-    return float(xp.tensordot(a, b, axes=a.ndim))
-
-
 class _Level:
     """One level for one set of coefficients: kernels, coefficients, inverse diagonal,
     the largest eigenvalue of ``D⁻¹ A`` and the transfer from the next coarser level."""
@@ -108,25 +96,14 @@ class _Level:
                 "non-positive diagonal entries; the coefficients must be positive")
         self.inverse_diagonal = free / (diagonal + (1.0 - free))  # 0 at eliminated dofs
         self.transfer: LatticeTransfer | None = None
-        self.lambda_max = self._largest_eigenvalue()
+        # power iterations from a seeded vector, made on the host once
+        seed = np.random.default_rng(0).uniform(0.5, 1.5, tuple(free.shape))
+        self.lambda_max = largest_eigenvalue(
+            self.apply, self.inverse_diagonal,
+            xp.asarray(seed.astype(kernels.host_dtype)) * free, ArrayOps(xp))
 
     def apply(self, u):
         return self.kernels.apply(self.coefficients, u)
-
-    def _largest_eigenvalue(self) -> float:
-        """Power iterations on ``D⁻¹ A`` from a seeded vector (made on the host once)."""
-        xp, free = self.kernels.xp, self.kernels.free
-        seed = np.random.default_rng(0).uniform(0.5, 1.5, tuple(free.shape))
-        x = xp.asarray(seed.astype(self.kernels.host_dtype)) * free
-        estimate = 1.0
-        for _ in range(_POWER_ITERATIONS):
-            y = self.inverse_diagonal * self.apply(x)
-            norm = _dot(xp, y, y) ** 0.5
-            if norm == 0.0:
-                return 1.0
-            estimate = norm / _dot(xp, x, x) ** 0.5
-            x = y / norm
-        return estimate
 
 
 class _DenseCoarse:
@@ -338,29 +315,9 @@ class LatticeMultigrid:
 
     def _smooth(self, level: _Level, b, x):
         """Smooth ``A x = b`` from ``x`` (None: from zero, saving a product)."""
-        D = level.inverse_diagonal
-        if self.smoother == "jacobi":
-            omega = 4.0 / (3.0 * level.lambda_max)
-            for _ in range(self.degree):
-                x = omega * D * b if x is None else x + omega * D * (b - level.apply(x))
-            return x
-        # Chebyshev iteration on D⁻¹A (Saad, Iterative Methods, alg. 12.1)
-        upper = _CHEBYSHEV_UPPER * level.lambda_max
-        lower = _CHEBYSHEV_LOWER * level.lambda_max
-        theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
-        sigma = theta / delta
-        rho = 1.0 / sigma
-        r = D * b if x is None else D * (b - level.apply(x))
-        d = r / theta
-        for step in range(self.degree):
-            x = d if x is None else x + d
-            if step == self.degree - 1:
-                break
-            r = r - D * level.apply(d)
-            rho_next = 1.0 / (2.0 * sigma - rho)
-            d = rho_next * rho * d + (2.0 * rho_next / delta) * r
-            rho = rho_next
-        return x
+        return smooth(level.apply, level.inverse_diagonal, level.lambda_max, b, x,
+                      smoother=self.smoother, degree=self.degree,
+                      ops=ArrayOps(level.kernels.xp))
 
     # ------------------------------------------------------------ solves
     def solve(self, coefficients, f, x0=None):
@@ -414,44 +371,10 @@ class LatticeMultigrid:
     def _pcg(self, apply, precondition, b, x0):
         """Preconditioned CG on lattice arrays until the true relative residual is at
         most ``rtol``."""
-        xp = namespace(b)
         maxiter = min(self.structure.n, 1000) if self.maxiter is None else self.maxiter
-        b_norm = _dot(xp, b, b) ** 0.5
-        if b_norm == 0.0:
-            self.stats.update(iterations=0, residual=0.0)
-            return xp.zeros(b.shape, dtype=b.dtype)
-        x = xp.zeros(b.shape, dtype=b.dtype) if x0 is None else x0
-        r = b if x0 is None else b - apply(x)
-        if x0 is not None and _dot(xp, r, r) ** 0.5 >= b_norm:  # the guess does not help
-            x, r = xp.zeros(b.shape, dtype=b.dtype), b
-        iterations, residual = 0, _dot(xp, r, r) ** 0.5 / b_norm
-        z = precondition(r)
-        p, rz = z, _dot(xp, r, z)
-        while residual > self.rtol and iterations < maxiter:
-            q = apply(p)
-            curvature = _dot(xp, p, q)
-            if not curvature > 0.0:
-                raise SolverError(
-                    f"device multigrid: CG met non-positive curvature pᵀAp = "
-                    f"{curvature:.3e} after {iterations} iterations; the operator is not "
-                    "symmetric positive definite")
-            alpha = rz / curvature
-            x = x + alpha * p
-            iterations += 1
-            r = b - apply(x) if iterations % _RESIDUAL_REFRESH == 0 else r - alpha * q
-            residual = _dot(xp, r, r) ** 0.5 / b_norm
-            if residual <= self.rtol:  # confirm with the true residual
-                r = b - apply(x)
-                residual = _dot(xp, r, r) ** 0.5 / b_norm
-                if residual <= self.rtol:
-                    break
-            z = precondition(r)
-            rz_next = _dot(xp, r, z)
-            p = z + (rz_next / rz) * p
-            rz = rz_next
-        if residual != residual or not bool(xp.all(xp.isfinite(x))):
-            raise NonFiniteError(f"device multigrid: the solution holds NaN or infinity "
-                                 f"after {iterations} iterations")
+        x, iterations, residual = pcg(apply, precondition, b, x0, rtol=self.rtol,
+                                      maxiter=maxiter, ops=ArrayOps(namespace(b)),
+                                      name="device multigrid")
         self.stats.update(iterations=iterations, residual=residual)
         if residual > self.rtol:
             raise ConvergenceError(
@@ -514,6 +437,18 @@ class DeviceLatticeSolver(LinearSolver):
         self.multigrid: LatticeMultigrid | None = None
         self._coefficients = None
         self._stats.update(last_iterations=None, last_residual=None)
+
+    @property
+    def rtol(self) -> float:
+        """The relative residual the solves reach (settable between solves, as an
+        optimization's adaptive tolerance does)."""
+        return self.options.get("rtol", 1e-8)
+
+    @rtol.setter
+    def rtol(self, value: float) -> None:
+        self.options["rtol"] = value
+        if self.multigrid is not None:
+            self.multigrid.rtol = value
 
     def factorize(self, A: LatticeOperator) -> None:
         """Set up the hierarchy of ``A``'s coefficients (on the device)."""

@@ -27,20 +27,9 @@ import scipy.sparse as sp
 
 from fesens.errors import SolverError
 from fesens.solvers.base import LinearSolver
+from fesens.solvers.krylov import ArrayOps, PooledOps, largest_eigenvalue, smooth
 from fesens.solvers.parallel import RowBlocks, SlabPool
 from fesens.solvers.registry import make_solver, solver_class
-
-#: Power iterations estimating the largest eigenvalue of ``D⁻¹ A`` per level.
-_POWER_ITERATIONS = 12
-#: Chebyshev smoothing targets eigenvalues of ``D⁻¹ A`` in [λ_max / 10, 1.1 λ_max]; the upper
-#: factor covers the power iteration's underestimate. The lower end is where coarsening by
-#: 2 per axis hands over to the coarse correction: pyamg's λ_max / 30 (for aggregation's
-#: faster coarsening) spends the polynomial on modes the coarse level represents anyway.
-#: Measured, hex8 cantilever, uniform density, degree 2, rtol 1e-8: CG iterations
-#: 48x24x24 16 -> 10, 96x48x48 19 -> 10 (48x24x24 with λ_max / 5: 10; with degree 3: 8, at
-#: 7 operator products per iteration against degree 2's 5). On thresholded 0/1 designs the
-#: coarse correction, not the smoother, sets the count (48x24x24: 68 at either bound).
-_CHEBYSHEV_LOWER, _CHEBYSHEV_UPPER = 1.0 / 10.0, 1.1
 
 
 @dataclass(frozen=True)
@@ -156,6 +145,7 @@ class Hierarchy:
                  transfers: list[Transfer] | None = None) -> None:
         self.smoother, self.degree = smoother, degree
         self.pool = SlabPool() if pool is None else pool
+        self.ops = PooledOps(self.pool)
         self.levels = [self._level(A, grid.shape)]
         self.stop_reason = ""
         shape, free = grid.shape, grid.rows >= 0
@@ -214,7 +204,11 @@ class Hierarchy:
                 "definite matrix")
         product = A if not sp.issparse(A) else RowBlocks(A, self.pool)
         level = Level(A, shape, 1.0 / diagonal, product=product)
-        level.lambda_max = _largest_eigenvalue(product, level.inverse_diagonal)
+        # from a seeded vector, with whole-vector dot products: the estimate is computed
+        # once per build and needs no pieces to be independent of the thread count
+        seed = np.random.default_rng(0).uniform(0.5, 1.5, A.shape[0])
+        level.lambda_max = largest_eigenvalue(lambda v: product @ v, level.inverse_diagonal,
+                                              seed, ArrayOps(np))
         return level
 
     @staticmethod
@@ -252,43 +246,8 @@ class Hierarchy:
 
     def _smooth(self, level: Level, b: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         """Smooth ``A x = b`` from ``x`` (None: from zero, saving a product)."""
-        A, D = level.product, level.inverse_diagonal
-        degree = self.degree
-        if self.smoother == "jacobi":
-            omega = 4.0 / (3.0 * level.lambda_max)
-            for _ in range(degree):
-                x = omega * D * b if x is None else x + omega * D * (b - A @ x)
-            return x
-        # Chebyshev iteration on D⁻¹A (Saad, Iterative Methods, alg. 12.1)
-        upper = _CHEBYSHEV_UPPER * level.lambda_max
-        lower = _CHEBYSHEV_LOWER * level.lambda_max
-        theta, delta = 0.5 * (upper + lower), 0.5 * (upper - lower)
-        sigma = theta / delta
-        rho = 1.0 / sigma
-        # the updates run in place on arrays this method owns (``x`` is the caller's own
-        # iterate): the same operations as out-of-place ones, a few vectors fewer
-        if x is None:
-            r = D * b
-        else:
-            r = A @ x
-            np.subtract(b, r, out=r)
-            r *= D
-        d = r / theta
-        for step in range(degree):
-            if x is None:
-                x = d.copy()
-            else:
-                x += d
-            if step == degree - 1:
-                break
-            work = A @ d
-            work *= D
-            r -= work
-            rho_next = 1.0 / (2.0 * sigma - rho)
-            d *= rho_next * rho
-            d += np.multiply(r, 2.0 * rho_next / delta, out=work)
-            rho = rho_next
-        return x
+        return smooth(lambda v: level.product @ v, level.inverse_diagonal, level.lambda_max,
+                      b, x, smoother=self.smoother, degree=self.degree, ops=self.ops)
 
 
 def _lattice_prolongation(shape: tuple[int, ...], free: np.ndarray):
@@ -323,17 +282,3 @@ def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks) -> sp.csr_matrix:
                           f"{coarse.shape}, the prolongation {P.shape}; the operator and "
                           "the grid disagree")
     return coarse
-
-
-def _largest_eigenvalue(A: sp.csr_matrix, inverse_diagonal: np.ndarray) -> float:
-    """Estimate of the largest eigenvalue of ``D⁻¹ A`` by power iteration (seeded)."""
-    x = np.random.default_rng(0).uniform(0.5, 1.5, A.shape[0])
-    estimate = 1.0
-    for _ in range(_POWER_ITERATIONS):
-        y = inverse_diagonal * (A @ x)
-        norm = float(np.linalg.norm(y))
-        if norm == 0.0:
-            return 1.0
-        estimate = norm / float(np.linalg.norm(x))
-        x = y / norm
-    return estimate

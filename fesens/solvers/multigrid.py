@@ -34,24 +34,28 @@ otherwise.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.errors import ConvergenceError, NonFiniteError, SolverError
+from fesens.errors import ConvergenceError, SolverError
 from fesens.solvers.base import LinearSolver
+from fesens.solvers.device_multigrid import DeviceLatticeSolver
 from fesens.solvers.grid_hierarchy import Hierarchy, StructuredGrid
 from fesens.solvers.iterative import solve_columns
+from fesens.solvers.krylov import SMOOTHERS, pcg
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 from fesens.solvers.needs import ModelNeeds
 from fesens.solvers.parallel import SlabPool
 from fesens.solvers.registry import register_solver
 from fesens.solvers.structure import MatrixStructure
 
+#: Where a matrix-free solve runs (the ``device`` option): this solver, or the device
+#: multigrid on CuPy or on numpy.
+DEVICES = ("cpu", "gpu", "numpy")
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
-SMOOTHERS = ("chebyshev", "jacobi")
 #: Cell types the matrix-free fine level applies cell by cell: first-order cells, which are
 #: the lattice's own cells (one reference cell matrix for all).
 MATRIX_FREE_CELL_TYPES = ("quad4", "hex8")
@@ -63,8 +67,6 @@ MATRIX_FREE_NEEDS = ModelNeeds(
     instead="use gmg with matrix_free = false (it assembles the fine level)",
     instead_unstructured="use backend \"cg\" with preconditioner \"amg\" (gmg with "
                          "matrix_free = false needs a lattice too)")
-#: Every this many CG iterations the recursive residual is replaced by the true one.
-_RESIDUAL_REFRESH = 50
 
 
 @register_solver("gmg")
@@ -113,6 +115,15 @@ class MultigridCGSolver(LinearSolver):
         cell operation (:class:`~fesens.solvers.lattice_operator.LatticeOperator`) instead
         of assembling it, on a lattice of identical first-order cells. The solver itself
         takes either (:meth:`factorize`).
+    device : {"cpu", "gpu", "numpy"}, default "cpu"
+        Where a matrix-free solve runs. ``"cpu"``: this solver. ``"gpu"``: the device
+        multigrid of :mod:`fesens.solvers.device_multigrid` on CuPy
+        (:class:`~fesens.solvers.device_multigrid.DeviceLatticeSolver`: matrix-free on
+        every level, a dense coarsest level of its own ``coarse_size``), given ``rtol``,
+        ``maxiter``, ``smoother`` and ``degree``; a missing CuPy or GPU is refused here,
+        naming :data:`~fesens.solvers.device_multigrid.GPU_INSTALL`. ``"numpy"``: that
+        device multigrid on numpy arrays, to check it without a GPU. Both need
+        ``matrix_free``.
     """
 
     symmetric = True
@@ -129,7 +140,7 @@ class MultigridCGSolver(LinearSolver):
     def __init__(self, *, grid: GridSpec = None, rtol: float = 1e-8, maxiter: int | None = None,
                  smoother: str = "chebyshev", degree: int = 2, coarse_size: int = 15000,
                  reuse: bool = False, rebuild_growth: float = 0.5, warm_start: bool = True,
-                 matrix_free: bool = False) -> None:
+                 matrix_free: bool = False, device: str = "cpu") -> None:
         super().__init__()
         _check_range("rtol", rtol, 0.0, 1.0, "a relative residual in (0, 1), e.g. 1e-8")
         if maxiter is not None:
@@ -146,6 +157,9 @@ class MultigridCGSolver(LinearSolver):
         if not isinstance(matrix_free, bool):
             raise ValueError(f"gmg: matrix_free = {matrix_free!r} must be true or false")
         self.matrix_free = matrix_free
+        self.device = device
+        self._device = _device_solver(device, matrix_free, rtol=rtol, maxiter=maxiter,
+                                      smoother=smoother, degree=degree)
         self._hierarchy: Hierarchy | None = None
         self._pattern: MatrixStructure | LatticeStructure | None = None
         self._baseline: int | None = None  # CG iterations of the first solve after a build
@@ -163,6 +177,12 @@ class MultigridCGSolver(LinearSolver):
         """Prepare solves with ``A``: a sparse matrix (:meth:`LinearSolver.factorize`), or a
         matrix-free :class:`~fesens.solvers.lattice_operator.LatticeOperator`, which
         carries its own grid."""
+        if self._device is not None:
+            self._matrix, self._held = None, None
+            self._device.factorize(A)  # lattice operators only, which it checks
+            self._stats["n_numeric"] += 1
+            self._matrix = A
+            return
         if not isinstance(A, LatticeOperator):
             super().factorize(A)
             return
@@ -229,6 +249,13 @@ class MultigridCGSolver(LinearSolver):
         if x0 is None and self.warm_start:
             previous = self._previous.get(transpose)
             x0 = previous if previous is not None and previous.shape == b.shape else None
+        if self._device is not None:
+            self._device.rtol = self.rtol  # an optimization may have loosened it
+            x = self._device.solve(b, x0)
+            self._stats.update(last_iterations=self._device.stats["last_iterations"],
+                               last_residual=self._device.stats["last_residual"])
+            self._previous[transpose] = x.copy()
+            return x
         with self._pool.one_blas_thread():
             x = solve_columns(b, x0, self._solve_column, self._stats)
         self._previous[transpose] = x.copy()
@@ -268,57 +295,22 @@ class MultigridCGSolver(LinearSolver):
              ) -> tuple[np.ndarray, int, float]:
         """Preconditioned CG until ``rtol`` or ``maxiter`` iterations; returns (x,
         iterations, true relative residual)."""
-        A, M, pool = self._matrix, self._hierarchy.vcycle, self._pool
-        b_norm = math.sqrt(pool.dot(b, b))
-        if b_norm == 0.0:
-            return np.zeros_like(b), 0, 0.0
-        x = np.zeros_like(b) if x0 is None else x0.copy()
-        r = b - A @ x if x0 is not None else b.copy()
-        if x0 is not None and math.sqrt(pool.dot(r, r)) >= b_norm:  # the guess does not help
-            x, r = np.zeros_like(b), b.copy()
-        iterations, residual = 0, math.sqrt(pool.dot(r, r)) / b_norm
-        z = M(r)
-        p, rz = z.copy(), pool.dot(r, z)
-        while residual > self.rtol and iterations < maxiter:
-            q = A @ p
-            curvature = pool.dot(p, q)
-            if not curvature > 0.0:
-                raise SolverError(
-                    f"gmg: CG met non-positive curvature pᵀAp = {curvature:.3e} after "
-                    f"{iterations} iterations; the matrix is not symmetric positive definite")
-            alpha = rz / curvature
-            iterations += 1
-            refresh = iterations % _RESIDUAL_REFRESH == 0
+        A = self._matrix
+        return pcg(lambda v: A @ v, self._hierarchy.vcycle, b, x0, rtol=self.rtol,
+                   maxiter=maxiter, ops=self._hierarchy.ops, name="gmg")
 
-            def update(piece: slice, alpha=alpha, q=q, r=r, refresh=refresh) -> None:
-                x[piece] += alpha * p[piece]
-                if not refresh:
-                    r[piece] -= alpha * q[piece]
 
-            pool.pieces(update, b.shape[0])  # in place, on the pool's threads
-            if refresh:
-                r = b - A @ x
-            residual = math.sqrt(pool.dot(r, r)) / b_norm
-            if residual <= self.rtol:  # confirm with the true residual
-                r = b - A @ x
-                residual = math.sqrt(pool.dot(r, r)) / b_norm
-                if residual <= self.rtol:
-                    break
-            z = M(r)
-            rz_next = pool.dot(r, z)
-
-            def direction(piece: slice, beta=rz_next / rz, z=z) -> None:  # p = z + β p
-                p[piece] *= beta
-                p[piece] += z[piece]
-
-            pool.pieces(direction, b.shape[0])
-            rz = rz_next
-        if not np.all(np.isfinite(x)):
-            raise NonFiniteError(f"gmg: the solution holds NaN or infinity after {iterations} "
-                                 "iterations")
-        if residual > self.rtol:  # stopped by maxiter: report the true residual
-            residual = float(np.linalg.norm(b - A @ x)) / b_norm
-        return x, iterations, residual
+def _device_solver(device: str, matrix_free: bool, **options: Any) -> LinearSolver | None:
+    """The device multigrid a ``device`` other than ``"cpu"`` stands for (None for it)."""
+    if device == "cpu":
+        return None
+    if device not in DEVICES:
+        raise ValueError(f"gmg: device = {device!r} is unknown; choose one of {DEVICES}")
+    if matrix_free is not True:
+        raise ValueError(f"gmg: device = {device!r} runs the matrix-free multigrid only; "
+                         "set matrix_free = true, or use device = 'cpu' for the assembled "
+                         "fine level")
+    return DeviceLatticeSolver(device="cpu" if device == "numpy" else device, **options)
 
 
 def _check_range(name: str, value: float, low: float, high: float | None, what: str) -> None:
