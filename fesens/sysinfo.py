@@ -56,3 +56,30 @@ def thread_lines() -> list[str]:
     return [f"threads: {usable_cores()} usable cores; BLAS threads per solve: {THREAD_RULE}",
             f"threads chosen: small direct solve {small}, large 3D direct solve {large}, "
             f"iterative solve {iterative}; OpenMP ({THREAD_LIMIT_VARIABLE}): {limit}"]
+
+
+#: What to install for the GPU path (``device = "gpu"`` of the matrix-free ``gmg``).
+GPU_INSTALL = "pip install fesens[gpu] (CuPy for CUDA 12: cupy-cuda12x)"
+
+
+def gpu_description() -> str:
+    """The GPU that ``device = "gpu"`` would run on, as one line: the first CUDA device's
+    name and memory as CuPy sees them, or ``"none"`` with the reason (no CuPy, no device,
+    a CUDA error)."""
+    try:
+        import cupy
+    except ImportError:
+        return f"none (CuPy is not installed: {GPU_INSTALL})"
+    version = getattr(cupy, "__version__", "?")
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+        if count == 0:
+            return f"none (CuPy {version} finds no CUDA device)"
+        properties = cupy.cuda.runtime.getDeviceProperties(0)
+    except Exception as error:  # CuPy raises its own CUDA runtime errors
+        return f"none (CuPy {version}: {error})"
+    name = properties.get("name", b"?")
+    name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+    memory = properties.get("totalGlobalMem", 0) / 2**30
+    more = f", {count} devices" if count > 1 else ""
+    return f"{name}, {memory:.1f} GiB (CuPy {version}{more})"

@@ -16,16 +16,17 @@ DOC_TOPICS = sorted(entry.name.removesuffix(".md") for entry in DOCS.iterdir()
 
 @click.command()
 def info() -> None:
-    """Print the version, the available solver backends, the BLAS in use and how many
-    threads fesens gives the solvers."""
+    """Print the version, the available solver backends, the BLAS in use, how many
+    threads fesens gives the solvers and the GPU of the matrix-free gmg's device = "gpu"."""
     from fesens.solvers import available_solvers
-    from fesens.sysinfo import blas_description, thread_lines
+    from fesens.sysinfo import blas_description, gpu_description, thread_lines
 
     click.echo(f"fesens {__version__}")
     click.echo(f"solvers: {', '.join(available_solvers())}")
     click.echo(f"BLAS (SuiteSparse): {blas_description()}")
     for line in thread_lines():
         click.echo(line)
+    click.echo(f"GPU: {gpu_description()}")
 
 
 @click.command()

@@ -44,12 +44,11 @@ from fesens.solvers.device_lattice import (
 )
 from fesens.solvers.krylov import SMOOTHERS, ArrayOps, largest_eigenvalue, pcg, smooth
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
+from fesens.sysinfo import GPU_INSTALL
 
 PRECISIONS = ("double", "mixed")
 #: Columns of the identity applied at once when the dense coarsest matrix is formed.
 _PROBE_BLOCK = 256
-#: What to install for the GPU path.
-GPU_INSTALL = "pip install fesens[gpu] (CuPy for CUDA 12: cupy-cuda12x)"
 
 
 def array_library(device: str) -> ModuleType:

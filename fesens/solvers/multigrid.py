@@ -121,7 +121,7 @@ class MultigridCGSolver(LinearSolver):
         (:class:`~fesens.solvers.device_multigrid.DeviceLatticeSolver`: matrix-free on
         every level, a dense coarsest level of its own ``coarse_size``), given ``rtol``,
         ``maxiter``, ``smoother`` and ``degree``; a missing CuPy or GPU is refused here,
-        naming :data:`~fesens.solvers.device_multigrid.GPU_INSTALL`. ``"numpy"``: that
+        naming :data:`fesens.sysinfo.GPU_INSTALL`. ``"numpy"``: that
         device multigrid on numpy arrays, to check it without a GPU. Both need
         ``matrix_free``.
     """
