@@ -149,6 +149,20 @@ def test_mixed_precision_reaches_rtol_in_float64_on_the_device():
     assert residual <= 1e-8
 
 
+def test_a_model_solve_through_gmg_device_gpu_equals_the_cpu_gmg():
+    """What ``[solver] backend = "gmg"``, ``options = { matrix_free = true, device = "gpu" }``
+    makes of a model's solve: the device multigrid on the GPU, the CPU gmg's compliance."""
+    model = Elasticity(box(16, 8, 8, 2.0, 1.0, 1.0), E=1.0, nu=0.3).fix("left")
+    model.point_load([2.0, 0.5, 0.5], [0.0, -1.0, 0.0])
+    options = {"matrix_free": True, "rtol": 1e-10}
+    gpu = model.solve(solver=("gmg", {**options, "device": "gpu"}))
+    cpu = model.solve(solver=("gmg", options))
+    error = abs(gpu.compliance() - cpu.compliance()) / abs(cpu.compliance())
+    print(f"gmg device = 'gpu' through the model: compliance {gpu.compliance():.10g}, "
+          f"against CPU gmg {error:.1e}")
+    assert error < 1e-8
+
+
 def _main() -> int:
     """Run every test of this module without pytest: PASS, FAIL or SKIP each."""
     tests = [(name, value) for name, value in globals().items()
