@@ -244,6 +244,7 @@ ALLOWED = [
     ("*", r"\b\d+\s?x\s?\d+(?:\s?x\s?\d+)?\b", "grid sizes: the cells a problem is set up with"),
     ("*", r"exit(?: code)? 130\b|\b130 interrupted", "the exit code of an interrupted run"),
     ("*", r"[A-Z][a-z]+ (?:19|20)\d\d\b", "the year of a cited paper"),
+    ("*", r"§\s?\d+(?:\.\d+)*", "the section of a cited book"),
     (README, r"volume 0\.5, SIMP", "the MBB preset's volume limit"),
     (README, r"above 0\.5 and", "the ParaView threshold the reader sets"),
     ("fesens/docs/api.md", r"64-bit mode", "JAX's float64 mode"),
