@@ -66,6 +66,17 @@ def test_pattern_outers_are_the_bits_of_pattern_outer(monkeypatch, block, steps)
         outers.subtract(lam, x)
 
 
+def test_only_a_sweep_that_stores_every_state_buffers_its_products():
+    """Checkpointed: per step, no buffer and no index array of the pattern's size held;
+    every state stored: at most 64 steps buffered and at most an eighth of the steps."""
+    pattern = SparsePattern.of(sp.random(50, 50, density=0.2, random_state=3, format="csr"))
+    checkpointed = PatternOuters.for_sweep(pattern, 2, 1000, checkpointed=True)
+    assert checkpointed._vectors.shape[1] == 1 and checkpointed.rows is None
+    for n_steps, buffered in ((1000, 64), (100, 13), (5, 1)):
+        outers = PatternOuters.for_sweep(pattern, 2, n_steps, checkpointed=False)
+        assert outers._vectors.shape == (3, buffered, 50)
+
+
 @pytest.mark.parametrize(("l", "s"), [(1, 2), (9, 2), (40, 4), (30, 31)])
 def test_with_next_state_hands_each_step_the_state_after_it(l, s):
     """Counting toy (state n is n): step n gets state n − 1 and state n, but step l."""
