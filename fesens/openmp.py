@@ -101,8 +101,8 @@ class FactorWork:
 #: A direct factorization of at least this many flops (:attr:`FactorWork.flops`) runs on all usable
 #: cores; below it on one BLAS thread (see :func:`blas_threads`). Set above the largest
 #: factorization measured (7.2e11 flops), because on the 2-vCPU AMD EPYC machine two BLAS threads
-#: never paid: its two vCPUs share one core's floating-point throughput (two single-thread 2500x2500
-#: products run together in 2.14 s each, one alone in 1.02 s). Measured there, CHOLMOD re-
+#: did not pay in 3D: its two vCPUs share one core's floating-point throughput (two single-thread
+#: 2500x2500 products run together in 2.14 s each, one alone in 1.02 s). Measured there, CHOLMOD re-
 #: factorization and one solve, 1 and 2 BLAS threads alternating, minimum of 5, the process at
 #: raised priority (``nice -n -10``) so that other jobs (load 4 to 5) did not take its cores; time
 #: on 2 threads / on 1 (flops, largest front): 2D quad4 200x100 1.05 (4.1e8, 400), 400x200 1.06
@@ -110,8 +110,10 @@ class FactorWork:
 #: (2.3e9, 975), 32x16x16 2.0 (1.2e10, 1683), 40x20x20 1.76 (4.5e10, 2583), 48x24x24 1.35 (1.3e11,
 #: 3675), 64x32x32 1.58 (7.2e11, 6435; minimum of 2). The gradient agrees (``value_and_grad`` of the
 #: compliance, same priority): 48x24x24 3.11 s on 1 thread, 3.58 s on 2; 800x400 2.97 s and 3.71 s.
-#: At normal priority on the loaded machine (load 5 to 9) the same ratios scatter from 0.48 to 2.3:
-#: a process with two threads takes a larger share of a contended machine, which is no faster
+#: The one exception, not resolved: in ``benchmarks/bench_threads_direct.py`` (same priority, fresh
+#: processes) 2D 800x400 took 1.41 s on 1 thread and 1.14 s on 2 (3D 48x24x24 3.04 s and 3.19 s). At
+#: normal priority on the loaded machine (load 5 to 9) the same ratios scatter from 0.48 to 2.3: a
+#: process with two threads takes a larger share of a contended machine, which is no faster
 #: factorization. Where each core has its own floating-point units, two threads pay sooner: lower
 #: it, or set ``FESENS_THREADS``.
 PARALLEL_MIN_FLOPS = 1e12
