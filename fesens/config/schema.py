@@ -189,6 +189,17 @@ def _check_physics(raw: dict, dim: int) -> dict:
                        elsewhere=hint)
 
 
+def _option_values_hint(raw: Any, options: tuple) -> dict[str, str]:
+    """For a ``[material]`` key whose value is a choice of a ``[physics]`` option (a
+    material law written ``[material] model = "neo-hookean"``), where that value goes."""
+    if not isinstance(raw, dict):
+        return {}
+    return {key: f"{value!r} is a choice of the [physics] option {option.name!r}: write "
+                 f"{option.name} = {value!r} in [physics]"
+            for key, value in raw.items() for option in options
+            if isinstance(value, str) and value in option.choices}
+
+
 def _check_supports(raw: Any, config: Config, anchored: bool) -> list[dict]:
     """``[[supports]]``; none are needed when a physics section anchors the field
     (``anchored``: :func:`~fesens.config.physics_keys.anchors_the_field`)."""
@@ -381,8 +392,11 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
     kind = data["physics"]["type"]
     materials = material_variants()
-    data["material"] = check_table("material", raw.get("material", {}), materials[kind],
-                                   elsewhere=variants_hint(materials, "physics.type", kind))
+    raw_material = raw.get("material", {})
+    data["material"] = check_table(
+        "material", raw_material, materials[kind],
+        elsewhere={**variants_hint(materials, "physics.type", kind),
+                   **_option_values_hint(raw_material, PHYSICS.get(kind).config.options)})
     config = Config(data, mesh, source, label)
     data["supports"] = []  # checked once the sections are known (the key keeps its place)
     data["loads"] = _check_loads(raw.get("loads", []), config)

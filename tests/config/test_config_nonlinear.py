@@ -160,3 +160,16 @@ def test_resolved_nonlinear_config_round_trips(tmp_path):
                 load_path={"point": [0.5, 0.25], "component": "x"})
     data = resolved(raw, tmp_path).data
     assert resolved(tomllib.loads(dumps(data)), tmp_path).data == data
+
+
+def test_a_material_law_written_in_material_points_to_the_physics_option(tmp_path):
+    """``[material] model = "neo-hookean"`` (where some codes put the law) names the
+    ``[physics]`` option that takes the value."""
+    raw = {"mesh": {"type": "rectangle", "size": [1.0, 0.1], "cells": [4, 1]},
+           "physics": {"type": "hyperelasticity"},
+           "material": {"model": "neo-hookean", "E": 1e3, "nu": 0.3},
+           "supports": [{"group": "left"}],
+           "loads": [{"type": "point", "point": [1.0, 0.0], "value": [0.0, -0.1]}]}
+    with pytest.raises(ConfigError, match=r"material\.model .*'law'.*write law = "
+                                          r"'neo-hookean' in \[physics\]"):
+        resolved(raw, tmp_path)
