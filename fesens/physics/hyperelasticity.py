@@ -512,8 +512,8 @@ class FiniteStrainElasticity(NonlinearModel):
             reference area (it does not follow the deformation). True: the pressure acts
             on the deformed facet along its current normal, ``f = −∫ p n da = −∫ p J F⁻ᵀ N
             dA`` (Bonet & Wood 2008, §8.4.1): a gas or fluid pressure. Its load stiffness
-            joins the tangent, which is then not symmetric (``auto``: LU); it acts at its
-            full magnitude in every load step (see
+            joins the tangent, which is then not symmetric (``auto``: LU); the load factor
+            ramps it like a dead load, in the load steps and ``at_load_factors`` (see
             :class:`~fesens.fem.model.nonlinear.NonlinearModel`).
         """
         if follower:

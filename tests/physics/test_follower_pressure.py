@@ -1,7 +1,8 @@
 """Follower pressure on finite-strain elasticity: its load stiffness against central
 differences of the residual, a block under hydrostatic follower (and dead) pressure in
-closed form, Newton's quadratic convergence with the consistent tangent, and gradients
-through the Newton solve."""
+closed form, Newton's quadratic convergence with the consistent tangent, the load factor
+ramping the pressure (load steps, states at load factors), and gradients through the
+Newton solve."""
 
 from __future__ import annotations
 
@@ -157,8 +158,6 @@ def test_a_follower_load_makes_auto_lu_and_refuses_a_symmetric_backend():
         model.solve(solver="cholmod")
     # the energy leaves out the follower load's work: the search is on the residual
     assert model.solve(newton={"line_search": "energy"}).report.cutbacks == []
-    with pytest.raises(ValueError, match="full magnitude"):
-        model.solve(at_load_factors=[0.5, 1.0])
     with pytest.raises(BoundaryConditionError, match="one per facet"):
         model.pressure("top", [1.0, 2.0], follower=True)
 
@@ -199,6 +198,74 @@ def _loaded_cantilever(mesh, p: float = 0.005) -> FiniteStrainElasticity:
     return model
 
 
+# ------------------------------------------------------------ load ramping
+def test_a_large_follower_load_converges_through_load_steps():
+    """A cantilever under a follower pressure 8 times that of
+    :func:`test_newton_converges_quadratically_with_the_follower_tangent` (tip deflection
+    about 1.5 depths): the load factor ramps the pressure, so the solve converges through
+    load steps (at full size in every step, Newton failed after 8 cut-backs), its state
+    equals a fine-step reference (32 equal steps, no adaptive growth) and a solve reached
+    in one step from the state at a nearby pressure (a warm start) to 1e-9, and every
+    state of its load–displacement curve is the equilibrium under that fraction of the
+    pressure (residual ≤ 1e-9 of the load)."""
+    def model():
+        return _loaded_cantilever(rectangle(8, 2, 1.0, 0.25, "quad8"), p=0.04)
+
+    tight = {"rtol": 1e-12}
+    stepped = model()
+    solution = stepped.solve(steps=4, newton=tight)
+    assert solution.report.load_factors[-1] == 1.0
+    reference = model().solve(newton={**tight, "steps": 32, "adaptive": False})
+    assert len(reference.report.load_factors) == 33
+    assert np.abs(solution.u - reference.u).max() < 1e-9
+    assert np.abs(solution.displacement[:, 1]).max() > 0.3  # a large deflection
+
+    warm = model()
+    warm.solve(loads={"p": 0.95}, steps=4, newton=tight)
+    again = warm.solve(newton=tight)
+    assert again.report.warm_start and len(again.report.load_factors) == 2
+    assert np.abs(again.u - solution.u).max() < 1e-9
+
+    factors, tip = solution.load_path(dof=int(np.argmin(solution.u)))
+    assert factors[0] == 0.0 and np.all(np.diff(factors) > 0) and len(factors) > 2
+    assert np.all(np.diff(tip) < 0)  # deflects further at every larger load factor
+    material = stepped.material_fields()
+    for t, x in zip(factors[1:], solution.report.states[1:], strict=True):
+        u = stepped.state(x, stepped.prescribed_values())
+        at_t = {**material, **stepped.follower_fields({"p": t})}
+        forces = stepped.internal_forces(u, at_t)[stepped.free_dofs]
+        load = stepped.internal_forces(u, {**material, **stepped.follower_fields(
+            {"p": 0.0})})[stepped.free_dofs] - forces
+        assert np.linalg.norm(forces) <= 1e-9 * np.linalg.norm(load), t
+
+
+def _ramped(mesh) -> FiniteStrainElasticity:
+    """The model of :func:`_loaded` with a dead traction on the right end too."""
+    model = _loaded(mesh, p=0.05)
+    model.surface_load("right", [0.0, -0.01], name="dead")
+    return model
+
+
+def test_the_state_at_half_the_load_factor_is_the_solve_at_half_the_loads():
+    """The state at ``t = 0.5`` of a stepped solve with follower pressures and a dead load
+    equals a separate solve at half of every load to 1e-9 (the pressures ride along the
+    load factor like the dead load), and its solution (``at``) carries the halved
+    pressures: its reactions balance them."""
+    mesh = rectangle(6, 2, 1.0, 0.3, "quad4")
+    model = _ramped(mesh)
+    loads = {"top": 1.5, "right": 1.0, "dead": 1.0}
+    tight = {"rtol": 1e-12}
+    solution = model.solve(loads=loads, at_load_factors=[0.25, 0.5], newton=tight)
+    half = _ramped(mesh).solve(loads={k: 0.5 * v for k, v in loads.items()},
+                               newton=tight, warm_start=False)
+    assert np.abs(solution.at(1).u - half.u).max() < 1e-9
+    assert np.abs(solution.u - _ramped(mesh).solve(loads=loads, newton=tight).u).max() < 1e-9
+    assert np.abs(solution.at(1).u - solution.u).max() > 1e-3  # the load did grow
+    for key, p in half.fields.items():
+        assert np.allclose(solution.at(1).fields[key], p, rtol=0, atol=1e-15), key
+    assert np.abs(solution.at(1).reactions() - half.reactions()).max() < 1e-9
+
+
 # ------------------------------------------------------------ gradients
 @pytest.fixture(scope="module")
 def plate():
@@ -232,6 +299,27 @@ def test_gradient_through_newton_with_a_follower_load(plate, name):
     result = taylor_test(fun, x, verbose=False)
     assert result.rate > 1.9, result.table()
     assert check_grad(fun, x, rtol=1e-5) < 1e-5
+
+
+def test_gradient_of_states_at_load_factors_with_a_follower_load(plate):
+    """An objective of the states at ``t = 0.5`` and ``1`` of one stepped solve with a
+    follower load: Taylor remainders fall at rate 2 (Farrell et al., SIAM J. Sci. Comput.
+    35, 2013), in the pressure's magnitude (which reaches each state through its own load
+    factor) and in E, and central differences agree."""
+    weights = np.random.default_rng(5).standard_normal((2, plate.dofmap.n_dofs))
+
+    def J(solution):
+        return (np.sum(weights[0] * solution.at(0).u)
+                + np.sum(weights[1] * solution.at(1).u))
+
+    rng = np.random.default_rng(6)
+    cases = [(lambda m: J(plate.solve(loads={"p": m}, at_load_factors=[0.5, 1.0])), 1.2),
+             (lambda E: J(plate.solve(E=E, at_load_factors=[0.5, 1.0])),
+              10.0 * (1 + 0.3 * rng.random(plate.mesh.n_cells)))]
+    for fun, x in cases:
+        result = taylor_test(fun, x, verbose=False)
+        assert result.rate > 1.9, result.table()
+        assert check_grad(fun, x, rtol=1e-5) < 1e-5
 
 
 def test_a_config_pressure_with_follower_true(tmp_path):

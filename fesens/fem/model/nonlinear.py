@@ -47,6 +47,7 @@ from fesens.fem.model.nonlinear_solution import LoadStepStates, NonlinearSolutio
 from fesens.fem.model.solution import Solution
 from fesens.fem.nonlinear.implicit_solve import (
     ResidualSolve,
+    along,
     solve_residual,
     solve_residual_at,
 )
@@ -152,10 +153,11 @@ class NonlinearModel(Model):
     so a gradient reaches the pressure and the load magnitude through the one traced
     residual of the adjoint), their load stiffness joins the tangent on the owner cells'
     pattern, and the tangent of the model is no longer symmetric (``symmetric_tangent``
-    becomes False on the instance: ``auto`` is then LU). A follower load acts at its full
-    magnitude in every load step (the load factor ramps the load vector and the
-    prescribed values only), and it has no potential in general, so a line search on the
-    energy is done on the residual instead.
+    becomes False on the instance: ``auto`` is then LU). The load factor ramps a follower
+    pressure as it ramps the load vector and the prescribed values (:meth:`fields_at`:
+    in the load steps, their cut-backs, ``at_load_factors`` and the adjoint of each
+    state), and it has no potential in general, so a line search on the energy is done on
+    the residual instead.
     """
 
     #: Whether ``∂R/∂u`` is symmetric, and positive definite at every iterate (together
@@ -298,6 +300,35 @@ class NonlinearModel(Model):
         magnitudes = magnitudes or {}
         return {_FOLLOWER_FIELD.format(name): magnitudes.get(name, 1.0) * load.pressure
                 for name, load in self.followers.items()}
+
+    def fields_at(self, fields: dict, start: dict | None, t: float) -> dict:
+        """The fields of a solve at load factor ``t`` of a load path from the fields
+        ``start`` (at ``t = 0``; None: the unloaded reference state) to ``fields`` (at
+        ``t = 1``): the loads among them, the follower pressures, at ``start + t (end −
+        start)`` like the load vector (traced when ``fields`` are, exactly ``fields`` at
+        ``t = 1``); the material fields as given.
+
+        Parameters
+        ----------
+        fields : dict
+            The fields at ``t = 1`` (:meth:`material_fields` and :meth:`follower_fields`),
+            per-cell ``(n_cells,)`` or per-facet ``(n_facets,)`` arrays.
+        start : dict or None
+            The fields at ``t = 0`` (a previous solve's, for a warm start), or None.
+        t : float
+            The load factor, in ``[0, 1]``.
+
+        Returns
+        -------
+        dict
+            The same keys as ``fields``.
+        """
+        out = dict(fields)
+        for name in self.followers:
+            key = _FOLLOWER_FIELD.format(name)
+            if key in fields:
+                out[key] = along(t, 0.0 if start is None else start[key], fields[key])
+        return out
 
     def _acting_followers(self, fields: dict) -> list[tuple[FollowerLoad, object]]:
         """``(load, pressure)`` of every follower load, its pressure read from ``fields``.
@@ -514,16 +545,16 @@ class NonlinearModel(Model):
         warm_start : bool
             Start from the last converged state when the inputs changed by at most
             :attr:`warm_start_tolerance` (relative), else from :meth:`reference_state`
-            with the load applied by the load factor from 0 to 1 (external loads and
-            prescribed values alike).
+            with the load applied by the load factor from 0 to 1 (external loads, follower
+            pressures and prescribed values alike).
         at_load_factors : sequence of float, optional
             Load factors ``0 < t_1 < … < t_k ≤ 1`` whose converged states the solution
             keeps, differentiable (:meth:`NonlinearSolution.at`): the load steps end on
             each of them exactly, and the solve starts from :meth:`reference_state`
             (no warm start), the state at ``t_k`` being the equilibrium under ``t_k`` times
-            the loads and prescribed values. The gradient of an objective costs one
-            transposed solve per state it reads. Refused for a path-dependent physics
-            (:attr:`path_independent` False).
+            the loads (follower pressures included) and prescribed values. The gradient
+            of an objective costs one transposed solve per state it reads. Refused for a
+            path-dependent physics (:attr:`path_independent` False).
         **parameters
             The physics' parameters.
 
@@ -596,12 +627,6 @@ class NonlinearModel(Model):
                 or factors[0] <= 0 or factors[-1] > 1 or np.any(np.diff(factors) <= 0)):
             raise ValueError(f"at_load_factors must be increasing load factors in (0, 1], "
                              f"at least one, e.g. [0.5, 1.0]; got {at_load_factors!r}")
-        if self.followers:
-            raise ValueError(
-                f"the follower load(s) {sorted(self.followers)} act at their full magnitude "
-                "in every load step, so a state at a load factor below 1 is not the "
-                "equilibrium of that fraction of the loads; solve without at_load_factors, "
-                "once per load level (loads={name: magnitude})")
         if not self.path_independent:
             raise ValueError(
                 f"{type(self).__name__} is path dependent (its flux carries history), so "

@@ -42,7 +42,8 @@ class NonlinearSolution(Solution):
     def at(self, k: int) -> NonlinearSolution:
         """The converged state at the ``k``-th of :attr:`at_load_factors` ``t_k``: a
         solution of the same class whose ``u`` (traced when the solve is) is the
-        equilibrium under the loads ``t_k f`` (its ``f``) and the prescribed values
+        equilibrium under the loads ``t_k f`` (its ``f``; follower pressures, among its
+        ``fields``, at ``t_k`` times theirs too) and the prescribed values
         ``g₀ + t_k (g − g₀)`` (``g₀``: those of the reference state), so that every
         objective of a solution applies to it (e.g. ``compliance(solution.at(0))``).
 
@@ -62,10 +63,12 @@ class NonlinearSolution(Solution):
         loads = self.load_magnitudes
         loads = ({name: t for name in self.model.loads} if loads is None
                  else {name: t * value for name, value in loads.items()})
+        # the loads among the fields (follower pressures) at t, from the unloaded state
+        fields = self.model.fields_at(self.fields, None, t)
         return type(self)(
             self.model, self.model.state(steps.states[row], along(t, steps.g0, steps.g)),
-            t * self.f, self.coefficients, self.parameters, loads, self.points,
-            fields=self.fields, report=self.report, prescribed=self._paths)
+            t * self.f, [fields[k] for k in self.fields], self.parameters, loads,
+            self.points, fields=fields, report=self.report, prescribed=self._paths)
 
     def detached(self) -> NonlinearSolution:
         """The same solution with every traced value replaced by its value."""

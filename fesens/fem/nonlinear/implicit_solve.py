@@ -27,13 +27,14 @@ corrections or its residual stops falling, so the adjoint is never less accurate
 The states at several load factors ``t_1 < … < t_m = 1`` of one load-stepped solve
 (:func:`solve_residual_at`: a load–displacement curve, the compliances at several load
 levels) are one primitive too. Each converged state solves its own equilibrium
-``R(u_k, θ, t_k) = 0``, which does not depend on the path that reached it for a physics
-whose flux is a function of the current state (hyperelasticity, a conductivity ``k(T)``;
-not plasticity or damage, which carry history), so each has the rule above at its own
-load factor: ``λ_k = K_T(u_k)⁻ᵀ ū_k`` and ``θ̄ = −Σ_k λ_kᵀ ∂R/∂θ (u_k, θ, t_k)``, one
-transposed solve and one traced residual evaluation for each state whose cotangent
-``ū_k`` is not zero (an objective of the last state costs what :func:`solve_residual`
-costs).
+``R(u_k, θ, t_k) = 0`` (the load vector, the prescribed values and the pressures of
+follower loads all at ``t_k`` times their size), which does not depend on the path that
+reached it for a physics whose flux is a function of the current state
+(hyperelasticity, a conductivity ``k(T)``; not plasticity or damage, which carry
+history), so each has the rule above at its own load factor: ``λ_k = K_T(u_k)⁻ᵀ ū_k``
+and ``θ̄ = −Σ_k λ_kᵀ ∂R/∂θ (u_k, θ, t_k)``, one transposed solve and one traced residual
+evaluation for each state whose cotangent ``ū_k`` is not zero (an objective of the last
+state costs what :func:`solve_residual` costs).
 
 Second derivatives (Hessian-vector products) would need the derivative of ``K_T`` along
 the tangent of ``u*``, which the hand-derived tangent does not provide: the backward rule
@@ -63,7 +64,9 @@ class ResidualSolve:
     ``state(u_free, g)``, ``internal_forces(u, fields, points)``,
     ``stored_energy(u, fields, points)``, ``inadmissibility(u, fields, points)``,
     ``tangent(u, fields, points)``, ``transposed_tangent(u, fields, points)`` (the
-    tangent's transposed action on cell vectors), ``reference_state()``, ``free_dofs``,
+    tangent's transposed action on cell vectors), ``fields_at(fields, start, t)`` (the
+    fields at load factor ``t``: the loads among them, such as follower pressures, ramped
+    from ``start`` like the load vector), ``reference_state()``, ``free_dofs``,
     ``constrained_dofs``, ``dofmap``, ``mesh``, ``n_components`` and keeps
     :attr:`converged` on itself (``converged_state``).
 
@@ -73,7 +76,8 @@ class ResidualSolve:
         What the last forward solve did (``report.warm_start``: whether it started from
         the model's last converged state).
     start_inputs : tuple or None
-        The load vector and prescribed values ``(f₀, g₀)`` at load factor 0.
+        The load vector, prescribed values and fields ``(f₀, g₀, fields₀)`` at load
+        factor 0 (``fields₀`` None: the reference state's, loads among the fields at 0).
     stops : tuple of float
         The load factors, increasing and ending with 1, whose states
         :func:`solve_residual_at` returns (empty for :func:`solve_residual`).
@@ -122,8 +126,8 @@ class ResidualSolve:
         if self.warm_start and kept is not None and kept.close_to(
                 f, g, points, fields, self.model.warm_start_tolerance):
             try:
-                return self._run(kept.u_free, kept.f, kept.g, f, g, points, fields,
-                                 replace(self.options, steps=1), warm=True)
+                return self._run(kept.u_free, (kept.f, kept.g, kept.fields), f, g, points,
+                                 fields, replace(self.options, steps=1), warm=True)
             except NewtonError:
                 pass  # too far for one step from there: the full path from the reference
         return self._from_reference(f, g, points, fields)
@@ -139,13 +143,16 @@ class ResidualSolve:
 
     def _from_reference(self, f, g, points, fields, stops=()) -> np.ndarray:
         reference = self.model.reference_state()
-        return self._run(reference[self.model.free_dofs], np.zeros_like(f),
-                         reference[self.model.constrained_dofs], f, g, points, fields,
+        start = (np.zeros_like(f), reference[self.model.constrained_dofs], None)
+        return self._run(reference[self.model.free_dofs], start, f, g, points, fields,
                          self.options, warm=False, stops=stops)
 
-    def _run(self, x0, f0, g0, f, g, points, fields, options, warm, stops=()) -> np.ndarray:
-        path = LoadPath(self, f0, f, g0, g, points, fields)
-        self.start_inputs = (f0, g0)
+    def _run(self, x0, start: tuple, f, g, points, fields, options, warm,
+             stops=()) -> np.ndarray:
+        """Load-stepped Newton from ``x0``, the state at the inputs ``start = (f₀, g₀,
+        fields₀)`` (see :attr:`start_inputs`), to the inputs ``f, g, fields``."""
+        path = LoadPath(self, start, f, g, points, fields)
+        self.start_inputs = start
         try:
             x, self.report = solve_steps(path, x0, options, stops)
             self.report.warm_start = warm
@@ -163,7 +170,8 @@ class ResidualSolve:
         ``t``): refined with Newton's last factorization where it is of this load factor
         and still held, else with the assembled and factorized converged tangent."""
         u_bar = np.asarray(u_bar, dtype=float)
-        fields = self.fields(values)
+        # the tangent of the state's own load factor: follower pressures at t as well
+        fields = self.model.fields_at(self.fields(values), self.start_inputs[2], t)
         lam = self._refined_adjoint(u_free, g, points, fields, u_bar, t)
         if lam is not None:
             return lam
@@ -252,12 +260,14 @@ class KeptFactorization:
 
 class LoadPath:
     """The :class:`~fesens.fem.nonlinear.newton.NewtonSystem` of a solve: the residual on
-    the free dofs at load factor ``t``, for ``f(t) = f₀ + t (f − f₀)`` and
-    ``g(t) = g₀ + t (g − g₀)`` and fixed material fields and coordinates."""
+    the free dofs at load factor ``t``, for ``f(t) = f₀ + t (f − f₀)``,
+    ``g(t) = g₀ + t (g − g₀)``, the fields of the model's ``fields_at(fields, fields₀, t)``
+    (the loads among them, such as follower pressures, ramped alike; the material fields
+    fixed) and fixed coordinates."""
 
-    def __init__(self, solve: ResidualSolve, f0, f, g0, g, points, fields):
+    def __init__(self, solve: ResidualSolve, start: tuple, f, g, points, fields):
         self.solve, self.model = solve, solve.model
-        self.f0, self.f, self.g0, self.g = f0, f, g0, g
+        (self.f0, self.g0, self.fields0), self.f, self.g = start, f, g
         self.points, self.fields = points, fields
 
     def load(self, t: float) -> np.ndarray:
@@ -266,15 +276,19 @@ class LoadPath:
     def prescribed(self, t: float) -> np.ndarray:
         return along(t, self.g0, self.g)
 
+    def fields_at(self, t: float) -> dict:
+        return self.model.fields_at(self.fields, self.fields0, t)
+
     def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
         model = self.model
         u = model.state(x, self.prescribed(t))
-        reason = model.inadmissibility(u, self.fields, self.points)
+        fields = self.fields_at(t)
+        reason = model.inadmissibility(u, fields, self.points)
         if reason is not None:
             return Evaluation(np.empty(0), 0.0, reason=reason)
-        forces = model.internal_forces(u, self.fields, self.points)
+        forces = model.internal_forces(u, fields, self.points)
         load = self.load(t)
-        energy = model.stored_energy(u, self.fields, self.points)
+        energy = model.stored_energy(u, fields, self.points)
         if energy is not None:
             energy = energy - float(np.dot(load, u))
         scale = max(float(np.linalg.norm(forces)), float(np.linalg.norm(load)))
@@ -282,7 +296,7 @@ class LoadPath:
 
     def solve_tangent(self, x: np.ndarray, t: float, rhs: np.ndarray) -> np.ndarray:
         u = self.model.state(x, self.prescribed(t))
-        K = self.model.tangent(u, self.fields, self.points)
+        K = self.model.tangent(u, self.fields_at(t), self.points)
         backend = self.solve.backend
         with K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
@@ -370,7 +384,7 @@ def _pullback(problem: ResidualSolve, argnums, arguments: list, u_free, t: float
     one traced evaluation of the residual at the state ``u_free`` and load factor ``t``."""
     from fesens.ad.api import vjp as pullback_of  # the AD entry points sit above the rules
 
-    f0, g0 = problem.start_inputs
+    f0, g0, fields0 = problem.start_inputs
 
     def residual(*differentiated):
         values = list(arguments)
@@ -379,7 +393,9 @@ def _pullback(problem: ResidualSolve, argnums, arguments: list, u_free, t: float
         f_, g_, points_, *fields_ = values
         model = problem.model
         u = model.state(u_free, along(t, g0, g_))
-        forces = model.internal_forces(u, problem.fields(fields_), points_)
+        # the loads among the fields (follower pressures) at t, as the forward path had them
+        fields_t = model.fields_at(problem.fields(fields_), fields0, t)
+        forces = model.internal_forces(u, fields_t, points_)
         return (forces - along(t, f0, f_))[model.free_dofs]
 
     _, pull = pullback_of(residual, *(arguments[i - 1] for i in argnums),
