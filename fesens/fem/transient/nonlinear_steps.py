@@ -50,7 +50,13 @@ from fesens.ad.tracer import primitive
 from fesens.errors import NewtonError
 from fesens.fem.nonlinear.newton import Evaluation, solve_steps
 from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
-from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, term_pullback
+from fesens.fem.transient.steps import (
+    Run,
+    Stepper,
+    StepTerm,
+    StepTermCotangent,
+    check_same_pattern,
+)
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
@@ -235,7 +241,7 @@ def _integrate_nonlinear(run: NonlinearRun, M_ff, M_fc, F, H, g, phi, T0_free, p
 integrate_nonlinear = primitive(_integrate_nonlinear, "transient_integrate_nonlinear")
 
 
-class NonlinearAdjoint:
+class NonlinearAdjoint(StepTermCotangent):
     """The reverse sweep's accumulators: ``λ`` contributions owed to earlier levels, the
     last ``λ`` with its weight on the internal forces of the level before, and the
     cotangent of every input."""
@@ -258,22 +264,6 @@ class NonlinearAdjoint:
         self.inner = {i: 0.0 for i in argnums if i in (_G, _PHI, _POINTS) or _FIELDS <= i < first}
         self.positions = [i - first for i in argnums if i >= first]
         self.args_bar = [0.0] * len(self.positions)
-
-    def term_cotangent(self, n: int, T_free: np.ndarray) -> np.ndarray:
-        """``ḡ_n ∂j_n/∂T_n`` on the free dofs (its prescribed part and ``term_args``'
-        cotangents accumulated)."""
-        s = self.s
-        if self.gbar[n] == 0.0:
-            return np.zeros(s.free.size)
-        T_bar, cotangents = term_pullback(self.run, n, s.full(n, T_free), self.gbar[n],
-                                          self.term_args, self.positions)
-        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
-                                                       strict=True)]
-        if s.prescribed:
-            T_c = T_bar[s.constrained]
-            self.g_bar += s.phi[n] * T_c
-            self.phi_bar[n] += float(s.g @ T_c)
-        return T_bar[s.free]
 
     def _forces_pullback(self, m: int, T_m: np.ndarray, mu: np.ndarray) -> None:
         """``−μᵀ ∂[R_int(u_m)]_f`` into the differentiated fields, coordinates and

@@ -298,7 +298,29 @@ def term_pullback(run: Run, n: int, full: np.ndarray, gbar_n: float, term_args,
     return np.asarray(cotangents[0], dtype=float), list(cotangents[1:])
 
 
-class Adjoint:
+class StepTermCotangent:
+    """The step term's part of an adjoint step, shared by the linear and nonlinear sweeps:
+    they hold the same ``s`` (stepper), ``run``, ``gbar``, ``term_args``, ``positions``,
+    ``args_bar``, ``g_bar`` and ``phi_bar``."""
+
+    def term_cotangent(self, n: int, T_free: np.ndarray) -> np.ndarray:
+        """``ḡ_n ∂j_n/∂T_n`` on the free dofs (its prescribed part and ``term_args``'
+        cotangents accumulated)."""
+        s = self.s
+        if self.gbar[n] == 0.0:
+            return np.zeros(s.free.size)
+        T_bar, cotangents = term_pullback(self.run, n, s.full(n, T_free), self.gbar[n],
+                                          self.term_args, self.positions)
+        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
+                                                       strict=True)]
+        if s.prescribed:
+            T_c = T_bar[s.constrained]
+            self.g_bar += s.phi[n] * T_c
+            self.phi_bar[n] += float(s.g @ T_c)
+        return T_bar[s.free]
+
+
+class Adjoint(StepTermCotangent):
     """The reverse sweep's accumulators: ``λ`` contributions owed to earlier levels and
     the cotangent of every input."""
 
@@ -322,22 +344,6 @@ class Adjoint:
         # the traced step-term arguments (primitive arguments from 10 on)
         self.positions = [i - 10 for i in argnums if i >= 10]
         self.args_bar = [0.0] * len(self.positions)
-
-    def term_cotangent(self, n: int, T_free: np.ndarray) -> np.ndarray:
-        """``ḡ_n ∂j_n/∂T_n`` on the free dofs (its prescribed part and ``term_args``'
-        cotangents accumulated)."""
-        s = self.s
-        if self.gbar[n] == 0.0:
-            return np.zeros(s.free.size)
-        T_bar, cotangents = term_pullback(self.run, n, s.full(n, T_free), self.gbar[n],
-                                          self.term_args, self.positions)
-        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
-                                                       strict=True)]
-        if s.prescribed:
-            T_c = T_bar[s.constrained]
-            self.g_bar += s.phi[n] * T_c
-            self.phi_bar[n] += float(s.g @ T_c)
-        return T_bar[s.free]
 
     def step(self, n: int, state: tuple, T_n: np.ndarray) -> None:
         """The adjoint of step ``n``: ``λ_n``, what it owes earlier levels, and its part of
