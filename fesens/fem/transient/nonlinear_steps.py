@@ -49,13 +49,14 @@ from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.errors import NewtonError
 from fesens.fem.nonlinear.newton import Evaluation, solve_steps
-from fesens.fem.transient.checkpointing import forward_snapshots, reverse_sweep
+from fesens.fem.transient.checkpointing import forward_snapshots
 from fesens.fem.transient.steps import (
     Run,
     Stepper,
     StepTerm,
     StepTermCotangent,
     check_same_pattern,
+    sweep_backwards,
 )
 from fesens.solvers import LinearSolver
 
@@ -356,27 +357,9 @@ def _integrate_nonlinear_vjp(argnums, values, run, M_ff, M_fc, F, H, g, phi, T0_
         stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
                                    rest[:n_fields])
         adjoint = NonlinearAdjoint(run, stepper, gbar, rest[n_fields:], argnums)
-        stored, N = run.stored, problem.n_steps
         T0 = np.asarray(T0_free, dtype=float)
         with stepper.thread_limit():
-            if problem.max_states is None:
-                for n in range(N, 0, -1):
-                    adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
-            else:
-                stats = problem.stats
-
-                def advance(n, state):
-                    stats["advanced"] += 1
-                    return (stepper.step(n, state), state[0])
-
-                def adjoint_step(n, state):
-                    stats["taped"] += 1
-                    adjoint.step(n, state, stepper.step(n, state))
-
-                snapshots = {n: (stored[n], stored.get(n - 1))
-                             for n in forward_snapshots(N, problem.max_states)}
-                reverse_sweep(N, problem.max_states, (T0, None), advance, adjoint_step,
-                              snapshots)
+            sweep_backwards(run, stepper, adjoint, T0)
             T0_bar = adjoint.finish(T0)
         cotangents = {_M_FF: adjoint.M_bar, _F: adjoint.F_bar, _H: adjoint.H_bar,
                       _T0: T0_bar, **adjoint.inner}

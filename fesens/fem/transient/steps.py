@@ -400,6 +400,37 @@ class Adjoint(StepTermCotangent):
         return T0_bar if owed is None else T0_bar + owed
 
 
+def sweep_backwards(run: Run, stepper, adjoint, T0: np.ndarray) -> None:
+    """Every adjoint step of a run, last first: from the stored states, or under the
+    run's checkpointing schedule, recomputing forward segments from its snapshots (each
+    adjoint step takes the state after its step from the step reversed before it).
+
+    ``stepper.step(n, state)`` gives ``T_n`` from ``state = (T_(n−1), T_(n−2))`` and
+    ``adjoint.step(n, state, T_n)`` is the adjoint of step ``n`` (linear or nonlinear).
+    """
+    problem, stored, N = run.problem, run.stored, run.problem.n_steps
+    if problem.max_states is None:
+        for n in range(N, 0, -1):
+            adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
+        return
+    stats = problem.stats
+
+    def advance(n, state):
+        stats["advanced"] += 1
+        return (stepper.step(n, state), state[0])
+
+    def adjoint_step(n, state, after):
+        if after is None:  # the last state, not among the snapshots: re-run
+            stats["taped"] += 1
+            after = (stepper.step(n, state), state[0])
+        adjoint.step(n, state, after[0])
+
+    # handed over, not named here: the sweep frees each snapshot past it
+    reverse_sweep(N, problem.max_states, (T0, None), advance, with_next_state(adjoint_step),
+                  run.release(forward_snapshots(N, problem.max_states),
+                              lambda n: (stored[n], stored.get(n - 1))))
+
+
 def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free,
                    *term_args):
     def pullback(gbar):
@@ -411,30 +442,9 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
         problem = run.problem
         stepper = Stepper(problem, K_ff, M_ff, K_fc, M_fc, F, H, g, phi)
         adjoint = Adjoint(run, stepper, gbar, term_args, argnums)
-        stored, N = run.stored, problem.n_steps
         T0 = np.asarray(T0_free, dtype=float)
         with stepper.thread_limit():
-            if problem.max_states is None:
-                for n in range(N, 0, -1):
-                    adjoint.step(n, (stored[n - 1], stored.get(n - 2)), stored[n])
-            else:
-                stats = problem.stats
-
-                def advance(n, state):
-                    stats["advanced"] += 1
-                    return (stepper.step(n, state), state[0])
-
-                def adjoint_step(n, state, after):
-                    if after is None:  # the last state, not among the snapshots: re-run
-                        stats["taped"] += 1
-                        after = (stepper.step(n, state), state[0])
-                    adjoint.step(n, state, after[0])
-
-                # handed over, not named here: the sweep frees each snapshot past it
-                reverse_sweep(N, problem.max_states, (T0, None), advance,
-                              with_next_state(adjoint_step),
-                              run.release(forward_snapshots(N, problem.max_states),
-                                          lambda n: (stored[n], stored.get(n - 1))))
+            sweep_backwards(run, stepper, adjoint, T0)
         T0_bar = adjoint.finish(T0)
         cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 5: adjoint.F_bar, 6: adjoint.H_bar,
                       9: T0_bar}
