@@ -85,3 +85,21 @@ def test_a_rebuild_lets_the_old_hierarchy_go_before_building_the_new_one(monkeyp
     problem.solve(scale=1.1 * x)
     assert problem.solver.stats["n_rebuilds"] == 2
     assert held == [None, None]
+
+
+def test_a_matrix_free_solve_forms_no_cell_dof_table_or_quadrature_points():
+    """The fem layer's per-cell tables a matrix-free solve never reads (the cell-dof table
+    and the quadrature points, 192 bytes per hex8 cell each) are formed only when read, and
+    then equal the eager formulas."""
+    model = cantilever(6, 3, 3)
+    problem = Differentiable(model, solver=("gmg", {"matrix_free": True}))
+    problem.solve(scale=np.full(model.mesh.n_cells, 0.5))
+    assert "cell_dofs" not in vars(model.dofmap)
+    geometry = model.geometry()
+    assert "x" not in vars(geometry)
+    cells = model.mesh.cells
+    assert np.array_equal(model.dofmap.cell_dofs,
+                          (3 * cells[:, :, None] + np.arange(3)).reshape(len(cells), -1))
+    assert np.array_equal(geometry.x, np.einsum("qa,eai->eqi", geometry.N,
+                                                model.mesh.points[cells], optimize=True))
+    assert geometry.x is model.geometry().x  # formed once, then kept with the geometry

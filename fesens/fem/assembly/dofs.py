@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from fesens.errors import BoundaryConditionError
@@ -32,9 +34,17 @@ class DofMap:
         self.n_components = n_components
         self.n_nodes = mesh.n_points
         self.n_dofs = mesh.n_points * n_components
-        self.cell_dofs = (
-            mesh.cells[:, :, None] * n_components + np.arange(n_components)
-        ).reshape(mesh.n_cells, -1)
+        self._cells = mesh.cells
+
+    @cached_property
+    def cell_dofs(self) -> np.ndarray:
+        """Global dofs of each cell, ``(n_cells, n_nodes_per_cell * n_components)``.
+
+        Formed on first read, since a matrix-free solve never reads it (192 bytes per hex8
+        elasticity cell).
+        """
+        nc = self.n_components
+        return (self._cells[:, :, None] * nc + np.arange(nc)).reshape(len(self._cells), -1)
 
     def components(self, components: int | str | list[int | str] | None) -> np.ndarray:
         """Validated component indices, ``(n_comps,)``.

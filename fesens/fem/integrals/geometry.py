@@ -13,7 +13,10 @@ matrices of all cells are then identical, which keeps memory O(1) in the number 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +40,9 @@ class CellGeometry:
     dx : numpy.ndarray
         Physical quadrature weights ``det J · w``, ``(n_geom, n_qp)``.
     x : numpy.ndarray
-        Physical quadrature points, ``(n_cells, n_qp, dim)``.
+        Physical quadrature points, ``(n_cells, n_qp, dim)``; of the mesh's own
+        coordinates formed on first read, since a matrix-free solve, which needs only the
+        one cell matrix of a lattice, never reads them (192 bytes per hex8 cell).
     uniform : bool
         True when ``n_geom == 1``: all cells share one geometry.
     """
@@ -45,8 +50,12 @@ class CellGeometry:
     N: np.ndarray
     dNdx: np.ndarray
     dx: np.ndarray
-    x: np.ndarray
     uniform: bool
+    quadrature_points: Callable[[], Any] = field(repr=False, compare=False)  # forms ``x``
+
+    @cached_property
+    def x(self) -> np.ndarray:
+        return self.quadrature_points()
 
     @property
     def volumes(self) -> np.ndarray:
@@ -84,9 +93,10 @@ def cell_geometry(mesh: Mesh, order: int | None = None, points=None) -> CellGeom
     xi, w = element.quadrature(order)
     N = element.shape(xi)
     dN = element.shape_gradients(xi)  # (n_qp, n_nodes, dim)
-    coords = (mesh.points if points is None else points)[mesh.cells]  # (n_cells, n_nodes, dim)
     uniform = points is None and cells_are_translates(mesh)
-    geom_coords = coords[:1] if uniform else coords
+    # one cell's coordinates when all cells share its geometry: no (n_cells, n_nodes, dim) copy
+    geom_coords = (mesh.points[mesh.cells[:1]] if uniform
+                   else (mesh.points if points is None else points)[mesh.cells])
     J = np.einsum("eai,qaj->eqij", geom_coords, dN, optimize=True)
     detJ = det(J)
     bad = np.flatnonzero((getval(detJ) <= 0).any(axis=1))
@@ -99,8 +109,19 @@ def cell_geometry(mesh: Mesh, order: int | None = None, points=None) -> CellGeom
         )
     invJ = inv(J)
     dNdx = np.einsum("qaj,eqji->eqai", dN, invJ, optimize=True)
-    x = np.einsum("qa,eai->eqi", N, coords, optimize=True)
-    return CellGeometry(N=N, dNdx=dNdx, dx=detJ * w, x=x, uniform=uniform)
+    if points is None:  # kept by the model; formed when first read
+        return CellGeometry(N=N, dNdx=dNdx, dx=detJ * w, uniform=uniform,
+                            quadrature_points=lambda: quadrature_points(mesh, N))
+    x = quadrature_points(mesh, N, points)  # traced with the points: formed in their trace
+    return CellGeometry(N=N, dNdx=dNdx, dx=detJ * w, uniform=uniform,
+                        quadrature_points=lambda: x)
+
+
+def quadrature_points(mesh: Mesh, N: np.ndarray, points=None) -> np.ndarray:
+    """Physical quadrature points ``(n_cells, n_qp, dim)`` of shape functions ``N``
+    ``(n_qp, n_nodes)`` at node coordinates ``points`` (default: the mesh's; may be traced)."""
+    coords = (mesh.points if points is None else points)[mesh.cells]  # (n_cells, n_nodes, dim)
+    return np.einsum("qa,eai->eqi", N, coords, optimize=True)
 
 
 @dataclass(frozen=True)
