@@ -15,7 +15,7 @@ from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.manufacturing import problem_maps
-from fesens.config.nonlinear import newton_options
+from fesens.config.nonlinear import load_factors, newton_options, over_levels
 from fesens.config.objectives import OBJECTIVES, objective_kind
 from fesens.config.optimization_sections import ROBUST, create_optimizer
 from fesens.config.physics_keys import (
@@ -98,8 +98,10 @@ def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None
 
 def response(spec: dict, config: Config) -> Response:
     """``f(state, ρ)`` for an ``[objective]`` or ``[[constraints.extra]]`` table (built by
-    the record of its kind, :mod:`fesens.config.objectives`)."""
-    return objective_kind(response_kind(config.physics, spec["type"])).build(spec, config)
+    the record of its kind, :mod:`fesens.config.objectives`); with ``load_factors`` (a
+    nonlinear physics) the weighted sum over those load levels."""
+    single = objective_kind(response_kind(config.physics, spec["type"])).build(spec, config)
+    return over_levels(spec, single)
 
 
 def _continuation(value) -> Continuation | float:
@@ -178,6 +180,8 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     newton = newton_options(data)
     if newton is not None:  # every solve of the loop is Newton's with the config's options
         problem.differentiable.solve_options["newton"] = newton
+    if load_factors(data):  # the objective reads the states at these load levels
+        problem.differentiable.solve_options["at_load_factors"] = load_factors(data)
     return problem
 
 

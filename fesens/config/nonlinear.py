@@ -1,6 +1,8 @@
 """The sections of a nonlinear analysis: ``[newton]`` (the options of the load-stepped
-Newton solve) and ``[load_path]`` (what the load–displacement curve monitors), and the
-checks that a nonlinear physics' model can be solved as the config asks.
+Newton solve) and ``[load_path]`` (what the load–displacement curve monitors), the
+``[objective]`` keys of several load levels (``load_factors``, ``weights``: a weighted sum
+of the objective at the states of one solve at those load factors), and the checks that a
+nonlinear physics' model can be solved as the config asks.
 
 Whether an analysis is nonlinear is decided by the physics alone: its class is a
 :class:`~fesens.fem.model.nonlinear.NonlinearModel` (``physics.type = "nonlinear_heat"``);
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
+
+import numpy as np
 
 from fesens.config import selections
 from fesens.config.checks import (
@@ -25,8 +29,11 @@ from fesens.config.checks import (
     numbers,
     show,
 )
+from fesens.config.objectives import objective_kind
+from fesens.config.physics_keys import response_kind
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.nonlinear.newton import NewtonOptions
+from fesens.opt.problem import Response
 from fesens.physics import PHYSICS
 
 #: The sections this module checks.
@@ -57,6 +64,15 @@ LOAD_PATH = {
     "point": Key(numbers(), None, "the node whose value the curve follows (default: the "
                  "norm of the whole state)"),
     "component": Key(component(), None, "its component (vector fields; default 0)"),
+}
+
+#: ``[objective]`` keys of a nonlinear physics: the objective at several load levels.
+OBJECTIVE_KEYS = {
+    "load_factors": Key(numbers(), None, "nonlinear physics: the objective is the weighted "
+                        "sum of its values at the states of these load factors, increasing "
+                        "in (0, 1] (default: the full load only)"),
+    "weights": Key(numbers(), None, "with load_factors: the weight of each level (default "
+                   "1 each)"),
 }
 
 
@@ -110,7 +126,15 @@ def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> d
         physics cannot do, load cases, a solver backend unfit for its tangent.
     """
     kind = data["physics"]["type"]
+    objective = data.get("objective") or {}
     if not is_nonlinear(physics):
+        given = [key for key in OBJECTIVE_KEYS if key in objective]
+        if given:
+            raise ConfigError(
+                f"objective.{given[0]} applies to nonlinear physics only "
+                f"({_nonlinear_names()}), and physics.type = {show(kind)} is linear: its "
+                f"state at a load factor t is t times the full load's; remove "
+                f"objective.{given[0]}")
         for section in SECTIONS:
             if section in raw:
                 raise ConfigError(
@@ -133,7 +157,73 @@ def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> d
                           "cases are separate nonlinear solves); remove [[load_cases]] and "
                           "run one config per case")
     _check_tangent_solver(data["solver"], physics, kind)
+    _check_levels(raw, objective, physics)
     return out
+
+
+def _check_levels(raw: dict, objective: dict, physics: type) -> None:
+    """Check ``objective.load_factors`` and ``objective.weights`` in place (weights filled
+    in, 1 each)."""
+    if "load_factors" not in objective:
+        if "weights" in objective:
+            raise ConfigError("objective.weights needs objective.load_factors (the load "
+                              "levels they weigh), e.g. load_factors = [0.5, 1.0]")
+        return
+    factors = np.asarray(objective["load_factors"], dtype=float)
+    if factors.size == 0 or factors[0] <= 0 or factors[-1] > 1:
+        raise ConfigError(f"objective.load_factors = {show(objective['load_factors'])} is "
+                          "not allowed: expected at least one load factor, each in (0, 1], "
+                          "e.g. [0.5, 1.0]")
+    if np.any(np.diff(factors) <= 0):
+        raise ConfigError(f"objective.load_factors = {show(objective['load_factors'])} is "
+                          "not allowed: the load factors must increase strictly (each level "
+                          "once, in the order the load steps reach them)")
+    weights = objective.setdefault("weights", [1.0] * factors.size)
+    if len(weights) != factors.size:
+        raise ConfigError(f"objective.weights = {show(weights)} has {len(weights)} "
+                          f"weight(s) for {factors.size} objective.load_factors: give one "
+                          "per load factor")
+    if not physics.path_independent:
+        raise ConfigError(f"objective.load_factors: physics.type = {show(physics.name)} is "
+                          "path dependent, so its state at a load factor is no equilibrium "
+                          "of that load alone; remove objective.load_factors")
+    analysis = raw.get("analysis", {}).get("type", "static")
+    if analysis != "static":
+        raise ConfigError(f"objective.load_factors applies to a static nonlinear solve, not "
+                          f"analysis.type = {show(analysis)}; remove objective.load_factors")
+    level = objective_kind(response_kind(physics.name, objective["type"]))
+    if level.everywhere or level.analysis != "static":
+        raise ConfigError(f"objective.load_factors: objective.type = "
+                          f"{show(objective['type'])} is not a function of the state, so "
+                          "it has no value per load level (use compliance, a value or a "
+                          "stress aggregate)")
+
+
+def load_factors(data: dict) -> list[float] | None:
+    """The load factors of the objective's levels (``objective.load_factors``), or None:
+    the objective reads the full load's state only."""
+    return (data.get("objective") or {}).get("load_factors")
+
+
+def level_values(spec: dict, single: Response, state, rho) -> list:
+    """The values of ``single`` at the states of ``spec``'s load factors (``state.at(k)``,
+    traced when ``state`` is), in their order."""
+    return [single(state.at(k), rho) for k in range(len(spec["load_factors"]))]
+
+
+def over_levels(spec: dict, single: Response) -> Response:
+    """The response of a checked ``[objective]``: with ``load_factors``, the weighted sum
+    ``Σ_k w_k j(u(t_k))`` of ``single`` at the states of those factors (the solve must
+    keep them: ``at_load_factors``); else ``single`` itself."""
+    if "load_factors" not in spec:
+        return single
+    weights = spec["weights"]
+
+    def summed(state, rho):
+        values = level_values(spec, single, state, rho)
+        return sum(w * v for w, v in zip(weights, values, strict=True))
+
+    return summed
 
 
 def _check_load_path(raw, physics: type, mesh, label: str) -> dict:

@@ -60,6 +60,7 @@ from fesens.config.load_cases import (
 from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
 from fesens.config.mesh_section import MESH, make_mesh, mesh_type
 from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
+from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_OBJECTIVE_KEYS
 from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
 from fesens.config.optimization_sections import (
     FILTER,
@@ -415,7 +416,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     checks = {
         "design": lambda r: check_design(r, config, base_dir),
         "objective": lambda r: check_response("objective", r, config, objectives,
-                                               {"combine": COMBINE, **TIME_OBJECTIVE_KEYS},
+                                               {"combine": COMBINE, **TIME_OBJECTIVE_KEYS,
+                                                **LEVEL_OBJECTIVE_KEYS},
                                                default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
         "penalization": check_penalization,
@@ -465,7 +467,8 @@ def documented_keys() -> dict[str, set[str]]:
            for section in cls.config.sections},
         "design": {"passive", "type", "group", "region", "initial"},
         "manufacturing": set(MANUFACTURING),
-        "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS},
+        "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS,
+                                         *LEVEL_OBJECTIVE_KEYS},
         "constraints": {"volume_fraction", "extra", "limit", "name", "cost_fraction"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},

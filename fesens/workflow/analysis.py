@@ -53,6 +53,7 @@ from fesens.workflow.design_input import full_material, read_design
 from fesens.workflow.nonlinear import (
     add_config_hint,
     newton_summary,
+    objective_levels,
     solve_inputs,
     tangent_solver_name,
     write_last_converged,
@@ -178,6 +179,9 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
              + (f", {summary['newton']['fallbacks']} of {summary['newton']['factorizations']}"
                 f" tangent factorization(s) fell back: {summary['newton']['fallback_reason']}"
                 if summary["newton"]["fallbacks"] else ""))
+        levels = objective_levels(config, solution, np.ones(config.mesh.n_cells), echo)
+        if levels:
+            summary["objective"] = {"type": config.data["objective"]["type"], **levels}
     cases = config.data.get("load_cases") or []
     if cases:
         echo(f"{config.name}: {model.describe()}; {len(cases)} load cases, "
@@ -344,6 +348,8 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
                "fesens_version": __version__}
     echo(f"{config.name}: {spec['type']} at {at_design.source}, interpolation "
          f"{summary['interpolation']}")
+    if spec is config.data.get("objective"):  # the config's objective: its load levels
+        summary.update(objective_levels(config, solution, rho, echo))
     field_name = sensitivity_name(spec["type"], wrt)
     cell_data, point_data = {"density": rho}, {}
     for case, single in _cases(config, solution):

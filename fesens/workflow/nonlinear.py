@@ -10,9 +10,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fesens.config import Config
+from fesens.ad import getval
+from fesens.config import Config, response
 from fesens.config.load_cases import magnitudes
-from fesens.config.nonlinear import is_nonlinear, monitored_dof, newton_options
+from fesens.config.nonlinear import (
+    OBJECTIVE_KEYS,
+    is_nonlinear,
+    level_values,
+    load_factors,
+    monitored_dof,
+    newton_options,
+)
 from fesens.errors import NewtonError
 from fesens.fem.assembly.dofs import AXES
 from fesens.fem.nonlinear.newton import NewtonReport
@@ -23,10 +31,46 @@ from fesens.plotting import plot_load_path
 
 def solve_inputs(config: Config) -> dict:
     """The keywords of the model's ``solve`` that the config gives besides the solver: the
-    Newton options of a nonlinear physics, else the load cases."""
+    Newton options of a nonlinear physics (and the load factors whose states its objective
+    reads), else the load cases."""
     if is_nonlinear(config.physics_class):
-        return {"newton": newton_options(config.data)}
+        factors = load_factors(config.data)
+        return {"newton": newton_options(config.data),
+                **({} if factors is None else {"at_load_factors": factors})}
     return {"load_cases": magnitudes(config.data)}
+
+
+def objective_levels(config: Config, solution, rho, echo: Callable[[str], None]) -> dict:
+    """The objective at each of its load levels (``objective.load_factors``) of a solved
+    config, as ``solution.json`` and ``sensitivity.json`` hold it, and one line each;
+    empty without load factors.
+
+    Parameters
+    ----------
+    config : Config
+    solution : NonlinearSolution
+        Solved with the config's ``at_load_factors`` (plain or traced).
+    rho : array
+        The density ``(n_cells,)`` the responses read (full material: ones).
+
+    Returns
+    -------
+    dict
+        ``{"levels": [{"load_factor", "weight", "value"}, ...], "levels_value": Σ w_k j_k}``.
+    """
+    spec = config.data.get("objective") or {}
+    if load_factors(config.data) is None:
+        return {}
+    single = response({k: v for k, v in spec.items() if k not in OBJECTIVE_KEYS}, config)
+    values = [float(getval(v)) for v in level_values(spec, single, solution, rho)]
+    levels = [{"load_factor": t, "weight": w, "value": v} for t, w, v in
+              zip(spec["load_factors"], spec["weights"], values, strict=True)]
+    total = float(sum(w * v for w, v in zip(spec["weights"], values, strict=True)))
+    for level in levels:
+        echo(f"{spec['type']} at load factor {level['load_factor']:.6g}: "
+             f"{level['value']:.6g} (weight {level['weight']:.6g})")
+    echo(f"{spec['type']} over the load levels (weighted sum): {total:.6g}")
+    return {"levels": levels, "levels_value": total}
 
 
 def tangent_solver_name(model, backend: str, options: dict) -> str:
