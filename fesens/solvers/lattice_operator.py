@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from fesens.arrays import namespace
 from fesens.errors import NonFiniteError
+from fesens.solvers.device_lattice import LatticeTransfer, LevelKernels, coarser_level, finest_level
 from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
 from fesens.solvers.lattice_coarse import HALVES, Stencil, assembled, children, coarse_cell_ids
 from fesens.solvers.parallel import SlabPool
@@ -351,6 +352,19 @@ class LatticeStructure:
         return stencil.matrix(pattern)
 
     @cached_property
+    def prolongation(self) -> LatticeProlongation | None:
+        """The first coarsening's prolongation applied by slicing (None when every coarse
+        dof is eliminated)."""
+        fine = finest_level(self.grid.shape, self._free_lattice(), self.element)
+        coarse = coarser_level(fine)
+        return None if coarse is None else LatticeProlongation(self, fine, coarse)
+
+    def _free_lattice(self) -> np.ndarray:
+        """The free dofs as a component-major lattice array of booleans."""
+        free = (np.asarray(self.grid.rows) >= 0).reshape(*self.grid.shape[::-1], -1)
+        return np.moveaxis(free, -1, 0)
+
+    @cached_property
     def _coarse_pattern(self) -> tuple[tuple[int, ...], tuple]:
         """The first coarse lattice's shape and its matrix's sparsity
         (:meth:`Stencil.pattern`), which the coefficients do not change."""
@@ -398,6 +412,67 @@ class LatticeOperator:
         """The first coarse level ``Pᵀ A P`` (:meth:`LatticeStructure.galerkin`)."""
         return self.structure.galerkin(self.coefficients)
 
+    def prolongation(self) -> LatticeProlongation | None:
+        """The first coarsening's prolongation (:attr:`LatticeStructure.prolongation`)."""
+        return self.structure.prolongation
+
     def tocsr(self) -> sp.csr_matrix:
         """``A`` assembled (checks, and a hierarchy of one level)."""
         return self.structure.matrix(self.coefficients)
+
+
+class LatticeProlongation:
+    """The prolongation ``P`` ``(n, n_coarse)`` of the first coarsening, applied by
+    strided slices of the lattice arrays (:class:`~fesens.solvers.device_lattice.
+    LatticeTransfer`), never as a matrix: the operator of the sparse prolongation of
+    :mod:`fesens.solvers.grid_hierarchy`, rows in the fine operator's order, columns the
+    coarse free dofs in lattice order (components fastest), which :meth:`LatticeStructure.
+    galerkin` numbers alike. ``P @ x`` prolongs, ``P.T @ r`` restricts.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n, n_coarse)``.
+    coarse_shape : tuple of int
+        Coarse lattice points per axis.
+    coarse_free : numpy.ndarray
+        ``(coarse points, n_components)`` booleans: the coarse free dofs, lattice order.
+    """
+
+    def __init__(self, structure: LatticeStructure, fine, coarse) -> None:
+        self._structure = structure
+        self._transfer = LatticeTransfer(LevelKernels(fine, np, np.float64),
+                                         LevelKernels(coarse, np, np.float64))
+        nc = structure.n_components
+        self.coarse_shape = coarse.shape
+        self.coarse_free = np.moveaxis(coarse.free, 0, -1).reshape(-1, nc)
+        point, component = np.divmod(np.flatnonzero(self.coarse_free), nc)
+        n_points = self.coarse_free.shape[0]
+        self._positions = component * n_points + point  # in the component-major array
+        self._lattice = (nc, *coarse.shape[::-1])
+        self.shape = (structure.n, self._positions.size)
+
+    @property
+    def T(self) -> _Restriction:  # noqa: N802  (the transpose, as a matrix's)
+        return _Restriction(self)
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        coarse = np.zeros(int(np.prod(self._lattice)))
+        coarse[self._positions] = x
+        return self._structure.restrict(self._transfer.prolong(coarse.reshape(self._lattice)))
+
+    def restrict(self, r: np.ndarray) -> np.ndarray:
+        """``Pᵀ r`` for a fine free-dof vector ``r`` ``(n,)``."""
+        coarse = self._transfer.restrict(self._structure.expand(r))
+        return coarse.reshape(-1)[self._positions]
+
+
+class _Restriction:
+    """``Pᵀ`` of a :class:`LatticeProlongation`, applied with ``@``."""
+
+    def __init__(self, prolongation: LatticeProlongation) -> None:
+        self.prolongation = prolongation
+        self.shape = prolongation.shape[::-1]
+
+    def __matmul__(self, r: np.ndarray) -> np.ndarray:
+        return self.prolongation.restrict(r)

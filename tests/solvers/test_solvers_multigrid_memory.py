@@ -103,3 +103,29 @@ def test_a_matrix_free_solve_forms_no_cell_dof_table_or_quadrature_points():
     assert np.array_equal(geometry.x, np.einsum("qa,eai->eqi", geometry.N,
                                                 model.mesh.points[cells], optimize=True))
     assert geometry.x is model.geometry().x  # formed once, then kept with the geometry
+
+
+@pytest.mark.parametrize("cells", [(5, 3, 3), (6, 4, 2), (7, 4)])
+def test_the_matrix_free_prolongation_slices_the_lattice_as_the_sparse_one_multiplies(cells):
+    """The first coarsening of a matrix-free fine level applied by slicing is the sparse
+    prolongation (rows in the operator's order, Dirichlet dofs injected) and its
+    transpose, to rounding; the hierarchy then holds no sparse ``P`` on that level."""
+    if len(cells) == 2:
+        from fesens.mesh import rectangle
+        model = Elasticity(rectangle(*cells, cell_type="quad4"), E=1.0, nu=0.3).fix("left")
+    else:
+        model = cantilever(*cells)
+    structure = lattice_system(model, model.stiffness_fields()[0]).structure
+    grid = structure.grid
+    P, coarse_shape, coarse_free = _lattice_prolongation(grid.shape, grid.rows >= 0)
+    P = P[np.argsort(grid.rows[grid.rows >= 0])]
+    sliced = structure.prolongation
+    assert sliced.shape == P.shape and sliced.coarse_shape == coarse_shape
+    assert np.array_equal(sliced.coarse_free, coarse_free)
+    rng = np.random.default_rng(1)
+    x, r = rng.standard_normal(P.shape[1]), rng.standard_normal(P.shape[0])
+    assert np.allclose(sliced @ x, P @ x, rtol=0, atol=1e-14)
+    assert np.allclose(sliced.T @ r, P.T @ r, rtol=0, atol=1e-13)
+    hierarchy = grid_hierarchy.Hierarchy(structure.operator(np.ones(structure.n_cells)), grid,
+                                         smoother="chebyshev", degree=2, coarse_size=10)
+    assert hierarchy.levels[0].P is sliced and not sp.issparse(hierarchy.levels[0].restrict)
