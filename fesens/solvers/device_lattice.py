@@ -330,6 +330,11 @@ class LatticeTransfer:
 
     def prolong(self, coarse):
         """The fine lattice array of a coarse one (masked to the fine free dofs)."""
+        return self.interpolate(coarse) * self.fine.free
+
+    def interpolate(self, coarse):
+        """The fine lattice array of a coarse one, unmasked: for a caller that reads the
+        fine free dofs only."""
         xp, u = self.fine.xp, coarse
         for axis, n_fine, n_coarse, odd, left, right in self._axes:
             shape = list(u.shape)
@@ -345,11 +350,16 @@ class LatticeTransfer:
                     left * u[_along(axis, slice(0, odd))]
                     + right * u[_along(axis, slice(1, odd + 1))])
             u = out
-        return u * self.fine.free
+        return u
 
     def restrict(self, fine):
         """The coarse lattice array ``Pᵀ fine`` (masked to the coarse free dofs)."""
-        xp, u = self.fine.xp, fine * self.fine.free
+        return self.anterpolate(fine * self.fine.free) * self.coarse.free
+
+    def anterpolate(self, fine):
+        """The transpose of :meth:`interpolate`, unmasked: for a ``fine`` zero at the
+        eliminated dofs and a caller that reads the coarse free dofs only."""
+        xp, u = self.fine.xp, fine
         for axis, n_fine, n_coarse, odd, left, right in reversed(self._axes):
             shape = list(u.shape)
             shape[-1 - axis] = n_coarse
@@ -364,4 +374,4 @@ class LatticeTransfer:
                 out[_along(axis, slice(0, odd))] += left * middle
                 out[_along(axis, slice(1, odd + 1))] += right * middle
             u = out
-        return u * self.coarse.free
+        return u

@@ -459,11 +459,15 @@ class LatticeProlongation:
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         coarse = np.zeros(int(np.prod(self._lattice)))
         coarse[self._positions] = x
-        return self._structure.restrict(self._transfer.prolong(coarse.reshape(self._lattice)))
+        # unmasked: the gather reads the fine free dofs only
+        fine = self._transfer.interpolate(coarse.reshape(self._lattice))
+        return self._structure.restrict(fine)
 
     def restrict(self, r: np.ndarray) -> np.ndarray:
         """``Pᵀ r`` for a fine free-dof vector ``r`` ``(n,)``."""
-        coarse = self._transfer.restrict(self._structure.expand(r))
+        # unmasked: the expanded r is zero at eliminated dofs, and the gather reads the
+        # coarse free dofs only
+        coarse = self._transfer.anterpolate(self._structure.expand(r))
         return coarse.reshape(-1)[self._positions]
 
 
