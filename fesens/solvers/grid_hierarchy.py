@@ -21,6 +21,7 @@ factorized by CHOLMOD (SuperLU without scikit-sparse).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -110,13 +111,15 @@ class Level:
 class Transfer:
     """The prolongation ``P`` onto a level from the next coarser lattice (its ``shape``
     and ``free`` dofs), with its threaded products: what depends on the grid alone, so a
-    rebuild on the same grid reuses it (:class:`Hierarchy`'s ``transfers``)."""
+    rebuild on the same grid reuses it (:class:`Hierarchy`'s ``transfers``). Onto a
+    matrix-free fine level, ``P`` is its :class:`~fesens.solvers.lattice_operator.
+    LatticeProlongation` (applied by slicing, itself ``prolong`` and its ``T`` ``restrict``)."""
 
-    P: sp.csr_matrix
+    P: sp.csr_matrix | Any
     shape: tuple[int, ...]
     free: np.ndarray
-    prolong: RowBlocks
-    restrict: RowBlocks
+    prolong: RowBlocks | Any
+    restrict: RowBlocks | Any
 
 
 class Hierarchy:
