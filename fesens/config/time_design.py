@@ -26,7 +26,6 @@ from fesens.config.time_sections import (
     load_histories,
     time_levels,
 )
-from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
 from fesens.fem.transient import DynamicProblem, TransientProblem
 from fesens.opt.time_design import HarmonicDesignProblem, TransientDesignProblem
@@ -145,16 +144,9 @@ def build_time_problem(config: Config, model, design: dict):
     Raises
     ------
     ConfigError
-        Extra constraints, an objective that a time level cannot evaluate, or a
-        nonlinear physics (its runs are solved and differentiated, not yet designed).
+        Extra constraints, or an objective that a time level cannot evaluate.
     """
     data = config.data
-    if isinstance(model, NonlinearModel):
-        raise ConfigError(f"fesens optimize of a transient run of physics.type = "
-                          f"\"{config.physics}\" (nonlinear) is not available: its run is "
-                          "solved and differentiated (fesens solve, fesens sensitivity), not "
-                          "designed; optimize its steady state (remove [analysis]) or a "
-                          "linear physics' run")
     if data["constraints"]["extra"]:
         raise ConfigError(f"[[constraints.extra]] of analysis.type = "
                           f"\"{analysis_type(data)}\": a time-dependent design has the "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
+from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
 from fesens.fem.transient import TransientProblem, harmonic_response
 from fesens.opt.problem import DesignProblem
@@ -44,7 +45,7 @@ class TimeState:
     field : callable
         ``field() -> u`` ``(n_dofs,)``: the plain field shown for the design (the last
         level, or the real part of the response at the first frequency).
-    model : LinearModel
+    model : LinearModel or NonlinearModel
     scale : array
         The stiffness scale of the solve ``(n_cells,)``.
     """
@@ -60,6 +61,12 @@ class TimeState:
         scale = getval(self.scale)
         u = np.asarray(self.field(), dtype=float)
         f = np.asarray(getval(model.load_vector(None, None)), dtype=float)
+        if isinstance(model, NonlinearModel):
+            # a nonlinear solution's coefficients are its material fields (the flux reads
+            # them by name), which the run built from the same stiffness scale
+            fields = model.material_fields(scale=scale)
+            return model.solution_class(model, u, f, list(fields.values()),
+                                        {"scale": scale}, fields=fields)
         return model.solution_class(model, u, f, model.coefficients(scale=scale),
                                     {"scale": scale})
 
@@ -69,7 +76,9 @@ class TransientDesignProblem(DesignProblem):
 
     Parameters
     ----------
-    model : LinearModel
+    model : LinearModel or NonlinearModel
+        A nonlinear model's run steps by Newton; the stiffness scale enters its material
+        fields as the ``scale`` of its solve.
     run : TransientProblem
         The run (a :class:`~fesens.fem.transient.DynamicProblem` for a second time
         derivative) of ``model``.

@@ -9,19 +9,32 @@ import pytest
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.config import build_problem, parse_config, preset_text
+from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.opt.time_design import HarmonicDesignProblem, TransientDesignProblem
 
 
-def _problem(name: str, cells: str, coarse: str, tmp_path):
+def _problem(tmp_path, name: str, cells: str, coarse: str, *edits: tuple[str, str]):
+    """The preset ``name`` on the mesh ``coarse``, with the text ``edits`` ``(old, new)``."""
     text = preset_text(name).replace(cells, coarse)
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
     return build_problem(parse_config(text, source=name, base_dir=tmp_path))
 
 
+#: heatsink_pulse with k(T) = k₀ s(ρ) (1 + T): every step of the run a Newton solve, the
+#: gradient the run's discrete adjoint with each step's converged tangent.
+NONLINEAR_PULSE = ("heatsink_pulse", "cells = [30, 30]", "cells = [8, 8]",
+                   ('type = "heat"', 'type = "nonlinear_heat"'),
+                   ("conductivity = 1.0", "conductivity = 1.0\nbeta = 1.0"))
+
+
 @pytest.fixture(params=[("heatsink_pulse", "cells = [30, 30]", "cells = [8, 8]"),
-                        ("dynamic_compliance", "cells = [40, 20]", "cells = [10, 6]")],
-                ids=["heatsink_pulse", "dynamic_compliance"])
+                        ("dynamic_compliance", "cells = [40, 20]", "cells = [10, 6]"),
+                        NONLINEAR_PULSE],
+                ids=["heatsink_pulse", "dynamic_compliance", "nonlinear_pulse"])
 def problem(request, tmp_path):
-    return _problem(*request.param, tmp_path)
+    return _problem(tmp_path, *request.param)
 
 
 def _objective(problem):
@@ -33,10 +46,13 @@ def _objective(problem):
 
 
 def test_the_presets_build_their_time_design_problems(tmp_path):
-    assert isinstance(_problem("heatsink_pulse", "cells = [30, 30]", "cells = [8, 8]",
-                               tmp_path), TransientDesignProblem)
-    assert isinstance(_problem("dynamic_compliance", "cells = [40, 20]", "cells = [10, 6]",
-                               tmp_path), HarmonicDesignProblem)
+    assert isinstance(_problem(tmp_path, "heatsink_pulse", "cells = [30, 30]",
+                               "cells = [8, 8]"), TransientDesignProblem)
+    assert isinstance(_problem(tmp_path, "dynamic_compliance", "cells = [40, 20]",
+                               "cells = [10, 6]"), HarmonicDesignProblem)
+    nonlinear = _problem(tmp_path, *NONLINEAR_PULSE)
+    assert isinstance(nonlinear, TransientDesignProblem)
+    assert isinstance(nonlinear.model, NonlinearModel) and nonlinear.run.nonlinear
 
 
 def test_objective_passes_the_taylor_test_and_central_differences(problem):
