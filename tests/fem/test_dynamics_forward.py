@@ -196,5 +196,8 @@ def test_bad_input_is_refused_with_the_reason():
     with pytest.raises(ValueError, match="u0"):
         list(problem.states(u0=np.ones(3)))
     model.fix("right", "x", value=0.01)
-    with pytest.raises(ValueError, match="homogeneous"):
-        list(problem.states())
+    explicit = DynamicProblem(model, t_end=1.0, dt=0.1, beta=0.0)
+    with pytest.raises(ValueError, match="prescribed motion needs beta > 0"):
+        list(explicit.states())
+    with pytest.raises(ValueError, match="dirichlet_rates"):
+        list(problem.states(dirichlet_rates=(0.0,)))

@@ -2,7 +2,9 @@
 discrete adjoint: :class:`NewmarkStepper` advances ``(u, v, a)`` by Newmark or
 generalized-α with the effective stiffness's factorization; :data:`dynamic_integrate` is
 the primitive of a :class:`~fesens.fem.transient.dynamics.DynamicProblem` run, whose VJP
-(:class:`DynamicAdjoint`) runs the adjoint steps backwards with the forward factorizations.
+(:class:`DynamicAdjoint`) runs the adjoint steps backwards with the forward factorizations;
+:data:`newmark_rates` is the velocity and acceleration factors of a prescribed motion
+``g φ(t)`` by the same update, a primitive whose VJP reverses that recursion.
 """
 
 from __future__ import annotations
@@ -29,12 +31,70 @@ if TYPE_CHECKING:
 MASS_KEY = (1.0, 0.0)
 
 
+def _newmark_rates(phi, rates0, coefficients) -> np.ndarray:
+    """``[φ_n, φ̇_n, φ̈_n]`` ``(N + 1, 3)`` of displacement factors ``φ`` ``(N + 1,)``: the
+    velocity and acceleration that the Newmark update gives a displacement known at every
+    level, from ``rates0 = (φ̇_0, φ̈_0)`` ``(2,)``::
+
+        φ̈_n = (φ_n − φ_(n−1) − Δt φ̇_(n−1) − Δt² (½ − β) φ̈_(n−1)) / (β Δt²)
+        φ̇_n = φ̇_(n−1) + Δt ((1 − γ) φ̈_(n−1) + γ φ̈_n)
+
+    so a prescribed ``(u_c, v_c, a_c)`` satisfies the update the free dofs do (a rigid
+    motion of every dof is a solution of the discrete equations with ``K`` of no rigid
+    energy). ``coefficients``: a ``NewmarkCoefficients`` with ``β > 0``."""
+    c = coefficients
+    phi, rates0 = np.asarray(phi, dtype=float), np.asarray(rates0, dtype=float)
+    out = np.empty((phi.size, 3))
+    out[:, 0] = phi
+    out[0, 1:] = rates0
+    scale = 1.0 / (c.beta * c.dt ** 2)
+    for n in range(1, phi.size):
+        _, v, a = out[n - 1]
+        a_new = scale * (phi[n] - phi[n - 1] - c.dt * v - c.dt ** 2 * (0.5 - c.beta) * a)
+        out[n, 1] = v + c.dt * ((1 - c.gamma) * a + c.gamma * a_new)
+        out[n, 2] = a_new
+    return out
+
+
+newmark_rates = primitive(_newmark_rates, "newmark_rates")
+
+
+def _newmark_rates_vjp(argnums, out, phi, rates0, coefficients):
+    def pullback(out_bar):
+        c = coefficients
+        bar = np.array(out_bar, dtype=float)  # a copy: accumulated in place, last first
+        phi_bar = np.zeros(bar.shape[0])
+        scale = 1.0 / (c.beta * c.dt ** 2)
+        for n in range(bar.shape[0] - 1, 0, -1):
+            v_bar = bar[n, 1]  # φ̇_n reads φ̈_n: its cotangent first
+            bar[n - 1, 1] += v_bar
+            bar[n - 1, 2] += c.dt * (1 - c.gamma) * v_bar
+            a_bar = scale * (bar[n, 2] + c.dt * c.gamma * v_bar)
+            phi_bar[n] += a_bar
+            phi_bar[n - 1] -= a_bar
+            bar[n - 1, 1] -= c.dt * a_bar
+            bar[n - 1, 2] -= c.dt ** 2 * (0.5 - c.beta) * a_bar
+        phi_bar += bar[:, 0]
+        cotangents = {0: phi_bar, 1: bar[0, 1:].copy()}
+        return tuple(cotangents[i] for i in argnums)
+
+    return pullback
+
+
+defvjp_joint(newmark_rates, _newmark_rates_vjp)
+
+
 class NewmarkStepper:
-    """The steps of one set of (plain) matrices, damping and loads; a state is
-    ``(u, v, a)`` on the free dofs."""
+    """The steps of one set of (plain) matrices, damping, loads and prescribed motion; a
+    state is ``(u, v, a)`` on the free dofs.
+
+    ``K_fc``, ``M_fc``, ``g`` and ``rates`` (``[φ, φ̇, φ̈]`` ``(N + 1, 3)`` of
+    :data:`newmark_rates`) are None without prescribed motion; with it, the constrained
+    dofs move as ``g φ_n`` (velocity ``g φ̇_n``, acceleration ``g φ̈_n``) and each residual
+    gains ``K_fc (u_c + c_K v_c) + M_fc (a_c + c_M v_c)`` at the blended levels."""
 
     def __init__(self, problem: DynamicProblem, K_ff, M_ff, mass_damping, stiffness_damping,
-                 F, H):
+                 F, H, K_fc=None, M_fc=None, g=None, rates=None):
         self.problem, self.c = problem, problem.coefficients
         self.K, self.M = K_ff, M_ff
         self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
@@ -43,6 +103,12 @@ class NewmarkStepper:
         self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
         model = problem.model
         self.free, self.n_dofs = model.free_dofs, model.dofmap.n_dofs
+        self.constrained = model.constrained_dofs
+        self.prescribed = g is not None
+        if self.prescribed:
+            self.g, self.rates = np.asarray(g, dtype=float), np.asarray(rates, dtype=float)
+            self.Kg = K_fc.tocsr() @ self.g  # K_fc g, M_fc g: (n_free,)
+            self.Mg = M_fc.tocsr() @ self.g
         self._step_solver: LinearSolver | None = None
 
     @property
@@ -64,6 +130,31 @@ class NewmarkStepper:
         af = self.c.alpha_f
         return {n: 1.0 - af, n - 1: af} if af != 0.0 else {n: 1.0}
 
+    def coupling_weights(self, n: int) -> dict[int, tuple[float, float]]:
+        """``{level: (w_f, w_m)}``: the weights of the levels in the blends at ``α_f`` (of
+        ``u``, ``v``) and ``α_m`` (of ``a``) of level ``n``'s residual (level 0: itself)."""
+        if n == 0:
+            return {0: (1.0, 1.0)}
+        af, am = self.c.alpha_f, self.c.alpha_m
+        return {n: (1.0 - af, 1.0 - am), n - 1: (af, am)}
+
+    def coupling(self, n: int) -> tuple[float, float]:
+        """``(s_K, s_M)`` with ``K_fc (u_c + c_K v_c) + M_fc (a_c + c_M v_c) = s_K K_fc g +
+        s_M M_fc g`` at level ``n``'s blended levels."""
+        s_K = s_M = 0.0
+        for level, (wf, wm) in self.coupling_weights(n).items():
+            u, v, a = self.rates[level]
+            s_K += wf * (u + self.cK * v)
+            s_M += wm * a + wf * self.cM * v
+        return s_K, s_M
+
+    def prescribed_forces(self, n: int, rhs: np.ndarray) -> np.ndarray:
+        """``rhs`` less the prescribed motion's forces on the free dofs at level ``n``."""
+        if not self.prescribed:
+            return rhs
+        s_K, s_M = self.coupling(n)
+        return rhs - s_K * self.Kg - s_M * self.Mg
+
     def residual_operand(self, u, v, a):
         """``K (u + c_K v) + M (a + c_M v)``: the internal forces of blended levels."""
         return self.K_csr @ (u + self.cK * v) + self.M_csr @ (a + self.cM * v)
@@ -72,7 +163,8 @@ class NewmarkStepper:
         """``(u_0, v_0, a_0)`` with ``M a_0 = F H_0 − C v_0 − K u_0``."""
         u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
         zero = np.zeros_like(u0)
-        rhs = self.F @ self.H[0] - self.residual_operand(u0, v0, zero)
+        rhs = self.prescribed_forces(0, self.F @ self.H[0]
+                                     - self.residual_operand(u0, v0, zero))
         mass = self.problem.step_solver(MASS_KEY, self.K, self.M)
         return u0, v0, mass.solve(rhs)
 
@@ -94,6 +186,7 @@ class NewmarkStepper:
         # the blended levels with a_n = 0; S a_n supplies the rest
         rhs = self.F @ h - self.residual_operand((1 - af) * u_hat + af * u,
                                                  (1 - af) * v_hat + af * v, am * a)
+        rhs = self.prescribed_forces(n, rhs)
         a_new = self.step_solver.solve(rhs)
         return (u_hat + c.beta * c.dt ** 2 * a_new, v_hat + c.gamma * c.dt * a_new, a_new)
 
@@ -103,19 +196,24 @@ class NewmarkStepper:
         return ((1 - af) * new[0] + af * state[0], (1 - af) * new[1] + af * state[1],
                 (1 - am) * new[2] + am * state[2])
 
-    def full(self, x_free: np.ndarray) -> np.ndarray:
-        """A free-dof field on all dofs, ``(n_dofs,)`` (zero where fixed)."""
+    def full(self, x_free: np.ndarray, n: int | None = None, field: int = 0) -> np.ndarray:
+        """A free-dof field on all dofs, ``(n_dofs,)``: at the constrained dofs, the
+        prescribed motion's ``field`` (0: ``u``, 1: ``v``, 2: ``a``) at level ``n``, or zero
+        (``n`` None or no prescribed motion)."""
         full = np.zeros(self.n_dofs)
         full[self.free] = x_free
+        if self.prescribed and n is not None:
+            full[self.constrained] = self.g * self.rates[n, field]
         return full
 
 
 def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
-                       *term_args):
+                       K_fc, M_fc, g, rates, *term_args):
     """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
     every state, or the snapshots of the binomial schedule, when traced)."""
     problem = run.problem
-    stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
+    stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
+                             K_fc, M_fc, g, rates)
     N = problem.n_steps
     values = np.empty(N + 1)
     if not run.keep:
@@ -129,7 +227,7 @@ def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F,
         for n in range(N + 1):
             if n > 0:
                 state = stepper.step(n, state)
-            values[n] = run.term(n, stepper.full(state[0]), term_args)
+            values[n] = run.term(n, stepper.full(state[0], n), term_args)
             if n in keep:
                 run.stored[n] = state
     problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
@@ -144,7 +242,7 @@ class DynamicAdjoint:
     the cotangent of every input."""
 
     #: Primitive argument of the first step-term argument.
-    FIRST_TERM_ARG = 9
+    FIRST_TERM_ARG = 13
 
     def __init__(self, run: Run, stepper: NewmarkStepper, gbar, term_args, argnums):
         self.run, self.s, self.term_args = run, stepper, term_args
@@ -162,16 +260,27 @@ class DynamicAdjoint:
         self.positions = [i - self.FIRST_TERM_ARG for i in argnums
                           if i >= self.FIRST_TERM_ARG]
         self.args_bar = [0.0] * len(self.positions)
+        if stepper.prescribed:
+            self.lam_K = np.zeros(n_free)  # Σ_n s_K,n λ_n
+            self.lam_M = np.zeros(n_free)
+            self.g_bar = np.zeros(stepper.constrained.size)
+            self.rates_bar = np.zeros_like(stepper.rates)
 
     def term_cotangent(self, n: int, u_free: np.ndarray) -> np.ndarray:
-        """``ḡ_n ∂j_n/∂u_n`` on the free dofs (``term_args``' cotangents accumulated)."""
+        """``ḡ_n ∂j_n/∂u_n`` on the free dofs (``term_args``' and the prescribed part's
+        cotangents accumulated)."""
+        s = self.s
         if self.gbar[n] == 0.0:
-            return np.zeros(self.s.free.size)
-        u_bar, cotangents = term_pullback(self.run, n, self.s.full(u_free), self.gbar[n],
+            return np.zeros(s.free.size)
+        u_bar, cotangents = term_pullback(self.run, n, s.full(u_free, n), self.gbar[n],
                                           self.term_args, self.positions)
         self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
                                                        strict=True)]
-        return u_bar[self.s.free]
+        if s.prescribed:
+            u_c = u_bar[s.constrained]
+            self.g_bar += s.rates[n, 0] * u_c
+            self.rates_bar[n, 0] += float(s.g @ u_c)
+        return u_bar[s.free]
 
     def residual(self, n: int, lam: np.ndarray, blended: tuple) -> tuple:
         """The parameter cotangents of level ``n``'s residual ``M (a + c_M v) + K (u + c_K
@@ -186,7 +295,26 @@ class DynamicAdjoint:
         for level, weight in s.load_weights(n).items():
             self.F_bar += weight * np.outer(lam, s.H[level])
             self.H_bar[level] += weight * FT_lam
+        if s.prescribed:
+            self.prescribed_residual(n, lam)
         return M_lam, K_lam
+
+    def prescribed_residual(self, n: int, lam: np.ndarray) -> None:
+        """The cotangents of the prescribed motion's part ``s_K K_fc g + s_M M_fc g`` of
+        level ``n``'s residual for multiplier ``lam``: its factors per level, the damping
+        it reads, and ``λ`` summed for ``K̄_fc``, ``M̄_fc``, ``ḡ``."""
+        s = self.s
+        s_K, s_M = s.coupling(n)
+        self.lam_K += s_K * lam
+        self.lam_M += s_M * lam
+        Kg_lam, Mg_lam = float(s.Kg @ lam), float(s.Mg @ lam)
+        for level, (wf, wm) in s.coupling_weights(n).items():
+            v = s.rates[level, 1]
+            self.rates_bar[level, 0] -= wf * Kg_lam
+            self.rates_bar[level, 1] -= wf * (s.cK * Kg_lam + s.cM * Mg_lam)
+            self.rates_bar[level, 2] -= wm * Mg_lam
+            self.cK_bar -= wf * v * Kg_lam
+            self.cM_bar -= wf * v * Mg_lam
 
     def step(self, n: int, state: tuple, new: tuple) -> None:
         """The adjoint of step ``n`` (``state`` the level before, ``new`` its result):
@@ -219,15 +347,17 @@ class DynamicAdjoint:
 
 
 def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
-                 u0, v0, *term_args):
+                 u0, v0, K_fc, M_fc, g, rates, *term_args):
     def pullback(gbar):
         if any(isinstance(x, Traced) for x in (gbar, K_ff, M_ff, mass_damping,
-                                              stiffness_damping, F, H, u0, v0, *term_args)):
+                                              stiffness_damping, F, H, u0, v0, K_fc, M_fc,
+                                              g, rates, *term_args)):
             raise NotImplementedError(
                 "second derivatives through a dynamic run (grad of grad, hvp) are not "
                 "available: its adjoint runs on plain arrays; differentiate once")
         problem = run.problem
-        stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H)
+        stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
+                                 K_fc, M_fc, g, rates)
         adjoint = DynamicAdjoint(run, stepper, gbar, term_args, argnums)
         stored, N = run.stored, problem.n_steps
         with stepper.thread_limit():
@@ -256,6 +386,12 @@ def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_dampi
         cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 3: adjoint.cM_bar,
                       4: adjoint.cK_bar, 5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar,
                       8: v0_bar}
+        if stepper.prescribed:
+            cotangents[9] = -K_fc.pattern.outer(adjoint.lam_K, stepper.g)
+            cotangents[10] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)
+            cotangents[11] = (adjoint.g_bar - K_fc.tocsr().T @ adjoint.lam_K
+                              - M_fc.tocsr().T @ adjoint.lam_M)
+            cotangents[12] = adjoint.rates_bar
         for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
             cotangents[DynamicAdjoint.FIRST_TERM_ARG + p] = c
         return tuple(cotangents[i] for i in argnums)

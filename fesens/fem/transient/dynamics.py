@@ -31,8 +31,15 @@ acceleration solves ``M a_0 = F H_0 − C v_0 − K u_0``.
 node coordinates) and the state cotangents pass to ``(u_(n−1), v_(n−1), a_(n−1))`` through
 the transposed update; level 0 takes the adjoint of the initial acceleration's solve with
 ``M``. States ``(u, v, a)`` are stored or recomputed on Griewank's binomial schedule, with
-the same bits. Only homogeneous Dirichlet conditions (a prescribed motion would need its
-velocity and acceleration as loads).
+the same bits.
+
+A prescribed motion ``u_c(t_n) = g φ_n`` of the constrained dofs takes its velocity and
+acceleration from the same update (:data:`~fesens.fem.transient.dynamic_steps.newmark_rates`,
+from ``φ̇_0``, ``φ̈_0``), and each free residual gains ``M_fc a_c + C_fc v_c + K_fc u_c`` at
+the blended levels, ``C_fc = c_M M_fc + c_K K_fc``; its adjoint adds ``K̄_fc −= λ_n (u_c +
+c_K v_c)ᵀ``, ``M̄_fc −= λ_n (a_c + c_M v_c)ᵀ`` (summed over the levels as ``λ``'s with the
+blend's weights, then one outer product with ``g``), ``ḡ`` and the cotangents of ``(φ_n,
+φ̇_n, φ̈_n)``, which ``newmark_rates``' VJP takes back to ``φ`` and ``(φ̇_0, φ̈_0)``.
 """
 
 from __future__ import annotations
@@ -45,8 +52,14 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.traced import Traced
 from fesens.errors import NonFiniteError
-from fesens.fem.transient.dynamic_steps import MASS_KEY, NewmarkStepper, dynamic_integrate
+from fesens.fem.transient.dynamic_steps import (
+    MASS_KEY,
+    NewmarkStepper,
+    dynamic_integrate,
+    newmark_rates,
+)
 from fesens.fem.transient.integrate import TransientProblem
+from fesens.fem.transient.schemes import TimeFunction, history_values
 from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern
 from fesens.solvers import LinearSolver
 
@@ -128,7 +141,8 @@ class DynamicProblem(TransientProblem):
     Parameters
     ----------
     model : LinearModel
-        Its mesh, (homogeneous) Dirichlet conditions, load terms and parameters.
+        Its mesh, Dirichlet conditions (a non-zero value is a prescribed motion, see
+        :meth:`values`), load terms and parameters.
     times : array_like, optional
         Equally spaced time levels ``(N + 1,)``; or
     t_end, dt : float, optional
@@ -189,8 +203,9 @@ class DynamicProblem(TransientProblem):
 
     # ------------------------------------------------------------ the traced run
     def values(self, step_term: StepTerm, *, term_args: tuple = (), u0=0.0, v0=0.0,
-               loads: dict | None = None, histories: dict | None = None, density=1.0,
-               damping=(0.0, 0.0), points=None, **parameters):
+               loads: dict | None = None, histories: dict | None = None, dirichlet=None,
+               dirichlet_history: TimeFunction | None = None, dirichlet_rates=(0.0, 0.0),
+               density=1.0, damping=(0.0, 0.0), points=None, **parameters):
         """``values[n] = step_term(u_n, t_n, *term_args)`` for ``n = 0..N``, ``(N + 1,)``;
         traced when an input is (one primitive for the whole run).
 
@@ -208,6 +223,18 @@ class DynamicProblem(TransientProblem):
         histories : dict, optional
             Time function of each load term: a callable ``t -> factor`` or a table
             ``(times, values)`` (values traced allowed); default constant 1.
+        dirichlet : array_like, optional
+            Prescribed displacements ``g`` ordered like ``model.constrained_dofs`` (default:
+            the values given to ``fix``); differentiable.
+        dirichlet_history : callable or (times, values), optional
+            Time function ``φ`` of the prescribed motion ``u_c(t) = g φ(t)`` (default 1);
+            a table's values differentiable.
+        dirichlet_rates : (float, float)
+            ``(φ̇(t_0), φ̈(t_0))``: the motion's initial velocity and acceleration factors
+            (default 0: it starts from rest). Later levels take theirs from the scheme's
+            update of ``φ``; give the true initial rates of a motion that does not start
+            from rest, else its acceleration oscillates from step to step (average
+            acceleration keeps that error undamped). Differentiable.
         density : float or array_like
             Mass density ``ρ``, ``()`` or per cell ``(n_cells,)``; differentiable.
         damping : (float, float)
@@ -226,50 +253,51 @@ class DynamicProblem(TransientProblem):
         if not callable(step_term):
             raise TypeError(f"step_term must be a callable j(u, t, *term_args), got "
                             f"{type(step_term).__name__}")
-        system = self._dynamic_system(u0, v0, loads, histories, density, damping, points,
-                                      parameters)
+        system = self._dynamic_system(u0, v0, loads, histories, dirichlet, dirichlet_history,
+                                      dirichlet_rates, density, damping, points, parameters)
         run = Run(self, step_term)
         inputs = (*system, *term_args)
         run.keep = any(isinstance(x, Traced) for x in inputs)
         return dynamic_integrate(run, *inputs)
 
     def states(self, *, at=None, u0=0.0, v0=0.0, loads: dict | None = None,
-               histories: dict | None = None, density=1.0, damping=(0.0, 0.0), points=None,
+               histories: dict | None = None, dirichlet=None,
+               dirichlet_history: TimeFunction | None = None, dirichlet_rates=(0.0, 0.0),
+               density=1.0, damping=(0.0, 0.0), points=None,
                **parameters) -> Iterator[tuple]:
         """The fields of a forward run, one level at a time (nothing is kept).
 
-        Yields ``(n, t_n, u_n, v_n, a_n)``, each field ``(n_dofs,)``, for the levels ``at``
-        (indices into :attr:`times`; default all). Other arguments as in :meth:`values`
-        (plain values only).
+        Yields ``(n, t_n, u_n, v_n, a_n)``, each field ``(n_dofs,)`` (the prescribed motion
+        at the constrained dofs), for the levels ``at`` (indices into :attr:`times`;
+        default all). Other arguments as in :meth:`values` (plain values only).
         """
         wanted = None if at is None else {int(n) for n in np.atleast_1d(at)}
-        system = self._dynamic_system(u0, v0, loads, histories, density, damping, points,
-                                      parameters)
+        system = self._dynamic_system(u0, v0, loads, histories, dirichlet, dirichlet_history,
+                                      dirichlet_rates, density, damping, points, parameters)
         if any(isinstance(x, Traced) for x in system):
             raise TypeError("states runs plain values only; differentiate values() instead")
-        stepper = NewmarkStepper(self, *system[:6])
+        stepper = NewmarkStepper(self, *system[:6], *system[8:])
         self.stats.update(steps=0, kept=0, advanced=0, taped=0)
         with stepper.thread_limit():
-            state = stepper.initial(*system[6:])
+            state = stepper.initial(*system[6:8])
             for n in range(self.n_steps + 1):
                 if n > 0:
                     state = stepper.step(n, state)
                     self.stats["steps"] += 1
                 if wanted is None or n in wanted:
-                    yield (n, float(self.times[n]), *(stepper.full(x) for x in state))
+                    yield (n, float(self.times[n]),
+                           *(stepper.full(x, n, field) for field, x in enumerate(state)))
 
     # ------------------------------------------------------------ inputs
-    def _dynamic_system(self, u0, v0, loads, histories, density, damping, points,
-                        parameters) -> tuple:
-        """``(K_ff, M_ff, c_M, c_K, F, H, u0_f, v0_f)``, traced where inputs are."""
+    def _dynamic_system(self, u0, v0, loads, histories, dirichlet, dirichlet_history,
+                        dirichlet_rates, density, damping, points, parameters) -> tuple:
+        """``(K_ff, M_ff, c_M, c_K, F, H, u0_f, v0_f, K_fc, M_fc, g, rates)``, traced where
+        inputs are (the last four None without prescribed motion; ``rates`` ``(N + 1, 3)``
+        of :data:`~fesens.fem.transient.dynamic_steps.newmark_rates`)."""
         model = self.model
         model.check_parameters(parameters)
         points = model.checked_points(points)
         free = model.free_dofs
-        if model.constrained_dofs.size and np.any(model.prescribed_values()):
-            raise ValueError("a dynamic run takes homogeneous Dirichlet conditions only (a "
-                             "prescribed motion needs its velocity and acceleration as "
-                             "loads); fix the dofs at zero and apply the motion as a load")
         try:
             mass_damping, stiffness_damping = damping
         except (TypeError, ValueError):
@@ -286,7 +314,37 @@ class DynamicProblem(TransientProblem):
         F, H = self._loads(loads, histories, points, parameters, free)
         initial = [self._initial_field(value, name)[free]
                    for name, value in (("u0", u0), ("v0", v0))]
-        return (K_ff, M_ff, mass_damping, stiffness_damping, F, H, *initial)
+        motion = self._prescribed_motion(dirichlet, dirichlet_history, dirichlet_rates,
+                                         density, points, parameters)
+        return (K_ff, M_ff, mass_damping, stiffness_damping, F, H, *initial, *motion)
+
+    def _prescribed_motion(self, dirichlet, dirichlet_history, dirichlet_rates, density,
+                           points, parameters) -> tuple:
+        """``(K_fc, M_fc, g, rates)`` of a prescribed motion, or four None without one."""
+        model = self.model
+        constrained = model.constrained_dofs
+        g = model.prescribed_values() if dirichlet is None else dirichlet
+        if np.shape(getval(g)) != constrained.shape:
+            raise ValueError(f"dirichlet values must have shape {constrained.shape} (one per "
+                             f"constrained dof), got {np.shape(getval(g))}")
+        if not np.all(np.isfinite(getval(g))):
+            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        rates0 = np.asarray(getval(dirichlet_rates), dtype=float)
+        if rates0.shape != (2,) or not np.all(np.isfinite(rates0)):
+            raise ValueError(f"dirichlet_rates must be the finite pair (dphi/dt, d2phi/dt2) "
+                             f"at t_start, got {dirichlet_rates!r}")
+        if not (constrained.size and (dirichlet is not None or np.any(getval(g)))):
+            return None, None, None, None
+        if self.coefficients.beta == 0.0:
+            raise ValueError("a prescribed motion needs beta > 0: its acceleration comes "
+                             "from the displacement through the term beta dt^2 a_n of the "
+                             "update; give beta > 0 (e.g. 1/4) or fix the dofs at zero")
+        phi = (np.ones(self.times.size) if dirichlet_history is None
+               else history_values(dirichlet_history, self.times, "dirichlet_history"))
+        rates = newmark_rates(phi, dirichlet_rates * np.ones(2), self.coefficients)
+        K_fc = model.stiffness("fc", points=points, **parameters)
+        M_fc = self._mass_matrix("fc", density, points)
+        return K_fc, M_fc, g, rates
 
     def _initial_field(self, value, name: str):
         """``value`` on all dofs ``(n_dofs,)`` after its checks (traced if it is)."""
