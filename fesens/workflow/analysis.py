@@ -344,7 +344,8 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
                "design": at_design.source,
                "interpolation": _interpolation_label(interpolation),
-               "solver": solver_class(config.data["solver"]["backend"]).name,
+               "solver": str(model.solver_choice
+                             or solver_class(config.data["solver"]["backend"]).name),
                "fesens_version": __version__}
     echo(f"{config.name}: {spec['type']} at {at_design.source}, interpolation "
          f"{summary['interpolation']}")

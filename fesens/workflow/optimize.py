@@ -401,7 +401,10 @@ class _Run:
             "constraints": _constraint_report(config, self.problem, evaluation),
             "wall_time_seconds": time.perf_counter() - self.tic,
             "iteration_seconds_total": float(sum(r.get("seconds", 0.0) for r in history)),
-            "solver": solver_class(config.data["solver"]["backend"]).name,
+            # what "auto" stood for where the model chose (a nonlinear tangent: LU when
+            # it is not symmetric), else the configured backend
+            "solver": str(self.model.solver_choice
+                          or solver_class(config.data["solver"]["backend"]).name),
             "optimizer": config.data["optimizer"]["type"],
             "mesh": {"cells": config.mesh.n_cells, "points": config.mesh.n_points,
                      "cell_type": config.mesh.cell_type, "dofs": self.model.dofmap.n_dofs},
