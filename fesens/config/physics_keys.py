@@ -34,7 +34,7 @@ from fesens.config.checks import (
     string,
 )
 from fesens.config.objectives import everywhere, fragment_kinds, objective_kind, static_kind
-from fesens.config.time_sections import HISTORY
+from fesens.config.time_sections import HISTORY, SUPPORT_HISTORY
 from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import Parameter
@@ -136,6 +136,7 @@ def support_spec(physics: str) -> dict[str, Key]:
         spec["value"] = Key(number_or_numbers(), 0.0, "prescribed value(s)")
     else:
         spec["value"] = Key(number(), 0.0, f"prescribed {cls.field_name}")
+    spec["history"] = SUPPORT_HISTORY
     return spec
 
 

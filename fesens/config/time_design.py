@@ -24,6 +24,7 @@ from fesens.config.time_sections import (
     angular_frequencies,
     check_step_objective,
     load_histories,
+    support_history,
     time_levels,
 )
 from fesens.fem.model.solution import Solution
@@ -55,10 +56,11 @@ def time_problem(config: Config, model) -> TransientProblem:
 
 def run_inputs(config: Config, density=1.0) -> dict:
     """The keywords of the problem's ``states`` and ``values`` that the config gives: the
-    initial state, the loads' histories, the mass coefficient, the damping."""
+    initial state, the loads' and the supports' histories (a dynamic run's supports start
+    from rest), the mass coefficient, the damping."""
     data, cls = config.data, config.physics_class
     initial = data["initial"]
-    inputs = {"histories": load_histories(data)}
+    inputs = {"histories": load_histories(data), "dirichlet_history": support_history(data)}
     if analysis_type(data) == "dynamic":
         damping = data["damping"]
         return {**inputs, "u0": initial[cls.field_name], "v0": initial.get("velocity", 0.0),

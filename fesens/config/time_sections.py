@@ -129,6 +129,13 @@ HISTORY = Key(_history, None, "transient/dynamic: the load's factor in time, a t
                               "[[t0, v0], [t1, v1], ...] interpolated linearly, constant "
                               "beyond its ends (default 1)")
 
+#: The ``history`` key of a ``[[supports]]`` table.
+SUPPORT_HISTORY = Key(_history, None, "transient/dynamic: the factor in time of the "
+                      "support's value, a table [[t0, v0], [t1, v1], ...] interpolated "
+                      "linearly, constant beyond its ends (default 1); every support with a "
+                      "nonzero value follows the same one; a dynamic run's support starts "
+                      "from rest")
+
 
 def offered_analyses(physics: type) -> tuple[str, ...]:
     """The analyses a registered physics offers (its fragment's ``inertia`` and
@@ -214,11 +221,12 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     stepped = kind in STEPPED
     if not stepped:
         _refuse(raw, ("time", "initial"), kind, "it does not step in time")
-        for i, load in enumerate(data["loads"]):
-            if "history" in load:
-                raise ConfigError(f"{join('loads', i)}.history applies to a transient or "
-                                  f"dynamic analysis, not analysis.type = {show(kind)}: "
-                                  "remove it or set [analysis] type")
+        for section in ("loads", "supports"):
+            for i, item in enumerate(data[section]):
+                if "history" in item:
+                    raise ConfigError(f"{join(section, i)}.history applies to a transient "
+                                      f"or dynamic analysis, not analysis.type = "
+                                      f"{show(kind)}: remove it or set [analysis] type")
     if kind in (STATIC, "transient"):
         _refuse(raw, ("damping", "harmonic"), kind, "damping and driving frequencies "
                 "belong to dynamic and harmonic analyses")
@@ -236,12 +244,18 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     if stepped:
         out["time"] = _check_time(raw.get("time"), kind)
         out["initial"] = check_table("initial", raw.get("initial", {}), initial_spec(physics))
+    if stepped:
+        _check_support_histories(data["supports"])
     if kind != "transient":
         out["damping"] = check_table("damping", raw.get("damping", {}), DAMPING)
-        if any(s["value"] != 0 for s in data["supports"]):
-            raise ConfigError(f"a support with a nonzero value: analysis.type = {show(kind)} "
-                              "takes supports fixed at 0 only (a prescribed motion would "
-                              "need its velocity and acceleration as loads)")
+    if kind == "harmonic":
+        moving = [i for i, s in enumerate(data["supports"]) if np.any(s["value"])]
+        if moving:
+            raise ConfigError(f"{join('supports', moving[0])}.value is nonzero: "
+                              "analysis.type = \"harmonic\" takes supports fixed at 0 only "
+                              "(a harmonic base excitation is not offered); set the value "
+                              "to 0, or move the support in time with analysis.type = "
+                              "\"dynamic\" and a history")
     if kind == "harmonic":
         out["harmonic"] = check_table("harmonic", raw.get("harmonic", {}), HARMONIC)
         if "frequencies" not in out["harmonic"] or not out["harmonic"]["frequencies"]:
@@ -251,6 +265,25 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
         out["probes"] = _check_probes(raw["probes"], physics, mesh)
     _check_objective(data, kind, physics)
     return out
+
+
+def _check_support_histories(supports: list[dict]) -> None:
+    """The run moves every prescribed value by one factor in time, so the supports with a
+    nonzero value share one history (or none has one); a zero value has nothing to move."""
+    moving = [i for i, s in enumerate(supports) if np.any(s["value"])]
+    for i, support in enumerate(supports):
+        if "history" in support and i not in moving:
+            raise ConfigError(f"{join('supports', i)}.history moves nothing: the support's "
+                              "value is 0; give it a nonzero value or remove the history")
+    if not moving:
+        return
+    first = supports[moving[0]].get("history")
+    for i in moving[1:]:
+        if supports[i].get("history") != first:
+            raise ConfigError(f"{join('supports', i)}.history differs from "
+                              f"{join('supports', moving[0])}.history: every support with a "
+                              "nonzero value follows one factor in time; give them all the "
+                              "same history (or none)")
 
 
 def _check_time(raw: Any, kind: str) -> dict:
@@ -358,6 +391,13 @@ def load_histories(data: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{load name: (times, values)}`` of the loads with a ``history`` table."""
     return {load["name"]: tuple(np.asarray(load["history"], dtype=float).T)
             for load in data["loads"] if "history" in load}
+
+
+def support_history(data: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(times, values)`` of the supports' ``history`` table (one, shared by every support
+    with a nonzero value), or None without one."""
+    tables = [s["history"] for s in data["supports"] if "history" in s]
+    return tuple(np.asarray(tables[0], dtype=float).T) if tables else None
 
 
 def angular_frequencies(data: dict) -> np.ndarray:
