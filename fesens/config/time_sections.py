@@ -208,7 +208,9 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     ConfigError
         An analysis the physics does not offer, a section of another analysis, a time
         step <= 0 or one that does not divide the interval, an end before the start, a
-        scheme of another analysis, a load history or objective aggregate of a static run.
+        scheme of another analysis, a load or support history or objective aggregate of a
+        static or harmonic run, supports with a nonzero value but different histories, a
+        history on a support held at 0, a harmonic run's nonzero support.
     """
     out: dict[str, Any] = {}
     if "analysis" in raw:
@@ -244,14 +246,15 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     if stepped:
         out["time"] = _check_time(raw.get("time"), kind)
         out["initial"] = check_table("initial", raw.get("initial", {}), initial_spec(physics))
-    if stepped:
         _check_support_histories(data["supports"])
     if kind != "transient":
         out["damping"] = check_table("damping", raw.get("damping", {}), DAMPING)
     if kind == "harmonic":
         moving = [i for i, s in enumerate(data["supports"]) if np.any(s["value"])]
         if moving:
-            raise ConfigError(f"{join('supports', moving[0])}.value is nonzero: "
+            path = join("supports", moving[0])
+            raise ConfigError(f"{path}.value = {show(data['supports'][moving[0]]['value'])} "
+                              "is a nonzero value: "
                               "analysis.type = \"harmonic\" takes supports fixed at 0 only "
                               "(a harmonic base excitation is not offered); set the value "
                               "to 0, or move the support in time with analysis.type = "
