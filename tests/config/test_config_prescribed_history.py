@@ -167,25 +167,29 @@ HARMONIC = edit(edit(DYNAMIC, '[analysis]\ntype = "dynamic"', '[analysis]\ntype 
 HARMONIC = HARMONIC[:HARMONIC.index("[objective]")]
 
 
-@pytest.mark.parametrize(("text", "old", "new", "key"), [
-    (HEAT, "[0.1, 0.25]]", "[0.05, 0.25]]", "supports[0].history"),
-    (HEAT, "history = [[0.0, 0.0],", "history = [[0.0],", "supports[0].history[0]"),
+@pytest.mark.parametrize(("text", "old", "new", "key", "why"), [
+    (HEAT, "[0.1, 0.25]]", "[0.05, 0.25]]", "supports[0].history", "times must increase"),
+    (HEAT, "history = [[0.0, 0.0],", "history = [[0.0],", "supports[0].history[0]",
+     "a list of 2 numbers"),
     (HEAT, '[analysis]\ntype = "transient"', '[analysis]\ntype = "static"',
-     "supports[0].history"),
-    (HARMONIC, "", "", "supports[1].history"),
-    (HARMONIC, "history = [[0.0, 0.0], [0.5, 1.0]]\n", "", "supports[1].value"),
+     "supports[0].history", "applies to a transient or dynamic analysis"),
+    (HARMONIC, "", "", "supports[1].history", "applies to a transient or dynamic analysis"),
+    (HARMONIC, "history = [[0.0, 0.0], [0.5, 1.0]]\n", "", "supports[1].value",
+     "base excitation"),
     (DYNAMIC, 'group = "left"', 'group = "left"\nhistory = [[0.0, 0.0], [1.0, 1.0]]',
-     "supports[0].history"),
-    (DYNAMIC, 'group = "left"', 'group = "left"\nvalue = [0.0, 0.1]', "supports[1].history"),
+     "supports[0].history", "moves nothing"),
+    (DYNAMIC, 'group = "left"', 'group = "left"\nvalue = [0.0, 0.1]', "supports[1].history",
+     "same history"),
 ], ids=["decreasing", "short-row", "static", "harmonic", "harmonic-value", "zero-value",
         "two-histories"])
-def test_bad_support_histories_exit_2_naming_the_key(tmp_path, text, old, new, key):
+def test_bad_support_histories_exit_2_naming_the_key(tmp_path, text, old, new, key, why):
     if text is HEAT and new.startswith("[analysis]"):
         text = text[:text.index("[time]")] + "[objective]\ntype = \"compliance\"\n"
     text = edit(text, old, new) if old else text
     result = run("solve", write_config(tmp_path, text), "--out", tmp_path / "out")
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and key in result.output, result.output
+    assert why in result.output, result.output
     assert not (tmp_path / "out").exists()
 
 
