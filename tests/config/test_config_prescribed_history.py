@@ -195,8 +195,10 @@ def test_bad_support_histories_exit_2_naming_the_key(tmp_path, text, old, new, k
 
 def test_optimize_runs_the_moving_support(tmp_path):
     """``fesens optimize`` builds its run with the support's history: the first objective
-    differs from that of the edge held at its value throughout, and OC lowers it."""
-    design = edit(HEAT, "conductivity = 2.0", "conductivity = 20.0") + "[constraints]\nvolume_fraction = 0.5\n[filter]\nradius = 0.3\n"
+    is below that of the edge held at its value throughout, and OC lowers it (a tenfold
+    conductivity, so that the edge's heat reaches the corner within the run)."""
+    design = (edit(HEAT, "conductivity = 2.0", "conductivity = 20.0")
+              + "[constraints]\nvolume_fraction = 0.5\n[filter]\nradius = 0.3\n")
     held = edit(design, "[[0.0, 0.0], [0.05, 1.0], [0.1, 0.25]]", "[[0.0, 1.0], [1.0, 1.0]]")
     first = {}
     for tag, text in (("moving", design), ("held", held)):
