@@ -49,7 +49,6 @@ from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.errors import NewtonError
 from fesens.fem.nonlinear.newton import Evaluation, solve_steps
-from fesens.fem.transient.checkpointing import forward_snapshots
 from fesens.fem.transient.steps import (
     Run,
     Stepper,
@@ -57,6 +56,7 @@ from fesens.fem.transient.steps import (
     StepTermCotangent,
     check_same_pattern,
     sweep_backwards,
+    sweep_forward,
 )
 from fesens.solvers import LinearSolver
 
@@ -209,34 +209,13 @@ class _StepSystem:
 # ------------------------------------------------------------------ the primitive
 def _integrate_nonlinear(run: NonlinearRun, M_ff, M_fc, F, H, g, phi, T0_free, points,
                          *rest):
-    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
-    every state, or the snapshots of the binomial schedule, when traced)."""
+    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``
+    (:func:`~fesens.fem.transient.steps.sweep_forward`, each step a Newton solve)."""
     problem, n_fields = run.problem, len(run.names)
     stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
                                rest[:n_fields])
-    term_args = rest[n_fields:]
-    N = problem.n_steps
-    values = np.empty(N + 1)
-    state = (np.asarray(T0_free, dtype=float), None)
-    values[0] = run.term(0, stepper.full(0, state[0]), term_args)
-    keep = set()
-    if run.keep:
-        keep = set(range(N + 1))
-        if problem.max_states is not None:  # the snapshots (BDF2's hold the level before)
-            spine = forward_snapshots(N, problem.max_states)
-            keep = {0} | set(spine) | ({n - 1 for n in spine} if problem.scheme == "bdf2"
-                                       else set())
-    if 0 in keep:
-        run.stored[0] = state[0]
     problem.stats.update(newton_iterations=0)
-    with stepper.thread_limit():
-        for n in range(1, N + 1):
-            state = (stepper.step(n, state), state[0])
-            values[n] = run.term(n, stepper.full(n, state[0]), term_args)
-            if n in keep:
-                run.stored[n] = state[0]
-    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
-    return values
+    return sweep_forward(run, stepper, T0_free, rest[n_fields:])
 
 
 integrate_nonlinear = primitive(_integrate_nonlinear, "transient_integrate_nonlinear")

@@ -254,11 +254,11 @@ class Stepper:
         return full
 
 
-def _integrate(run: Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_args):
-    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
-    every state, or the snapshots of the binomial schedule, when traced)."""
+def sweep_forward(run: Run, stepper, T0_free: np.ndarray, term_args) -> np.ndarray:
+    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep of a linear
+    or nonlinear run (``stepper.step(n, state)`` gives ``T_n``), keeping every state, or
+    the snapshots of the binomial schedule, when traced."""
     problem = run.problem
-    stepper = Stepper(problem, K_ff, M_ff, K_fc, M_fc, F, H, g, phi)
     N = problem.n_steps
     values = np.empty(N + 1)
     state = (np.asarray(T0_free, dtype=float), None)
@@ -281,6 +281,12 @@ def _integrate(run: Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_ar
                 run.stored[n] = state[0]
     problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
     return values
+
+
+def _integrate(run: Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_args):
+    """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)`` (:func:`sweep_forward`)."""
+    stepper = Stepper(run.problem, K_ff, M_ff, K_fc, M_fc, F, H, g, phi)
+    return sweep_forward(run, stepper, T0_free, term_args)
 
 
 integrate = primitive(_integrate, "transient_integrate")
