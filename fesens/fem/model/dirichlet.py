@@ -11,6 +11,7 @@ from typing import Self
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.errors import BoundaryConditionError, NonFiniteError
 from fesens.fem.integrals.loads import FieldSpec, evaluate_field
 from fesens.fem.model.load_terms import Where
@@ -83,6 +84,26 @@ class DirichletConditions:
     def prescribed_values(self) -> np.ndarray:
         """Prescribed values ``g``, ordered like :attr:`constrained_dofs`."""
         return np.array([self._dirichlet[d] for d in sorted(self._dirichlet)], dtype=float)
+
+    def dirichlet_values(self, dirichlet=None):
+        """The prescribed values a solve or a run uses: ``dirichlet`` (possibly traced,
+        ordered like :attr:`constrained_dofs`) when given, else :meth:`prescribed_values`.
+
+        Raises
+        ------
+        ValueError
+            If ``dirichlet`` does not hold one value per constrained dof.
+        NonFiniteError
+            If it holds NaN or infinity.
+        """
+        g = self.prescribed_values() if dirichlet is None else dirichlet
+        shape = self.constrained_dofs.shape
+        if np.shape(getval(g)) != shape:
+            raise ValueError(f"dirichlet values must have shape {shape} (one per "
+                             f"constrained dof), got {np.shape(getval(g))}")
+        if not np.all(np.isfinite(getval(g))):
+            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        return g
 
     @property
     def free_dofs(self) -> np.ndarray:

@@ -86,6 +86,7 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
     ``assembler``, ``operator``, ``mass_operator``, ``coefficients``, ``cell_bilinear``,
     ``has_integrand``, ``geometry``, ``averaged_geometry``, ``cell_volumes``,
     ``scaled_thickness``, ``checked``, ``checked_points``, ``check_parameters``,
+    ``dirichlet_values``,
     ``solver_choice``, ``auto_solver``, ``near_nullspace``, ``with_near_nullspace``,
     ``partition``, ``springs``.
 
@@ -302,12 +303,7 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
         if extra is not None:  # in every load case
             f = f + (extra if load_cases is None else extra[:, None])
         constrained = self.constrained_dofs
-        g = self.prescribed_values() if dirichlet is None else dirichlet
-        if np.shape(getval(g)) != constrained.shape:
-            raise ValueError(f"dirichlet values must have shape {constrained.shape}, "
-                             f"got {np.shape(getval(g))}")
-        if not np.all(np.isfinite(getval(g))):
-            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        g = self.dirichlet_values(dirichlet)
         rhs = f[self.free_dofs]
         # Given (possibly traced) or non-zero Dirichlet values only: for the usual
         # homogeneous supports K_fc is not even assembled, and u is zero there already.

@@ -323,12 +323,7 @@ class DynamicProblem(TransientProblem):
         """``(K_fc, M_fc, g, rates)`` of a prescribed motion, or four None without one."""
         model = self.model
         constrained = model.constrained_dofs
-        g = model.prescribed_values() if dirichlet is None else dirichlet
-        if np.shape(getval(g)) != constrained.shape:
-            raise ValueError(f"dirichlet values must have shape {constrained.shape} (one per "
-                             f"constrained dof), got {np.shape(getval(g))}")
-        if not np.all(np.isfinite(getval(g))):
-            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        g = model.dirichlet_values(dirichlet)
         rates0 = np.asarray(getval(dirichlet_rates), dtype=float)
         if rates0.shape != (2,) or not np.all(np.isfinite(rates0)):
             raise ValueError(f"dirichlet_rates must be the finite pair (dphi/dt, d2phi/dt2) "

@@ -270,12 +270,7 @@ class TransientProblem:
             M_ff = model.mass(capacity, lumped=self.lumped, points=points)
             check_same_pattern(getval(K_ff), getval(M_ff))
         F, H = self._loads(loads, histories, points, parameters, free)
-        g = model.prescribed_values() if dirichlet is None else dirichlet
-        if np.shape(getval(g)) != constrained.shape:
-            raise ValueError(f"dirichlet values must have shape {constrained.shape} (one per "
-                             f"constrained dof), got {np.shape(getval(g))}")
-        if not np.all(np.isfinite(getval(g))):
-            raise NonFiniteError("dirichlet values contain NaN or infinity")
+        g = model.dirichlet_values(dirichlet)
         prescribed = bool(constrained.size) and (dirichlet is not None
                                                  or bool(np.any(getval(g))))
         K_fc = M_fc = phi = None
