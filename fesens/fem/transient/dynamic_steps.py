@@ -250,13 +250,16 @@ class DynamicAdjoint:
         n_free = stepper.free.size
         zero = np.zeros(n_free)
         self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
-        # K̄, M̄ (one pattern: checked)
-        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2, run.problem.n_steps,
+        # K̄ (argument 1), M̄ (2) of the traced matrices only (one pattern: checked)
+        self.matrices = [i for i in (1, 2) if i in argnums]
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, len(self.matrices),
+                                              run.problem.n_steps,
                                               run.problem.max_states is not None)
-        self.K_bar, self.M_bar = self.outers.sums
+        self.matrix_bars = dict(zip(self.matrices, self.outers.sums, strict=True))
         self.cM_bar = self.cK_bar = 0.0
-        self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
-        self.H_bar = np.zeros_like(stepper.H)
+        # F̄ (5), H̄ (6) where traced
+        self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if 5 in argnums else None
+        self.H_bar = np.zeros_like(stepper.H) if 6 in argnums else None
         self.positions = [i - self.FIRST_TERM_ARG for i in argnums
                           if i >= self.FIRST_TERM_ARG]
         self.args_bar = [0.0] * len(self.positions)
@@ -287,14 +290,17 @@ class DynamicAdjoint:
         v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
         s = self.s
         u, v, a = blended
-        self.outers.subtract(lam, u + s.cK * v, a + s.cM * v)
+        operands = {1: lambda: u + s.cK * v, 2: lambda: a + s.cM * v}
+        self.outers.subtract(lam, *(operands[i]() for i in self.matrices))
         M_lam, K_lam = s.M_T @ lam, s.K_T @ lam
         self.cM_bar -= float(M_lam @ v)
         self.cK_bar -= float(K_lam @ v)
-        FT_lam = s.F.T @ lam
+        FT_lam = s.F.T @ lam if self.H_bar is not None else None
         for level, weight in s.load_weights(n).items():
-            self.F_bar += weight * np.outer(lam, s.H[level])
-            self.H_bar[level] += weight * FT_lam
+            if self.F_bar is not None:
+                self.F_bar += weight * np.outer(lam, s.H[level])
+            if FT_lam is not None:
+                self.H_bar[level] += weight * FT_lam
         if s.prescribed:
             self.prescribed_residual(n, lam)
         return M_lam, K_lam
@@ -383,9 +389,8 @@ def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_dampi
                               run.release(forward_snapshots(N, problem.max_states),
                                           stored.__getitem__))
             u0_bar, v0_bar = adjoint.finish(stored[0])
-        cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 3: adjoint.cM_bar,
-                      4: adjoint.cK_bar, 5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar,
-                      8: v0_bar}
+        cotangents = {**adjoint.matrix_bars, 3: adjoint.cM_bar, 4: adjoint.cK_bar,
+                      5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar, 8: v0_bar}
         if stepper.prescribed:
             cotangents[9] = -K_fc.pattern.outer(adjoint.lam_K, stepper.g)
             cotangents[10] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)

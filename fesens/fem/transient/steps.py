@@ -5,8 +5,8 @@
 the step matrices' factorizations; :data:`integrate` is the primitive whose output is the
 per-step objective terms, and whose VJP (:class:`Adjoint`) runs the adjoint steps backwards
 with the forward factorizations, recomputing forward segments of a checkpointing schedule.
-:func:`term_pullback` is the cotangent of one step term and :class:`PatternOuters` the
-matrix cotangents' running sums, which the dynamics reuse.
+:func:`term_pullback` is the cotangent of one step term, which the dynamics reuse with
+the matrix cotangents' running sums (:class:`~fesens.fem.transient.pattern_sums.PatternOuters`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from fesens.ad.api import vjp
 from fesens.ad.registry import defvjp_joint
-from fesens.ad.sparse import PatternMatrix, SparsePattern
+from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.fem.transient.checkpointing import (
@@ -26,6 +26,7 @@ from fesens.fem.transient.checkpointing import (
     reverse_sweep,
     with_next_state,
 )
+from fesens.fem.transient.pattern_sums import PatternOuters
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
@@ -42,118 +43,6 @@ def check_same_pattern(K: PatternMatrix, M: PatternMatrix) -> None:
             and np.array_equal(K.pattern.indices, M.pattern.indices)):
         raise ValueError("the stiffness and mass matrices have different sparsity patterns; "
                          "a transient run needs both assembled over the same cells")
-
-
-class PatternOuters:
-    """Running sums ``−Σ_n λ_n x_(n,k)ᵀ`` at the stored entries of a sparsity pattern,
-    one ``(nnz,)`` array per ``k``: the matrix cotangents of a reverse sweep.
-
-    The products of ``steps`` consecutive calls of :meth:`subtract` are buffered and
-    subtracted together, a block of entries at a time: one pass over the sums per
-    ``steps`` adjoint steps instead of one per step, so the factor that the steps'
-    substitutions read stays in the cache between them (a substitution costs about a
-    quarter more when every step streams the sums through the cache as well). The sums'
-    bits do not depend on ``steps``: every entry subtracts its products one at a time,
-    in the order of the calls, as ``sums[k] -= pattern.outer(λ, x)`` would; a sweep
-    short of memory (checkpointed) takes ``steps=1`` and no buffer, and gives the bits
-    of one that stores every state. Read :attr:`sums` after :meth:`flush`.
-
-    Parameters
-    ----------
-    pattern : SparsePattern
-    count : int
-        Number of sums.
-    steps : int, default 1
-        Calls buffered per pass (the buffer holds ``(count + 1) · steps`` vectors
-        ``(n,)``).
-    """
-
-    #: Products per block of entries (its ``BLOCK // steps`` entries times the buffered
-    #: steps; the temporaries are two arrays of this length).
-    BLOCK = 32768
-
-    #: Calls a sweep that stores every state buffers: at most this many, and at most an
-    #: eighth of its steps (so the buffer's ``(count + 1)`` vectors per buffered call stay
-    #: below half of the ``N`` states it stores already).
-    STORED_STEPS = 64
-
-    @classmethod
-    def for_sweep(cls, pattern: SparsePattern, count: int, n_steps: int,
-                  checkpointed: bool) -> PatternOuters:
-        """The sums of a reverse sweep over ``n_steps`` steps: buffered where every state is
-        stored, per step (no buffer) where checkpointing keeps the memory down."""
-        steps = 1 if checkpointed else min(cls.STORED_STEPS, max(1, -(-n_steps // 8)))
-        return cls(pattern, count, steps)
-
-    def __init__(self, pattern: SparsePattern, count: int, steps: int = 1):
-        if steps < 1:
-            raise ValueError(f"steps must be >= 1, got {steps}")
-        indptr = pattern.indptr
-        self.counts = np.diff(indptr)
-        if steps == 1:  # λ repeated over each row's entries: no index array held
-            self.rows, self.cols = None, pattern.cols
-        else:  # gathers of a whole buffer: intp indices, which np.take need not convert
-            self.rows = pattern.rows.astype(np.intp, copy=False)
-            self.cols = pattern.cols.astype(np.intp)
-        # rows starting each block of about BLOCK entries, and the last row
-        entries = max(self.BLOCK // steps, 1)
-        starts = np.searchsorted(indptr, np.arange(0, pattern.nnz, entries), side="right")
-        self.row_bounds = np.unique(np.concatenate([[0], starts - 1, [pattern.shape[0]]]))
-        self.entry_bounds = indptr[self.row_bounds]
-        self.sums = tuple(np.zeros(pattern.nnz) for _ in range(count))
-        # the buffered vectors, λ first, one row per call; np.take into kept buffers: 4x
-        # faster than ``x[cols]``, which allocates
-        self._vectors = np.empty((count + 1, steps, pattern.shape[0]))
-        self._held = 0
-        longest = int(np.diff(self.entry_bounds).max(initial=0))
-        self._lam_rows = np.empty(steps * longest if steps > 1 else 0)
-        self._product = np.empty(steps * longest)
-
-    def subtract(self, lam: np.ndarray, *xs: np.ndarray) -> None:
-        """``sums[k] −= λ xs[k]ᵀ`` on the pattern (``λ``, ``xs[k]``: ``(n,)``); with
-        ``steps > 1`` once the buffer is full or at :meth:`flush`."""
-        if len(xs) != len(self.sums):
-            raise ValueError(f"{len(self.sums)} sums take {len(self.sums)} vectors, got "
-                             f"{len(xs)}")
-        if self._vectors.shape[1] == 1:  # nothing to buffer: no copies
-            self._subtract(lam[None], [x[None] for x in xs])
-            return
-        for buffer, vector in zip(self._vectors, (lam, *xs), strict=True):
-            buffer[self._held] = vector
-        self._held += 1
-        if self._held == self._vectors.shape[1]:
-            self.flush()
-
-    def flush(self) -> None:
-        """Subtract the buffered products (each entry's in call order)."""
-        held, self._held = self._held, 0
-        if held > 0:
-            self._subtract(self._vectors[0, :held], self._vectors[1:, :held])
-
-    def _subtract(self, lams: np.ndarray, xs) -> None:
-        """``sums[k] −= Σ_i lams[i] xs[k][i]ᵀ``, the ``i`` in order (``(steps, n)``)."""
-        held, entries, rows = lams.shape[0], self.entry_bounds, self.row_bounds
-        for b in range(entries.size - 1):
-            e0, e1 = entries[b], entries[b + 1]
-            shape = (held, e1 - e0)  # contiguous, so np.take writes them unbuffered
-            product = self._product[:held * (e1 - e0)].reshape(shape)
-            if self.rows is None:
-                lam_rows = np.repeat(lams[:, rows[b]:rows[b + 1]],
-                                     self.counts[rows[b]:rows[b + 1]], axis=1)
-            else:
-                lam_rows = self._lam_rows[:held * (e1 - e0)].reshape(shape)
-                # mode="clip": the indices are in range, and "raise" buffers ``out``
-                np.take(lams, self.rows[e0:e1], axis=1, out=lam_rows, mode="clip")
-            for x, total in zip(xs, self.sums, strict=True):
-                np.take(x, self.cols[e0:e1], axis=1, out=product, mode="clip")
-                product *= lam_rows
-                if held == 1:
-                    total[e0:e1] -= product[0]
-                    continue
-                # ((t − p_0) − p_1) − ...: a reduction over the first axis subtracts its
-                # rows in order (subtract is not reordered, unlike a pairwise add)
-                np.subtract(total[e0:e1], product[0], out=product[0])
-                np.subtract.reduce(product, axis=0, out=total[e0:e1])
 
 
 class Run:
@@ -335,14 +224,17 @@ class Adjoint(StepTermCotangent):
         self.gbar = np.asarray(gbar, dtype=float)
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ (α M + β K)ᵀ λ of later steps
         n_free = stepper.free.size
-        # K̄, M̄ (one pattern: checked)
-        self.outers = PatternOuters.for_sweep(stepper.K.pattern, 2, run.problem.n_steps,
+        # K̄ (argument 1), M̄ (2) of the traced matrices only (one pattern: checked)
+        self.matrices = [i for i in (1, 2) if i in argnums]
+        self.outers = PatternOuters.for_sweep(stepper.K.pattern, len(self.matrices),
+                                              run.problem.n_steps,
                                               run.problem.max_states is not None)
-        self.K_bar, self.M_bar = self.outers.sums
+        self.matrix_bars = dict(zip(self.matrices, self.outers.sums, strict=True))
         self._T_K, self._T_M, self._scratch = np.empty((3, n_free))
-        self.F_bar = np.zeros((n_free, stepper.F.shape[1]))
-        self._F_step = np.empty_like(self.F_bar)
-        self.H_bar = np.zeros_like(stepper.H)
+        # F̄ (5), H̄ (6) where traced
+        self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if 5 in argnums else None
+        self._F_step = np.empty_like(self.F_bar) if 5 in argnums else None
+        self.H_bar = np.zeros_like(stepper.H) if 6 in argnums else None
         self.lam_K = np.zeros(n_free)  # Σ_n (Σ_k β φ_g) λ_n
         self.lam_M = np.zeros(n_free)
         self.g_bar = np.zeros(stepper.constrained.size) if stepper.prescribed else None
@@ -374,20 +266,14 @@ class Adjoint(StepTermCotangent):
                     self.owed[n - k] = np.negative(push)
                 else:
                     owed_k -= push
-        # the levels' combinations, summed in place in the order of Σ_k
-        T_K = np.multiply(T_n, b[0], out=self._T_K)
-        if b[1] != 0.0:
-            T_K += np.multiply(state[0], b[1], out=self._scratch)
-        T_M = np.multiply(T_n, a[0], out=self._T_M)  # a[0] is never 0
-        for k in (1, 2):
-            if a[k] != 0.0:
-                T_M += np.multiply(levels[k], a[k], out=self._scratch)
-        self.outers.subtract(lam, T_K, T_M)
-        np.multiply(lam[:, None], b[0] * s.H[n] + b[1] * s.H[n - 1], out=self._F_step)
-        self.F_bar += self._F_step
-        FT_lam = s.F.T @ lam
-        self.H_bar[n] += b[0] * FT_lam
-        self.H_bar[n - 1] += b[1] * FT_lam
+        self.outers.subtract(lam, *(self.combination(i, n, levels) for i in self.matrices))
+        if self.F_bar is not None:
+            np.multiply(lam[:, None], b[0] * s.H[n] + b[1] * s.H[n - 1], out=self._F_step)
+            self.F_bar += self._F_step
+        if self.H_bar is not None:
+            FT_lam = s.F.T @ lam
+            self.H_bar[n] += b[0] * FT_lam
+            self.H_bar[n - 1] += b[1] * FT_lam
         if s.prescribed:
             sa, sb = s.g_weights(n)
             self.lam_M += sa * lam
@@ -396,6 +282,19 @@ class Adjoint(StepTermCotangent):
             for k in range(3):
                 if n - k >= 0 and (a[k] != 0.0 or (k < 2 and b[k] != 0.0)):
                     self.phi_bar[n - k] -= a[k] * Mg_lam + (b[k] * Kg_lam if k < 2 else 0.0)
+
+    def combination(self, matrix: int, n: int, levels: tuple) -> np.ndarray:
+        """``Σ_k β_(n,k) T_(n−k)`` (``matrix`` 1, ``K``) or ``Σ_k α_(n,k)/Δt_n T_(n−k)``
+        (2, ``M``) ``(n_free,)``: what step ``n``'s multiplier meets in that matrix's
+        cotangent, summed in place in the order of ``Σ_k`` (``levels``: ``T_n``,
+        ``T_(n−1)``, ``T_(n−2)``)."""
+        a, b = self.s.weights(n)
+        weights, out = (b, self._T_K) if matrix == 1 else (a, self._T_M)
+        combined = np.multiply(levels[0], weights[0], out=out)  # a[0] is never 0
+        for k in range(1, weights.size):
+            if weights[k] != 0.0:
+                combined += np.multiply(levels[k], weights[k], out=self._scratch)
+        return combined
 
     def finish(self, T0_free: np.ndarray) -> np.ndarray:
         """``T̄_0`` on the free dofs (after the last step's adjoint); the matrix
@@ -452,8 +351,7 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
         with stepper.thread_limit():
             sweep_backwards(run, stepper, adjoint, T0)
         T0_bar = adjoint.finish(T0)
-        cotangents = {1: adjoint.K_bar, 2: adjoint.M_bar, 5: adjoint.F_bar, 6: adjoint.H_bar,
-                      9: T0_bar}
+        cotangents = {**adjoint.matrix_bars, 5: adjoint.F_bar, 6: adjoint.H_bar, 9: T0_bar}
         if stepper.prescribed:
             cotangents[3] = -K_fc.pattern.outer(adjoint.lam_K, stepper.g)
             cotangents[4] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)

@@ -1,0 +1,41 @@
+"""The compiled kernel of :class:`~fesens.fem.transient.pattern_sums.PatternOuters`: the
+running sums ``sums[k] −= Σ_s λ_s x_(s,k)ᵀ`` on a sparsity pattern in one pass over its
+entries (numba; importing this module fails where numba is not installed, and the numpy
+passes of ``PatternOuters`` run instead).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, held: int,
+                    sums: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``sums[k, e] −= λ_s[i] x_(s,k)[j]`` at every stored entry ``e = (i, j)``, for the
+    calls ``s = 0 .. held − 1`` one at a time and in order (the bits of ``held`` numpy
+    updates ``sums[k] −= x[cols] * λ[rows]``).
+
+    Parameters
+    ----------
+    indptr : ndarray, (n + 1,)
+    cols : ndarray, (nnz,)
+    vectors : ndarray, (count + 1, steps, n)
+        ``vectors[0, s]`` is ``λ_s``, ``vectors[1 + k, s]`` is ``x_(s,k)``.
+    held : int
+        Calls held (``<= steps``).
+    sums : ndarray, (count, nnz)
+        Updated in place.
+    """
+    count = sums.shape[0]
+    for i in range(indptr.size - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = cols[e]
+            for k in range(count):
+                total = sums[k, e]
+                for s in range(held):
+                    # a product, then a subtraction: no fused multiply-add (numba
+                    # contracts only under fastmath), so numpy's bits
+                    total -= vectors[k + 1, s, j] * vectors[0, s, i]
+                sums[k, e] = total
