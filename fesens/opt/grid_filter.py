@@ -13,15 +13,23 @@ transpose (the sensitivities' filter) is one more correlation with the same sten
 The correlation runs on all cores in slabs along the lattice's first axis, each with the
 stencil's reach of neighbours on both sides (:class:`~fesens.solvers.parallel.SlabPool`):
 every output value is the same sum of the same products whatever slab computes it, so
-the result is bit-identical for every thread count.
+the result is bit-identical for every thread count. On arrays of another library (CuPy
+on a GPU, or any library of the Python array API standard) it is a sum of shifted slices,
+one per non-zero weight (:func:`correlate_by_slices`; one pass per axis where the stencil
+is a tensor product), allocated in the arrays' library: a design filtered on a GPU stays
+there. Both are ``scipy.ndimage.correlate`` with zeros outside the grid, so the boundary
+normalisation ``H v`` is the same.
 """
 
 from __future__ import annotations
+
+from functools import reduce
 
 import numpy as np
 from scipy import ndimage
 
 from fesens.ad.linear_map import apply_linear, apply_linear_transpose
+from fesens.arrays import namespace
 from fesens.solvers.parallel import SlabPool
 
 #: Relative tolerance (of the lattice spacing) for centroids to count as lattice points.
@@ -137,9 +145,17 @@ class ConeStencil:
         self.pool = SlabPool(threads)
         self._slabs = _slabs(lattice.shape, self.weights.shape[0] // 2)
         self.normaliser = self.correlate(self.volumes)  # H v
+        # per array library other than numpy: its copies of the index and weight arrays
+        self._copies: dict[int, tuple] = {}
 
-    def correlate(self, values: np.ndarray) -> np.ndarray:
-        """``H values`` for cell values ``(n_cells,)``."""
+    def correlate(self, values):
+        """``H values`` for cell values ``(n_cells,)``, in their array library."""
+        xp = namespace(values)
+        if xp is not np:
+            cell_at, position, _, _ = self._copies_in(xp)
+            grid = xp.reshape(xp.take(values, cell_at), self.lattice.shape)
+            return xp.take(xp.reshape(correlate_by_slices(grid, self.weights), (-1,)),
+                           position)
         grid = self.lattice.to_grid(values)
         out = np.empty_like(grid)
         reach = self.weights.shape[0] // 2
@@ -153,16 +169,92 @@ class ConeStencil:
         self.pool.map(slab, self._slabs)
         return self.lattice.from_grid(out)
 
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """The filtered field ``W x``, ``(n_cells,)``."""
-        return self.correlate(self.volumes * x) / self.normaliser
+    def apply(self, x):
+        """The filtered field ``W x``, ``(n_cells,)``, in ``x``'s array library."""
+        volumes, normaliser = self._weights_in(namespace(x))
+        return self.correlate(volumes * x) / normaliser
 
-    def transpose(self, g: np.ndarray) -> np.ndarray:
-        """``Wᵀ g = v · H (g / (H v))`` (``H`` is symmetric)."""
-        return self.volumes * self.correlate(g / self.normaliser)
+    def transpose(self, g):
+        """``Wᵀ g = v · H (g / (H v))`` (``H`` is symmetric), in ``g``'s array library."""
+        volumes, normaliser = self._weights_in(namespace(g))
+        return volumes * self.correlate(g / normaliser)
 
     #: :func:`~fesens.ad.linear_map.apply_linear_transpose` calls it by this name.
     apply_transpose = transpose
+
+    def _weights_in(self, xp) -> tuple:
+        """``(v, H v)`` ``(n_cells,)`` in the library ``xp``."""
+        if xp is np:
+            return self.volumes, self.normaliser
+        return self._copies_in(xp)[2:]
+
+    def _copies_in(self, xp) -> tuple:
+        """The cell at each lattice point, each cell's lattice point, ``v`` and ``H v``
+        copied to the library ``xp`` once (the lattice is complete: a permutation)."""
+        if id(xp) not in self._copies:
+            cell_at = np.empty_like(self.lattice.position)
+            cell_at[self.lattice.position] = np.arange(cell_at.size)
+            self._copies[id(xp)] = (xp.asarray(cell_at), xp.asarray(self.lattice.position),
+                                    xp.asarray(self.volumes), xp.asarray(self.normaliser))
+        return self._copies[id(xp)]
+
+
+def correlate_by_slices(grid, weights: np.ndarray):
+    """``scipy.ndimage.correlate(grid, weights, mode="constant", cval=0)`` in ``grid``'s
+    array library, by shifted slices.
+
+    ``out[i] = Σ_d w[c + d] grid[i + d]`` over the offsets ``d`` from the stencil's centre
+    ``c`` (zero outside the grid): one sliced multiply-add per non-zero weight, or one pass
+    per axis with the 1D factors when ``weights`` is a tensor product
+    (:func:`separable_factors`).
+
+    Parameters
+    ----------
+    grid : array
+        The lattice field, any shape of ``weights.ndim`` axes.
+    weights : numpy.ndarray
+        The stencil, odd length on every axis.
+    """
+    factors = separable_factors(weights)
+    if factors is None:
+        return _shifted_sum(grid, weights)
+    for axis, factor in enumerate(factors):
+        shape = [1] * weights.ndim
+        shape[axis] = factor.size
+        grid = _shifted_sum(grid, factor.reshape(shape))
+    return grid
+
+
+def separable_factors(weights: np.ndarray) -> list[np.ndarray] | None:
+    """1D factors ``f_a`` with ``weights = f_0 ⊗ f_1 ⊗ …`` (to round-off), or None when
+    ``weights`` is no tensor product (a cone over more than one axis is not)."""
+    total = float(np.sum(weights))
+    if weights.ndim < 2 or total <= 0.0:
+        return None
+    axes = range(weights.ndim)
+    marginals = [np.sum(weights, axis=tuple(b for b in axes if b != a)) for a in axes]
+    marginals[0] = marginals[0] / total ** (weights.ndim - 1)
+    product = reduce(np.multiply.outer, marginals)
+    if np.max(np.abs(product - weights)) > 1e-14 * np.max(np.abs(weights)):
+        return None
+    return marginals
+
+
+def _shifted_sum(grid, weights: np.ndarray):
+    """``Σ_d w[c + d] grid[i + d]`` over the non-zero weights (the array API's slicing)."""
+    xp = namespace(grid)
+    out = xp.zeros(grid.shape, dtype=grid.dtype)
+    centre = [n // 2 for n in weights.shape]
+    for index in zip(*np.nonzero(weights), strict=True):
+        offsets = [int(i) - c for i, c in zip(index, centre, strict=True)]
+        if any(abs(d) >= n for d, n in zip(offsets, grid.shape, strict=True)):
+            continue  # reaches past the grid: only zeros
+        target = tuple(slice(max(0, -d), n - max(0, d))
+                       for d, n in zip(offsets, grid.shape, strict=True))
+        source = tuple(slice(max(0, d), n - max(0, -d))
+                       for d, n in zip(offsets, grid.shape, strict=True))
+        out[target] = out[target] + float(weights[index]) * grid[source]
+    return out
 
 
 def _slabs(shape: tuple[int, ...], reach: int) -> list[tuple[int, int]]:

@@ -12,6 +12,11 @@ WHOLE design (``problem.gather_design``) and the optimizer's state with each arr
 optimizer declares design-sized (its ``design_sized_state``) gathered likewise, so a
 checkpoint does not depend on the number of ranks; a resume takes this rank's part back
 (``problem.design_part``).
+
+A compliance design whose solver runs on a device (``gmg`` with ``matrix_free`` and a
+``device``) keeps its design and state in the device's library for the whole run
+(:mod:`fesens.opt.resident`): per iteration only numbers cross, the design when a
+checkpoint is written; the result is the general path's evaluation of the last design.
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from fesens.arrays import namespace
 from fesens.errors import FesensError, NonFiniteError, writing
 from fesens.opt.problem import DesignProblem, Evaluation
+from fesens.opt.resident import resident_path
 
 HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
 #: What numpy raises on a checkpoint that is truncated, empty, random or lacks an entry.
@@ -267,6 +274,7 @@ def optimize(
     checkpoint: str | os.PathLike | None = None,
     resume: bool = False,
     fingerprint: str | None = None,
+    resident: bool = True,
 ) -> Result:
     """Run the design loop until the largest design change is below ``tol_change``.
 
@@ -289,6 +297,11 @@ def optimize(
     fingerprint : str, optional
         What the checkpoint was computed for (:mod:`fesens.config.fingerprint`), stored in
         it; a resume refuses a checkpoint that holds another one.
+    resident : bool
+        Run a compliance design whose solver is on a device resident in the device's
+        array library when it qualifies (:func:`fesens.opt.resident.resident_refusal`);
+        False: always the general, traced path (the same designs to the solver's
+        tolerance).
 
     In a distributed run ``x0`` and the result's ``x`` are this rank's part, the
     checkpoint holds the whole design (the module's docstring).
@@ -321,20 +334,25 @@ def optimize(
     evaluation = None
     converged = False
     tolerance = getattr(problem, "adaptive_tolerance", None)
+    path = resident_path(problem, optimizer) if resident else None
+    evaluate, volume_excess = ((problem.evaluate, problem.volume_excess) if path is None
+                               else (path.evaluate, path.volume_excess))
+    host = (lambda values: values) if path is None else path.to_host
+    if path is not None:
+        x = path.to_device(x)
     for iteration in range(start + 1, max_iter + 1):
         tic = time.perf_counter()
         problem.update_schedules(iteration)
         if tolerance is not None:
             rtol = tolerance.rtol(history[-1]["change"] if history else None, tol_change)
             problem.set_solver_rtol(rtol)
-        evaluation = problem.evaluate(x)
+        evaluation = evaluate(x)
         collective = evaluation.collective
-        finite = np.isfinite(evaluation.objective) and np.all(np.isfinite(evaluation.gradient))
-        if not collective.min(float(finite)):  # every rank raises, or none
+        if not collective.min(float(_finite(evaluation))):  # every rank raises, or none
             raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
                                  "NaN or infinite")
-        x_new = optimizer.step(x, evaluation, problem.volume_excess(x, evaluation), iteration)
-        change = float(collective.max(float(np.max(np.abs(x_new - x), initial=0.0))))
+        x_new = optimizer.step(x, evaluation, volume_excess(x, evaluation), iteration)
+        change = float(collective.max(_largest_change(x_new, x)))
         record = {"iteration": iteration, "objective": evaluation.objective,
                   "volume": evaluation.volume_fraction, "change": change,
                   "seconds": time.perf_counter() - tic, **evaluation.extras}
@@ -347,9 +365,9 @@ def optimize(
         history.append(record)
         x, evaluated = x_new, x
         if checkpoint is not None:
-            _save_checkpoint(checkpoint, problem.gather_design(x), iteration, history,
+            _save_checkpoint(checkpoint, problem.gather_design(host(x)), iteration, history,
                              _gathered_state(problem, optimizer, optimizer.state()),
-                             problem.gather_design(evaluated), fingerprint)
+                             problem.gather_design(host(evaluated)), fingerprint)
         if callback is not None:
             callback(record, evaluation, x)
         if change < tol_change and problem.schedules_done(iteration) and (
@@ -358,5 +376,22 @@ def optimize(
             break
     if tolerance is not None:  # later solves (the user's) get the final tolerance back
         problem.set_solver_rtol(tolerance.rtol_min)
-    return Result(x, problem.evaluate(x) if evaluation is None else evaluation, history,
-                  converged)
+    x = host(x)
+    return Result(x, problem.evaluate(x) if evaluation is None else evaluation.on_host(),
+                  history, converged)
+
+
+def _finite(evaluation: Evaluation) -> bool:
+    """Whether the objective and its gradient (in any array library) are finite."""
+    xp = namespace(evaluation.gradient)
+    return bool(np.isfinite(evaluation.objective)) and bool(
+        xp.all(xp.isfinite(evaluation.gradient)))
+
+
+def _largest_change(x_new, x) -> float:
+    """``max |x_new − x|`` (0 for an empty part of a distributed design), in the arrays'
+    library, as a number."""
+    xp = namespace(x_new, x)
+    if x.shape[0] == 0:
+        return 0.0
+    return float(xp.max(xp.abs(x_new - x)))

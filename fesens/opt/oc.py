@@ -10,14 +10,20 @@ volume meets its bound, and the move limit ``m``.
 Distributed (``evaluation.collective``, :mod:`fesens.mpi`): ``x`` and the gradients are this
 rank's part; the one reduction over them, the mean of ``∂V/∂x``, is taken over all ranks, and
 ``volume_excess`` gives the global volume, so every rank bisects to the same ``λ``.
+
+The update is written against the Python array API: ``x`` and the gradients may live in
+another array library (a design resident on a GPU, :mod:`fesens.opt.resident`); only the
+bisection's volume tests come to the host, one number each.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
+from fesens.arrays import namespace
 from fesens.mpi import SERIAL
 from fesens.opt.problem import Evaluation
 
@@ -56,8 +62,7 @@ class OC:
     def load_state(self, state: dict) -> None:
         """Restore :meth:`state` (nothing to restore)."""
 
-    def step(self, x: np.ndarray, evaluation: Evaluation, volume_excess: Callable,
-             iteration: int) -> np.ndarray:
+    def step(self, x, evaluation: Evaluation, volume_excess: Callable, iteration: int):
         """The next design.
 
         Parameters
@@ -68,18 +73,20 @@ class OC:
         if evaluation.constraints.size != 1:
             raise ValueError("OC handles the volume constraint only; use the MMA optimizer "
                              "for additional constraints")
-        dc = np.minimum(evaluation.gradient, 0.0)
+        xp = namespace(x, evaluation.gradient)
+        dc = xp.minimum(evaluation.gradient, 0.0)
         # λ is found by bisection on [0, 1e9]; scaling ∂V/∂x to mean 1 makes λ (and so the
         # bisection path) the same as top88's, which uses ∂V/∂x = 1 per unit-volume cell.
         collective = getattr(evaluation, "collective", SERIAL)
-        dv = np.asarray(evaluation.constraint_gradients[0], dtype=float)
-        mean = collective.sum(np.sum(dv)) / collective.sum(dv.size)
-        dv = np.maximum(dv / mean, 1e-30)
-        lower, upper = np.maximum(0.0, x - self.move), np.minimum(1.0, x + self.move)
-        scale = x * np.sqrt(-dc / dv)
+        dv = evaluation.constraint_gradients[0]
+        dv = xp.asarray(dv, dtype=xp.float64) if xp is np else dv
+        mean = collective.sum(float(xp.sum(dv))) / collective.sum(dv.shape[0])
+        dv = xp.maximum(dv / mean, 1e-30)
+        lower, upper = xp.maximum(x - self.move, 0.0), xp.minimum(x + self.move, 1.0)
+        scale = x * xp.sqrt(-dc / dv)
         # λ → 0 gives the fullest design the move limit allows (cells without a decrease of
         # the objective stay at their lower bound); if it meets the bound, no λ > 0 is active.
-        fullest = np.where(scale > 0, upper, lower)
+        fullest = xp.where(scale > 0, upper, lower)
         if volume_excess(fullest) <= 0:
             return fullest
         low, high = 0.0, 1e9
@@ -87,7 +94,7 @@ class OC:
         while high - low > self.tolerance * (high + low) and high > _SMALLEST_LAMBDA:
             mid = 0.5 * (low + high)
             with np.errstate(over="ignore"):
-                candidate = np.clip(scale / np.sqrt(mid), lower, upper)
+                candidate = xp.clip(scale / math.sqrt(mid), lower, upper)
             if volume_excess(candidate) > 0:
                 low = mid
             else:

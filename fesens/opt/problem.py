@@ -76,6 +76,12 @@ class Evaluation:
     bound_gradients: np.ndarray | None = None
     collective: Collective = SERIAL
 
+    def on_host(self) -> Evaluation:
+        """This evaluation with numpy arrays and its ``state``, what outputs are written
+        from: itself (an evaluation resident on a device,
+        :class:`~fesens.opt.resident.ResidentEvaluation`, makes it)."""
+        return self
+
 
 @dataclass
 class Constraint:

@@ -47,6 +47,11 @@ from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 from fesens.sysinfo import GPU_INSTALL
 
 PRECISIONS = ("double", "mixed")
+#: Peak bytes per cell of a compliance design resident in one library, by dimension
+#: (:func:`device_bytes`): measured with tracemalloc on numpy (the same arrays a GPU
+#: holds) on the cantilever of benchmarks/bench_gpu.py, rounded up by half again for the
+#: slabs of the cell operations and a memory pool's spare blocks.
+DEVICE_BYTES_PER_CELL = {2: 0.0, 3: 0.0}
 #: Columns of the identity applied at once when the dense coarsest matrix is formed.
 _PROBE_BLOCK = 256
 
@@ -81,11 +86,29 @@ def array_library(device: str) -> ModuleType:
     return cupy
 
 
+def gpu_memory() -> int | None:
+    """The free bytes of the CUDA device CuPy would use, or None when there is none (no
+    CuPy, no device, a driver CuPy cannot use): what ``auto`` asks before it picks the
+    GPU."""
+    try:
+        xp = array_library("gpu")
+        return int(xp.cuda.runtime.memGetInfo()[0])
+    except Exception:  # SolverError without CuPy or a device, or CuPy's own CUDA errors
+        return None
+
+
+def device_bytes(n_cells: int, dim: int) -> float:
+    """The estimated peak bytes of a compliance design of ``n_cells`` cells (``dim`` 2 or
+    3) resident on a device: the multigrid's levels and CG vectors, the design, its
+    filtered densities and gradients (:data:`DEVICE_BYTES_PER_CELL`)."""
+    return DEVICE_BYTES_PER_CELL[dim] * n_cells
+
+
 class _Level:
     """One level for one set of coefficients: kernels, coefficients, inverse diagonal,
     the largest eigenvalue of ``D⁻¹ A`` and the transfer from the next coarser level."""
 
-    def __init__(self, kernels: LevelKernels, coefficients) -> None:
+    def __init__(self, kernels: LevelKernels, coefficients, seed) -> None:
         self.kernels, self.coefficients = kernels, coefficients
         xp, free = kernels.xp, kernels.free
         diagonal = kernels.diagonal(coefficients)
@@ -95,11 +118,9 @@ class _Level:
                 "non-positive diagonal entries; the coefficients must be positive")
         self.inverse_diagonal = free / (diagonal + (1.0 - free))  # 0 at eliminated dofs
         self.transfer: LatticeTransfer | None = None
-        # power iterations from a seeded vector, made on the host once
-        seed = np.random.default_rng(0).uniform(0.5, 1.5, tuple(free.shape))
-        self.lambda_max = largest_eigenvalue(
-            self.apply, self.inverse_diagonal,
-            xp.asarray(seed.astype(kernels.host_dtype)) * free, ArrayOps(xp))
+        # power iterations from the level's seeded vector (LatticeMultigrid._level_seeds)
+        self.lambda_max = largest_eigenvalue(self.apply, self.inverse_diagonal, seed * free,
+                                             ArrayOps(xp))
 
     def apply(self, u):
         return self.kernels.apply(self.coefficients, u)
@@ -199,6 +220,7 @@ class LatticeMultigrid:
         self.smoother, self.degree, self.coarse_size = smoother, degree, coarse_size
         self._kernels: dict[tuple, list[LevelKernels]] = {}
         self._transfers: dict[tuple, list[LatticeTransfer]] = {}
+        self._seeds: dict[tuple, list] = {}
         self._maps: dict[int, tuple] = {}
         self._held: tuple | None = None  # (coefficients, levels, coarse) of the last setup
         self.stats: dict[str, Any] = {"iterations": None, "residual": None,
@@ -230,6 +252,29 @@ class LatticeMultigrid:
             self._transfers[key] = [LatticeTransfer(fine, coarse)
                                     for fine, coarse in zip(kernels, kernels[1:], strict=False)]
         return self._transfers[key]
+
+    def _level_seeds(self, xp: ModuleType, dtype) -> list:
+        """Every level's start vector of the power iterations, ``(nc, *reversed shape)``
+        uniform in [0.5, 1.5), made on the host and copied to ``xp`` once (not at every
+        setup: a device's setup then copies nothing of the lattice's size)."""
+        key = (id(xp), str(dtype))
+        if key not in self._seeds:
+            self._seeds[key] = [
+                xp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, g.free.shape)
+                           .astype(k.host_dtype))
+                for g, k in zip(self.geometries, self._level_kernels(xp, dtype), strict=True)]
+        return self._seeds[key]
+
+    def prepare(self, xp: ModuleType) -> None:
+        """Make what the lattice fixes in the library ``xp`` now: every level's kernels,
+        transfers and start vectors (in the hierarchy's precision and in float64) and the
+        free-dof maps. Setups and solves in ``xp`` then copy no array of the lattice's
+        size from the host: what a loop resident on a device calls before its first
+        iteration (otherwise the first setup makes them)."""
+        for dtype in [xp.float64] + ([xp.float32] if self.precision == "mixed" else []):
+            self._level_transfers(xp, dtype)
+            self._level_seeds(xp, dtype)
+        self._free_maps(xp)
 
     def _free_maps(self, xp: ModuleType) -> tuple:
         """The free dofs' lattice positions ``(n,)`` and each lattice dof's free dof (``n``
@@ -284,7 +329,7 @@ class LatticeMultigrid:
                 s_coarse64 = kernels64[index - 1].coarsen_coefficients(s_coarse64)
             if index == len(kernels) - 1 and len(kernels) > 1:
                 break  # the coarsest level is the dense solve
-            levels.append(_Level(level_kernels, s))
+            levels.append(_Level(level_kernels, s, self._level_seeds(xp, dtype)[index]))
         for level, transfer in zip(levels, self._level_transfers(xp, dtype), strict=False):
             level.transfer = transfer
         coarse = _DenseCoarse(kernels64[-1], s_coarse64)

@@ -293,7 +293,7 @@ class _Run:
                 return
             folder.write_history(self.history)
             if every and record["iteration"] % every == 0:
-                point_data, cell_data = self.fields(evaluation)
+                point_data, cell_data = self.fields(evaluation.on_host())
                 write_mesh(folder.file(f"design_{record['iteration']:04d}.vtu"), config.mesh,
                            point_data=point_data, cell_data=cell_data)
                 folder.write_collection()
