@@ -78,8 +78,8 @@ class OC:
         # λ is found by bisection on [0, 1e9]; scaling ∂V/∂x to mean 1 makes λ (and so the
         # bisection path) the same as top88's, which uses ∂V/∂x = 1 per unit-volume cell.
         collective = getattr(evaluation, "collective", SERIAL)
-        dv = evaluation.constraint_gradients[0]
-        dv = xp.asarray(dv, dtype=xp.float64) if xp is np else dv
+        dv = (np.asarray(evaluation.constraint_gradients[0], dtype=float) if xp is np
+              else evaluation.constraint_gradients[0, ...])
         mean = collective.sum(float(xp.sum(dv))) / collective.sum(dv.shape[0])
         dv = xp.maximum(dv / mean, 1e-30)
         lower, upper = xp.maximum(x - self.move, 0.0), xp.minimum(x + self.move, 1.0)
