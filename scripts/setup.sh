@@ -3,7 +3,7 @@
 #
 #   scripts/setup.sh core   what `make demo` needs: fesens and CHOLMOD
 #   scripts/setup.sh all    what `make test` needs: every extra (AMG, Gmsh, studies, Dask,
-#                           JAX, PyTorch's CPU build, the STL export) and the test tools
+#                           JAX, PyTorch's CPU build, the STL export, numba) and the test tools
 #                           (the default)
 #
 # 1. System libraries (Debian/Ubuntu, when root or sudo is available):

@@ -70,7 +70,8 @@ def test_pattern_outers_are_the_bits_of_pattern_outer(monkeypatch, block, steps)
 def test_a_checkpointed_sweep_buffers_few_products_and_holds_no_index_array(compiled):
     """Checkpointed: no index array of the pattern's size held, and no buffer with the
     numpy passes (a few steps with the compiled one); every state stored: at most 64 steps
-    buffered and at most an eighth of the steps."""
+    buffered by the numpy passes, 16 by the compiled one, and at most an eighth of the
+    steps."""
     if compiled:
         pytest.importorskip("numba")
     pattern = SparsePattern.of(sp.random(50, 50, density=0.2, random_state=3, format="csr"))
@@ -79,7 +80,8 @@ def test_a_checkpointed_sweep_buffers_few_products_and_holds_no_index_array(comp
     assert checkpointed.rows is None and checkpointed.cols is pattern.cols
     expected = PatternOuters.CHECKPOINTED_STEPS if compiled else 0
     assert checkpointed._vectors.shape[1] == expected
-    for n_steps, buffered in ((1000, 64), (100, 13), (5, 1)):
+    most = PatternOuters.COMPILED_STEPS if compiled else 64
+    for n_steps, buffered in ((1000, most), (100, min(most, 13)), (5, 1)):
         outers = PatternOuters.for_sweep(pattern, 2, n_steps, checkpointed=False,
                                          compiled=compiled)
         held = 0 if buffered == 1 and not compiled else buffered

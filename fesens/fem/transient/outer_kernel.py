@@ -9,6 +9,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+#: Buffered calls from which an entry's subtractions run as one chain in a register
+#: (fewer passes over the sums); with fewer, row by row (measured at 200x100 quad4, one
+#: sum: one call 0.18 ms the row way, 0.30 ms chained; eight calls 0.08 ms a call chained).
+CHAINED = 4
+
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, held: int,
@@ -30,12 +35,23 @@ def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, h
     """
     count = sums.shape[0]
     for i in range(indptr.size - 1):
-        for e in range(indptr[i], indptr[i + 1]):
+        e0, e1 = indptr[i], indptr[i + 1]
+        if held < CHAINED:
+            # the calls outermost within a row: the row's entries are independent updates
+            for s in range(held):
+                lam = vectors[0, s, i]
+                for k in range(count):
+                    x, total = vectors[k + 1, s], sums[k]
+                    for e in range(e0, e1):
+                        # a product, then a subtraction: no fused multiply-add (numba
+                        # contracts only under fastmath), so numpy's bits
+                        total[e] -= x[cols[e]] * lam
+            continue
+        # the calls innermost: each entry's sums read and written once per pass
+        for e in range(e0, e1):
             j = cols[e]
             for k in range(count):
                 total = sums[k, e]
                 for s in range(held):
-                    # a product, then a subtraction: no fused multiply-add (numba
-                    # contracts only under fastmath), so numpy's bits
                     total -= vectors[k + 1, s, j] * vectors[0, s, i]
                 sums[k, e] = total
