@@ -47,11 +47,15 @@ from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 from fesens.sysinfo import GPU_INSTALL
 
 PRECISIONS = ("double", "mixed")
-#: Peak bytes per cell of a compliance design resident in one library, by dimension
-#: (:func:`device_bytes`): measured with tracemalloc on numpy (the same arrays a GPU
-#: holds) on the cantilever of benchmarks/bench_gpu.py, rounded up by half again for the
-#: slabs of the cell operations and a memory pool's spare blocks.
-DEVICE_BYTES_PER_CELL = {2: 0.0, 3: 0.0}
+#: Peak bytes per free unknown of a compliance design resident in one library
+#: (:func:`device_bytes`): tracemalloc's peak over three resident OC iterations on numpy
+#: (the arrays a GPU holds) of a cantilever grew by 378 B per unknown in 2D (240x120 to
+#: 600x300 quad4) and 252 B in 3D (32x16x16 to 64x32x32 hex8); half again for a memory
+#: pool's spare blocks, and scalar fields, whose cells carry one unknown each.
+DEVICE_BYTES_PER_UNKNOWN = 600
+#: What the estimate adds whatever the size: the dense coarsest level (up to
+#: ``coarse_size`` = 3000 dofs: its matrix, Cholesky factor and inverse, 72 MB each).
+DEVICE_FIXED_BYTES = 256 * 2**20
 #: Columns of the identity applied at once when the dense coarsest matrix is formed.
 _PROBE_BLOCK = 256
 
@@ -97,11 +101,11 @@ def gpu_memory() -> int | None:
         return None
 
 
-def device_bytes(n_cells: int, dim: int) -> float:
-    """The estimated peak bytes of a compliance design of ``n_cells`` cells (``dim`` 2 or
-    3) resident on a device: the multigrid's levels and CG vectors, the design, its
-    filtered densities and gradients (:data:`DEVICE_BYTES_PER_CELL`)."""
-    return DEVICE_BYTES_PER_CELL[dim] * n_cells
+def device_bytes(n: int) -> float:
+    """The estimated peak bytes on a device of a compliance design of ``n`` free unknowns
+    resident there (:mod:`fesens.opt.resident`): the multigrid's levels and CG vectors,
+    the design, its filtered densities and gradients, and the dense coarsest level."""
+    return DEVICE_BYTES_PER_UNKNOWN * n + DEVICE_FIXED_BYTES
 
 
 class _Level:

@@ -8,7 +8,9 @@ The rule, in order:
   estimated factor fits in the available memory and the problem is 2D or has at most
   :data:`DIRECT_MAX_3D_UNKNOWNS` unknowns (:func:`prefers_direct`);
 * otherwise CG with geometric multigrid (``gmg``) where the unknowns sit on a lattice,
-  matrix-free where the model allows it;
+  matrix-free where the model allows it, and then on the GPU (``device = "gpu"``) when
+  CuPy finds a CUDA device whose free memory holds the estimate of
+  :func:`~fesens.solvers.device_multigrid.device_bytes` (:func:`gpu_memory`);
 * otherwise CG with the default preconditioner (AMG when pyamg is installed); a bare
   matrix that is not symmetric stays direct (CG needs SPD).
 
@@ -27,6 +29,7 @@ from collections.abc import Callable
 
 import scipy.sparse as sp
 
+from fesens.solvers.device_multigrid import device_bytes, gpu_memory
 from fesens.solvers.iterative import is_symmetric
 from fesens.solvers.memory import factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
@@ -134,14 +137,30 @@ def model_choice(n: int, dim: int, needed: float, available: float | None, *,
     if _multigrid_on(on_lattice):
         refusal = matrix_free_refusal()
         if refusal is None:
-            return AutoChoice(MULTIGRID, {"matrix_free": True},
+            options, where = _device_of(n)
+            return AutoChoice(MULTIGRID, {"matrix_free": True, **options},
                               f"{why}; lattice of identical linear cells: matrix-free "
-                              "multigrid-CG")
+                              f"multigrid-CG{where}")
         return AutoChoice(MULTIGRID, {}, f"{why}; structured mesh: multigrid-CG (assembled: "
                                          f"{refusal})")
     preconditioner = default_preconditioner()
     return AutoChoice("cg", {"preconditioner": preconditioner},
                       f"{why}; unstructured mesh: CG with {preconditioner} preconditioner")
+
+
+def _device_of(n: int) -> tuple[dict, str]:
+    """The ``device`` option of the matrix-free multigrid for ``n`` unknowns and the words
+    that say why: the GPU when CuPy finds one whose free memory holds the estimate, else
+    nothing (the CPU, said only where a GPU was found)."""
+    free = gpu_memory()
+    if free is None:
+        return {}, ""
+    needed = device_bytes(n)
+    if needed > free:
+        return {}, (f" on the CPU: the GPU has {_size(free)} free, less than the about "
+                    f"{_size(needed)} the design needs")
+    return {"device": "gpu"}, (f" on the GPU: about {_size(needed)} of its {_size(free)} "
+                               "free")
 
 
 def tangent_choice(symmetric: bool, definite: bool) -> AutoChoice | None:

@@ -5,7 +5,7 @@ References: the general, traced loop (``optimize(..., resident=False)``: the tap
 gradient of the same problem, itself checked by Taylor tests in tests/opt) gives the
 design history the resident path must repeat; ``scipy.ndimage.correlate`` with zeros
 outside the grid is the filter's reference (the stencil form ``ConeStencil``, itself
-checked against the sparse cone matrix in tests/opt/test_grid_filter.py).
+checked against the sparse cone matrix in tests/opt/test_opt_filters.py).
 """
 
 from __future__ import annotations
