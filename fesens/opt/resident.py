@@ -12,7 +12,7 @@ adjoint):
     ∂C/∂ρ_e = −c_e s'(ρ_e) u_eᵀ K_ref u_e,      s'(ρ) = p ρ^(p−1) (1 − s_min),
 
 filtered back by ``Wᵀ``. :class:`ResidentCompliance` runs exactly that in the library of
-the solver's device (:func:`fesens.solvers.device_multigrid.array_library`; numpy for
+the solver's device (:func:`fesens.solvers.devices.array_library`; numpy for
 ``device = "numpy"``): the filter by shifted slices (:mod:`fesens.opt.grid_filter`), the
 SIMP coefficients, the multigrid-CG solve warm-started from the last displacement,
 :meth:`~fesens.solvers.device_multigrid.LatticeMultigrid.cell_energies` and the OC update
@@ -40,7 +40,8 @@ from fesens.opt.filters import DensityFilter, NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.oc import OC
 from fesens.opt.problem import DesignProblem, Evaluation
-from fesens.solvers.device_multigrid import LatticeMultigrid, array_library
+from fesens.solvers.device_multigrid import LatticeMultigrid
+from fesens.solvers.devices import array_library
 
 
 def compliance_objective(state, rho):
@@ -191,6 +192,9 @@ class ResidentCompliance:
         coefficients = self.stiffness * problem.interpolation(rho)
         self.u = u = multigrid.solve(xp.take(coefficients, self.lattice_order), self.f,
                                      self.u)
+        # the next design has other coefficients: the hierarchy is not held in between (a
+        # snapshot's evaluation on the general path sets up its own)
+        multigrid.release()
         objective = float(self.f @ u)
         energies = xp.take(multigrid.cell_energies(u), self.caller_order)
         slope = penalty * rho ** (penalty - 1.0) * (1.0 - minimum)  # s'(ρ)

@@ -42,70 +42,13 @@ from fesens.solvers.device_lattice import (
     finest_level,
     levels_of,
 )
+from fesens.solvers.devices import array_library
 from fesens.solvers.krylov import SMOOTHERS, ArrayOps, largest_eigenvalue, pcg, smooth
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
-from fesens.sysinfo import GPU_INSTALL
 
 PRECISIONS = ("double", "mixed")
-#: Peak bytes per free unknown of a compliance design resident in one library
-#: (:func:`device_bytes`): tracemalloc's peak over three resident OC iterations on numpy
-#: (the arrays a GPU holds) of a cantilever grew by 378 B per unknown in 2D (240x120 to
-#: 600x300 quad4) and 252 B in 3D (32x16x16 to 64x32x32 hex8); half again for a memory
-#: pool's spare blocks, and scalar fields, whose cells carry one unknown each.
-DEVICE_BYTES_PER_UNKNOWN = 600
-#: What the estimate adds whatever the size: the dense coarsest level (up to
-#: ``coarse_size`` = 3000 dofs: its matrix, Cholesky factor and inverse, 72 MB each).
-DEVICE_FIXED_BYTES = 256 * 2**20
 #: Columns of the identity applied at once when the dense coarsest matrix is formed.
 _PROBE_BLOCK = 256
-
-
-def array_library(device: str) -> ModuleType:
-    """The array library of ``device``: numpy for ``"cpu"``, CuPy for ``"gpu"``.
-
-    Raises
-    ------
-    SolverError
-        For ``"gpu"`` without an importable CuPy or without a CUDA device, naming the
-        install command; for an unknown device.
-    """
-    if device == "cpu":
-        return np
-    if device != "gpu":
-        raise SolverError(f"device {device!r} is unknown; choose 'cpu' or 'gpu'")
-    try:
-        import cupy
-    except ImportError as error:
-        raise SolverError(f"device = 'gpu' needs CuPy, which is not importable ({error}); "
-                          f"install it: {GPU_INSTALL}, or use device = 'cpu'") from error
-    try:
-        count = int(cupy.cuda.runtime.getDeviceCount())
-    except Exception as error:  # CuPy raises its own CUDA runtime errors
-        raise SolverError(f"device = 'gpu': CuPy finds no usable CUDA device ({error}); "
-                          "check the driver (nvidia-smi) and that the CuPy package matches "
-                          f"its CUDA version ({GPU_INSTALL}), or use device = 'cpu'") from error
-    if count == 0:
-        raise SolverError("device = 'gpu': CuPy finds no CUDA device on this machine; "
-                          "use device = 'cpu'")
-    return cupy
-
-
-def gpu_memory() -> int | None:
-    """The free bytes of the CUDA device CuPy would use, or None when there is none (no
-    CuPy, no device, a driver CuPy cannot use): what ``auto`` asks before it picks the
-    GPU."""
-    try:
-        xp = array_library("gpu")
-        return int(xp.cuda.runtime.memGetInfo()[0])
-    except Exception:  # SolverError without CuPy or a device, or CuPy's own CUDA errors
-        return None
-
-
-def device_bytes(n: int) -> float:
-    """The estimated peak bytes on a device of a compliance design of ``n`` free unknowns
-    resident there (:mod:`fesens.opt.resident`): the multigrid's levels and CG vectors,
-    the design, its filtered densities and gradients, and the dense coarsest level."""
-    return DEVICE_BYTES_PER_UNKNOWN * n + DEVICE_FIXED_BYTES
 
 
 class _Level:
@@ -339,6 +282,12 @@ class LatticeMultigrid:
         coarse = _DenseCoarse(kernels64[-1], s_coarse64)
         self._held = (s64, levels, coarse)
         self.stats["setup_seconds"] = time.perf_counter() - start
+
+    def release(self) -> None:
+        """Drop the hierarchy of the last setup (the next solve sets one up again): what a
+        loop whose coefficients change at every iteration calls after its solve, so that
+        the memory is free for other work until then."""
+        self._held = None
 
     def _prepared(self, coefficients):
         """The held hierarchy, rebuilt unless it is of these coefficients."""

@@ -10,7 +10,7 @@ The rule, in order:
 * otherwise CG with geometric multigrid (``gmg``) where the unknowns sit on a lattice,
   matrix-free where the model allows it, and then on the GPU (``device = "gpu"``) when
   CuPy finds a CUDA device whose free memory holds the estimate of
-  :func:`~fesens.solvers.device_multigrid.device_bytes` (:func:`gpu_memory`);
+  :func:`~fesens.solvers.devices.device_bytes` (:func:`gpu_memory`);
 * otherwise CG with the default preconditioner (AMG when pyamg is installed); a bare
   matrix that is not symmetric stays direct (CG needs SPD).
 
@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import scipy.sparse as sp
 
-from fesens.solvers.device_multigrid import device_bytes, gpu_memory
+from fesens.solvers.devices import device_bytes, gpu_memory
 from fesens.solvers.iterative import is_symmetric
 from fesens.solvers.memory import factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner

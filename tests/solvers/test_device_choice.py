@@ -12,7 +12,7 @@ import pytest
 from fesens.mesh import box
 from fesens.physics import Elasticity
 from fesens.solvers import policy
-from fesens.solvers.device_multigrid import device_bytes, gpu_memory
+from fesens.solvers.devices import device_bytes, gpu_memory
 
 GiB = 2**30
 UNKNOWNS = 3_000_000  # a 3D lattice too large to factorize (above DIRECT_MAX_3D_UNKNOWNS)
