@@ -164,20 +164,45 @@ class NonlinearStepper:
             known = known + b[1] * self.forces(n - 1, state[0])
         if self.prescribed:
             known = known + self.g_weights(n)[0] * self.Mg
+        system = _StepSystem(self, n, a[0], b[0], known)
         try:
-            T, report = solve_steps(_StepSystem(self, n, a[0], b[0], known), state[0],
-                                    self.options)
+            T, report = solve_steps(system, state[0], self.options)
         except NewtonError as exc:
             times = self.problem.times
+            # a step that reuses earlier levels (not backward Euler's) may have no
+            # admissible solution where it ended outside the admissible states
+            advice = (self._overshoot_hint() if system.refused and (a[2] != 0.0 or b[1] != 0.0)
+                      else "Give")
             raise NewtonError(
                 f"time step {n} (t = {times[n - 1]:.6g} to {times[n]:.6g}) did not converge: "
-                f"{exc.reason}. Give smaller time steps (the last converged state is that "
+                f"{exc.reason}. {advice} smaller time steps (the last converged state is that "
                 f"of t = {times[n - 1]:.6g}, on the error: state), more Newton iterations "
                 "(newton max_iterations) or a looser tolerance (newton rtol)",
                 reason=exc.reason, history=exc.history, load_factor=float(times[n - 1]),
                 state=self.full(n - 1, state[0])) from None
         self.problem.stats["newton_iterations"] += report.iterations
         return T
+
+    def _overshoot_hint(self) -> str:
+        """Why a step of a scheme other than backward Euler may have no admissible state,
+        and the remedy (the start of the error's advice).
+
+        Such a scheme overshoots a value that relaxes within a step: a mode decaying at
+        rate ``λ`` is multiplied per step by ``(1 − (1 − θ) λΔt)/(1 + θ λΔt)`` in the
+        θ-method, negative beyond ``λΔt = 1/(1 − θ)`` (2 for Crank–Nicolson), and by the
+        complex roots of ``(3/2 + λΔt) r² − 2 r + 1/2`` in BDF2 beyond ``λΔt = 1/2``;
+        backward Euler's ``1/(1 + λΔt)`` stays in ``(0, 1)``. A cell whose capacity is
+        small against its stiffness relaxes fast, such as a nearly void cell of a design
+        (its capacity follows the density, its stiffness keeps the interpolation's
+        minimum); there the overshoot can leave the model's admissible states, and the
+        step then has no admissible solution at all.
+        """
+        return (f"Scheme \"{self.problem.scheme}\" overshoots values that relax within a "
+                "step (cells whose capacity is small against their stiffness, such as nearly "
+                "void cells of a design), and the solution of this step may lie outside the "
+                "admissible states: use scheme=\"backward_euler\" (time.scheme in a "
+                "config), which does not overshoot (a larger minimum of the stiffness "
+                "interpolation may also do); or give")
 
 
 class _StepSystem:
@@ -188,11 +213,15 @@ class _StepSystem:
     def __init__(self, stepper: NonlinearStepper, n: int, a: float, b: float,
                  known: np.ndarray):
         self.s, self.n, self.a, self.b, self.known = stepper, n, a, b, known
+        # whether the last state evaluated was inadmissible: a failed step that ended
+        # there may have no admissible solution at all
+        self.refused = False
 
     def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
         s = self.s
         u = s.model.state(x, s.prescribed_at(self.n))
         reason = s.model.inadmissibility(u, s.fields, s.points)
+        self.refused = reason is not None
         if reason is not None:
             return Evaluation(np.empty(0), 0.0, reason=reason)
         capacity = self.a * (s.M_csr @ x)
