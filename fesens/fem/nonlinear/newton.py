@@ -6,9 +6,11 @@ scale, the stored energy when there is one, and the reason when the state is
 inadmissible, such as an inverted element) and solves with its tangent ``∂R/∂x``.
 
 One load step: from the last converged state, Newton iterates ``K_T δ = −R``,
-``x ← x + α δ``, the step length ``α`` halved until the residual norm (or the energy,
-``line_search="energy"``) decreases sufficiently (Armijo's rule with ``c = 10⁻⁴``; Nocedal
-& Wright, *Numerical Optimization*, 2nd ed., §3.1), until ``‖R‖ ≤ atol + rtol · scale``
+``x ← x + α δ``, the step length ``α`` shortened (to the minimizer of the residual's
+second-order model along ``δ`` within ``[α/10, α/2]``; halved after a NaN or inadmissible
+trial) until the residual norm (or the energy, ``line_search="energy"``) decreases
+sufficiently (Armijo's rule with ``c = 10⁻⁴``; Nocedal & Wright, *Numerical
+Optimization*, 2nd ed., §3.1), until ``‖R‖ ≤ atol + rtol · scale``
 or the correction ``δ`` is negligible (``‖δ‖ ≤ stol ‖x‖``, PETSc SNES's step test).
 A step that fails (too many iterations, no acceptable ``α``, NaN, an inadmissible state, a
 singular tangent) is cut back: the load increment is halved and the step retried from the
@@ -60,7 +62,8 @@ class NewtonOptions:
     line_search : {"residual", "energy", None}
         See :data:`LINE_SEARCHES`.
     max_backtracks : int
-        Halvings of the step length ``α`` per iteration.
+        Shortenings of the step length ``α`` per iteration (each to between a tenth
+        and a half of the last).
     """
 
     rtol: float = 1e-10
