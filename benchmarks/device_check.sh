@@ -2,19 +2,26 @@
 # The GPU checks of the device multigrid, for a machine with an NVIDIA GPU and CuPy whose
 # image has no fesens and no network: run from the repository root, results under $OUT.
 #
-#   bash benchmarks/device_check.sh            # about 2-4 minutes on an H100
+#   bash benchmarks/device_check.sh            # about 4-6 minutes on an H100
 #
 # 1. fesens from this checkout by PYTHONPATH (no install, so no dependency resolution);
 # 2. which of fesens's declared dependencies (pyproject.toml) and optional modules the image
 #    lacks (imports.txt). The device path itself needs numpy and scipy only; a model (the
 #    reference cell matrix of the tests and the benchmark) imports meshio at import time
 #    for mesh files, so without meshio a stand-in package is put on the path;
-# 3. the GPU tests (tests/solvers/test_device_gpu.py, run as a script: no pytest needed);
-# 4. benchmarks/bench_gpu.py with --library cupy at SIZES (default 160x80x80 and
-#    320x160x160), each size in its own process with its own timeout.
+# 3. the GPU tests (tests/solvers/test_device_gpu.py, run as a script: no pytest needed),
+#    among them the cone filter on CuPy and fesens's optimize resident on the GPU;
+# 4. benchmarks/bench_gpu.py with --library cupy, its own loop, at SIZES (default
+#    160x80x80 and 320x160x160), each size in its own process with its own timeout;
+# 5. 2D sizes (quad4) SIZES_2D (default 1200x600), the benchmark's loop and fesens's
+#    optimize; fesens's optimize (resident on the GPU) at FESENS_SIZES (default 160x80x80,
+#    a million hex8 cells, whose mesh and model are built on the host first).
+# Each run's limit is cut to what is left of TOTAL_TIMEOUT (420 s); a run with less than
+# 30 s left is skipped, and says so.
 #
-# Environment: OUT (default ./device_out), PYTHON (python3), SIZES, ITERATIONS (3),
-# TEST_TIMEOUT (150 s), BENCH_TIMEOUT (small size 120 s, larger ones BIG_TIMEOUT 240 s).
+# Environment: OUT (default ./device_out), PYTHON (python3), SIZES, SIZES_2D, FESENS_SIZES,
+# ITERATIONS (3), TEST_TIMEOUT (150 s), BENCH_TIMEOUT (small size 120 s, larger ones
+# BIG_TIMEOUT 240 s), FESENS_TIMEOUT (180 s), TOTAL_TIMEOUT (420 s).
 set -u
 OUT=${OUT:-$PWD/device_out}
 PYTHON=${PYTHON:-python3}
@@ -23,6 +30,10 @@ ITERATIONS=${ITERATIONS:-3}
 TEST_TIMEOUT=${TEST_TIMEOUT:-150}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-120}
 BIG_TIMEOUT=${BIG_TIMEOUT:-240}
+SIZES_2D=${SIZES_2D:-"1200x600"}
+FESENS_SIZES=${FESENS_SIZES:-"160x80x80"}
+FESENS_TIMEOUT=${FESENS_TIMEOUT:-180}
+TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-420}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
@@ -74,16 +85,37 @@ timeout "$TEST_TIMEOUT" "$PYTHON" tests/solvers/test_device_gpu.py > "$OUT/gpu_t
 echo "exit status $?" >> "$OUT/gpu_tests.txt"
 cat "$OUT/gpu_tests.txt"
 
-# --- 4. the benchmark, one process per size
+# one benchmark process: bench NAME LIMIT ARGS...; its limit cut to what is left in total
+bench() {
+  local name=$1 limit=$2 left
+  shift 2
+  left=$((TOTAL_TIMEOUT - SECONDS))
+  if (( left < 30 )); then
+    echo "== $name: skipped, ${left} s left of TOTAL_TIMEOUT=${TOTAL_TIMEOUT}" | tee "$OUT/$name.txt"
+    return
+  fi
+  (( limit > left )) && limit=$left
+  echo "== bench_gpu.py $name (limit $limit s)"
+  timeout "$limit" "$PYTHON" benchmarks/bench_gpu.py --library cupy \
+    --iterations "$ITERATIONS" --json "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1
+  echo "exit status $?" >> "$OUT/$name.txt"
+  grep -v '^{"' "$OUT/$name.txt"
+}
+
+# --- 4. the benchmark's own loop, one process per size
 limit=$BENCH_TIMEOUT
 for size in $SIZES; do
-  echo "== bench_gpu.py $size"
-  timeout "$limit" "$PYTHON" benchmarks/bench_gpu.py --library cupy --sizes "$size" \
-    --iterations "$ITERATIONS" --json "$OUT/bench_gpu_$size.json" \
-    > "$OUT/bench_gpu_$size.txt" 2>&1
-  echo "exit status $?" >> "$OUT/bench_gpu_$size.txt"
-  grep -v '^{"cells' "$OUT/bench_gpu_$size.txt"
+  bench "bench_gpu_$size" "$limit" --sizes "$size" --loops bench
   limit=$BIG_TIMEOUT
 done
+
+# --- 5. 2D sizes, and fesens's optimization loop resident on the GPU
+for size in $SIZES_2D; do
+  bench "bench_gpu_$size" "$BENCH_TIMEOUT" --sizes "$size" --loops bench fesens
+done
+for size in $FESENS_SIZES; do
+  bench "fesens_loop_$size" "$FESENS_TIMEOUT" --sizes "$size" --loops fesens
+done
+echo "total ${SECONDS} s"
 nvidia-smi --query-gpu=memory.used,memory.total --format=csv >> "$OUT/machine.txt" 2>&1
 echo "results in $OUT"

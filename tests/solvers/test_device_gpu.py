@@ -1,6 +1,8 @@
 """The device multigrid on a GPU (CuPy): its solves and compliance gradients equal numpy's
 to 1e-8, the gradient passes a Taylor test evaluated on the device, mixed precision meets
-rtol in float64, and results stay CuPy arrays.
+rtol in float64, and results stay CuPy arrays; the grid's cone filter on CuPy equals
+scipy's, and fesens's optimization loop keeps a compliance design on the GPU (the
+resident path) with the general path's designs.
 
 Skipped, with the reason, where CuPy is not importable or finds no CUDA device. The
 numpy path these tests compare with is itself checked against a direct solve and the CPU
@@ -161,6 +163,60 @@ def test_a_model_solve_through_gmg_device_gpu_equals_the_cpu_gmg():
     print(f"gmg device = 'gpu' through the model: compliance {gpu.compliance():.10g}, "
           f"against CPU gmg {error:.1e}")
     assert error < 1e-8
+
+
+def test_cone_filter_on_the_device_equals_scipy():
+    """The grid's cone filter and its transpose on CuPy arrays (shifted slices) equal
+    scipy.ndimage's on numpy to 1e-12, and stay CuPy arrays."""
+    from fesens.opt.grid_filter import CentroidLattice, ConeStencil
+
+    mesh = box(15, 7, 9, 1.5, 0.7, 0.9)
+    stencil = ConeStencil(CentroidLattice.of(mesh.cell_centroids()), 0.25,
+                          np.full(mesh.n_cells, 1e-3))
+    x = np.random.default_rng(6).uniform(size=mesh.n_cells)
+    for method in (stencil.apply, stencil.transpose):
+        on_device = method(CUPY.asarray(x))
+        assert isinstance(on_device, CUPY.ndarray)
+        error = np.max(np.abs(CUPY.asnumpy(on_device) - method(x)) / np.abs(method(x)))
+        assert error < 1e-12, error
+
+
+def test_resident_optimization_on_the_gpu_equals_the_general_path():
+    """fesens's optimize with gmg on the GPU: the design stays a CuPy array between
+    iterations (the resident path), and five OC iterations give the designs of the
+    general, traced path with the same solver to 1e-8."""
+    from fesens.opt import OC, DesignProblem
+    from fesens.opt.filters import DensityFilter
+    from fesens.opt.loop import optimize
+    from fesens.opt.resident import compliance_objective, resident_refusal
+
+    runs = []
+    for resident in (True, False):
+        mesh = box(16, 8, 8, 2.0, 1.0, 1.0)
+        model = Elasticity(mesh, E=1.0, nu=0.3).fix("left")
+        model.traction("right", [0.0, 0.0, -1.0])
+        problem = DesignProblem(model, compliance_objective, volume_fraction=0.3,
+                                filter=DensityFilter(mesh, 0.19),
+                                solver=("gmg", {"matrix_free": True, "device": "gpu",
+                                                "rtol": 1e-10}))
+        assert resident_refusal(problem, OC()) is None
+        designs = []
+
+        def keep(record, evaluation, x, designs=designs, resident=resident):
+            assert isinstance(x, CUPY.ndarray) is resident
+            designs.append(CUPY.asnumpy(x) if resident else np.array(x))
+
+        result = optimize(problem, OC(), max_iter=5, tol_change=0.0, resident=resident,
+                          callback=keep)
+        runs.append((result, designs))
+    (ours, designs), (general, expected) = runs
+    error = max(np.max(np.abs(a - b)) for a, b in zip(designs, expected, strict=True))
+    print(f"resident on the GPU: compliances {[r['objective'] for r in ours.history]}, "
+          f"largest design difference {error:.1e}")
+    assert error < 1e-8
+    assert isinstance(ours.x, np.ndarray)
+    assert abs(ours.evaluation.objective - general.evaluation.objective) <= \
+        1e-10 * general.evaluation.objective
 
 
 def _main() -> int:
