@@ -16,8 +16,8 @@ CHAINED = 4
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, held: int,
-                    sums: np.ndarray) -> None:  # pragma: no cover - compiled
+def subtract_outers(indptr: np.ndarray, cols: np.ndarray, lams: np.ndarray, xs: np.ndarray,
+                    held: int, sums: np.ndarray) -> None:  # pragma: no cover - compiled
     """``sums[k, e] −= λ_s[i] x_(s,k)[j]`` at every stored entry ``e = (i, j)``, for the
     calls ``s = 0 .. held − 1`` one at a time and in order (the bits of ``held`` numpy
     updates ``sums[k] −= x[cols] * λ[rows]``).
@@ -26,8 +26,10 @@ def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, h
     ----------
     indptr : ndarray, (n + 1,)
     cols : ndarray, (nnz,)
-    vectors : ndarray, (count + 1, steps, n)
-        ``vectors[0, s]`` is ``λ_s``, ``vectors[1 + k, s]`` is ``x_(s,k)``.
+    lams : ndarray, (steps, n)
+        ``lams[s]`` is ``λ_s``.
+    xs : ndarray, (count, steps, n)
+        ``xs[k, s]`` is ``x_(s,k)``.
     held : int
         Calls held (``<= steps``).
     sums : ndarray, (count, nnz)
@@ -39,9 +41,9 @@ def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, h
         if held < CHAINED:
             # the calls outermost within a row: the row's entries are independent updates
             for s in range(held):
-                lam = vectors[0, s, i]
+                lam = lams[s, i]
                 for k in range(count):
-                    x, total = vectors[k + 1, s], sums[k]
+                    x, total = xs[k, s], sums[k]
                     for e in range(e0, e1):
                         # a product, then a subtraction: no fused multiply-add (numba
                         # contracts only under fastmath), so numpy's bits
@@ -53,5 +55,5 @@ def subtract_outers(indptr: np.ndarray, cols: np.ndarray, vectors: np.ndarray, h
             for k in range(count):
                 total = sums[k, e]
                 for s in range(held):
-                    total -= vectors[k + 1, s, j] * vectors[0, s, i]
+                    total -= xs[k, s, j] * lams[s, i]
                 sums[k, e] = total
