@@ -3,13 +3,13 @@
 
 A design-independent source heats void cells whose heat capacity follows the density (zero
 in void) while their conductivity keeps the interpolation's minimum: there the temperature
-follows the source almost at once and rises to about ``sqrt(Q L² / (k_min β))``, so that
-Newton's first correction from the level before, taken with the tangent of that level's
-low conductivity, overshoots it by orders of magnitude. The line search must then shorten
-the step by as much; halving it ten times did not, and the step failed. BDF2 and
-Crank–Nicolson also overshoot a temperature that relaxes within a step, here below
-``T_ref − 1/β`` where ``k(T) ≤ 0``: such a step has no admissible solution at all, which
-the error says, naming backward Euler as the remedy."""
+follows the source almost at once and rises to the order of ``sqrt(Q L² / (k_min β))``
+(thousands of degrees), so that Newton's first correction from the level before, taken
+with the tangent of that level's low conductivity, overshoots it by orders of magnitude.
+The line search must then shorten the step by as much, which ten halvings (``α ≥ 1e-3``)
+do not. BDF2 and Crank–Nicolson also overshoot a temperature that relaxes within a step,
+here below ``T_ref − 1/β`` where ``k(T) ≤ 0``: such a step has no admissible solution,
+which the error says, naming backward Euler as the remedy."""
 
 from __future__ import annotations
 
@@ -133,8 +133,10 @@ def test_gradients_through_void_cells_pass_taylor_tests(void, scheme, in_void, s
 def test_an_overshoot_out_of_the_admissible_range_names_the_scheme(scheme):
     """Void at 1e-8 (heat capacity 3e-8 against conductivity 2e-9): when the pulse ends
     the void temperatures relax within a step, and BDF2 and Crank–Nicolson overshoot
-    below T = −2, where k(T) ≤ 0: the step has no admissible solution, and the error
-    names the scheme and backward Euler; backward Euler runs the same design."""
+    below T = −2, where k(T) ≤ 0 (with the rest solved, the residual of the void nodes next
+    to the held side stays positive for every common temperature of theirs down to −2):
+    the step has no admissible solution, and the error names the scheme and backward
+    Euler; backward Euler runs the same design and stays above −2."""
     model = _plate()
     rho = _design(1e-8)
     problem = TransientProblem(model, t_end=0.2, dt=0.01, scheme=scheme)
