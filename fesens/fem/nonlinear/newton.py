@@ -360,12 +360,12 @@ def _backtracked(alpha: float, residual: np.ndarray, trial: np.ndarray) -> float
     Along a Newton correction ``δ`` (``K_T δ = −R``) the residual is, to second order,
     ``R(α) = (1 − α) R + α² Q``, and ``Q`` follows from the rejected trial (exactly where
     the residual is quadratic in the unknowns, as a conductivity linear in the temperature
-    makes it). The next ``α`` minimizes ``‖R(α)‖`` on ``[α/10, α/2]``: the bounds of the
+    makes it). The next ``α`` minimizes ``‖R(α)‖`` on ``[α/10, α/2]``, the bounds of the
     safeguarded backtracking of Dennis & Schnabel (*Numerical Methods for Unconstrained
-    Optimization and Nonlinear Equations*, 1983, §6.3.2), where a mild overshoot still
-    halves ``α`` and a wild one (a tangent that stiffens steeply along the step, such as
-    that of a nearly void cell whose conductivity grows with its temperature) shortens it
-    tenfold per trial, which halving alone within ``max_backtracks`` could not.
+    Optimization and Nonlinear Equations*, 1983, §6.3.2): a wild overshoot (a tangent that
+    stiffens steeply along the step, such as that of a nearly void cell whose conductivity
+    grows with its temperature) shortens ``α`` tenfold per trial, which halving alone
+    could not within ``max_backtracks``.
     """
     q = (trial - (1.0 - alpha) * residual) / alpha ** 2
     uu, uq, qq = float(residual @ residual), float(residual @ q), float(q @ q)
