@@ -57,11 +57,12 @@ def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
     constraints, reports or load cases), OC, SIMP, no projection, design map or overhang
     filter, no filter or a density filter on a lattice of cells, and ``gmg`` with
     ``matrix_free`` on a device other than ``"cpu"``."""
+    if type(problem) is not DesignProblem:
+        return f"a {type(problem).__name__} (the resident path: compliance, volume and OC)"
     solver = problem.differentiable.solver
     if getattr(solver, "device", "cpu") == "cpu" or not getattr(solver, "matrix_free", False):
         return "the solver is not the matrix-free multigrid on a device"
     checks = [
-        (type(problem) is DesignProblem, f"a {type(problem).__name__}"),
         (isinstance(optimizer, OC), f"the optimizer {getattr(optimizer, 'name', '?')!r}"),
         (problem.objective is compliance_objective, "an objective other than compliance"),
         (not problem.constraints and not problem.reports, "extra constraints or reports"),
