@@ -201,8 +201,7 @@ class NonlinearStepper:
                 "step (cells whose capacity is small against their stiffness, such as nearly "
                 "void cells of a design), and the solution of this step may lie outside the "
                 "admissible states: use scheme=\"backward_euler\" (time.scheme in a "
-                "config), which does not overshoot (a larger minimum of the stiffness "
-                "interpolation may also do); or give")
+                "config), which does not overshoot; or give")
 
 
 class _StepSystem:
