@@ -54,9 +54,10 @@ def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
     """Why ``problem`` with ``optimizer`` cannot run resident in its solver's device
     library, or None when it can: a :class:`DesignProblem` itself (not a min-max, robust,
     frequency or distributed one), :func:`compliance_objective` alone (no extra
-    constraints, reports or load cases), OC, SIMP, no projection, design map or overhang
-    filter, no filter or a density filter on a lattice of cells, and ``gmg`` with
-    ``matrix_free`` on a device other than ``"cpu"``."""
+    constraints or load cases; reports only of the densities, marked ``density_only`` and
+    written against the array API, as the workflow's grayness), OC, SIMP, no projection,
+    design map or overhang filter, no filter or a density filter on a lattice of cells,
+    and ``gmg`` with ``matrix_free`` on a device other than ``"cpu"``."""
     if type(problem) is not DesignProblem:
         return f"a {type(problem).__name__} (the resident path: compliance, volume and OC)"
     solver = problem.differentiable.solver
@@ -65,7 +66,9 @@ def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
     checks = [
         (isinstance(optimizer, OC), f"the optimizer {getattr(optimizer, 'name', '?')!r}"),
         (problem.objective is compliance_objective, "an objective other than compliance"),
-        (not problem.constraints and not problem.reports, "extra constraints or reports"),
+        (not problem.constraints, "extra constraints"),
+        (all(getattr(report, "density_only", False) for report in problem.reports.values()),
+         "a report that reads more than the densities"),
         (problem.load_cases is None, "several load cases"),
         (type(problem.interpolation) is SIMP, "an interpolation other than SIMP"),
         (type(problem.projection) is NoProjection, "a projection"),
@@ -202,9 +205,10 @@ class ResidentCompliance:
         gradient = xp.take(self._filtered_back(-(self.stiffness * slope) * energies),
                            self.design)
         fraction = float(self.fractions @ rho)
+        extras = {name: float(report(None, rho)) for name, report in problem.reports.items()}
         return ResidentEvaluation(
             objective, gradient, np.array([fraction - problem.volume_fraction]),
-            xp.reshape(self.volume_gradient, (1, -1)), rho, fraction, None,
+            xp.reshape(self.volume_gradient, (1, -1)), rho, fraction, None, extras,
             host=lambda: problem.evaluate(self.to_host(x)))
 
     def volume_excess(self, x, evaluation: Evaluation) -> Callable:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fesens.arrays import namespace
 from fesens.errors import MeshError
 from fesens.fem.analysis.modal import Modes
 from fesens.mesh import Mesh
@@ -126,16 +127,29 @@ def grayness_report(problem: DesignProblem) -> Callable:
     its cells' share of the whole mesh's measure. ``ρ`` is ``(n_cells,)``, or a robust
     problem's designs ``(3, n_cells)`` (eroded, intermediate, dilated: the intermediate one
     counts).
+
+    It reads the densities only (``density_only``): a design resident on a device
+    (:mod:`fesens.opt.resident`) calls it with ``state`` None and ``ρ`` ``(n_cells,)`` in
+    the device's array library, where it keeps a copy of the cell volumes.
     """
     model = problem.model
     whole = problem.collective.sum(float(volume(model, 1.0)))
+    copies: dict[int, object] = {}  # the cell volumes in another array library
 
     def share(state, density) -> float:
+        xp = namespace(density)
+        if xp is not np:
+            if id(xp) not in copies:
+                copies[id(xp)] = xp.asarray(np.broadcast_to(
+                    np.asarray(model.cell_volumes(), dtype=float), (model.mesh.n_cells,)))
+            return 100.0 * float(xp.sum(4.0 * density * (1.0 - density)
+                                        * copies[id(xp)])) / whole
         rho = np.asarray(density, dtype=float)
         if rho.ndim == 2:
             rho = rho[rho.shape[0] // 2]
         return 100.0 * float(volume(model, 4.0 * rho * (1.0 - rho))) / whole
 
+    share.density_only = True
     return share
 
 

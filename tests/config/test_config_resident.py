@@ -1,6 +1,6 @@
 """``fesens optimize`` of a compliance design with ``gmg``'s ``device = "numpy"`` runs the
 resident path (fesens.opt.resident) through the whole workflow: its history equals the
-CPU ``gmg``'s (the general, traced path), its snapshots and final design are written, and
+CPU ``gmg``'s (the general, traced path), the grayness report included, its snapshots and final design are written, and
 an interrupted run resumed from its checkpoint gives the uninterrupted run's history.
 
 Reference: the same config with ``device = "cpu"`` (the CPU gmg's gradients are checked
@@ -61,6 +61,7 @@ def test_resident_run_equals_the_cpu_gmg_and_writes_its_outputs(tmp_path, monkey
     for a, b in zip(resident, general, strict=True):
         assert abs(a["objective"] - b["objective"]) <= 1e-8 * b["objective"]
         assert abs(a["change"] - b["change"]) <= 1e-8
+        assert abs(a["grayness"] - b["grayness"]) <= 1e-8  # a report, on the device too
     written = {p.name for p in (tmp_path / "numpy").iterdir()}
     assert {"design.vtu", "design_0002.vtu", "design_0004.vtu", "design_0006.vtu",
             "checkpoint.npz", "summary.json"} <= written
