@@ -23,6 +23,7 @@ from fesens.opt.grid_filter import CentroidLattice, ConeStencil, correlate_by_sl
 from fesens.opt.loop import optimize
 from fesens.opt.resident import ResidentCompliance, compliance_objective, resident_refusal
 from fesens.physics import Elasticity
+from fesens.workflow.design_fields import grayness_report
 
 STRICT = pytest.importorskip("array_api_strict", reason="array-api-strict is not installed "
                              "(pip install array-api-strict, part of fesens[test])")
@@ -134,9 +135,11 @@ def test_refusals_name_the_reason():
 def test_no_full_size_array_crosses_inside_an_iteration(monkeypatch):
     """Resident on array_api_strict: inside every iteration no array of the design's
     size or larger is copied to the library (``asarray`` of a numpy array) or back
-    (``__array__``, ``__dlpack__``, ``to_device``); only numbers cross. The run itself
-    mixes no numpy array into the library's (array_api_strict refuses that)."""
+    (``__array__``, ``__dlpack__``, ``to_device``); only numbers cross, the grayness
+    report's included. The run itself mixes no numpy array into the library's
+    (array_api_strict refuses that)."""
     problem = cantilever(rectangle(24, 12, 2.0, 1.0), radius=0.15)
+    problem.reports["grayness"] = grayness_report(problem)  # a density report, as a config's
     n_cells = problem.mesh.n_cells
     monkeypatch.setattr(loop, "resident_path",
                         lambda problem, optimizer: ResidentCompliance(problem, xp=STRICT))
@@ -180,7 +183,10 @@ def test_no_full_size_array_crosses_inside_an_iteration(monkeypatch):
     assert iterations == [1, 2, 3, 4]
     assert crossings == []
     assert isinstance(result.x, np.ndarray)  # the result comes to the host at the end
-    reference = optimize(cantilever(rectangle(24, 12, 2.0, 1.0), radius=0.15), OC(),
-                         max_iter=4, tol_change=0.0, resident=False)
+    plain = cantilever(rectangle(24, 12, 2.0, 1.0), radius=0.15)
+    plain.reports["grayness"] = grayness_report(plain)
+    reference = optimize(plain, OC(), max_iter=4, tol_change=0.0, resident=False)
     np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-8)
+    for a, b in zip(result.history, reference.history, strict=True):
+        assert a["grayness"] == pytest.approx(b["grayness"], abs=1e-10)
 
