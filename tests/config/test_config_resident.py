@@ -1,7 +1,8 @@
 """``fesens optimize`` of a compliance design with ``gmg``'s ``device = "numpy"`` runs the
 resident path (fesens.opt.resident) through the whole workflow: its history equals the
-CPU ``gmg``'s (the general, traced path), the grayness report included, its snapshots and final design are written, and
-an interrupted run resumed from its checkpoint gives the uninterrupted run's history.
+CPU ``gmg``'s (the general, traced path), the grayness report included, its snapshots and
+final design are written, and an interrupted run resumed from its checkpoint gives the
+uninterrupted run's history.
 
 Reference: the same config with ``device = "cpu"`` (the CPU gmg's gradients are checked
 by Taylor tests in tests/opt and tests/ad)."""
