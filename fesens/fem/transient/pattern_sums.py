@@ -66,21 +66,27 @@ class PatternOuters:
     #: 0.083, 0.073, 0.076, 0.117 ms a call for 8, 16, 32, 64 calls).
     COMPILED_STEPS = 16
 
+    #: Calls a checkpointed sweep buffers with the compiled pass: at 200x100 quad4, one
+    #: sum, 0.12 instead of 0.19 ms a call; the buffer of ``2 · 4`` vectors (1.3 MB) kept
+    #: the benchmark's gradient (N = 1000, 32 states) at 14.4 MB of resident growth,
+    #: below its states + factor (15.0 MB), once the adjoint held no vectors it does not
+    #: read (13.5 MB unbuffered).
+    CHECKPOINTED_STEPS = 4
+
     @classmethod
     def for_sweep(cls, pattern: SparsePattern, count: int, n_steps: int,
                   checkpointed: bool, compiled: bool | None = None) -> PatternOuters:
         """The sums of a reverse sweep over ``n_steps`` steps: buffered where every state is
-        stored (at most an eighth of the steps), per step where checkpointing keeps the
-        memory down: at 200x100 quad4, N = 1000, 32 states, a buffer of 4 calls made the
-        compiled pass 0.12 instead of 0.19 ms a call but held 1.3 MB, and the gradient's
-        resident growth was 15.0 MB instead of 13.6, above states + factor (14.9)."""
+        stored (at most an eighth of the steps); where checkpointing keeps the memory
+        down, :attr:`CHECKPOINTED_STEPS` with the compiled pass and none with the numpy
+        passes (whose gathers of a buffer need an index array of the pattern's size)."""
         if compiled is None:
             compiled = compiled_kernel() is not None
-        steps = 1
-        if not checkpointed:
-            most = cls.COMPILED_STEPS if compiled else cls.STORED_STEPS
-            steps = min(most, max(1, -(-n_steps // 8)))
-        return cls(pattern, count, steps, compiled)
+        if checkpointed:
+            steps = cls.CHECKPOINTED_STEPS if compiled else 1
+        else:
+            steps = cls.COMPILED_STEPS if compiled else cls.STORED_STEPS
+        return cls(pattern, count, min(steps, max(1, -(-n_steps // 8))), compiled)
 
     def __init__(self, pattern: SparsePattern, count: int, steps: int = 1,
                  compiled: bool | None = None):
@@ -91,7 +97,9 @@ class PatternOuters:
             raise ImportError("the compiled pass of the matrix cotangents needs numba: "
                               "pip install 'fesens[jit]', or pass compiled=False")
         indptr = pattern.indptr
-        self.indptr, self.counts = indptr, np.diff(indptr)
+        self.indptr = indptr
+        # entries per row, for λ repeated over each row's entries by a numpy pass of one call
+        self.counts = np.diff(indptr) if self._kernel is None else None
         self.rows = None  # a numpy pass of a buffer gathers λ per entry: intp rows
         if self._kernel is not None or steps == 1:  # λ read per row
             self.cols = pattern.cols

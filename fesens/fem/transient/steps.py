@@ -230,15 +230,18 @@ class Adjoint(StepTermCotangent):
                                               run.problem.n_steps,
                                               run.problem.max_states is not None)
         self.matrix_bars = dict(zip(self.matrices, self.outers.sums, strict=True))
-        self._T_K, self._T_M, self._scratch = np.empty((3, n_free))
+        self._combined = {i: np.empty(n_free) for i in self.matrices}  # their x of λ xᵀ
+        self._scratch = np.empty(n_free)
         # F̄ (5), H̄ (6) where traced
         self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if 5 in argnums else None
         self._F_step = np.empty_like(self.F_bar) if 5 in argnums else None
         self.H_bar = np.zeros_like(stepper.H) if 6 in argnums else None
-        self.lam_K = np.zeros(n_free)  # Σ_n (Σ_k β φ_g) λ_n
-        self.lam_M = np.zeros(n_free)
-        self.g_bar = np.zeros(stepper.constrained.size) if stepper.prescribed else None
-        self.phi_bar = np.zeros(stepper.phi.size) if stepper.prescribed else None
+        self.lam_K = self.lam_M = self.g_bar = self.phi_bar = None
+        if stepper.prescribed:
+            self.lam_K = np.zeros(n_free)  # Σ_n (Σ_k β φ_g) λ_n
+            self.lam_M = np.zeros(n_free)
+            self.g_bar = np.zeros(stepper.constrained.size)
+            self.phi_bar = np.zeros(stepper.phi.size)
         # the traced step-term arguments (primitive arguments from 10 on)
         self.positions = [i - 10 for i in argnums if i >= 10]
         self.args_bar = [0.0] * len(self.positions)
@@ -289,8 +292,8 @@ class Adjoint(StepTermCotangent):
         cotangent, summed in place in the order of ``Σ_k`` (``levels``: ``T_n``,
         ``T_(n−1)``, ``T_(n−2)``)."""
         a, b = self.s.weights(n)
-        weights, out = (b, self._T_K) if matrix == 1 else (a, self._T_M)
-        combined = np.multiply(levels[0], weights[0], out=out)  # a[0] is never 0
+        weights = b if matrix == 1 else a
+        combined = np.multiply(levels[0], weights[0], out=self._combined[matrix])
         for k in range(1, weights.size):
             if weights[k] != 0.0:
                 combined += np.multiply(levels[k], weights[k], out=self._scratch)
