@@ -89,11 +89,14 @@ def _interpolation_1d(n_points: int) -> sp.csr_matrix:
 class Level:
     """One level: its operator, smoother data and the prolongation from the next one.
 
-    ``product`` applies ``A`` (the matrix-free operator itself, or ``A`` in blocks of rows
-    on the hierarchy's threads), ``prolong`` and ``restrict`` apply ``P`` and ``Pᵀ`` so.
+    ``A`` is a sparse matrix or a matrix-free operator (the fine level's
+    :class:`~fesens.solvers.lattice_operator.LatticeOperator`, the first coarse level's
+    :class:`~fesens.solvers.lattice_coarse.StencilOperator`). ``product`` applies ``A``
+    (such an operator itself, or ``A`` in blocks of rows on the hierarchy's threads),
+    ``prolong`` and ``restrict`` apply ``P`` and ``Pᵀ`` so.
     """
 
-    A: sp.csr_matrix
+    A: sp.csr_matrix | Any
     shape: tuple[int, ...]
     inverse_diagonal: np.ndarray = field(repr=False)
     lambda_max: float = 0.0
@@ -112,7 +115,7 @@ class Transfer:
     """The prolongation ``P`` onto a level from the next coarser lattice (its ``shape``
     and ``free`` dofs), with its threaded products: what depends on the grid alone, so a
     rebuild on the same grid reuses it (:class:`Hierarchy`'s ``transfers``). Onto a
-    matrix-free fine level, ``P`` is its :class:`~fesens.solvers.lattice_operator.
+    matrix-free fine level, ``P`` is its :class:`~fesens.solvers.lattice_coarse.
     LatticeProlongation` (applied by slicing, itself ``prolong`` and its ``T`` ``restrict``)."""
 
     P: sp.csr_matrix | Any
@@ -283,20 +286,22 @@ def _lattice_prolongation(shape: tuple[int, ...], free: np.ndarray):
     return P.tocsr(), coarse_shape, coarse_free
 
 
-def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks) -> sp.csr_matrix:
-    """``Pᵀ A P``: a sparse product in blocks of rows of ``Pᵀ`` (``restrict``) on its
-    pool, or the operator's own cell-by-cell form (a matrix-free
-    :class:`~fesens.solvers.lattice_operator.LatticeOperator` has ``galerkin``)."""
-    if sp.issparse(A):
-        # the product's rounding leaves it symmetric to ~1e-15 relative only, and the
-        # coarsest level's Cholesky reads one triangle: the average of the two triangles
-        # keeps every level exactly symmetric (without it a 2-level gmg on a 170-dof
-        # cantilever stalled at a relative residual of 1e-10)
-        coarse = restrict.sparse_product(A, P)
-        return ((coarse + coarse.T) * 0.5).tocsr()
-    coarse = A.galerkin()
-    if coarse.shape != (P.shape[1], P.shape[1]):
-        raise SolverError(f"gmg: the operator's Galerkin coarse level has shape "
-                          f"{coarse.shape}, the prolongation {P.shape}; the operator and "
-                          "the grid disagree")
-    return coarse
+def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks):
+    """``Pᵀ A P``: the operator's own cell-by-cell form (a matrix-free
+    :class:`~fesens.solvers.lattice_operator.LatticeOperator` has ``coarse_operator``, a
+    :class:`~fesens.solvers.lattice_coarse.StencilOperator`), else a sparse product in
+    blocks of rows of ``Pᵀ`` (``restrict``) on its pool, of a sparse ``A`` or by a
+    stencil operator's own ``galerkin`` (the CSR product's bit for bit)."""
+    if hasattr(A, "coarse_operator"):
+        coarse = A.coarse_operator()
+        if coarse.shape != (P.shape[1], P.shape[1]):
+            raise SolverError(f"gmg: the operator's Galerkin coarse level has shape "
+                              f"{coarse.shape}, the prolongation {P.shape}; the operator "
+                              "and the grid disagree")
+        return coarse
+    # the product's rounding leaves it symmetric to ~1e-15 relative only, and the
+    # coarsest level's Cholesky reads one triangle: the average of the two triangles
+    # keeps every level exactly symmetric (without it a 2-level gmg on a 170-dof
+    # cantilever stalled at a relative residual of 1e-10)
+    coarse = restrict.sparse_product(A, P) if sp.issparse(A) else A.galerkin(P, restrict)
+    return ((coarse + coarse.T) * 0.5).tocsr()

@@ -1,16 +1,39 @@
 """The pieces of a lattice's first multigrid coarse level, formed cell by cell
 (:meth:`fesens.solvers.lattice_operator.LatticeStructure.galerkin`): the local interpolation
 of a fine cell from its coarse cell (:data:`HALVES`, :func:`children`), the coarse cell of
-every fine cell, and the coarse lattice's 27-point stencil (:class:`Stencil`), which gives
-the CSR arrays without sorting; :func:`assembled` sums cell matrices for checks.
+every fine cell, and the coarse lattice's 27-point stencil (:class:`Stencil`): per
+lattice point, one ``(nc, nc)`` block per direction. The level is applied from those
+blocks (:class:`StencilOperator`), which are the blocks of a SciPy BSR matrix on the
+lattice, a column index per block: its CSR form held 81 values and as many column
+indices and stencil positions per row (104 MB against the stencil's 63 MB at 96x48x48
+fine cells). The next Galerkin product reads its rows a band at a time
+(:meth:`StencilOperator.galerkin`), in the CSR form's order, so the coarser levels are
+the same bit for bit; :func:`assembled` sums cell matrices for checks. The first
+coarsening's prolongation and restriction themselves are strided slices of the lattice
+arrays (:class:`LatticeProlongation`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
-from fesens.solvers.parallel import SlabPool
+from fesens.solvers.device_lattice import LatticeTransfer, LevelGeometry
+from fesens.solvers.parallel import RowBlocks, SlabPool
+
+if TYPE_CHECKING:
+    from fesens.solvers.lattice_operator import LatticeStructure
+
+#: Lattice points per piece of a stencil product on the pool's threads: 16 MB of a 3D
+#: elastic stencil's blocks, some 1 ms of work against a thread hand-off's 20 µs.
+_STENCIL_POINTS = 8_192
+#: Lattice points whose rows a Galerkin product reads at a time
+#: (:meth:`StencilOperator.galerkin`): some 16 MB of CSR rows of a 3D elastic stencil.
+BAND_POINTS = 8_192
 
 #: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
 #: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
@@ -57,15 +80,19 @@ def coarse_cell_ids(cells: tuple[int, ...]) -> np.ndarray:
 
 class Stencil:
     """A symmetric matrix on a lattice of points with ``nc`` unknowns each, coupling
-    neighbours at most one point apart per axis: one plane ``(*reversed shape)`` per
-    direction ``t = Σ_axis (δ_axis + 1) 3**axis`` and component pair."""
+    neighbours at most one point apart per axis: per lattice point ``p`` and direction
+    ``t = Σ_axis (δ_axis + 1) 3**axis``, the ``(nc, nc)`` block of the rows at ``p`` and
+    the columns at ``p + δ`` (:attr:`values` ``(*reversed shape, 3**dim, nc, nc)``)."""
 
     def __init__(self, shape: tuple[int, ...], nc: int, pool: SlabPool | None = None) -> None:
         self.shape, self.nc, self.dim = shape, nc, len(shape)
         self.pool = SlabPool(1) if pool is None else pool
-        self.values = np.zeros((3**self.dim, nc, nc, *shape[::-1]))
+        self.values = np.zeros((*shape[::-1], 3**self.dim, nc, nc))
         self._offsets = [[(c >> axis) & 1 for axis in range(self.dim)]
                          for c in range(2**self.dim)]
+        # the neighbour offset of every direction, reversed axes (slowest first)
+        self._deltas = [tuple((t // 3**axis) % 3 - 1 for axis in range(self.dim))[::-1]
+                        for t in range(3**self.dim)]
 
     def _direction(self, a: int, b: int) -> int:
         return sum((self._offsets[b][axis] - self._offsets[a][axis] + 1) * 3**axis
@@ -87,10 +114,10 @@ class Stencil:
             for b in corners:
                 pairs.setdefault(self._direction(a, b), []).append((a, b))
 
-        def direction(t: int) -> None:  # one plane per thread, its pairs in a fixed order
+        def direction(t: int) -> None:  # one direction per thread, its pairs in order
             for a, b in pairs[t]:
-                self.values[t][(slice(None), slice(None), *self._points(a, cells, start))] += (
-                    blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc])
+                self.values[(*self._points(a, cells, start), t)] += np.moveaxis(
+                    blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc], (0, 1), (-2, -1))
 
         self.pool.map(direction, sorted(pairs))
 
@@ -98,59 +125,209 @@ class Stencil:
         """Add one ``(m, m)`` block per listed cell (lattice ids of the cells)."""
         cells = [n - 1 for n in self.shape]
         index = np.unravel_index(cell_ids, cells[::-1])  # reversed axes
-        flat = self.values.reshape(3**self.dim, self.nc, self.nc, -1)
+        flat = self.values.reshape(-1, 3**self.dim, self.nc, self.nc)
         nc = self.nc
         for a, off_a in enumerate(self._offsets):
             point = np.ravel_multi_index(
                 tuple(i + o for i, o in zip(index, off_a[::-1], strict=True)),
                 self.shape[::-1])
             for b in range(len(self._offsets)):
-                plane = flat[self._direction(a, b)]
+                t = self._direction(a, b)
                 for i in range(nc):
                     for j in range(nc):
-                        np.add.at(plane[i, j], point, blocks[:, a * nc + i, b * nc + j])
+                        np.add.at(flat[:, t, i, j], point, blocks[:, a * nc + i, b * nc + j])
 
-    def matrix(self, pattern: tuple) -> sp.csr_matrix:
-        """The CSR matrix of the stencil's values on a sparsity of :meth:`pattern`."""
-        source, indices, indptr, n = pattern
-        # the matrix shares the pattern's (read-only) index arrays: a copy per build was
-        # 26 MB at 96x48x48 fine cells
-        matrix = sp.csr_matrix((n, n), dtype=self.values.dtype)
-        matrix.data = self.values.reshape(-1)[source]
-        matrix.indices, matrix.indptr = indices, indptr
-        matrix.has_sorted_indices = True  # by construction (pattern)
-        return matrix
 
-    def pattern(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """The sparsity of the matrix on the free unknowns ``free`` ``(points, nc)``
-        (lattice order, rows and columns numbered point-major; columns sorted by
-        construction): ``(source, indices, indptr, n)``, ``source`` the position in the
-        flat :attr:`values` of every stored entry."""
-        nc, n_points, n_dirs = self.nc, int(np.prod(self.shape)), 3**self.dim
-        rows = np.full(free.shape, -1, dtype=np.int64)
-        n = int(np.count_nonzero(free))
-        rows[free] = np.arange(n)
-        # the neighbour of every point in every direction, -1 outside the lattice
-        grid = np.indices(self.shape[::-1]).reshape(self.dim, -1)  # reversed axes
-        neighbour = np.empty((n_points, n_dirs), dtype=np.int64)
-        for t in range(n_dirs):
-            delta = [(t // 3**axis) % 3 - 1 for axis in range(self.dim)][::-1]
+class StencilOperator:
+    """A symmetric matrix on the free unknowns of a lattice, held as its
+    :class:`Stencil`: the first coarse level of a matrix-free multigrid
+    (:meth:`fesens.solvers.lattice_operator.LatticeStructure.coarse_operator`).
+
+    Rows and columns are the free unknowns in lattice order, components fastest (the
+    numbering of :meth:`Stencil.pattern`). The stencil's blocks (shared, not copied) are
+    those of a SciPy BSR matrix on all the lattice's unknowns and one more point, a sink:
+    the column index of a block is its neighbour's point, the sink's outside the lattice
+    (where the block is zero). Every entry of the product is then the sum of its CSR
+    row's terms in their order (direction, then component) and of terms that are exactly
+    zero, the CSR product's bit for bit, in SciPy's compiled loop; pieces of block rows
+    run on the pool's threads.
+
+    Parameters
+    ----------
+    stencil : Stencil
+        Its values are kept by reference.
+    free : numpy.ndarray
+        ``(points, nc)`` booleans: the free unknowns, lattice order.
+    """
+
+    def __init__(self, stencil: Stencil, free: np.ndarray) -> None:
+        self.stencil, self.free = stencil, free
+        nc, n_points, n_dirs = stencil.nc, free.shape[0], 3**stencil.dim
+        index = np.int32 if free.size + nc < 2**31 - 1 else np.int64
+        self._positions = np.flatnonzero(free).astype(index)  # point-major lattice dofs
+        self.shape = (self._positions.size, self._positions.size)
+        # the neighbour point of every point and direction (the sink outside)
+        grid = np.indices(stencil.shape[::-1]).reshape(stencil.dim, -1)  # reversed axes
+        extent = np.array(stencil.shape[::-1])[:, None]
+        self._columns = np.empty((n_points, n_dirs), dtype=index)
+        for t, delta in enumerate(stencil._deltas):
             moved = grid + np.array(delta)[:, None]
-            inside = np.all((moved >= 0) & (moved < np.array(self.shape[::-1])[:, None]),
-                            axis=0)
-            neighbour[:, t] = np.where(inside, np.ravel_multi_index(
-                np.where(inside, moved, 0), self.shape[::-1]), -1)
-        columns = np.where(neighbour[:, :, None] >= 0, rows[neighbour], -1)  # (p, t, nc)
-        columns = np.broadcast_to(columns[:, None, :, :], (n_points, nc, n_dirs, nc))
-        keep = (columns >= 0) & free[:, :, None, None]
-        # (t, i, j, p) -> (p, i, t, j): rows point-major, columns increasing in a row
-        flat = np.int32 if self.values.size < 2**31 - 1 else np.int64
-        positions = np.arange(self.values.size, dtype=flat).reshape(
-            n_dirs, nc, nc, n_points).transpose(3, 1, 0, 2)
-        index = np.int32 if n < 2**31 - 1 else np.int64
-        indptr = np.zeros(n + 1, dtype=index)
-        np.cumsum(keep.reshape(n_points * nc, -1)[free.ravel()].sum(axis=1), out=indptr[1:])
-        indices = columns[keep].astype(index)
-        for shared in (indices, indptr):  # every matrix of the pattern holds them
-            shared.flags.writeable = False
-        return positions[keep], indices, indptr, n
+            inside = np.all((moved >= 0) & (moved < extent), axis=0)
+            self._columns[:, t] = np.where(inside, np.ravel_multi_index(
+                np.where(inside, moved, 0), stencil.shape[::-1]), n_points)
+        self._pieces = [(start * nc, stop * nc, self._block_rows(start, stop))
+                        for start in range(0, n_points, _STENCIL_POINTS)
+                        for stop in [min(start + _STENCIL_POINTS, n_points)]]
+
+    def _block_rows(self, start: int, stop: int) -> sp.bsr_matrix:
+        """The rows of the lattice points ``start:stop`` as a BSR matrix, ``((stop −
+        start) nc, (points + 1) nc)``, sharing the stencil's blocks."""
+        nc, n_dirs = self.stencil.nc, 3**self.stencil.dim
+        blocks = self.stencil.values.reshape(-1, nc, nc)[start * n_dirs:stop * n_dirs]
+        indptr = np.arange(0, (stop - start) * n_dirs + 1, n_dirs, dtype=self._columns.dtype)
+        return sp.bsr_matrix((blocks, self._columns[start:stop].ravel(), indptr),
+                             shape=((stop - start) * nc, (self.free.shape[0] + 1) * nc),
+                             blocksize=(nc, nc))
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        lattice = np.zeros(self.free.size + self.stencil.nc, dtype=x.dtype)  # and the sink
+        lattice[self._positions] = x
+        out = np.empty(self.free.size, dtype=x.dtype)
+
+        def piece(item) -> None:
+            start, stop, rows = item
+            out[start:stop] = rows @ lattice
+
+        self.stencil.pool.map(piece, self._pieces)
+        return out[self._positions]
+
+    def diagonal(self) -> np.ndarray:
+        """The diagonal ``(n,)``."""
+        centre = (3**self.stencil.dim - 1) // 2
+        blocks = self.stencil.values.reshape(-1, 3**self.stencil.dim, self.stencil.nc,
+                                             self.stencil.nc)[:, centre]
+        return np.diagonal(blocks, axis1=1, axis2=2).reshape(-1)[self._positions]
+
+    def galerkin(self, P: sp.csr_matrix, restrict: RowBlocks) -> sp.csr_matrix:
+        """``Pᵀ A P`` for a prolongation ``P`` ``(n, n_coarse)``, in the blocks of rows of
+        ``restrict`` (``Pᵀ`` on the pool's threads), not symmetrized.
+
+        ``A`` is read a band of lattice rows at a time (:data:`BAND_POINTS` points) as
+        CSR rows of the lattice's unknowns, ``Pᵀ``'s columns and ``P``'s rows put at the
+        lattice positions of the free unknowns (``P``'s rows of the other unknowns and
+        of the sink empty). The terms of the free rows and columns come in the order of
+        the CSR product ``Pᵀ (A P)`` and the others reach no entry, so the result is that
+        product's bit for bit, without ``A``'s index arrays."""
+        nc, n_lattice = self.stencil.nc, self.free.size + self.stencil.nc
+        counts = np.zeros(n_lattice + 1, dtype=P.indptr.dtype)
+        counts[self._positions + 1] = np.diff(P.indptr)
+        spread = sp.csr_matrix((n_lattice, P.shape[1]), dtype=P.dtype)  # P's arrays shared
+        spread.indptr, spread.indices, spread.data = np.cumsum(counts), P.indices, P.data
+
+        def times_A(rows: sp.csr_matrix) -> sp.csr_matrix:
+            """``rows @ A`` for rows of ``Pᵀ``, columns at the lattice positions."""
+            rows = sp.csr_matrix(rows)
+            if rows.nnz == 0:
+                return sp.csr_matrix((rows.shape[0], n_lattice))
+            # the first and last lattice point of the columns of every row, the rows
+            # before it and the rows from it on (a row of Pᵀ is never empty: its coarse
+            # point's own fine point)
+            point = self._positions[rows.indices] // nc
+            starts = rows.indptr[:-1]
+            low = np.minimum.accumulate(np.minimum.reduceat(point, starts)[::-1])[::-1]
+            last = np.maximum.accumulate(np.maximum.reduceat(point, starts))
+            pieces, start = [], 0
+            while start < rows.shape[0]:
+                lo = int(low[start])
+                stop = max(start + 1, int(np.searchsorted(last, lo + BAND_POINTS)))
+                hi = int(last[stop - 1]) + 1
+                piece = sp.csr_matrix((stop - start, (hi - lo) * nc), dtype=rows.dtype)
+                first, end = rows.indptr[start], rows.indptr[stop]
+                piece.indptr = rows.indptr[start:stop + 1] - first
+                piece.indices = (self._positions[rows.indices[first:end]] - lo * nc).astype(
+                    rows.indices.dtype)
+                piece.data = rows.data[first:end]
+                pieces.append(piece @ self._block_rows(lo, hi).tocsr())
+                start = stop
+            return pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
+
+        return restrict.sparse_product(times_A, spread)
+
+    def tocsr(self) -> sp.csr_matrix:
+        """The matrix assembled, ``(n, n)`` CSR (checks, and a coarsest level): every
+        coupling of two free unknowns inside the lattice, columns sorted."""
+        whole = self._block_rows(0, self.free.shape[0]).tocsr()
+        return whole[self._positions][:, self._positions]
+
+
+class LatticeProlongation:
+    """The prolongation ``P`` ``(n, n_coarse)`` of the first coarsening, applied by
+    strided slices of the lattice arrays (:class:`~fesens.solvers.device_lattice.
+    LatticeTransfer`), never as a matrix: the operator of the sparse prolongation of
+    :mod:`fesens.solvers.grid_hierarchy`, rows in the fine operator's order, columns the
+    coarse free dofs in lattice order (components fastest), which :meth:`LatticeStructure.
+    galerkin` numbers alike. ``P @ x`` prolongs, ``P.T @ r`` restricts.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n, n_coarse)``.
+    coarse_shape : tuple of int
+        Coarse lattice points per axis.
+    coarse_free : numpy.ndarray
+        ``(coarse points, n_components)`` booleans: the coarse free dofs, lattice order.
+    """
+
+    def __init__(self, structure: LatticeStructure, fine, coarse) -> None:
+        self._structure = structure
+        self._transfer = LatticeTransfer(_HostLevel(fine), _HostLevel(coarse))
+        nc = structure.n_components
+        self.coarse_shape = coarse.shape
+        self.coarse_free = np.moveaxis(coarse.free, 0, -1).reshape(-1, nc)
+        point, component = np.divmod(np.flatnonzero(self.coarse_free), nc)
+        n_points = self.coarse_free.shape[0]
+        self._positions = component * n_points + point  # in the component-major array
+        self._lattice = (nc, *coarse.shape[::-1])
+        self.shape = (structure.n, self._positions.size)
+
+    @property
+    def T(self) -> _Restriction:  # noqa: N802  (the transpose, as a matrix's)
+        return _Restriction(self)
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        coarse = np.zeros(int(np.prod(self._lattice)))
+        coarse[self._positions] = x
+        # unmasked: the gather reads the fine free dofs only
+        fine = self._transfer.interpolate(coarse.reshape(self._lattice))
+        return self._structure.restrict(fine)
+
+    def restrict(self, r: np.ndarray) -> np.ndarray:
+        """``Pᵀ r`` for a fine free-dof vector ``r`` ``(n,)``."""
+        # unmasked: the expanded r is zero at eliminated dofs, and the gather reads the
+        # coarse free dofs only
+        coarse = self._transfer.anterpolate(self._structure.expand(r))
+        return coarse.reshape(-1)[self._positions]
+
+
+@dataclass(frozen=True)
+class _HostLevel:
+    """What the unmasked interpolation and its transpose of a
+    :class:`~fesens.solvers.device_lattice.LatticeTransfer` read of a level's kernels:
+    its geometry, on numpy in float64. A ``LevelKernels`` would also hold the level's
+    free dofs as a float mask (25 MB on the fine level of 160x80x80 cells) and its cell
+    matrices, which nothing here reads."""
+
+    geometry: LevelGeometry
+    xp: ModuleType = np
+    host_dtype: type = np.float64
+
+
+class _Restriction:
+    """``Pᵀ`` of a :class:`LatticeProlongation`, applied with ``@``."""
+
+    def __init__(self, prolongation: LatticeProlongation) -> None:
+        self.prolongation = prolongation
+        self.shape = prolongation.shape[::-1]
+
+    def __matmul__(self, r: np.ndarray) -> np.ndarray:
+        return self.prolongation.restrict(r)

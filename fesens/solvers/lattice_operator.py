@@ -22,9 +22,10 @@ lies inside one coarse cell (2 per axis, or 1 for the last cell of an odd axis),
 its corner values interpolate from that coarse cell's corners only, ``u_e = R_e u_E``,
 so ``Pᵀ A P = Σ_E G_Eᵀ (Σ_(e ⊂ E) s_e R_eᵀ D_e K_ref D_e R_e) G_E`` with ``D_e`` the
 free-dof mask of cell ``e``: one ``(m·m, kinds) @ (kinds, coarse cells)`` product for the
-coarse cell matrices, summed into the coarse lattice's 27-point stencil, which gives the
-CSR arrays (an eighth of the fine unknowns) without sorting. Coarser levels are sparse
-Galerkin products as before.
+coarse cell matrices, summed into the coarse lattice's 27-point stencil, from which the
+level is applied by slicing (:class:`~fesens.solvers.lattice_coarse.StencilOperator`: no
+column indices). Coarser levels are sparse Galerkin products as before, reading the first
+coarse level's rows a band at a time.
 
 Local numbering: corner ``c = i + 2 j + 4 k`` (x fastest) with components fastest, dof
 ``c · n_components + component``; cells and lattice points in lattice order, x fastest.
@@ -40,9 +41,17 @@ import scipy.sparse as sp
 
 from fesens.arrays import namespace
 from fesens.errors import NonFiniteError
-from fesens.solvers.device_lattice import LatticeTransfer, LevelKernels, coarser_level, finest_level
+from fesens.solvers.device_lattice import coarser_level, finest_level
 from fesens.solvers.grid_hierarchy import StructuredGrid, coarse_points
-from fesens.solvers.lattice_coarse import HALVES, Stencil, assembled, children, coarse_cell_ids
+from fesens.solvers.lattice_coarse import (
+    HALVES,
+    LatticeProlongation,
+    Stencil,
+    StencilOperator,
+    assembled,
+    children,
+    coarse_cell_ids,
+)
 from fesens.solvers.parallel import SlabPool
 
 #: Cells per slab of a batched cell operation: temporaries of a few MB, and slabs enough
@@ -296,21 +305,38 @@ class LatticeStructure:
     def _masked_cells(self) -> tuple[np.ndarray, np.ndarray]:
         """The cells with an eliminated dof (lattice order) and their free-dof masks
         ``(cells, m)``."""
-        rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
-        masked = np.flatnonzero(np.any(rows < 0, axis=1))
-        return masked, (rows[masked] >= 0).astype(float)
+        # the cells touching an eliminated dof by slicing the lattice: the rows of every
+        # cell's dofs at once were 196 MB at 160x80x80 cells
+        eliminated = np.any(np.asarray(self.grid.rows) < 0, axis=1).reshape(
+            self.grid.shape[::-1])
+        touched = np.zeros(self.cells[::-1], dtype=bool)
+        for corner in range(2**self.dim):
+            offset = [(corner >> axis) & 1 for axis in range(self.dim)][::-1]
+            touched |= eliminated[tuple(slice(o, o + n) for o, n in
+                                        zip(offset, self.cells[::-1], strict=True))]
+        masked = np.flatnonzero(touched)
+        lattice = np.asarray(self.grid.rows).reshape(*self.grid.shape[::-1],
+                                                     self.n_components)
+        index = np.unravel_index(masked, self.cells[::-1])
+        masks = np.stack([lattice[tuple(i + o for i, o in zip(index, [
+            (corner >> axis) & 1 for axis in range(self.dim)][::-1], strict=True))] >= 0
+            for corner in range(2**self.dim)], axis=1)
+        return masked, masks.reshape(masked.size, -1).astype(float)
 
     def galerkin(self, coefficients: np.ndarray) -> sp.csr_matrix:
+        """:meth:`coarse_operator` assembled, ``(n_coarse, n_coarse)`` CSR (checks)."""
+        return self.coarse_operator(coefficients).tocsr()
+
+    def coarse_operator(self, coefficients: np.ndarray) -> StencilOperator:
         """``Pᵀ A P`` for the prolongation of the first coarsening (module docstring),
         rows in the order of the coarse level's free dofs (lattice order).
 
         Every coarse cell matrix is ``Σ_kinds s_child R_kindᵀ K_ref R_kind`` (one child of
         each kind at most): one matrix product over all coarse cells. They are summed
-        into the coarse lattice's stencil (:class:`Stencil`), which gives the CSR arrays
-        without sorting.
+        into the coarse lattice's stencil (:class:`Stencil`), which the operator applies.
         """
         nc, m = self.n_components, self.element.shape[0]
-        coarse_shape, pattern = self._coarse_pattern
+        coarse_shape, coarse_free = self._coarse_lattice
         coarse_cells = tuple(n - 1 for n in coarse_shape)
         s = coefficients.reshape(self.cells[::-1])
         masked, masks = self._masked_cells
@@ -349,7 +375,7 @@ class LatticeStructure:
         del weights, blocks
         for cell_ids, values in corrections:
             stencil.add_cell_blocks(cell_ids, values)
-        return stencil.matrix(pattern)
+        return StencilOperator(stencil, coarse_free)
 
     @cached_property
     def prolongation(self) -> LatticeProlongation | None:
@@ -365,15 +391,13 @@ class LatticeStructure:
         return np.moveaxis(free, -1, 0)
 
     @cached_property
-    def _coarse_pattern(self) -> tuple[tuple[int, ...], tuple]:
-        """The first coarse lattice's shape and its matrix's sparsity
-        (:meth:`Stencil.pattern`), which the coefficients do not change."""
+    def _coarse_lattice(self) -> tuple[tuple[int, ...], np.ndarray]:
+        """The first coarse lattice's shape and its free dofs ``(points, nc)``."""
         nc = self.n_components
         coarse = [coarse_points(n) for n in self.grid.shape]
-        coarse_shape = tuple(c.size for c in coarse)
         coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
             *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
-        return coarse_shape, Stencil(coarse_shape, nc).pattern(coarse_free)
+        return tuple(c.size for c in coarse), coarse_free
 
 
 class LatticeOperator:
@@ -409,8 +433,12 @@ class LatticeOperator:
         return self.structure.diagonal(self.coefficients)
 
     def galerkin(self) -> sp.csr_matrix:
-        """The first coarse level ``Pᵀ A P`` (:meth:`LatticeStructure.galerkin`)."""
+        """The first coarse level ``Pᵀ A P`` assembled (:meth:`LatticeStructure.galerkin`)."""
         return self.structure.galerkin(self.coefficients)
+
+    def coarse_operator(self) -> StencilOperator:
+        """The first coarse level ``Pᵀ A P`` (:meth:`LatticeStructure.coarse_operator`)."""
+        return self.structure.coarse_operator(self.coefficients)
 
     def prolongation(self) -> LatticeProlongation | None:
         """The first coarsening's prolongation (:attr:`LatticeStructure.prolongation`)."""
@@ -419,64 +447,3 @@ class LatticeOperator:
     def tocsr(self) -> sp.csr_matrix:
         """``A`` assembled (checks, and a hierarchy of one level)."""
         return self.structure.matrix(self.coefficients)
-
-
-class LatticeProlongation:
-    """The prolongation ``P`` ``(n, n_coarse)`` of the first coarsening, applied by
-    strided slices of the lattice arrays (:class:`~fesens.solvers.device_lattice.
-    LatticeTransfer`), never as a matrix: the operator of the sparse prolongation of
-    :mod:`fesens.solvers.grid_hierarchy`, rows in the fine operator's order, columns the
-    coarse free dofs in lattice order (components fastest), which :meth:`LatticeStructure.
-    galerkin` numbers alike. ``P @ x`` prolongs, ``P.T @ r`` restricts.
-
-    Attributes
-    ----------
-    shape : tuple of int
-        ``(n, n_coarse)``.
-    coarse_shape : tuple of int
-        Coarse lattice points per axis.
-    coarse_free : numpy.ndarray
-        ``(coarse points, n_components)`` booleans: the coarse free dofs, lattice order.
-    """
-
-    def __init__(self, structure: LatticeStructure, fine, coarse) -> None:
-        self._structure = structure
-        self._transfer = LatticeTransfer(LevelKernels(fine, np, np.float64),
-                                         LevelKernels(coarse, np, np.float64))
-        nc = structure.n_components
-        self.coarse_shape = coarse.shape
-        self.coarse_free = np.moveaxis(coarse.free, 0, -1).reshape(-1, nc)
-        point, component = np.divmod(np.flatnonzero(self.coarse_free), nc)
-        n_points = self.coarse_free.shape[0]
-        self._positions = component * n_points + point  # in the component-major array
-        self._lattice = (nc, *coarse.shape[::-1])
-        self.shape = (structure.n, self._positions.size)
-
-    @property
-    def T(self) -> _Restriction:  # noqa: N802  (the transpose, as a matrix's)
-        return _Restriction(self)
-
-    def __matmul__(self, x: np.ndarray) -> np.ndarray:
-        coarse = np.zeros(int(np.prod(self._lattice)))
-        coarse[self._positions] = x
-        # unmasked: the gather reads the fine free dofs only
-        fine = self._transfer.interpolate(coarse.reshape(self._lattice))
-        return self._structure.restrict(fine)
-
-    def restrict(self, r: np.ndarray) -> np.ndarray:
-        """``Pᵀ r`` for a fine free-dof vector ``r`` ``(n,)``."""
-        # unmasked: the expanded r is zero at eliminated dofs, and the gather reads the
-        # coarse free dofs only
-        coarse = self._transfer.anterpolate(self._structure.expand(r))
-        return coarse.reshape(-1)[self._positions]
-
-
-class _Restriction:
-    """``Pᵀ`` of a :class:`LatticeProlongation`, applied with ``@``."""
-
-    def __init__(self, prolongation: LatticeProlongation) -> None:
-        self.prolongation = prolongation
-        self.shape = prolongation.shape[::-1]
-
-    def __matmul__(self, r: np.ndarray) -> np.ndarray:
-        return self.prolongation.restrict(r)

@@ -1,7 +1,7 @@
 """What the matrix-free multigrid keeps in memory: no second copy of a sparse matrix for its
-threaded row blocks, one copy of the first coarse level's index arrays (shared with the
-lattice's cached sparsity), the coarse cell matrices formed a few layers at a time (the
-same operator as the sparse ``Pᵀ K P``), and never two hierarchies at once."""
+threaded row blocks, the first coarse level as its stencil (no index arrays), the coarse
+cell matrices formed a few layers at a time (the same operator as the sparse ``Pᵀ K P``),
+and never two hierarchies at once."""
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ from fesens.objectives import Differentiable
 from fesens.physics import Elasticity
 from fesens.solvers import grid_hierarchy, multigrid
 from fesens.solvers.grid_hierarchy import _lattice_prolongation
+from fesens.solvers.lattice_coarse import StencilOperator
 from fesens.solvers.parallel import RowBlocks, SlabPool
 
 
@@ -57,15 +58,20 @@ def test_coarse_cell_matrices_in_chunks_give_the_sparse_product(cells, monkeypat
     assert abs(chunked - whole).max() < 1e-13 * scale
 
 
-def test_the_first_coarse_level_shares_the_lattices_sparsity():
+def test_the_first_coarse_level_is_its_stencil_without_index_arrays():
+    """The hierarchy keeps the first coarse level as its stencil's blocks, which its
+    product reads in place (no CSR values, column indices or stencil positions)."""
     model = cantilever(8, 4, 4)
     structure = lattice_system(model, model.stiffness_fields()[0]).structure
-    coarse = structure.galerkin(np.ones(structure.n_cells))
-    _, (_, indices, indptr, _) = structure._coarse_pattern
-    assert coarse.indices is indices and coarse.indptr is indptr
-    assert not indices.flags.writeable and not indptr.flags.writeable  # never changed
-    again = structure.galerkin(2.0 * np.ones(structure.n_cells))
-    assert np.array_equal(again.data, 2.0 * coarse.data)
+    ones = np.ones(structure.n_cells)
+    hierarchy = grid_hierarchy.Hierarchy(structure.operator(ones), structure.grid,
+                                         smoother="chebyshev", degree=2, coarse_size=10)
+    coarse = hierarchy.levels[1].A
+    assert isinstance(coarse, StencilOperator) and len(hierarchy.levels) > 2
+    for _, _, rows in coarse._pieces:
+        assert np.shares_memory(rows.data, coarse.stencil.values)
+    again = structure.coarse_operator(2.0 * ones)
+    assert np.array_equal(again.stencil.values, 2.0 * coarse.stencil.values)
 
 
 def test_a_rebuild_lets_the_old_hierarchy_go_before_building_the_new_one(monkeypatch):

@@ -139,8 +139,9 @@ class SolverChoice:
                                   "'petsc_direct'")
             # the global rows of the local free dofs: PETSc adds the ranks' matrices
             backend.layout = dof_layout(self.partition, self.n_components, self.free_dofs)
-        if backend.needs_grid and backend.grid is None:
-            # geometric multigrid: where K_ff's rows sit on the mesh's lattice
+        if backend.needs_grid and backend.grid is None and not options.get("matrix_free"):
+            # geometric multigrid: where K_ff's rows sit on the mesh's lattice (a
+            # matrix-free one reads its lattice operator's grid instead)
             backend.grid = structured_grid(self.mesh, self.n_components, self.free_dofs)
 
     def with_near_nullspace(self, solver="auto"):

@@ -37,7 +37,9 @@ def structured_grid(mesh: Mesh, n_components: int, free: np.ndarray) -> Structur
         If the mesh is not structured (the message suggests algebraic multigrid).
     """
     lattice = require_lattice(mesh, "geometric multigrid (solver 'gmg')")
-    row_of_dof = np.full(mesh.n_points * n_components, -1, dtype=np.int64)
+    # int32 where the rows fit: 4 bytes per lattice dof less than int64 on every grid
+    row_of_dof = np.full(mesh.n_points * n_components, -1,
+                         dtype=np.int32 if free.size < 2**31 - 1 else np.int64)
     row_of_dof[free] = np.arange(free.size)
     rows = row_of_dof.reshape(mesh.n_points, n_components)[lattice.point_ids]
     return StructuredGrid(lattice.shape, rows)
