@@ -290,8 +290,8 @@ def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks):
     """``Pᵀ A P``: the operator's own cell-by-cell form (a matrix-free
     :class:`~fesens.solvers.lattice_operator.LatticeOperator` has ``coarse_operator``, a
     :class:`~fesens.solvers.lattice_coarse.StencilOperator`), else a sparse product in
-    blocks of rows of ``Pᵀ`` (``restrict``) on its pool, of a sparse ``A`` or by a
-    stencil operator's own ``galerkin`` (the CSR product's bit for bit)."""
+    blocks of rows of ``Pᵀ`` (``restrict``) on its pool, or a stencil operator's own
+    ``galerkin`` (the CSR product's bit for bit)."""
     if hasattr(A, "coarse_operator"):
         coarse = A.coarse_operator()
         if coarse.shape != (P.shape[1], P.shape[1]):
@@ -303,5 +303,6 @@ def _galerkin(A, P: sp.csr_matrix, restrict: RowBlocks):
     # coarsest level's Cholesky reads one triangle: the average of the two triangles
     # keeps every level exactly symmetric (without it a 2-level gmg on a 170-dof
     # cantilever stalled at a relative residual of 1e-10)
-    coarse = restrict.sparse_product(A, P) if sp.issparse(A) else A.galerkin(P, restrict)
+    coarse = (restrict.sparse_product(A, P) if sp.issparse(A)
+              else A.galerkin(P, restrict.matrix))
     return ((coarse + coarse.T) * 0.5).tocsr()

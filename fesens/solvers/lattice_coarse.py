@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.solvers.device_lattice import LatticeTransfer, LevelGeometry
-from fesens.solvers.parallel import RowBlocks, SlabPool
+from fesens.solvers.parallel import SlabPool
 
 if TYPE_CHECKING:
     from fesens.solvers.lattice_operator import LatticeStructure
@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 #: elastic stencil's blocks, some 1 ms of work against a thread hand-off's 20 µs.
 _STENCIL_POINTS = 8_192
 #: Lattice points whose rows a Galerkin product reads at a time
-#: (:meth:`StencilOperator.galerkin`): some 16 MB of CSR rows of a 3D elastic stencil.
-BAND_POINTS = 8_192
+#: (:meth:`StencilOperator.galerkin`): 47 MB of CSR rows of a 3D elastic stencil, about
+#: two coarse layers of the next level at 160x80x80 fine cells (a coarse point's rows of
+#: ``Pᵀ`` reach three fine layers, so a thinner band reads the rows more often).
+BAND_POINTS = 16_384
 
 #: Local interpolation from a coarse cell's two corners onto a fine cell's two corners,
 #: per axis: the left or right half of a coarse interval, or all of it (odd axis end).
@@ -116,8 +118,10 @@ class Stencil:
 
         def direction(t: int) -> None:  # one direction per thread, its pairs in order
             for a, b in pairs[t]:
-                self.values[(*self._points(a, cells, start), t)] += np.moveaxis(
-                    blocks[a * nc:(a + 1) * nc, b * nc:(b + 1) * nc], (0, 1), (-2, -1))
+                target = self.values[(*self._points(a, cells, start), t)]
+                for i in range(nc):  # the lattice axes innermost: long inner loops
+                    for j in range(nc):
+                        target[..., i, j] += blocks[a * nc + i, b * nc + j]
 
         self.pool.map(direction, sorted(pairs))
 
@@ -208,50 +212,48 @@ class StencilOperator:
                                              self.stencil.nc)[:, centre]
         return np.diagonal(blocks, axis1=1, axis2=2).reshape(-1)[self._positions]
 
-    def galerkin(self, P: sp.csr_matrix, restrict: RowBlocks) -> sp.csr_matrix:
-        """``Pᵀ A P`` for a prolongation ``P`` ``(n, n_coarse)``, in the blocks of rows of
-        ``restrict`` (``Pᵀ`` on the pool's threads), not symmetrized.
+    def galerkin(self, P: sp.csr_matrix, Pt: sp.csr_matrix) -> sp.csr_matrix:
+        """``Pᵀ A P`` for a prolongation ``P`` ``(n, n_coarse)`` and its transpose ``Pt``
+        as CSR, not symmetrized.
 
-        ``A`` is read a band of lattice rows at a time (:data:`BAND_POINTS` points) as
-        CSR rows of the lattice's unknowns, ``Pᵀ``'s columns and ``P``'s rows put at the
-        lattice positions of the free unknowns (``P``'s rows of the other unknowns and
-        of the sink empty). The terms of the free rows and columns come in the order of
-        the CSR product ``Pᵀ (A P)`` and the others reach no entry, so the result is that
-        product's bit for bit, without ``A``'s index arrays."""
+        ``A`` is read a band of lattice rows at a time (at most :data:`BAND_POINTS`
+        points) as CSR rows of the lattice's unknowns, ``Pᵀ``'s columns and ``P``'s rows
+        put at the lattice positions of the free unknowns (``P``'s rows of the other
+        unknowns and of the sink empty). The terms of the free rows and columns come in
+        the order of the CSR product ``(Pᵀ A) P`` and the others reach no entry, so the
+        result is that product's bit for bit, without ``A``'s index arrays. The bands
+        run in the calling thread: in a worker thread their tens of MB stayed resident
+        in that thread's malloc arena after the build (peak of a 160x80x80 OC run on 2
+        threads 1611-1680 MB, 1484-1531 MB so).
+        """
         nc, n_lattice = self.stencil.nc, self.free.size + self.stencil.nc
         counts = np.zeros(n_lattice + 1, dtype=P.indptr.dtype)
         counts[self._positions + 1] = np.diff(P.indptr)
         spread = sp.csr_matrix((n_lattice, P.shape[1]), dtype=P.dtype)  # P's arrays shared
         spread.indptr, spread.indices, spread.data = np.cumsum(counts), P.indices, P.data
-
-        def times_A(rows: sp.csr_matrix) -> sp.csr_matrix:
-            """``rows @ A`` for rows of ``Pᵀ``, columns at the lattice positions."""
-            rows = sp.csr_matrix(rows)
-            if rows.nnz == 0:
-                return sp.csr_matrix((rows.shape[0], n_lattice))
-            # the first and last lattice point of the columns of every row, the rows
-            # before it and the rows from it on (a row of Pᵀ is never empty: its coarse
-            # point's own fine point)
-            point = self._positions[rows.indices] // nc
-            starts = rows.indptr[:-1]
-            low = np.minimum.accumulate(np.minimum.reduceat(point, starts)[::-1])[::-1]
-            last = np.maximum.accumulate(np.maximum.reduceat(point, starts))
-            pieces, start = [], 0
-            while start < rows.shape[0]:
-                lo = int(low[start])
-                stop = max(start + 1, int(np.searchsorted(last, lo + BAND_POINTS)))
-                hi = int(last[stop - 1]) + 1
-                piece = sp.csr_matrix((stop - start, (hi - lo) * nc), dtype=rows.dtype)
-                first, end = rows.indptr[start], rows.indptr[stop]
-                piece.indptr = rows.indptr[start:stop + 1] - first
-                piece.indices = (self._positions[rows.indices[first:end]] - lo * nc).astype(
-                    rows.indices.dtype)
-                piece.data = rows.data[first:end]
-                pieces.append(piece @ self._block_rows(lo, hi).tocsr())
-                start = stop
-            return pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
-
-        return restrict.sparse_product(times_A, spread)
+        if Pt.nnz == 0:
+            return sp.csr_matrix((Pt.shape[0], P.shape[1]))
+        # the first and last lattice point of the columns of every row of Pᵀ, over the
+        # rows from it on and up to it (a row is never empty: its coarse point's own fine
+        # point)
+        point = self._positions[Pt.indices] // nc
+        starts = Pt.indptr[:-1]
+        low = np.minimum.accumulate(np.minimum.reduceat(point, starts)[::-1])[::-1]
+        last = np.maximum.accumulate(np.maximum.reduceat(point, starts))
+        pieces, start = [], 0
+        while start < Pt.shape[0]:
+            lo = int(low[start])
+            stop = max(start + 1, int(np.searchsorted(last, lo + BAND_POINTS)))
+            hi = int(last[stop - 1]) + 1
+            rows = sp.csr_matrix((stop - start, (hi - lo) * nc), dtype=Pt.dtype)
+            first, end = Pt.indptr[start], Pt.indptr[stop]
+            rows.indptr = Pt.indptr[start:stop + 1] - first
+            rows.indices = (self._positions[Pt.indices[first:end]] - lo * nc).astype(
+                Pt.indices.dtype)
+            rows.data = Pt.data[first:end]
+            pieces.append(rows @ self._block_rows(lo, hi).tocsr() @ spread)
+            start = stop
+        return pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
 
     def tocsr(self) -> sp.csr_matrix:
         """The matrix assembled, ``(n, n)`` CSR (checks, and a coarsest level): every
