@@ -3,15 +3,18 @@
 Its product (SciPy BSR on the stencil's blocks), diagonal and the next Galerkin product
 (the stencil's rows a band at a time) are those of its CSR form bit for bit, for every
 thread count and piece size; the level keeps no index arrays of one entry per coupling,
-and the matrix-free path holds one int32 grid of its free dofs and no float masks of
-them in its sliced prolongation.
+and the matrix-free path holds one int32 grid of its free dofs, no float masks of them in
+its sliced prolongation, and two lattice vectors at a time in a fine-level product.
 """
+
+import tracemalloc
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fesens.solvers.lattice_coarse as lattice_coarse
+import fesens.solvers.lattice_operator as lattice_operator
 import fesens.solvers.parallel as parallel
 from fesens.fem.model.matrix_free import lattice_system
 from fesens.mesh import box, rectangle
@@ -131,3 +134,28 @@ def test_the_matrix_free_path_holds_one_int32_grid_and_no_float_masks():
     levels = solver._hierarchy.levels
     assert isinstance(levels[1].A, StencilOperator)
     assert all(sp.issparse(level.A) for level in levels[2:])
+
+
+def test_a_fine_product_holds_two_lattice_vectors_not_three(monkeypatch):
+    """The matrix-free product writes its result into its expanded input's buffer: at
+    most two lattice vectors (and a slab's temporaries) at a time."""
+    # slabs of one layer, copies in pieces of 256 dofs: small temporaries
+    monkeypatch.setattr(lattice_operator, "_SLAB_CELLS", 1)
+    monkeypatch.setattr(lattice_operator, "_PIECE", 256)
+    model = elasticity(box(8, 4, 60, 2.0, 1.0, 15.0), "left")  # thin layers, many
+    structure = lattice_system(model, model.stiffness_fields()[0]).structure
+    s = np.random.default_rng(3).uniform(1e-3, 1.0, structure.n_cells)
+    x = np.random.default_rng(4).standard_normal(structure.n)
+    expected = structure.matrix(s) @ x
+    vector = 8 * structure.n_components * int(np.prod(structure.grid.shape))
+    structure.threads = 1
+    structure.apply(s, x)  # the slabs and pieces made once
+    tracemalloc.start()
+    try:
+        y = structure.apply(s, x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.abs(y - expected).max() < 1e-12 * np.abs(expected).max()
+    assert y.shape == (structure.n,) and y.flags.writeable
+    assert peak < 2.5 * vector, (peak, vector)
