@@ -483,7 +483,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_child_threads(args.threads)
     start, loads = time.perf_counter(), [load_average()]
     print("# fesens transient-adjoint benchmark\n")
-    print("\n".join(machine_lines(("numpy", "scipy", "scikit-sparse", "jax"))))
+    # numba: whether the adjoint's matrix cotangents ran the compiled pass (the jit extra)
+    print("\n".join(machine_lines(("numpy", "scipy", "scikit-sparse", "numba", "jax"))))
     plan = []
     for label, n in zip(args.sizes, steps, strict=True):
         dim = GridSize.parse(label).dim

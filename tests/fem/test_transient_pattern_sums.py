@@ -62,6 +62,23 @@ def test_the_compiled_pass_gives_the_bits_of_the_numpy_pass(count, steps):
         assert np.array_equal(theirs, reference)
 
 
+@pytest.mark.parametrize("steps", [1, 4])
+def test_single_precision_vectors_are_summed_in_double_as_by_numpy(steps):
+    """Unbuffered, either pass reads the vectors in place: as float64, the bits of a
+    buffer's float64 copies."""
+    pattern = _pattern()
+    rng = np.random.default_rng(3)
+    lam, x = rng.standard_normal((2, 60)).astype(np.float32)
+    sums = []
+    for compiled in (True, False):
+        outers = PatternOuters(pattern, 1, steps, compiled=compiled)
+        outers.subtract(lam, x)
+        outers.flush()
+        sums.append(outers.sums[0])
+    assert np.array_equal(sums[0], sums[1])
+    assert np.array_equal(sums[0], -pattern.outer(lam.astype(float), x.astype(float)))
+
+
 def test_the_compiled_pass_without_numba_is_refused_with_the_fix(monkeypatch):
     monkeypatch.setattr(pattern_sums, "compiled_kernel", lambda: None)
     with pytest.raises(ImportError, match=r"fesens\[jit\]"):

@@ -137,6 +137,8 @@ class PatternOuters:
         if not self.sums:
             return
         if self._vectors.shape[1] == 0:  # one call per pass: no buffer
+            # float64, as a buffer's copy would make them
+            lam, xs = np.asarray(lam, dtype=float), [np.asarray(x, dtype=float) for x in xs]
             if self._kernel is not None:
                 xs_stacked = xs[0][None, None] if len(xs) == 1 else np.stack(xs)[:, None]
                 self._kernel(self.indptr, self.cols, lam[None], xs_stacked, 1, self._sums)
