@@ -31,6 +31,17 @@ if TYPE_CHECKING:
 MASS_KEY = (1.0, 0.0)
 
 
+def _plus(x: np.ndarray, w: float, y: np.ndarray) -> np.ndarray:
+    """``x + w y``; ``x`` itself where ``w`` is 0 (the same values for a finite ``y``, and
+    no pass: undamped Newmark's weights are mostly 0)."""
+    return x if w == 0.0 else x + w * y
+
+
+def _blend(w: float, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """``(1 − w) new + w old``; ``new`` itself where ``w`` is 0."""
+    return new if w == 0.0 else (1 - w) * new + w * old
+
+
 def _newmark_rates(phi, rates0, coefficients) -> np.ndarray:
     """``[φ_n, φ̇_n, φ̈_n]`` ``(N + 1, 3)`` of displacement factors ``φ`` ``(N + 1,)``: the
     velocity and acceleration that the Newmark update gives a displacement known at every
@@ -155,16 +166,18 @@ class NewmarkStepper:
         s_K, s_M = self.coupling(n)
         return rhs - s_K * self.Kg - s_M * self.Mg
 
-    def residual_operand(self, u, v, a):
-        """``K (u + c_K v) + M (a + c_M v)``: the internal forces of blended levels."""
-        return self.K_csr @ (u + self.cK * v) + self.M_csr @ (a + self.cM * v)
+    def residual_operand(self, u, v, a=None):
+        """``K (u + c_K v) + M (a + c_M v)``: the internal forces of blended levels (``a``
+        None: zero, and no product with ``M`` without mass damping)."""
+        forces = self.K_csr @ _plus(u, self.cK, v)
+        if a is None and self.cM == 0.0:
+            return forces
+        return forces + self.M_csr @ (self.cM * v if a is None else _plus(a, self.cM, v))
 
     def initial(self, u0, v0) -> tuple:
         """``(u_0, v_0, a_0)`` with ``M a_0 = F H_0 − C v_0 − K u_0``."""
         u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
-        zero = np.zeros_like(u0)
-        rhs = self.prescribed_forces(0, self.F @ self.H[0]
-                                     - self.residual_operand(u0, v0, zero))
+        rhs = self.prescribed_forces(0, self.F @ self.H[0] - self.residual_operand(u0, v0))
         mass = self.problem.step_solver(MASS_KEY, self.K, self.M)
         return u0, v0, mass.solve(rhs)
 
@@ -184,8 +197,8 @@ class NewmarkStepper:
         h = sum(w * self.H[level] for level, w in self.load_weights(n).items())
         af, am = c.alpha_f, c.alpha_m
         # the blended levels with a_n = 0; S a_n supplies the rest
-        rhs = self.F @ h - self.residual_operand((1 - af) * u_hat + af * u,
-                                                 (1 - af) * v_hat + af * v, am * a)
+        rhs = self.F @ h - self.residual_operand(_blend(af, u_hat, u), _blend(af, v_hat, v),
+                                                 am * a if am != 0.0 else None)
         rhs = self.prescribed_forces(n, rhs)
         a_new = self.step_solver.solve(rhs)
         return (u_hat + c.beta * c.dt ** 2 * a_new, v_hat + c.gamma * c.dt * a_new, a_new)
@@ -193,8 +206,8 @@ class NewmarkStepper:
     def blended(self, state: tuple, new: tuple) -> tuple:
         """``(u_(n−α_f), v_(n−α_f), a_(n−α_m))``."""
         af, am = self.c.alpha_f, self.c.alpha_m
-        return ((1 - af) * new[0] + af * state[0], (1 - af) * new[1] + af * state[1],
-                (1 - am) * new[2] + am * state[2])
+        return (_blend(af, new[0], state[0]), _blend(af, new[1], state[1]),
+                _blend(am, new[2], state[2]))
 
     def full(self, x_free: np.ndarray, n: int | None = None, field: int = 0) -> np.ndarray:
         """A free-dof field on all dofs, ``(n_dofs,)``: at the constrained dofs, the
@@ -257,6 +270,7 @@ class DynamicAdjoint:
                                               run.problem.max_states is not None)
         self.matrix_bars = dict(zip(self.matrices, self.outers.sums, strict=True))
         self.cM_bar = self.cK_bar = 0.0
+        self.damping_traced = (3 in argnums, 4 in argnums)  # c_M (3), c_K (4)
         # F̄ (5), H̄ (6) where traced
         self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if 5 in argnums else None
         self.H_bar = np.zeros_like(stepper.H) if 6 in argnums else None
@@ -290,11 +304,13 @@ class DynamicAdjoint:
         v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
         s = self.s
         u, v, a = blended
-        operands = {1: lambda: u + s.cK * v, 2: lambda: a + s.cM * v}
+        operands = {1: lambda: _plus(u, s.cK, v), 2: lambda: _plus(a, s.cM, v)}
         self.outers.subtract(lam, *(operands[i]() for i in self.matrices))
         M_lam, K_lam = s.M_T @ lam, s.K_T @ lam
-        self.cM_bar -= float(M_lam @ v)
-        self.cK_bar -= float(K_lam @ v)
+        if self.damping_traced[0]:
+            self.cM_bar -= float(M_lam @ v)
+        if self.damping_traced[1]:
+            self.cK_bar -= float(K_lam @ v)
         FT_lam = s.F.T @ lam if self.H_bar is not None else None
         for level, weight in s.load_weights(n).items():
             if self.F_bar is not None:
