@@ -5,7 +5,7 @@ every fine cell, and the coarse lattice's 27-point stencil (:class:`Stencil`): p
 lattice point, one ``(nc, nc)`` block per direction. The level is applied from those
 blocks (:class:`StencilOperator`), which are the blocks of a SciPy BSR matrix on the
 lattice, a column index per block: its CSR form held 81 values and as many column
-indices and stencil positions per row (104 MB against the stencil's 63 MB at 96x48x48
+indices and stencil positions per row (109 MB against the stencil's 63 MB at 96x48x48
 fine cells). The next Galerkin product reads its rows a band at a time
 (:meth:`StencilOperator.galerkin`), in the CSR form's order, so the coarser levels are
 the same bit for bit; :func:`assembled` sums cell matrices for checks. The first
