@@ -299,14 +299,17 @@ class DynamicAdjoint:
             self.rates_bar[n, 0] += float(s.g @ u_c)
         return u_bar[s.free]
 
-    def residual(self, n: int, lam: np.ndarray, blended: tuple) -> tuple:
+    def residual(self, n: int, lam: np.ndarray, blended: tuple, mass: bool = False
+                 ) -> tuple:
         """The parameter cotangents of level ``n``'s residual ``M (a + c_M v) + K (u + c_K
-        v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(M λ, K λ)``."""
+        v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(Mᵀ λ, Kᵀ λ)``
+        (``Mᵀ λ`` None unless ``mass``, the mass damping or its cotangent reads it)."""
         s = self.s
         u, v, a = blended
         operands = {1: lambda: _plus(u, s.cK, v), 2: lambda: _plus(a, s.cM, v)}
         self.outers.subtract(lam, *(operands[i]() for i in self.matrices))
-        M_lam, K_lam = s.M_T @ lam, s.K_T @ lam
+        need_M = mass or s.cM != 0.0 or self.damping_traced[0]
+        M_lam, K_lam = (s.M_T @ lam if need_M else None), s.K_T @ lam
         if self.damping_traced[0]:
             self.cM_bar -= float(M_lam @ v)
         if self.damping_traced[1]:
@@ -346,16 +349,25 @@ class DynamicAdjoint:
         u_bar = u_bar + self.term_cotangent(n, new[0])
         lam = s.step_solver.solve_transpose(a_bar + c.beta * c.dt ** 2 * u_bar
                                             + c.gamma * c.dt * v_bar)
-        M_lam, K_lam = self.residual(n, lam, s.blended(state, new))
         af, am, dt = c.alpha_f, c.alpha_m, c.dt
+        M_lam, K_lam = self.residual(n, lam, s.blended(state, new), mass=am != 0.0)
         # −∂r/∂(u, v, a) of the level before, through the blended levels and predictors
-        pu_bar, pv_bar = -K_lam, -(s.cM * M_lam + s.cK * K_lam)
+        # (terms of zero weight skipped: the same values)
+        pu_bar, damped = -K_lam, self.damping(M_lam, K_lam)
+        pv_bar = None if damped is None else -damped
         pu_bar_hat = u_bar + (1 - af) * pu_bar  # cotangent of the predictor û
-        pv_bar_hat = v_bar + (1 - af) * pv_bar
-        self.carry = (pu_bar_hat + af * pu_bar,
-                      dt * pu_bar_hat + pv_bar_hat + af * pv_bar,
-                      dt ** 2 * (0.5 - c.beta) * pu_bar_hat + dt * (1 - c.gamma) * pv_bar_hat
-                      - am * M_lam)
+        pv_bar_hat = v_bar if pv_bar is None else v_bar + (1 - af) * pv_bar
+        v_carry = dt * pu_bar_hat + pv_bar_hat
+        a_carry = dt ** 2 * (0.5 - c.beta) * pu_bar_hat + dt * (1 - c.gamma) * pv_bar_hat
+        self.carry = (_plus(pu_bar_hat, af, pu_bar),
+                      v_carry if pv_bar is None else _plus(v_carry, af, pv_bar),
+                      _plus(a_carry, -am, M_lam))
+
+    def damping(self, M_x: np.ndarray | None, K_x: np.ndarray) -> np.ndarray | None:
+        """``c_M M_x + c_K K_x`` ``(n_free,)``; None without damping."""
+        s = self.s
+        terms = [w * x for w, x in ((s.cM, M_x), (s.cK, K_x)) if w != 0.0]
+        return terms[0] + terms[1] if len(terms) == 2 else (terms[0] if terms else None)
 
     def finish(self, initial: tuple) -> tuple:
         """``(ū_0, v̄_0)`` on the free dofs, through the initial acceleration's solve."""
@@ -365,7 +377,8 @@ class DynamicAdjoint:
         mu = s.problem.step_solver(MASS_KEY, s.K, s.M).solve_transpose(a_bar)
         M_mu, K_mu = self.residual(0, mu, initial)
         self.outers.flush()  # the matrix cotangents complete
-        return u_bar - K_mu, v_bar - (s.cM * M_mu + s.cK * K_mu)
+        damped = self.damping(M_mu, K_mu)
+        return u_bar - K_mu, v_bar if damped is None else v_bar - damped
 
 
 def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
