@@ -61,7 +61,7 @@ def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
     if type(problem) is not DesignProblem:
         return f"a {type(problem).__name__} (the resident path: compliance, volume and OC)"
     solver = problem.differentiable.solver
-    if getattr(solver, "device", "cpu") == "cpu" or not getattr(solver, "matrix_free", False):
+    if solver.device == "cpu" or not solver.matrix_free:
         return "the solver is not the matrix-free multigrid on a device"
     checks = [
         (isinstance(optimizer, OC), f"the optimizer {getattr(optimizer, 'name', '?')!r}"),

@@ -81,6 +81,10 @@ class LinearSolver(ABC):
     matrix_free: bool = False
     """Per instance: True when a model applies its stiffness cell by cell for this solver
     instead of assembling it (only where the class :attr:`offers_matrix_free`)."""
+    device: str = "cpu"
+    """Per instance: where the backend's arrays live, ``"cpu"`` for the host's scipy
+    path, else the array library it computes in (``"numpy"``, ``"gpu"``), which an
+    optimization may keep its design and state in between solves."""
     rtol: float | None = None
     """Per instance: the relative residual an iterative backend solves to, which an
     optimization may loosen while the design moves; None where there is none to set."""

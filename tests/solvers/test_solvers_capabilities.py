@@ -50,7 +50,7 @@ def test_the_declared_capabilities():
 
 
 def test_no_capability_is_probed_with_getattr_outside_the_solvers():
-    names = "|".join((*CAPABILITIES, "layout", "rtol"))
+    names = "|".join((*CAPABILITIES, "layout", "rtol", "device"))
     probe = re.compile(rf'(getattr|hasattr)\([^)]*"({names})"')
     found = [str(path) for path, source in _outside_solvers() if probe.search(source)]
     assert found == []
