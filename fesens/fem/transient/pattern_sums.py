@@ -33,11 +33,12 @@ class PatternOuters:
     subtracted together: one pass over the sums per ``steps`` adjoint steps instead of one
     per step, so the factor that the steps' substitutions read stays in the cache between
     them (a substitution costs about a quarter more when every step streams the sums
-    through the cache as well). The compiled pass (numba) reads each entry's sums once per
-    pass and needs no index array of the pattern's size; the numpy passes go a block of
-    entries at a time. The sums' bits depend neither on ``steps`` nor on the pass: every
-    entry subtracts its products one at a time, in the order of the calls, as
-    ``sums[k] -= pattern.outer(λ, x)`` would. Read :attr:`sums` after :meth:`flush`.
+    through the cache as well). The compiled pass (numba) needs no index array of the
+    pattern's size, and from 4 buffered calls on reads each entry's sums once per pass;
+    the numpy passes go a block of entries at a time. The sums' bits depend neither on
+    ``steps`` nor on the pass: every entry subtracts its products one at a time, in the
+    order of the calls, as ``sums[k] -= pattern.outer(λ, x)`` would. Read :attr:`sums`
+    after :meth:`flush`.
 
     Parameters
     ----------
@@ -46,7 +47,7 @@ class PatternOuters:
         Number of sums (0: the calls do nothing).
     steps : int, default 1
         Calls buffered per pass (the buffer holds ``(count + 1) · steps`` vectors
-        ``(n,)``).
+        ``(n,)``; none for 1).
     compiled : bool, optional
         Whether to run the compiled pass; default: where numba is installed
         (:func:`compiled_kernel`).
