@@ -131,7 +131,7 @@ class PooledOps(ArrayOps):
 
 
 def pcg(apply: Operator, precondition: Operator, b, x0, *, rtol: float, maxiter: int,
-        ops: ArrayOps, name: str) -> tuple[Any, int, float]:
+        ops: ArrayOps, name: str, overwrite_x0: bool = False) -> tuple[Any, int, float]:
     """Preconditioned CG for ``A x = b`` until the true relative residual
     ``||b − A x|| / ||b||`` is at most ``rtol`` or ``maxiter`` iterations.
 
@@ -143,13 +143,16 @@ def pcg(apply: Operator, precondition: Operator, b, x0, *, rtol: float, maxiter:
     b : array
         The right-hand side (any shape ``ops`` takes).
     x0 : array or None
-        Initial guess of ``b``'s shape (not modified); ignored where its residual is not
-        smaller than ``||b||``.
+        Initial guess of ``b``'s shape (not modified unless ``overwrite_x0``); ignored
+        where its residual is not smaller than ``||b||``.
     rtol : float
     maxiter : int
     ops : ArrayOps
     name : str
         The solver named in errors.
+    overwrite_x0 : bool, default False
+        Iterate in ``x0`` itself (a contiguous array the caller gives up, like SciPy's
+        ``overwrite_a``): one vector fewer than a copy, the same values.
 
     Returns
     -------
@@ -167,13 +170,21 @@ def pcg(apply: Operator, precondition: Operator, b, x0, *, rtol: float, maxiter:
     b_norm = ops.norm(b)
     if b_norm == 0.0:
         return ops.xp.zeros(b.shape, dtype=b.dtype), 0, 0.0
-    x = ops.xp.zeros(b.shape, dtype=b.dtype) if x0 is None else ops.copy(x0)
+    x = (ops.xp.zeros(b.shape, dtype=b.dtype) if x0 is None
+         else x0 if overwrite_x0 else ops.copy(x0))
     r = ops.residual(b, apply(x)) if x0 is not None else ops.copy(b)
     if x0 is not None and ops.norm(r) >= b_norm:  # the guess does not help
-        x, r = ops.xp.zeros(b.shape, dtype=b.dtype), ops.copy(b)
+        if overwrite_x0:  # zeros in the given vector, which the caller still holds
+            x[...] = 0.0
+        else:
+            x = ops.xp.zeros(b.shape, dtype=b.dtype)
+        r = ops.copy(b)
     iterations, residual = 0, ops.norm(r) / b_norm
     z = precondition(r)
     p, rz = ops.copy(z), ops.dot(r, z)
+    # z and q are dropped as soon as they are read: the preconditioner and the operator
+    # then run without the previous iteration's two vectors (48 MB at 160x80x80 cells)
+    del z
     while residual > rtol and iterations < maxiter:
         q = apply(p)
         curvature = ops.dot(p, q)
@@ -188,6 +199,7 @@ def pcg(apply: Operator, precondition: Operator, b, x0, *, rtol: float, maxiter:
             r = ops.residual(b, apply(x))
         else:
             r = ops.add_scaled(r, -alpha, q)
+        del q
         residual = ops.norm(r) / b_norm
         if residual <= rtol:  # confirm with the true residual
             r = ops.residual(b, apply(x))
@@ -197,6 +209,7 @@ def pcg(apply: Operator, precondition: Operator, b, x0, *, rtol: float, maxiter:
         z = precondition(r)
         rz_next = ops.dot(r, z)
         p = ops.scale_add(p, rz_next / rz, z)  # p = z + β p
+        del z
         rz = rz_next
     if residual != residual or not ops.all_finite(x):
         raise NonFiniteError(f"{name}: the solution holds NaN or infinity after "
