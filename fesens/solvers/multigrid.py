@@ -10,7 +10,8 @@ solver="gmg")``), and refuses a mesh that is not structured.
 Solves that know they are in an optimization loop:
 
 * **warm start**: without ``x0``, a solve starts from the previous solution of the same
-  kind (forward or transposed) when that leaves a smaller residual than zero does;
+  kind (forward or transposed) when that leaves a smaller residual than zero does (CG
+  iterates in the solver's kept copy of it, so a solve that raises leaves none);
 * **preconditioner reuse** (``reuse=True``; off by default, see the option): a new matrix
   on the same pattern refreshes only the finest level (its operator, diagonal and
   eigenvalue estimate) and keeps the coarse Galerkin operators and the coarse
