@@ -21,7 +21,7 @@ from fesens.fem.transient.checkpointing import (
     reverse_sweep,
     with_next_state,
 )
-from fesens.fem.transient.steps import PatternOuters, Run, term_pullback
+from fesens.fem.transient.steps import PatternOuters, Run, prescribed_cotangents, term_pullback
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
@@ -421,10 +421,8 @@ def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_dampi
         cotangents = {**adjoint.matrix_bars, 3: adjoint.cM_bar, 4: adjoint.cK_bar,
                       5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar, 8: v0_bar}
         if stepper.prescribed:
-            cotangents[9] = -K_fc.pattern.outer(adjoint.lam_K, stepper.g)
-            cotangents[10] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)
-            cotangents[11] = (adjoint.g_bar - K_fc.tocsr().T @ adjoint.lam_K
-                              - M_fc.tocsr().T @ adjoint.lam_M)
+            cotangents[9], cotangents[10], cotangents[11] = prescribed_cotangents(
+                K_fc, M_fc, adjoint, stepper.g)
             cotangents[12] = adjoint.rates_bar
         for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
             cotangents[DynamicAdjoint.FIRST_TERM_ARG + p] = c

@@ -181,6 +181,21 @@ def _integrate(run: Run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T0_free, *term_ar
 integrate = primitive(_integrate, "transient_integrate")
 
 
+def prescribed_cotangents(K_fc, M_fc, adjoint, g: np.ndarray) -> tuple:
+    """The cotangents of the coupling blocks and of the prescribed values of a run with
+    prescribed dofs, from the adjoint's sums ``lam_K`` and ``lam_M`` (the weighted sums of
+    ``λ`` that met ``K_fc`` and ``M_fc``) and its direct ``g_bar``.
+
+    Returns
+    -------
+    (K_fc_bar, M_fc_bar, g_bar)
+        Pattern values of ``K_fc`` and ``M_fc`` (``-lam ⊗ g`` on each pattern), and
+        ``(n_prescribed,)``.
+    """
+    return (-K_fc.pattern.outer(adjoint.lam_K, g), -M_fc.pattern.outer(adjoint.lam_M, g),
+            adjoint.g_bar - K_fc.tocsr().T @ adjoint.lam_K - M_fc.tocsr().T @ adjoint.lam_M)
+
+
 def term_pullback(run: Run, n: int, full: np.ndarray, gbar_n: float, term_args,
                   positions) -> tuple[np.ndarray, list]:
     """``ḡ_n ∂j_n/∂T_n`` on all dofs ``(n_dofs,)`` and the cotangents of the traced
@@ -356,10 +371,8 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
         T0_bar = adjoint.finish(T0)
         cotangents = {**adjoint.matrix_bars, 5: adjoint.F_bar, 6: adjoint.H_bar, 9: T0_bar}
         if stepper.prescribed:
-            cotangents[3] = -K_fc.pattern.outer(adjoint.lam_K, stepper.g)
-            cotangents[4] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)
-            cotangents[7] = (adjoint.g_bar - K_fc.tocsr().T @ adjoint.lam_K
-                             - M_fc.tocsr().T @ adjoint.lam_M)
+            cotangents[3], cotangents[4], cotangents[7] = prescribed_cotangents(
+                K_fc, M_fc, adjoint, stepper.g)
             cotangents[8] = adjoint.phi_bar
         for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
             cotangents[10 + p] = c
