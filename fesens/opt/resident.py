@@ -41,7 +41,7 @@ from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.oc import OC
 from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.solvers.device_multigrid import LatticeMultigrid
-from fesens.solvers.devices import array_library
+from fesens.solvers.devices import array_library, refuse_unless_fits
 
 
 def compliance_objective(state, rho):
@@ -130,6 +130,7 @@ class ResidentCompliance:
         model, n_cells = problem.model, problem.mesh.n_cells
         weights, fields = model.stiffness_fields(scale=np.ones(n_cells))
         system = lattice_system(model, weights)
+        refuse_unless_fits(solver.device, system.structure.n)
         self.multigrid = LatticeMultigrid(system.structure, rtol=solver.rtol,
                                           maxiter=solver.maxiter, smoother=solver.smoother,
                                           degree=solver.degree)

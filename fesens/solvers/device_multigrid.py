@@ -42,7 +42,7 @@ from fesens.solvers.device_lattice import (
     finest_level,
     levels_of,
 )
-from fesens.solvers.devices import array_library
+from fesens.solvers.devices import array_library, refuse_unless_fits
 from fesens.solvers.krylov import SMOOTHERS, ArrayOps, largest_eigenvalue, pcg, smooth
 from fesens.solvers.lattice_operator import LatticeOperator, LatticeStructure
 
@@ -430,6 +430,7 @@ class DeviceLatticeSolver(LinearSolver):
     def __init__(self, *, device: str = "cpu", **options: Any) -> None:
         super().__init__()
         self.xp = array_library(device)
+        self.device = device
         self.options = options
         self.multigrid: LatticeMultigrid | None = None
         self._coefficients = None
@@ -455,6 +456,7 @@ class DeviceLatticeSolver(LinearSolver):
         self._matrix, self._held = None, None
         with self._timed("numeric_seconds"):
             if self.multigrid is None or self.multigrid.structure is not A.structure:
+                refuse_unless_fits(self.device, A.structure.n)
                 self.multigrid = LatticeMultigrid(A.structure, **self.options)
                 self._stats["n_symbolic"] += 1
             self._coefficients = self.xp.asarray(A.coefficients)

@@ -5,7 +5,9 @@
 install command, a missing CuPy or CUDA device); :func:`gpu_memory` asks CuPy for the free
 bytes of its device without raising; :func:`device_bytes` estimates the peak of a
 compliance design resident on a device (:mod:`fesens.opt.resident`), what
-:func:`fesens.solvers.policy.model_choice` compares with it.
+:func:`fesens.solvers.policy.model_choice` compares with it, and
+:func:`refuse_unless_fits` refuses a lattice the GPU cannot hold before anything is
+allocated there.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from types import ModuleType
 
 import numpy as np
 
-from fesens.errors import SolverError
+from fesens.errors import SolverError, TooLargeError
 from fesens.sysinfo import GPU_INSTALL
 
 #: Peak bytes per free unknown of a compliance design resident in one library
@@ -74,3 +76,30 @@ def device_bytes(n: int) -> float:
     resident there (:mod:`fesens.opt.resident`): the multigrid's levels and CG vectors,
     the design, its filtered densities and gradients, and the dense coarsest level."""
     return DEVICE_BYTES_PER_UNKNOWN * n + DEVICE_FIXED_BYTES
+
+
+def size_text(n_bytes: float) -> str:
+    """``"12 MiB"`` below a GiB, ``"3.5 GiB"`` above."""
+    return f"{n_bytes / 2**20:.0f} MiB" if n_bytes < 2**30 else f"{n_bytes / 2**30:.3g} GiB"
+
+
+def refuse_unless_fits(device: str, n: int) -> None:
+    """Refuse a lattice of ``n`` free unknowns on ``device = "gpu"`` whose estimate
+    (:func:`device_bytes`) is more than the GPU's free memory, before the multigrid puts
+    anything there (a CUDA allocation failure halfway through a hierarchy leaves no clear
+    message). Other devices, and a GPU whose memory CuPy cannot read, pass.
+
+    Raises
+    ------
+    TooLargeError
+        Naming the unknowns, the estimate, the free memory and the choices that fit.
+    """
+    if device != "gpu":
+        return
+    free, needed = gpu_memory(), device_bytes(n)
+    if free is not None and needed > free:
+        raise TooLargeError(
+            f"a lattice of {n:,} unknowns needs about {size_text(needed)} on the GPU "
+            f"({DEVICE_BYTES_PER_UNKNOWN} bytes per unknown and {size_text(DEVICE_FIXED_BYTES)}), "
+            f"which has {size_text(free)} free: use device = 'cpu' (the matrix-free multigrid "
+            "on the host) or a coarser lattice")

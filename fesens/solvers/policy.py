@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import scipy.sparse as sp
 
-from fesens.solvers.devices import device_bytes, gpu_memory
+from fesens.solvers.devices import device_bytes, gpu_memory, size_text
 from fesens.solvers.iterative import is_symmetric
 from fesens.solvers.memory import factor_bytes
 from fesens.solvers.preconditioners import default_preconditioner
@@ -157,9 +157,9 @@ def _device_of(n: int) -> tuple[dict, str]:
         return {}, ""
     needed = device_bytes(n)
     if needed > free:
-        return {}, (f" on the CPU: the GPU has {_size(free)} free, less than the about "
-                    f"{_size(needed)} the design needs")
-    return {"device": "gpu"}, (f" on the GPU: about {_size(needed)} of its {_size(free)} "
+        return {}, (f" on the CPU: the GPU has {size_text(free)} free, less than the about "
+                    f"{size_text(needed)} the design needs")
+    return {"device": "gpu"}, (f" on the GPU: about {size_text(needed)} of its {size_text(free)} "
                                "free")
 
 
@@ -210,9 +210,9 @@ def matrix_choice(A: sp.csr_matrix | sp.csc_matrix, dim: int | None,
         shape = f"{n} unknowns ({dim}D)"
     direct = solver_class("auto").name
     needed = factor_bytes(n, dim)
-    factor = f"factor about {_size(needed)}"
+    factor = f"factor about {size_text(needed)}"
     if available is not None:
-        factor += f" of {_size(available)} available"
+        factor += f" of {size_text(available)} available"
     if prefers_direct(n, dim, needed, available):
         return direct, f"{shape}: {factor}, direct"
     why = (f"more than {DIRECT_MAX_3D_UNKNOWNS} unknowns in 3D"
@@ -254,6 +254,3 @@ def _registered(name: str) -> bool:
         return False
 
 
-def _size(n_bytes: float) -> str:
-    """``"12 MiB"`` below a GiB, ``"3.5 GiB"`` above."""
-    return f"{n_bytes / 2**20:.0f} MiB" if n_bytes < 2**30 else f"{n_bytes / 2**30:.3g} GiB"
