@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import getval
+from fesens.ad.numpy_wrapper import getval, stop_gradient
 from fesens.config.checks import ConfigError
 from fesens.config.nonlinear import newton_options
 from fesens.config.objectives import objective_kind
@@ -27,6 +27,7 @@ from fesens.config.time_sections import (
     support_history,
     time_levels,
 )
+from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
 from fesens.fem.transient import DynamicProblem, TransientProblem
 from fesens.opt.time_design import HarmonicDesignProblem, TransientDesignProblem
@@ -70,31 +71,87 @@ def run_inputs(config: Config, density=1.0) -> dict:
             "heat_capacity": inertia(config, density)}
 
 
-def _response(spec: dict, config: Config) -> Callable:
-    """``f(state, ρ)`` of the objective's kind, which must evaluate a field and a load."""
+def _response(spec: dict, config: Config, *, linear: bool = False) -> Callable:
+    """``f(state, ρ)`` of the objective's kind (``linear``: a functional linear in the
+    field, as a harmonic response needs)."""
     kind = response_kind(config.physics, spec["type"])
-    check_step_objective(kind, spec["type"])
+    check_step_objective(kind, spec["type"], linear=linear)
     return objective_kind(kind).build(spec, config)
 
 
-def step_objective(spec: dict, config: Config, model) -> Callable:
-    """``j(u, t, F)``: the objective's value at one time level (its kind evaluated on
-    the field ``u`` and the load ``f(t) = Σ_L φ_L(t) F[:, L]``), raised to ``power``."""
-    value = _response(spec, config)
-    power = spec.get("power", 1.0)
-    histories = load_histories(config.data)
-    names = list(model.loads)
+class StepObjective:
+    """``j(u, t, F, *solve)``: the objective's value at one time level, raised to
+    ``power``; its kind evaluated on the physics' solution of the level's field ``u``
+    ``(n_dofs,)`` and load ``f(t) = Σ_L φ_L(t) F[:, L]`` (``F`` ``(n_dofs, n_loads)``).
 
-    def factors(t: float) -> np.ndarray:
-        return np.array([np.interp(t, *histories[name]) if name in histories else 1.0
-                         for name in names])
+    A kind that reads more of a solve than its field and load (a stress, a stored energy:
+    its ``reads``) gets the solve's inputs as further arguments, ``solve = (points, ρ,
+    *parameters)`` (the node coordinates or None, the design density or None, and the
+    model's parameters in their declared order, None where not given), so that the run's
+    discrete adjoint pulls its value back to them; :meth:`arguments` gives the
+    ``term_args`` of :meth:`~fesens.fem.transient.TransientProblem.values` in that order.
+    The level's state is built as a static solve builds its own
+    (:meth:`~fesens.fem.model.linear.LinearModel.solve`): the physics'
+    ``solution_class`` with the coefficients and parameters of the solve.
 
-    def term(u, t, F):
-        f = F @ factors(t) if names else np.zeros(model.dofmap.n_dofs)
-        j = value(Solution(model, u, f, [], {}), None)
-        return j if power == 1.0 else j ** power
+    Parameters
+    ----------
+    spec : dict
+        The resolved ``[objective]`` table.
+    config : Config
+    model : LinearModel or NonlinearModel
+        The run's model (a kind that reads the solution needs a linear one: the config
+        refuses the others, :func:`~fesens.config.time_sections.check_step_objective`).
+    """
 
-    return term
+    def __init__(self, spec: dict, config: Config, model):
+        self.value = _response(spec, config)
+        self.reads = bool(objective_kind(response_kind(config.physics, spec["type"])).reads)
+        self.model, self.power = model, spec.get("power", 1.0)
+        self.histories = load_histories(config.data)
+        self.load_names = tuple(model.loads)
+        self.parameter_names = tuple(model.parameters)
+
+    def _factors(self, t: float) -> np.ndarray:
+        return np.array([np.interp(t, *self.histories[name]) if name in self.histories
+                         else 1.0 for name in self.load_names])
+
+    def arguments(self, loads: dict | None = None, points=None,
+                  parameters: dict | None = None, density=None) -> tuple:
+        """The ``term_args``: ``(F,)``, and for a kind that reads the solution ``(F,
+        points, density, *parameters)`` (see the class); ``loads`` the load magnitudes,
+        ``parameters`` the run's keywords (those that are not the model's parameters are
+        left out), each traced or not."""
+        F = load_matrix(self.model, loads, points)
+        if not self.reads:
+            return (F,)
+        given = parameters or {}
+        return (F, points, density, *(given.get(name) for name in self.parameter_names))
+
+    def __call__(self, u, t, F, *solve):
+        model = self.model
+        f = F @ self._factors(t) if self.load_names else np.zeros(model.dofmap.n_dofs)
+        if self.reads:
+            points, density, *values = solve
+            parameters = {name: v for name, v in zip(self.parameter_names, values,
+                                                     strict=True) if v is not None}
+            state = model.solution_class(model, u, f, model.coefficients(**parameters),
+                                         parameters, None, points)
+            j = self.value(state, density)
+            if getval(j) == 0.0:
+                # what a solution's reads give is a norm of the state (a stress aggregate,
+                # a stored energy): 0 only at rest (the first level of a run from rest),
+                # its minimum, where 0 is a subgradient and the chain rule through the
+                # norm's root would divide by zero
+                j = stop_gradient(j)
+        else:
+            j = self.value(Solution(model, u, f, [], {}), None)
+        return j if self.power == 1.0 else j ** self.power
+
+
+def step_objective(spec: dict, config: Config, model) -> StepObjective:
+    """The objective's value at one time level (:class:`StepObjective`)."""
+    return StepObjective(spec, config, model)
 
 
 def aggregate(values, times: np.ndarray, spec: dict):
@@ -131,7 +188,7 @@ def harmonic_functional(spec: dict, config: Config, model, loads: dict | None = 
     (``f · u`` for a compliance, a value at a point), linear in ``u``; ``f`` of the load
     magnitudes ``loads`` and node coordinates ``points`` (traced when they are; default:
     the model's)."""
-    value = _response(spec, config)
+    value = _response(spec, config, linear=True)
     f = model.load_vector(loads, points)
     return lambda u: value(Solution(model, u, f, [], {}), None)
 
@@ -161,8 +218,9 @@ def build_time_problem(config: Config, model, design: dict):
             density=inertia(config), damping=(damping["mass"], damping["stiffness"]),
             **design)
     run = time_problem(config, model)
+    term = step_objective(spec, config, model)
     return TransientDesignProblem(
-        model, run, step_objective(spec, config, model),
-        lambda values: aggregate(values, run.times, spec),
-        lambda mass: run_inputs(config, mass), term_args=(load_matrix(model, None, None),),
+        model, run, term, lambda values: aggregate(values, run.times, spec),
+        lambda mass: run_inputs(config, mass),
+        term_args=lambda scale, rho: term.arguments(None, None, {SCALE.name: scale}, rho),
         **design)

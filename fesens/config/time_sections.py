@@ -350,7 +350,7 @@ def probe_name(physics: type, node: int, comp: int, vector: bool) -> str:
 
 def _check_objective(data: dict, kind: str, physics: type) -> None:
     """The objective's time keys apply to stepped analyses, whose objective is a function
-    of the field and load at each level (a kind that reads nothing else of a solve)."""
+    of the state at each level (:func:`check_step_objective`)."""
     objective = data.get("objective")
     if objective is None:
         return
@@ -362,7 +362,8 @@ def _check_objective(data: dict, kind: str, physics: type) -> None:
         return
     from fesens.config.physics_keys import response_kind  # it imports this module
 
-    check_step_objective(response_kind(physics.name, objective["type"]), objective["type"])
+    check_step_objective(response_kind(physics.name, objective["type"]), objective["type"],
+                         nonlinear=issubclass(physics, NonlinearModel))
     objective.setdefault("over_time", "final")
     objective.setdefault("power", 1.0)
     if objective["over_time"] == "ks":
@@ -372,15 +373,28 @@ def _check_objective(data: dict, kind: str, physics: type) -> None:
                           f"{show(objective['over_time'])}")
 
 
-def check_step_objective(kind_name: str, type_name: str) -> None:
-    """Refuse an objective kind that a time level cannot evaluate: one that reads more of
-    a solve than its field and load (stresses) or does not depend on them (volume)."""
+def check_step_objective(kind_name: str, type_name: str, *, linear: bool = False,
+                         nonlinear: bool = False) -> None:
+    """Refuse an objective kind that a time level cannot evaluate: one that does not
+    depend on the level's state (volume, the eigen kinds); with ``linear`` (a harmonic
+    response's functional, linear in the field) or ``nonlinear`` (a Newton run, whose level
+    has no solution of its physics to read) also one that reads more of a solve than its
+    field and load (a stress, a stored energy: the kind's ``reads``)."""
     kind = objective_kind(kind_name)
-    if kind.reads or kind.everywhere or kind.analysis != "static":
+    if kind.everywhere or kind.analysis != "static":
         raise ConfigError(f"objective.type = {show(type_name)} cannot be aggregated over "
                           "time: a transient or dynamic objective is a function of the "
-                          "field and the load at each time level (e.g. compliance or a "
-                          "value at a point)")
+                          "state at each time level (e.g. compliance, a value at a point, a "
+                          "stress aggregate)")
+    if kind.reads and linear:
+        raise ConfigError(f"objective.type = {show(type_name)} does not apply to "
+                          "analysis.type = \"harmonic\": its objective is linear in the "
+                          "field (e.g. compliance or a value at a point); run the load in "
+                          "time with analysis.type = \"dynamic\" instead")
+    if kind.reads and nonlinear:
+        raise ConfigError(f"objective.type = {show(type_name)} of a nonlinear physics' run: "
+                          "its time objective is a function of the field and the load at "
+                          "each level (e.g. compliance or a value at a point)")
 
 
 def time_levels(time: dict) -> np.ndarray:

@@ -90,21 +90,23 @@ class TransientDesignProblem(DesignProblem):
     run_inputs : callable
         ``run_inputs(mass) -> dict``: the keywords of ``run.values`` besides the step term
         and the stiffness scale, given the per-cell mass factor ``m(ρ)`` ``(n_cells,)``.
-    term_args : tuple
-        Further arguments of ``step_term`` (constant).
+    term_args : tuple or callable
+        Further arguments of ``step_term``: constant, or ``term_args(scale, ρ) -> tuple``
+        of the stiffness scale ``(n_cells,)`` and the densities ``(n_cells,)`` of each
+        solve (traced: e.g. the stress of a level, which reads the scale).
     **options
         As :class:`~fesens.opt.problem.DesignProblem` (no ``constraints``, ``load_cases``).
     """
 
     def __init__(self, model, run: TransientProblem, step_term: Callable,
-                 aggregate: Callable, run_inputs: Callable, *, term_args: tuple = (),
-                 **options):
+                 aggregate: Callable, run_inputs: Callable, *,
+                 term_args: tuple | Callable = (), **options):
         for key in ("constraints", "load_cases"):
             if options.get(key):
                 raise ValueError(f"a time-dependent design takes no {key}")
         super().__init__(model, lambda state, rho: aggregate(state.values), **options)
         self.run, self.step_term, self.run_inputs = run, step_term, run_inputs
-        self.term_args = tuple(term_args)
+        self.term_args = term_args if callable(term_args) else tuple(term_args)
 
     def solve(self, rho) -> TimeState:
         """The per-level values of the run at densities ``ρ`` (one traced primitive)."""
@@ -117,7 +119,9 @@ class TransientDesignProblem(DesignProblem):
                 kept["u"] = getval(u)
             return self.step_term(u, t, *args)
 
-        values = self.run.values(term, term_args=self.term_args, scale=scale,
+        args = (self.term_args(scale, rho) if callable(self.term_args)
+                else self.term_args)
+        values = self.run.values(term, term_args=args, scale=scale,
                                  **self.run_inputs(_mass(self.interpolation, rho)))
         return TimeState(values, lambda: kept["u"], self.model, scale)
 

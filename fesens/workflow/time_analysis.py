@@ -31,7 +31,6 @@ from fesens.config.time_design import (
     aggregate,
     harmonic_functional,
     inertia,
-    load_matrix,
     run_inputs,
     step_objective,
     time_problem,
@@ -229,7 +228,7 @@ def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
             inputs[wrt] = parameter
         return evaluate(_mass_factor(interpolation, density),
                         parameter if wrt == "loads" else None,
-                        parameter if wrt == "points" else None, inputs)
+                        parameter if wrt == "points" else None, inputs, density)
 
     if wrt == "loads":
         at = {name: 1.0 for name in model.loads}
@@ -276,13 +275,15 @@ def _mass_factor(interpolation, density):
 
 
 def _over_time(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
-    """``evaluate(mass, loads, points, inputs)``: the objective's time aggregate over the
-    run (one traced primitive), with what the summary and the first line say of it."""
+    """``evaluate(mass, loads, points, inputs, density)``: the objective's time aggregate
+    over the run (one traced primitive), with what the summary and the first line say of
+    it."""
     problem = time_problem(config, model)
     term = step_objective(spec, config, model)
 
-    def evaluate(mass, loads, points, inputs):
-        values = problem.values(term, term_args=(load_matrix(model, loads, points),),
+    def evaluate(mass, loads, points, inputs, density):
+        values = problem.values(term, term_args=term.arguments(loads, points, inputs,
+                                                               density),
                                 loads=loads, points=points,
                                 **{**run_inputs(config, mass), **inputs})
         return aggregate(values, problem.times, spec)
@@ -294,14 +295,14 @@ def _over_time(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
 
 
 def _over_frequencies(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
-    """``evaluate(mass, loads, points, inputs)``: ``Σ_ω |j(u(ω))|`` of the objective's
+    """``evaluate(mass, loads, points, inputs, density)``: ``Σ_ω |j(u(ω))|`` of the objective's
     functional ``j`` (linear in the field) over the driving frequencies, with what the
     summary and the first line say of it (no solver: the response always factorizes its
     complex matrix with SuperLU)."""
     data = config.data
     omegas, damping = angular_frequencies(data), data["damping"]
 
-    def evaluate(mass, loads, points, inputs):
+    def evaluate(mass, loads, points, inputs, density):
         response = harmonic_response(model, omegas, loads=loads, points=points,
                                      density=inertia(config, mass),
                                      damping=(damping["mass"], damping["stiffness"]),
