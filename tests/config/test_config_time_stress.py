@@ -156,6 +156,28 @@ def test_taylor_and_checkpointing(tmp_path, over, wrt):
     np.testing.assert_array_equal(gradient_kept, gradient)
 
 
+def test_taylor_in_the_node_coordinates_and_the_load(tmp_path):
+    """The level's state reads the run's coordinates (shape) and loads as its solve does."""
+    config = _config(tmp_path, _with_objective(PNORM, over_time="ks"))
+    model = build_model(config)
+    problem = time_problem(config, model)
+    term = step_objective(config.data["objective"], config, model)
+    rho = _densities(model.mesh.n_cells)
+    inputs = {"scale": rho ** 3}
+
+    def objective(loads=None, points=None):
+        values = problem.values(term, term_args=term.arguments(loads, points, inputs, rho),
+                                loads=loads, points=points,
+                                **{**run_inputs(config, rho), **inputs})
+        return aggregate(values, problem.times, config.data["objective"])
+
+    shape = taylor_test(lambda x: objective(points=x), model.mesh.points.copy(), step=1e-3,
+                        verbose=False)
+    assert shape.rate > 1.9, shape
+    load = taylor_test(lambda x: objective(loads=x), {"tip": 1.3}, step=1e-2, verbose=False)
+    assert load.rate > 1.9, load
+
+
 def test_the_design_problem_passes_the_taylor_test(tmp_path):
     problem = build_problem(_config(tmp_path, BEAM + DESIGN, optimize=True))
 
