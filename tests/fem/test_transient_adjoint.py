@@ -1,8 +1,9 @@
 """The discrete adjoint of a transient run (fesens/fem/transient/steps.py): Taylor
 tests (remainder rate 2) and finite differences (``check_grad``: step and tolerance from
-the measured round-off) for every kind of parameter over 200 steps, for ∫ Σ_set T² dt (trapezoidal) and a KS peak over time; the gradient with
-binomial checkpointing is the bit-for-bit gradient of the run that keeps every state, and
-recomputes the number of steps of Griewank's schedule."""
+the measured round-off) for every kind of parameter over 200 steps, for ∫ Σ_set T² dt
+(trapezoidal) and a KS peak over time; the gradient with binomial checkpointing is the
+bit-for-bit gradient of the run that keeps every state, and recomputes the number of steps
+of Griewank's schedule."""
 
 import numpy as np
 import pytest
