@@ -8,7 +8,7 @@ import copy
 import numpy as np
 import pytest
 
-from fesens.ad import grad, taylor_test
+from fesens.ad import check_grad, grad, taylor_test
 from fesens.config import ConfigError, build_model, build_problem, resolve, response
 from fesens.fem.nonlinear.implicit_solve import ResidualSolve
 from fesens.objectives import compliance, value_at
@@ -88,9 +88,10 @@ def test_the_design_objective_of_two_levels_passes_the_taylor_test(tmp_path):
     x = np.random.default_rng(3).uniform(0.3, 0.9, problem.mesh.n_cells)
     result = taylor_test(J, x, verbose=False)
     assert result.rates.min() > 1.9, result.rates
-    h, e = 1e-6, np.eye(x.size)[5]
-    central = (float(J(x + h * e)) - float(J(x - h * e))) / (2 * h)
-    assert grad(J)(x)[5] == pytest.approx(central, rel=1e-6)
+    # step and tolerance from the round-off measured on the function itself: a fixed
+    # step's central difference drifts past a fixed tolerance with the floating-point
+    # kernels of the machine
+    check_grad(J, x, n_directions=1, rtol=1e-6)
 
 
 @pytest.mark.parametrize(("factors", "adjoints"), [

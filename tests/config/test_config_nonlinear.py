@@ -130,7 +130,7 @@ def test_design_problem_solves_with_the_newton_options(tmp_path):
 def test_design_objective_through_the_newton_solve_passes_the_taylor_test(tmp_path):
     """The compliance of the config's design problem (SIMP, density filter) through the
     nonlinear solve: Taylor remainder rate 2, and a central difference."""
-    from fesens.ad import grad, taylor_test
+    from fesens.ad import check_grad, taylor_test
     from fesens.config import build_problem
 
     raw = with_(constraints={"volume_fraction": 0.5}, penalization={"type": "simp"},
@@ -144,9 +144,10 @@ def test_design_objective_through_the_newton_solve_passes_the_taylor_test(tmp_pa
     x = np.random.default_rng(3).uniform(0.3, 0.9, problem.mesh.n_cells)
     result = taylor_test(J, x, verbose=False)
     assert result.rates.min() > 1.9, result.rates
-    h, e = 1e-6, np.eye(x.size)[5]
-    central = (float(J(x + h * e)) - float(J(x - h * e))) / (2 * h)
-    assert grad(J)(x)[5] == pytest.approx(central, rel=1e-6)
+    # step and tolerance from the round-off measured on the function itself: a fixed
+    # step's central difference drifts past a fixed tolerance with the floating-point
+    # kernels of the machine
+    check_grad(J, x, n_directions=1, rtol=1e-6)
 
 
 def test_resolved_nonlinear_config_round_trips(tmp_path):
