@@ -1,6 +1,5 @@
 """A generated mesh too large for the machine is refused before anything is allocated."""
 
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -25,13 +24,13 @@ def config_with(tmp_path: Path, cells: str, extra: str = "") -> Path:
 def test_a_mesh_beyond_the_available_memory_is_refused_at_once(tmp_path, cells):
     path = config_with(tmp_path, cells)
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(ConfigError) as caught:
         load_config(path)
-    seconds = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert seconds < 1.0 and peak < 50e6
+    # refused before any mesh array exists: the peak, not the time (a loaded machine
+    # stretches that at will), tells that nothing was built
+    assert peak < 50e6
     message = str(caught.value)
     assert f"big.toml: mesh.cells = {cells} needs about " in message
     # no [solver]: auto, which would pick the matrix-free multigrid for a mesh this size
