@@ -104,15 +104,17 @@ def test_kill_9_of_the_study_leaves_no_worker_running(tmp_path):
 
 def test_ctrl_c_ends_promptly_with_the_resume_command(tmp_path):
     out = tmp_path / "out"
-    process = start(tmp_path, out)
+    # samples of an hour: a study that waited for those in flight outlives the generous
+    # timeout, where an elapsed time asserted against a few seconds fails on a loaded machine
+    process = start(tmp_path, out, sleep=3600.0)
     pids = wait_for_workers(process, 3)
-    start_time = time.monotonic()
     os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
     try:
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the study waited for the samples in flight")
     finally:
         reap(pids | {process.pid})
-    assert time.monotonic() - start_time < 15, "waited for the samples in flight"
     assert process.returncode == 130, stderr
     assert stderr.startswith("error: interrupted"), stderr
     assert f"Resume with: fesens study {tmp_path / 'study.toml'} --out {out} --resume" \
