@@ -129,12 +129,18 @@ def test_ctrl_c_in_a_real_process_saves_and_exits_130(tmp_path):
     process = subprocess.Popen([sys.executable, "cli.py", "optimize", str(config), "--out",
                                 str(out), "-q"], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    # generous waits for a loaded machine, and the run killed whatever happens: one left
+    # iterating would load the machine for the tests after this one
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        process.kill()
+        process.wait()
     assert process.returncode == 130, stderr
     assert stderr.startswith("error: interrupted after iteration ")
     assert f"--out {out} --resume" in stderr and "Traceback" not in stderr
