@@ -64,7 +64,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_for_workers(process: subprocess.Popen, count: int, timeout: float = 60.0) -> set[int]:
+def wait_for_workers(process: subprocess.Popen, count: int, timeout: float = 300.0) -> set[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = children(process.pid)
@@ -95,8 +95,8 @@ def test_kill_9_of_the_study_leaves_no_worker_running(tmp_path):
     process = start(tmp_path, tmp_path / "out")
     pids = wait_for_workers(process, 3)  # two workers and multiprocessing's resource tracker
     os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
-    left = survivors(pids, within=10.0)  # at once in practice; margin for a loaded machine
+    process.wait(timeout=300)
+    left = survivors(pids, within=60.0)  # at once in practice; margin for a loaded machine
     reap(left)
     process.stderr.close()
     assert not left, f"worker processes {sorted(left)} outlived the killed study"
@@ -125,14 +125,14 @@ def test_ctrl_c_ends_promptly_with_the_resume_command(tmp_path):
 
 def test_a_second_study_while_one_runs_is_refused(tmp_path):
     out = tmp_path / "out"
-    process = start(tmp_path, out)
+    process = start(tmp_path, out, sleep=3600.0)  # still running whatever the load
     pids = wait_for_workers(process, 3)
     try:
         before = sorted(p.name for p in out.iterdir())
         second = subprocess.run([sys.executable, str(ROOT / "cli.py"), "study",
                                  str(tmp_path / "study.toml"), "--out", str(out), "--force",
                                  "--workers", "0", "-q"], cwd=tmp_path, capture_output=True,
-                                text=True, timeout=60)
+                                text=True, timeout=300)
         assert second.returncode == 2, second.stderr
         assert f"results folder {out} is in use by another fesens run" in second.stderr
         assert sorted(p.name for p in out.iterdir()) == before
