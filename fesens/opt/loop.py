@@ -21,6 +21,7 @@ checkpoint is written; the result is the general path's evaluation of the last d
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import threading
@@ -216,11 +217,45 @@ def _numbers(name: str, value: np.ndarray, ndim: int) -> np.ndarray:
     return np.array(value, dtype=float)
 
 
+def _design_variables(name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` as one-dimensional design variables, each a density in [0, 1] as every
+    optimizer's update leaves it, else :class:`_DamagedEntryError`."""
+    x = _numbers(name, value, 1)
+    if x.size and (x.min() < 0.0 or x.max() > 1.0):
+        raise _DamagedEntryError(f"{name!r} holds values outside [0, 1] (found {x.min():g} to "
+                                 f"{x.max():g}): design variables are densities")
+    return x
+
+
+def missing_fingerprint(path: Path) -> str:
+    """The message of a checkpoint without the fingerprint of its problem."""
+    return (f"checkpoint {path} is damaged (no 'fingerprint' entry: it cannot show which "
+            "problem it was written for)")
+
+
+def check_optimizer_state(path: Path, optimizer, state: dict, n_design: int) -> None:
+    """Raise :class:`CheckpointError` naming the checkpoint at ``path`` and the entry, if
+    the optimizer ``state`` read from it (whole-design arrays) is not one ``optimizer``
+    leaves for ``n_design`` design variables (each ``design_sized_state`` entry one value
+    per variable; the optimizer's ``load_state`` checks the rest)."""
+    for key in optimizer.design_sized_state:
+        if key in state and np.shape(state[key]) != (n_design,):
+            raise CheckpointError(
+                f"checkpoint {path} is damaged ('optimizer_{key}' holds "
+                f"{np.size(state[key])} values, but the problem has {n_design} design "
+                "variables)")
+    try:
+        copy.copy(optimizer).load_state(state)  # a copy: the check leaves this one as it is
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {path} is damaged (its {optimizer.name} state, the "
+                              f"'optimizer_' entries: {exc})") from None
+
+
 def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
     missing = [name for name in ("x", "iteration", "history", "columns") if name not in entries]
     if missing:
         raise _DamagedEntryError(f"no {', '.join(repr(m) for m in missing)} entry")
-    x = _numbers("x", entries["x"], 1)
+    x = _design_variables("x", entries["x"])
     if x.size == 0:
         raise _DamagedEntryError("'x' is empty")
     iteration = entries["iteration"]
@@ -251,7 +286,7 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
                 value.dtype)
     evaluated = entries.get("evaluated")
     if evaluated is not None:
-        evaluated = _numbers("evaluated", evaluated, 1)
+        evaluated = _design_variables("evaluated", evaluated)
         if evaluated.shape != x.shape:
             raise _DamagedEntryError(f"'evaluated' holds {evaluated.size} values, 'x' {x.size}")
     fingerprint = entries.get("fingerprint")
@@ -325,9 +360,12 @@ def optimize(
         n_whole = int(problem.collective.sum(x.size))  # this rank's design variables
         x_whole, start, history, optimizer_state = load_checkpoint(checkpoint, n_whole)
         stored = load_fingerprint(checkpoint)
-        if fingerprint is not None and stored is not None and stored != fingerprint:
+        if fingerprint is not None and stored is None:
+            raise CheckpointError(missing_fingerprint(checkpoint))
+        if fingerprint is not None and stored != fingerprint:
             raise CheckpointError(f"checkpoint {checkpoint} was written for another problem "
                                   "(its fingerprint differs)")
+        check_optimizer_state(checkpoint, optimizer, optimizer_state, n_whole)
         x = problem.design_part(x_whole)
         optimizer.load_state(_state_part(problem, optimizer, optimizer_state))
         problem.restore(history)

@@ -153,11 +153,25 @@ class MMA:
         return {k: np.array(v, copy=True) for k, v in self._history.items()}
 
     def load_state(self, state: dict) -> None:
-        """Restore :meth:`state` (an empty dict starts afresh)."""
-        if state and set(state) != {"xold1", "xold2", "low", "upp", "scale", "steps"}:
-            raise ValueError(f"not an MMA state: keys {sorted(state)}")
+        """Restore :meth:`state` (an empty dict starts afresh).
+
+        Raises
+        ------
+        ValueError
+            ``state`` is not one :meth:`step` leaves: other keys, previous designs and
+            asymptotes of different lengths, a previous design outside the bounds, the
+            asymptotes not on either side of it, a scale that is not a positive number or a
+            step count that is not a whole number ≥ 1; the message names the entry.
+        """
+        if state:
+            _check_state(state, self.lower, self.upper)
         self._history = {k: np.array(v, dtype=int if k == "steps" else float)
                          for k, v in state.items()}
+
+    def start(self, x: np.ndarray) -> np.ndarray:
+        """The design a run starts from when asked to start at ``x`` ``(n,)``: ``x`` itself
+        (:meth:`step` refuses one outside the bounds)."""
+        return x
 
     # ------------------------------------------------------------ the update
     def step(self, x: np.ndarray, evaluation: Evaluation, volume_excess: Callable | None = None,
@@ -257,6 +271,44 @@ class MMA:
         subproblem = _Subproblem(low, upp, alpha, beta, p0, q0, P, Q, b, a,
                                  np.full(m, self.c), np.full(m, self.d), collective)
         return np.clip(subproblem.solve(), lower, upper)
+
+
+#: The entries of an MMA state: the previous designs and asymptotes (one value per design
+#: variable), the objective's scale and the number of steps taken.
+STATE_KEYS = ("xold1", "xold2", "low", "upp", "scale", "steps")
+
+
+def _check_state(state: dict, lower, upper) -> None:
+    """Raise ValueError naming the first entry of ``state`` that :meth:`MMA.step` cannot
+    have left (the bounds ``lower``, ``upper`` are the optimizer's)."""
+    if set(state) != set(STATE_KEYS):
+        raise ValueError(f"not an MMA state: its entries are {', '.join(sorted(state))}, "
+                         f"expected {', '.join(STATE_KEYS)}")
+    arrays = {k: np.asarray(state[k]) for k in STATE_KEYS}
+    n = arrays["xold1"].shape
+    for key in STATE_KEYS[:4]:
+        if arrays[key].ndim != 1 or arrays[key].shape != n or arrays[key].dtype.kind not in "fiu":
+            raise ValueError(f"{key!r} holds {arrays[key].size} values of shape "
+                             f"{arrays[key].shape}, expected one number per design variable "
+                             f"like 'xold1' {n}")
+        if not np.all(np.isfinite(arrays[key])):
+            raise ValueError(f"{key!r} holds NaN or infinite values")
+    scale, steps = arrays["scale"], arrays["steps"]
+    if scale.shape != () or scale.dtype.kind not in "fiu" or not 0 < float(scale) < np.inf:
+        raise ValueError(f"'scale' must be one positive number, found {scale!r}")
+    if steps.shape != () or steps.dtype.kind not in "iu" or int(steps) < 1:
+        raise ValueError(f"'steps' must be one whole number ≥ 1, found {steps!r}")
+    low_bound = np.broadcast_to(np.asarray(lower, dtype=float), n)
+    high_bound = np.broadcast_to(np.asarray(upper, dtype=float), n)
+    for key in ("xold1", "xold2"):
+        if np.any(arrays[key] < low_bound) or np.any(arrays[key] > high_bound):
+            raise ValueError(f"{key!r} holds values outside the bounds [{np.min(low_bound):g}, "
+                             f"{np.max(high_bound):g}] (found {arrays[key].min():g} to "
+                             f"{arrays[key].max():g})")
+    # each step leaves the asymptotes strictly on either side of the design it was taken at
+    if not (np.all(arrays["low"] < arrays["xold1"]) and np.all(arrays["xold1"] < arrays["upp"])):
+        raise ValueError("the asymptotes 'low' and 'upp' do not enclose the previous design "
+                         "'xold1'")
 
 
 class _Subproblem:

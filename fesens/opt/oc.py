@@ -60,7 +60,16 @@ class OC:
         return {}
 
     def load_state(self, state: dict) -> None:
-        """Restore :meth:`state` (nothing to restore)."""
+        """Restore :meth:`state` (nothing to restore).
+
+        Raises
+        ------
+        ValueError
+            ``state`` has entries: OC keeps none, so it is another optimizer's.
+        """
+        if state:
+            raise ValueError(f"OC keeps no state, found the entries {', '.join(sorted(state))} "
+                             "(another optimizer's)")
 
     def step(self, x, evaluation: Evaluation, volume_excess: Callable, iteration: int):
         """The next design.

@@ -18,6 +18,7 @@ from fesens.config import Config, ConfigError, build_problem
 from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
 from fesens.config.initial_design import checked_density, read_density
 from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
+from fesens.opt.loop import missing_fingerprint
 
 #: Sections a checkpoint's design variables need to become densities.
 CHECKPOINT_SECTIONS = ("penalization", "filter", "projection", "constraints", "design",
@@ -69,8 +70,10 @@ def _checkpoint_density(config: Config, path: Path) -> np.ndarray:
     try:
         x, iteration, _, _ = load_checkpoint(path)
         stored = load_fingerprint(path)
-        changed = [] if stored is None else changed_parts(
-            decode(stored), problem_fingerprint(config), ("mesh", *CHECKPOINT_SECTIONS))
+        if stored is None:  # without it nothing shows which problem x belongs to
+            raise CheckpointError(missing_fingerprint(path))
+        changed = changed_parts(decode(stored), problem_fingerprint(config),
+                                ("mesh", *CHECKPOINT_SECTIONS))
     except (CheckpointError, ValueError) as exc:
         raise ConfigError(f"--design {path}: {exc}; {fix}") from None
     if changed:

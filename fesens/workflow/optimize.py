@@ -153,10 +153,12 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     built = build_run(config)  # under mpirun: a rank's part of a distributed problem
     built.problem.reports["grayness"] = grayness_report(built.problem)
     start_iteration, history = 0, []
+    optimizer = build_optimizer(config)
     if resume:
         start_iteration, history = resume_point(
-            folder, command, fingerprint, int(built.problem.collective.sum(built.problem.n_design)))
-    run = _Run(config, built.model, built.problem, build_optimizer(config), echo, folder,
+            folder, command, fingerprint, int(built.problem.collective.sum(built.problem.n_design)),
+            optimizer)
+    run = _Run(config, built.model, built.problem, optimizer, echo, folder,
                tic=tic, history=history, start_iteration=start_iteration)
     folder.prepare(clear=force and not resume)
     try:  # from here on, Ctrl-C ends in interrupted(): saved, exit 130

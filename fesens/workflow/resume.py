@@ -9,6 +9,7 @@ import tomllib
 from fesens.config import Config, ConfigError
 from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
 from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
+from fesens.opt.loop import check_optimizer_state, missing_fingerprint
 from fesens.output import ResultsFolder
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).
@@ -52,25 +53,28 @@ def run_fingerprint(config: Config) -> dict[str, str]:
 
 
 def resume_point(folder: ResultsFolder, command: str, fingerprint: dict[str, str],
-                  n_design: int) -> tuple[int, list[dict]]:
-    """Iteration and history of the checkpoint in ``folder``; a damaged one, or one of
-    another problem (its fingerprint), is refused with the way out (``--force``)."""
+                 n_design: int, optimizer) -> tuple[int, list[dict]]:
+    """Iteration and history of the checkpoint in ``folder``; a damaged one (an entry of the
+    wrong shape or outside its bounds, ``optimizer``'s state included, or no fingerprint), or
+    one of another problem (its fingerprint), is refused with the way out (``--force``)."""
     fix = (f"it cannot be resumed. Start the run again with: {command} --out {folder.path} "
            "--force, or give the --out folder of this config's run")
     try:
-        _, iteration, history, _ = load_checkpoint(folder.checkpoint, n_design)
+        _, iteration, history, state = load_checkpoint(folder.checkpoint, n_design)
         stored = load_fingerprint(folder.checkpoint)
-        if stored is not None:
-            try:
-                changed = changed_parts(decode(stored), fingerprint)
-            except ValueError as exc:
-                raise CheckpointError(f"checkpoint {folder.checkpoint} is damaged "
-                                      f"({exc})") from None
-            if changed:
-                raise CheckpointError(
-                    f"checkpoint {folder.checkpoint} was written for another problem (changed "
-                    f"since: {', '.join(changed)}; only [stop] and [output] may change on "
-                    "--resume)")
+        if stored is None:
+            raise CheckpointError(missing_fingerprint(folder.checkpoint))
+        try:
+            changed = changed_parts(decode(stored), fingerprint)
+        except ValueError as exc:
+            raise CheckpointError(f"checkpoint {folder.checkpoint} is damaged "
+                                  f"({exc})") from None
+        if changed:
+            raise CheckpointError(
+                f"checkpoint {folder.checkpoint} was written for another problem (changed "
+                f"since: {', '.join(changed)}; only [stop] and [output] may change on "
+                "--resume)")
+        check_optimizer_state(folder.checkpoint, optimizer, state, n_design)
     except CheckpointError as exc:
         raise CheckpointError(f"{exc}; {fix}") from None
     return iteration, history
