@@ -95,6 +95,28 @@ class ZeroModeError(SingularMatrixError):
         self.values = values
 
 
+class ResonanceError(SingularMatrixError):
+    """A driving frequency at a resonance of a model without (enough) damping: the
+    dynamic stiffness ``K − ω² M + i ω C`` is singular or nearly so.
+
+    Attributes
+    ----------
+    omega : float
+        The angular driving frequency refused.
+    index : int
+        Its position among the driving frequencies.
+    eigenfrequency : float
+        The nearest undamped eigenfrequency in Hz (cycles per unit time).
+    """
+
+    def __init__(self, message: str, *, omega: float = 0.0, index: int = 0,
+                 eigenfrequency: float = 0.0):
+        super().__init__(message)
+        self.omega = omega
+        self.index = index
+        self.eigenfrequency = eigenfrequency
+
+
 class SingularMassError(SingularMatrixError):
     """A mass matrix is singular: dofs without mass (e.g. lumped mass, empty cells)."""
 

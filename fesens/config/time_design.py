@@ -8,7 +8,8 @@ harmonic response.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from fesens.config.time_sections import (
     support_history,
     time_levels,
 )
+from fesens.errors import ResonanceError
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
 from fesens.fem.transient import DynamicProblem, TransientProblem
@@ -185,12 +187,44 @@ def load_matrix(model, loads: dict | None, points):
 def harmonic_functional(spec: dict, config: Config, model, loads: dict | None = None,
                         points=None) -> Callable:
     """``j(u)``: the objective's kind on a real field ``u`` with the load amplitude ``f``
-    (``f · u`` for a compliance, a value at a point), linear in ``u``; ``f`` of the load
-    magnitudes ``loads`` and node coordinates ``points`` (traced when they are; default:
-    the model's)."""
-    value = _response(spec, config, linear=True)
+    (``f · u`` for a compliance, a value at a point), linear in ``u``, without the
+    objective's ``weight`` (:func:`harmonic_objective` applies it outside the magnitude);
+    ``f`` of the load magnitudes ``loads`` and node coordinates ``points`` (traced when
+    they are; default: the model's)."""
+    value = _response({**spec, "weight": 1.0} if "weight" in spec else spec, config,
+                      linear=True)
     f = model.load_vector(loads, points)
     return lambda u: value(Solution(model, u, f, [], {}), None)
+
+
+def harmonic_weight(spec: dict) -> float:
+    """The objective's ``weight`` (1 for a kind without one): a harmonic objective is
+    ``weight × Σ_ω |j(u(ω))|``. Inside the magnitude a weight of −1 would vanish in
+    ``|·|``, and the objective would be minimized whatever its sign."""
+    return float(spec.get("weight", 1.0))
+
+
+def harmonic_objective(spec: dict, config: Config, model, loads: dict | None = None,
+                       points=None) -> Callable:
+    """``response ↦ weight × Σ_ω |j(u(ω))|`` of a
+    :class:`~fesens.fem.transient.harmonic.HarmonicResponse` (traced when it is), with
+    ``j`` of :func:`harmonic_functional` and the weight of :func:`harmonic_weight`."""
+    functional = harmonic_functional(spec, config, model, loads, points)
+    weight = harmonic_weight(spec)
+    return lambda response: weight * np.sum(response.magnitudes(functional))
+
+
+@contextmanager
+def refusing_resonance(config: Config) -> Iterator[None]:
+    """Around a harmonic response of ``config``: a driving frequency at a resonance
+    (:class:`~fesens.errors.ResonanceError`) becomes a :class:`ConfigError` naming the
+    frequency's key, so that the command line refuses it as bad input (exit 2)."""
+    try:
+        yield
+    except ResonanceError as exc:
+        given = config.data["harmonic"]["frequencies"][exc.index]
+        raise ConfigError(f"{config.source}: harmonic.frequencies[{exc.index}] = {given:g} "
+                          f"is refused: {exc}") from None
 
 
 def build_time_problem(config: Config, model, design: dict):
@@ -215,8 +249,8 @@ def build_time_problem(config: Config, model, design: dict):
         damping = data["damping"]
         return HarmonicDesignProblem(
             model, angular_frequencies(data), harmonic_functional(spec, config, model),
-            density=inertia(config), damping=(damping["mass"], damping["stiffness"]),
-            **design)
+            weight=harmonic_weight(spec), density=inertia(config),
+            damping=(damping["mass"], damping["stiffness"]), **design)
     run = time_problem(config, model)
     term = step_objective(spec, config, model)
     return TransientDesignProblem(

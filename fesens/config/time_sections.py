@@ -350,7 +350,9 @@ def probe_name(physics: type, node: int, comp: int, vector: bool) -> str:
 
 def _check_objective(data: dict, kind: str, physics: type) -> None:
     """The objective's time keys apply to stepped analyses, whose objective is a function
-    of the state at each level (:func:`check_step_objective`)."""
+    of the state at each level (:func:`check_step_objective`); a harmonic objective is
+    linear in the field, refused here for every command (``solve`` too, which does not
+    evaluate it) as ``sensitivity`` and ``optimize`` would refuse it."""
     objective = data.get("objective")
     if objective is None:
         return
@@ -359,6 +361,11 @@ def _check_objective(data: dict, kind: str, physics: type) -> None:
         if given:
             raise ConfigError(f"objective.{given[0]} applies to a transient or dynamic "
                               f"analysis, not analysis.type = {show(kind)}")
+        if kind == "harmonic":
+            from fesens.config.physics_keys import response_kind  # it imports this module
+
+            check_step_objective(response_kind(physics.name, objective["type"]),
+                                 objective["type"], linear=True)
         return
     from fesens.config.physics_keys import response_kind  # it imports this module
 

@@ -128,8 +128,9 @@ class TransientDesignProblem(DesignProblem):
 
 class HarmonicDesignProblem(DesignProblem):
     """Density-based design of the response to a harmonic load: the objective is
-    ``Σ_ω |j(u(ω))|`` for a functional ``j`` linear in the field (the dynamic compliance
-    ``|f · u|`` of Olhoff & Du, or an amplitude ``|u_d|``), minimized.
+    ``w Σ_ω |j(u(ω))|`` for a functional ``j`` linear in the field (the dynamic compliance
+    ``|f · u|`` of Olhoff & Du, or an amplitude ``|u_d|``) and a weight ``w``, minimized
+    (``w < 0`` maximizes the response).
 
     Parameters
     ----------
@@ -140,6 +141,8 @@ class HarmonicDesignProblem(DesignProblem):
     functional : callable
         ``j(u) -> float`` of a real field ``(n_dofs,)``, linear in ``u``; applied to the
         real and imaginary parts.
+    weight : float
+        ``w``, applied outside the magnitude (inside, its sign would vanish in ``|·|``).
     density : float
         The solid's mass density (times ``m(ρ)``).
     damping : (float, float)
@@ -149,25 +152,23 @@ class HarmonicDesignProblem(DesignProblem):
         As :class:`~fesens.opt.problem.DesignProblem` (no ``constraints``, ``load_cases``).
     """
 
-    def __init__(self, model, omegas, functional: Callable, *, density: float = 1.0,
-                 damping=(0.0, 0.0), lumped: bool = False, **options):
+    def __init__(self, model, omegas, functional: Callable, *, weight: float = 1.0,
+                 density: float = 1.0, damping=(0.0, 0.0), lumped: bool = False,
+                 **options):
         for key in ("constraints", "load_cases"):
             if options.get(key):
                 raise ValueError(f"a harmonic design takes no {key}")
         super().__init__(model, lambda state, rho: np.sum(state.values), **options)
         self.omegas = np.asarray(omegas, dtype=float)
-        self.functional = functional
+        self.functional, self.weight = functional, float(weight)
         self.material_density = float(density)
         self.damping, self.lumped = tuple(damping), bool(lumped)
 
     def solve(self, rho) -> TimeState:
-        """``|j(u(ω))|`` per driving frequency at densities ``ρ`` (traced)."""
+        """``w |j(u(ω))|`` per driving frequency at densities ``ρ`` (traced)."""
         scale = self.interpolation(rho)
         response = harmonic_response(
             self.model, self.omegas, scale=scale, damping=self.damping, lumped=self.lumped,
             density=self.material_density * _mass(self.interpolation, rho))
-        values = np.stack([
-            np.sqrt(self.functional(response.real[i]) ** 2
-                    + self.functional(response.imag[i]) ** 2)
-            for i in range(self.omegas.size)])
+        values = self.weight * response.magnitudes(self.functional)
         return TimeState(values, lambda: getval(response.real[0]), self.model, scale)

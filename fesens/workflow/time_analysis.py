@@ -29,8 +29,9 @@ from fesens.config import Config, build_interpolation, build_model
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.time_design import (
     aggregate,
-    harmonic_functional,
+    harmonic_objective,
     inertia,
+    refusing_resonance,
     run_inputs,
     step_objective,
     time_problem,
@@ -176,8 +177,9 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
     data = config.data
     omegas = angular_frequencies(data)
     damping = data["damping"]
-    result = harmonic_response(model, omegas, density=inertia(config),
-                               damping=(damping["mass"], damping["stiffness"]))
+    with refusing_resonance(config):  # before anything is written
+        result = harmonic_response(model, omegas, density=inertia(config),
+                                   damping=(damping["mass"], damping["stiffness"]))
     probes = _probes(config, model)
     folder.prepare(clear=force)
     columns = {"frequency": np.asarray(data["harmonic"]["frequencies"]), "omega": omegas,
@@ -303,14 +305,13 @@ def _over_frequencies(config: Config, model, spec: dict) -> tuple[Callable, dict
     omegas, damping = angular_frequencies(data), data["damping"]
 
     def evaluate(mass, loads, points, inputs, density):
-        response = harmonic_response(model, omegas, loads=loads, points=points,
-                                     density=inertia(config, mass),
-                                     damping=(damping["mass"], damping["stiffness"]),
-                                     **inputs)
-        functional = harmonic_functional(spec, config, model, loads, points)
-        return sum(np.sqrt(functional(response.real[i]) ** 2
-                           + functional(response.imag[i]) ** 2)
-                   for i in range(omegas.size))
+        with refusing_resonance(config):
+            response = harmonic_response(model, omegas, loads=loads, points=points,
+                                         density=inertia(config, mass),
+                                         damping=(damping["mass"], damping["stiffness"]),
+                                         **inputs)
+        # the weight outside the magnitude: inside, its sign would vanish in |·|
+        return harmonic_objective(spec, config, model, loads, points)(response)
 
     frequencies = list(data["harmonic"]["frequencies"])
     return (evaluate, {"frequencies": frequencies},

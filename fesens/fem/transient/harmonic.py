@@ -29,6 +29,24 @@ cores): 6 560 dofs, 0.09 s both, but the block form's factors hold 2.5 M reals a
 23 ms against 26 ms. The complex form needs half the memory for comparable time, and the
 adjoint's transposed solve is one call. The project's backends are real (CHOLMOD needs a
 positive definite matrix; ``Z`` is indefinite above the first resonance), hence SuperLU here.
+
+**Resonance.** With Rayleigh damping the modes ``φ_i`` of ``K φ = λ M φ`` diagonalize
+``Z``: ``Z φ_i = z_i M φ_i``, ``z_i = λ_i (1 + i ω c_K) − ω² + i ω c_M``, and the response
+of mode ``i`` is its load over ``z_i``. An undamped model driven at an eigenfrequency has
+``z_i = 0``: ``Z`` is singular, and a factorization that does not fail returns a response
+of round-off (``|f · u|`` of 1e13 where the static value is 1e-7). Each frequency's
+factorization is therefore checked by two steps of inverse iteration ``y ← Z⁻¹ M y`` from a
+fixed random start: ``‖y‖_M / ‖Z⁻¹ M y‖_M ≥ min_i |z_i|`` for any ``y`` (``Z⁻¹ M`` has the
+eigenvalues ``1 / z_i`` on the M-orthonormal ``φ_i``), and it reaches ``min_i |z_i|`` in one
+or two steps when that is far smaller than the others, as at a resonance. The frequency is
+refused (:class:`~fesens.errors.ResonanceError`) when this bound is at most
+``2 τ ω²``, which certifies a mode with ``|λ_i − ω²| ≤ 2 τ ω²`` (``ω`` within ``τ``,
+relative, of its eigenfrequency) and a damping ratio ``(c_M / ω_i + c_K ω_i) / 2`` below
+``τ``: an amplification of more than ``1 / (2 τ)`` over its static response.
+:data:`RESONANCE_TOLERANCE` ``τ = 1e-4`` lies far below the discretization error of an
+eigenfrequency on any practical mesh (``O(h²)``, 1e-3 and more), so the refused response
+is a number of the mesh, not of the structure; a damping ratio of 1e-4 or more (every
+physical one) always runs, resonance included.
 """
 
 from __future__ import annotations
@@ -44,8 +62,14 @@ from fesens.ad.registry import defvjp_joint
 from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
-from fesens.errors import NonFiniteError, SingularMatrixError
+from fesens.errors import NonFiniteError, ResonanceError, SingularMatrixError
 from fesens.fem.transient.steps import check_same_pattern
+
+#: ``τ``: a driving frequency within ``τ`` (relative) of an eigenfrequency whose damping
+#: ratio is below ``τ`` is refused (see the module docstring).
+RESONANCE_TOLERANCE = 1e-4
+#: Inverse-iteration steps of the resonance check of each frequency.
+_RESONANCE_ITERATIONS = 2
 
 
 @dataclass(frozen=True)
@@ -76,9 +100,17 @@ class HarmonicResponse:
         """``|u_d|`` at the dofs ``dofs`` ``(k,)``, ``(n_omegas, k)``."""
         return np.sqrt(self.real[:, dofs] ** 2 + self.imag[:, dofs] ** 2)
 
+    def magnitudes(self, functional):
+        """``|j(u)| = |j(Re u) + i j(Im u)|`` per frequency, ``(n_omegas,)``, of a real
+        functional ``j`` linear in the field (``u ↦ f · u``, a value at a dof)."""
+        return np.stack([np.sqrt(functional(self.real[i]) ** 2
+                                 + functional(self.imag[i]) ** 2)
+                         for i in range(np.size(getval(self.omegas)))])
+
 
 def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
                       damping=(0.0, 0.0), lumped: bool = False, points=None,
+                      resonance_tolerance: float = RESONANCE_TOLERANCE,
                       **parameters) -> HarmonicResponse:
     """The response ``u`` of ``(K − ω² M + i ω C) u = f`` for each ``ω`` of ``omegas``.
 
@@ -100,6 +132,8 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
         HRZ-lumped mass.
     points : array_like, optional
         Node coordinates ``(n_points, dim)`` (shape sensitivities).
+    resonance_tolerance : float
+        ``τ`` of the resonance check (module docstring), ``>= 0``; 0 turns it off.
     **parameters
         The model's stiffness parameters.
 
@@ -110,9 +144,14 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
     Raises
     ------
     ValueError
-        Non-zero prescribed values, a bad damping pair, negative or non-1D ``omegas``.
+        Non-zero prescribed values, a bad damping pair, negative or non-1D ``omegas``, a
+        negative ``resonance_tolerance``.
+    ResonanceError
+        A driving frequency within ``τ`` of an eigenfrequency of a mode whose damping
+        ratio is below ``τ`` (naming both frequencies).
     SingularMatrixError
-        A driving frequency at a resonance of an undamped model.
+        A matrix that cannot be factorized (an exact resonance, dofs with neither
+        stiffness nor mass).
     """
     model.check_parameters(parameters)
     points = model.checked_points(points)
@@ -133,6 +172,9 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
         c = np.asarray(getval(value), dtype=float)
         if c.shape != () or not np.isfinite(c) or c < 0:
             raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, got {c!r}")
+    if not np.isfinite(resonance_tolerance) or resonance_tolerance < 0:
+        raise ValueError(f"resonance_tolerance must be a finite number >= 0, got "
+                         f"{resonance_tolerance!r}")
     K = model.stiffness("ff", points=points, **parameters)
     M = model.mass(density, lumped=lumped, points=points)
     check_same_pattern(getval(K), getval(M))
@@ -141,7 +183,7 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
     if extra is not None:
         f = f + extra
     free, n_dofs = model.free_dofs, model.dofmap.n_dofs
-    run = _HarmonicRun()
+    run = _HarmonicRun(float(resonance_tolerance))
     run.keep = any(isinstance(x, Traced) for x in (K, M, mass_damping, stiffness_damping,
                                                    omegas, f))
     U = harmonic_solve(run, K, M, mass_damping, stiffness_damping, omegas, f[free])
@@ -152,10 +194,12 @@ def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
 
 
 class _HarmonicRun:
-    """One call: the factorization of each frequency, kept for the adjoint when traced."""
+    """One call: the factorization of each frequency, kept for the adjoint when traced,
+    and the resonance check's tolerance."""
 
-    def __init__(self):
+    def __init__(self, tolerance: float = RESONANCE_TOLERANCE):
         self.keep = False
+        self.tolerance = tolerance
         self.factors: list = []
 
 
@@ -188,6 +232,8 @@ def _harmonic_solve(run: _HarmonicRun, K, M, mass_damping, stiffness_damping, om
     run.factors = []
     for k, omega in enumerate(omegas):
         lu = _factorized(K, M, float(mass_damping), float(stiffness_damping), float(omega))
+        if run.tolerance > 0 and omega > 0:
+            _check_resonance(lu, K, M, float(omega), k, run.tolerance)
         u = lu.solve(f.astype(complex))
         if not np.all(np.isfinite(u)):
             raise NonFiniteError(f"the harmonic response at ω = {omega!r} contains NaN or "
@@ -196,6 +242,40 @@ def _harmonic_solve(run: _HarmonicRun, K, M, mass_damping, stiffness_damping, om
         if run.keep:
             run.factors.append(lu)
     return out
+
+
+def _check_resonance(lu, K: PatternMatrix, M: PatternMatrix, omega: float, index: int,
+                     tolerance: float) -> None:
+    """Refuse ``ω`` when inverse iteration with ``Z``'s factorization ``lu`` bounds some
+    ``|z_i|`` by ``2 τ ω²`` (see the module docstring), naming the nearest eigenfrequency
+    (the Rayleigh quotient of the last iterate)."""
+    M_csr = M.tocsr()
+    # a fixed start, so that a run's bits do not depend on a global random state, with a
+    # component on every mode, which a load orthogonal to the resonant one would lack
+    y = np.random.default_rng(0).standard_normal(M_csr.shape[0]).astype(complex)
+    y /= np.sqrt(np.real(np.vdot(y, M_csr @ y)))
+    bound = np.inf
+    for _ in range(_RESONANCE_ITERATIONS):
+        w = lu.solve(M_csr @ y)
+        size = np.sqrt(np.real(np.vdot(w, M_csr @ w)))
+        if not np.isfinite(size) or size == 0.0:
+            bound = 0.0  # Z⁻¹ overflows: singular to working precision
+            break
+        bound, y = 1.0 / size, w / size
+    if bound > 2 * tolerance * omega ** 2:
+        return
+    eigenvalue = float(np.real(np.vdot(y, K.tocsr() @ y))) if bound > 0 else omega ** 2
+    nearest = np.sqrt(max(eigenvalue, 0.0))
+    distance = abs(omega - nearest) / nearest if nearest > 0 else np.inf
+    hertz = nearest / (2 * np.pi)
+    raise ResonanceError(
+        f"the driving frequency {omega / (2 * np.pi):.6g} Hz (ω = {omega:.6g}, frequency "
+        f"{index}) is a resonance: within {distance:.2g} (relative) of the eigenfrequency "
+        f"{hertz:.6g} Hz (ω = {nearest:.6g}) of a mode whose damping ratio is below "
+        f"{tolerance:g}, where K − ω² M + i ω C is singular or nearly so and the response "
+        f"is round-off; drive more than {tolerance:g} (relative) away from {hertz:.6g} Hz, "
+        f"or add damping (a ratio of at least {tolerance:g})",
+        omega=omega, index=index, eigenfrequency=hertz)
 
 
 harmonic_solve = primitive(_harmonic_solve, "harmonic_solve")
