@@ -52,7 +52,8 @@ def load_factors(K: PatternMatrix, G: PatternMatrix, k: int, *, solver) -> tuple
     """
     K_raw, G_raw = getval(K), getval(G)
     backend = K_raw.pattern.solver(solver)
-    with K_raw.pattern.thread_limit(backend):
+    # another thread's factorization must not replace K's while the iteration solves
+    with backend.lock, K_raw.pattern.thread_limit(backend):
         # The static solve of the same values left its factorization here: no new one.
         backend.factorize_once(K_raw.pattern, K_raw.data, K_raw.tocsr)
         _, modes = lowest_load_factors(K_raw.tocsr(), G_raw.tocsr(), k, backend.solve)

@@ -79,7 +79,8 @@ def lattice_solve(system: LatticeSystem, coefficients, f, solver):
     if not np.all(np.isfinite(f)):
         raise NonFiniteError("the right-hand side of solve contains NaN or infinity")
     backend = system.solver(solver)
-    with system.thread_limit(backend):
+    # another thread's factorization must not replace this one before its solve reads it
+    with backend.lock, system.thread_limit(backend):
         return _factorized(system, coefficients, backend).solve(f)
 
 
@@ -87,7 +88,7 @@ def lattice_solve(system: LatticeSystem, coefficients, f, solver):
 def _lattice_adjoint_solve(system: LatticeSystem, coefficients, g, solver):
     """``λ = A⁻ᵀ g`` with the hierarchy of ``A(coefficients)`` (linear in ``g``)."""
     backend = system.solver(solver)
-    with system.thread_limit(backend):
+    with backend.lock, system.thread_limit(backend):  # as in lattice_solve
         return _factorized(system, coefficients, backend).solve_transpose(
             np.asarray(g, dtype=float))
 

@@ -13,6 +13,7 @@ Adjoint rules:
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from functools import cached_property
@@ -44,6 +45,8 @@ class SolverHost:
     def __init__(self) -> None:
         self._solvers: dict[tuple, LinearSolver] = {}
         self._thread_limits: dict[bool, tuple] = {}
+        # threads asking for the same spec at once get one instance (one analysis)
+        self._creating = threading.RLock()
 
     def threads(self, direct: bool) -> tuple[int, str]:
         """The BLAS threads of a direct or iterative solve on this structure, and why
@@ -87,12 +90,14 @@ class SolverHost:
             return spec
         name, options = (spec, {}) if isinstance(spec, str) else spec
         key = (name, tuple(sorted(options.items(), key=lambda item: item[0])))
-        backend = self._solvers.get(key)
-        if backend is None:
-            backend = self._solvers[key] = make_solver(name, **options)
-            backend.on_analysis = _AnalysisListener(self)
-            if configure is not None:
-                configure(backend)
+        with self._creating:
+            backend = self._solvers.get(key)
+            if backend is None:
+                backend = make_solver(name, **options)
+                backend.on_analysis = _AnalysisListener(self)
+                if configure is not None:
+                    configure(backend)
+                self._solvers[key] = backend
         return backend
 
 
@@ -279,7 +284,8 @@ def solve(K: PatternMatrix, f, solver="auto"):
     if not np.all(np.isfinite(f)):
         raise NonFiniteError("the right-hand side of solve contains NaN or infinity")
     backend = K.pattern.solver(solver)
-    with K.pattern.thread_limit(backend):
+    # another thread's factorization must not replace K's before its solve reads it
+    with backend.lock, K.pattern.thread_limit(backend):
         return _factorized(K, backend).solve(f)
 
 
@@ -287,7 +293,7 @@ def solve(K: PatternMatrix, f, solver="auto"):
 def _adjoint_solve(K: PatternMatrix, g, solver="auto"):
     """``λ = K⁻ᵀ g`` with the factorization of ``K`` (linear in ``g``)."""
     backend = K.pattern.solver(solver)
-    with K.pattern.thread_limit(backend):
+    with backend.lock, K.pattern.thread_limit(backend):  # as in solve
         return _factorized(K, backend).solve_transpose(np.asarray(g, dtype=float))
 
 
@@ -295,7 +301,9 @@ def _factorized(K: PatternMatrix, solver) -> LinearSolver:
     """The pattern's solver for ``solver``, holding the factorization of ``K``.
 
     The forward solve factorizes; the adjoint solve of the same values finds the
-    factorization in place (:meth:`~fesens.solvers.LinearSolver.factorize_once`).
+    factorization in place (:meth:`~fesens.solvers.LinearSolver.factorize_once`), or
+    makes it again when another solve on the pattern (another thread's) replaced it. The
+    caller holds the backend's lock until its solve is done.
     """
     backend = K.pattern.solver(solver)
     backend.factorize_once(K.pattern, K.data, K.tocsr)

@@ -44,6 +44,12 @@ class Differentiable:
         Keywords given to every ``model.solve`` (e.g. a nonlinear model's ``newton``
         options); those of a call take precedence.
 
+    Notes
+    -----
+    Safe to share between threads, as its model is (:class:`LinearModel`,
+    :class:`NonlinearModel`): each call, value or gradient, returns the bits it returns
+    alone; the calls take turns at the solver's factorization (its ``lock``).
+
     Examples
     --------
     >>> problem = Differentiable(model)                          # doctest: +SKIP

@@ -8,6 +8,7 @@ inputs and raise specific errors from :mod:`fesens.errors`; private hooks only c
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -42,6 +43,12 @@ class LinearSolver(ABC):
 
     The solver keeps a reference to the last factorized matrix (for residual checks and
     matrix-vector products): do not modify it in place while its solves are needed.
+
+    **Threads.** An instance holds one factorization at a time, so a factorization and the
+    solves that read it must not be split by another thread's factorization: whoever
+    factorizes and then solves holds :attr:`lock` around both (``with backend.lock:``;
+    the solve primitives of :mod:`fesens.ad` and the models do). An instance may then be
+    shared by threads: each caller gets the solution of its own matrix.
 
     Every backend declares the class attributes ``symmetric`` and ``is_direct``
     (:func:`register_solver` refuses a class that does not), so a caller holding only a
@@ -100,6 +107,9 @@ class LinearSolver(ABC):
         return None
 
     def __init__(self) -> None:
+        #: Held around a factorization and the solves that read it (see the class notes);
+        #: re-entrant, so a caller holding it may call code that takes it again.
+        self.lock = threading.RLock()
         self._matrix: sp.csr_matrix | sp.csc_matrix | None = None
         self._held: tuple | None = None  # (pattern key, values) of factorize_once
         self._stats: dict[str, Any] = {

@@ -219,6 +219,15 @@ class Model(DirichletConditions, LoadTerms, SolverChoice, ABC):
                                  f"{bad[:20].tolist()}{' ...' if bad.size > 20 else ''}")
         return raw if getval(points) is points else points  # lists and ints as float arrays
 
+    def warm_start_arrays(self) -> dict[str, np.ndarray]:
+        """Where this thread's next solve starts, as named arrays (what an optimization's
+        checkpoint keeps); empty here: a linear model's solve depends on its inputs only
+        (a nonlinear model's Newton warm start overrides it)."""
+        return {}
+
+    def restore_warm_start(self, arrays: dict[str, np.ndarray]) -> None:
+        """Put back what :meth:`warm_start_arrays` gave (nothing to do here)."""
+
     def describe(self) -> str:
         """One line: physics, mesh and dof counts."""
         return (

@@ -88,7 +88,12 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
     ``scaled_thickness``, ``checked``, ``checked_points``, ``check_parameters``,
     ``dirichlet_values``,
     ``solver_choice``, ``auto_solver``, ``near_nullspace``, ``with_near_nullspace``,
-    ``partition``, ``springs``.
+    ``partition``, ``springs``, ``warm_start_arrays``, ``restore_warm_start``.
+
+    Threads: a model may be shared by threads once its supports and loads are set:
+    its solves and their gradients hold the solver instance's lock around each
+    factorization and the solves that read it (the adjoint factorizes again where another
+    thread's solve replaced it), so each call returns the bits it returns alone.
 
     What is common to every model (mesh, dofs, conditions, loads, geometry, solver choice)
     lives in :class:`~fesens.fem.model.base.Model`; the Dirichlet conditions, the load

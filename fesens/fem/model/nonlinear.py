@@ -38,6 +38,7 @@ from fesens.fem.model.base import Model
 from fesens.fem.model.follower_loads import FollowerLoad, FollowerLoads
 from fesens.fem.model.nonlinear_solution import LoadStepStates, NonlinearSolution
 from fesens.fem.model.solution import Solution
+from fesens.fem.model.warm_start import ThreadWarmStart, WarmStart
 from fesens.fem.nonlinear.implicit_solve import ResidualSolve, solve_residual, solve_residual_at
 from fesens.fem.nonlinear.newton import NewtonOptions
 from fesens.fem.post.fields import dof_gradients
@@ -47,7 +48,7 @@ from fesens.solvers.policy import is_auto, tangent_choice
 _NEWTON_OPTIONS = tuple(f.name for f in dataclass_fields(NewtonOptions))
 
 
-class NonlinearModel(FollowerLoads, Model):
+class NonlinearModel(FollowerLoads, WarmStart, Model):
     """Base class of every physics whose equations are nonlinear in the unknowns.
 
     Parameters
@@ -112,6 +113,12 @@ class NonlinearModel(FollowerLoads, Model):
     ``follower_surface_load`` (a pressure on the deformed boundary, for a displacement
     field), ``solve``; ``internal_forces``, ``tangent``, ``residual``, ``describe``.
 
+    **Threads**: a model may be shared by threads once its supports and loads are set.
+    Each factorization of the tangent and the solves that read it hold the solver's lock;
+    the adjoint factorizes Newton's last tangent again where another thread's solve
+    replaced it; the warm start is each thread's own (:attr:`converged_state`). A
+    thread's calls therefore return the bits they return alone.
+
     **Follower loads** (:meth:`follower_surface_load`, :meth:`follower_fields`,
     :meth:`fields_at`): see :class:`~fesens.fem.model.follower_loads.FollowerLoads`.
     """
@@ -141,9 +148,7 @@ class NonlinearModel(FollowerLoads, Model):
         self._operators: dict[str, BlockOperator] = {}
         #: The follower loads by name (:meth:`follower_surface_load`).
         self.followers: dict[str, FollowerLoad] = {}
-        #: The last converged solve (:class:`~fesens.fem.nonlinear.implicit_solve.
-        #: ConvergedState`), the start of the next one when its inputs are close.
-        self.converged_state = None
+        self._warm = ThreadWarmStart()  # each thread's last converged solve
 
     # ------------------------------------------------------------ physics hooks
     @abstractmethod
@@ -345,8 +350,11 @@ class NonlinearModel(FollowerLoads, Model):
             ``line_search``, ``max_backtracks``; a key not given takes the physics'
             :attr:`newton_defaults`, then the options' default.
         warm_start : bool
-            Start from the last converged state when the inputs changed by at most
-            :attr:`warm_start_tolerance` (relative), else from :meth:`reference_state`
+            Start from this thread's last converged state (:attr:`converged_state`) when
+            the inputs changed by at most :attr:`warm_start_tolerance` (relative): the
+            answer then equals the one from :meth:`reference_state` to Newton's
+            tolerance, not bit for bit (False: it depends on the inputs alone). Else
+            from :meth:`reference_state`
             with the load applied by the load factor from 0 to 1 (external loads, follower
             pressures and prescribed values alike).
         at_load_factors : sequence of float, optional

@@ -1,9 +1,9 @@
 """The nonlinear solve ``R(u, θ) = 0`` as one differentiable primitive.
 
 Forward: load-stepped Newton (:mod:`~fesens.fem.nonlinear.newton`) on raw values, from the
-model's last converged state when the inputs changed little (an optimization loop), else
-from its reference state. Backward, by the implicit function theorem: ``R(u*(θ), θ) = 0``
-gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` at the converged state, so
+last converged state of the model in this thread when the inputs changed little (an
+optimization loop), else from its reference state. Backward, by the implicit function
+theorem: ``R(u*(θ), θ) = 0`` gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` at the converged state, so
 
     λ = K_T(u*)⁻ᵀ ū            one (transposed) solve with the converged tangent
     θ̄ = −λᵀ ∂R/∂θ              one traced evaluation of R(u*, θ), pulled back with −λ
@@ -11,9 +11,11 @@ gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` 
 for every input at once: the per-cell material fields, the load vector, the prescribed
 values and the node coordinates. The Newton iterations are never taped.
 
-The converged tangent ``K* = K_T(u*)`` is not assembled when Newton's last factorization
-``K_k = K_T(x_k)`` (of the iterate before the converged one, still held by the backend)
-is at hand: ``λ`` is then found by iterative refinement preconditioned with it,
+The converged tangent ``K* = K_T(u*)`` is not assembled: Newton's last factorization
+``K_k = K_T(x_k)`` (of the iterate before the converged one, still held by the backend,
+or made again from its kept values where another solve sharing the backend replaced
+it, so that the gradient has the same bits whatever ran in between) is used: ``λ`` is
+then found by iterative refinement preconditioned with it,
 ``λ₀ = K_k⁻ᵀ ū``, ``λ ← λ + K_k⁻ᵀ (ū − K*ᵀ λ)``, each product ``K*ᵀ λ`` the
 hand-derived tangent ``∂P/∂∇u`` (and ``∂P/∂u``) at ``u*``, evaluated once at the
 quadrature points, applied cell by cell without assembling ``K*``
@@ -82,7 +84,8 @@ class ResidualSolve:
         The load factors, increasing and ending with 1, whose states
         :func:`solve_residual_at` returns (empty for :func:`solve_residual`).
     kept : KeptFactorization or None
-        Newton's last tangent factorization of this solve (None before its first).
+        Newton's last tangent matrix of this solve, whose factorization the adjoint
+        refines with (None before its first).
     refinements : int or None
         Corrections the last :meth:`adjoint` made with it (None: it assembled and
         factorized the converged tangent instead).
@@ -180,7 +183,8 @@ class ResidualSolve:
         K = self.model.tangent(u, fields, points)
         backend = self.backend
         before = backend.stats
-        with K.pattern.thread_limit(backend):
+        # another thread's factorization must not replace K's before the solve reads it
+        with backend.lock, K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
             lam = backend.solve_transpose(u_bar)
         if self.report is not None:  # a fallback of the converged tangent is the solve's too
@@ -193,12 +197,11 @@ class ResidualSolve:
         None where that factorization is not usable or the refinement does not reach
         :attr:`rtol_adjoint` (see the module notes)."""
         kept, backend, model = self.kept, self.backend, self.model
-        # another factorization since Newton's last (any solve sharing this backend, or
-        # a failed one) replaced it; an iterative backend's solve is not a substitution;
-        # a distributed backend's ranks would have to agree on every stopping decision
+        # an iterative backend's solve is not a substitution; a distributed backend's
+        # ranks would have to agree on every stopping decision
         if (kept is None or kept.load_factor != t or not backend.is_direct
-                or backend.distributes or kept.pattern is not model.operator("ff").pattern
-                or backend.stats["n_numeric"] != kept.n_numeric):
+                or backend.distributes
+                or kept.matrix.pattern is not model.operator("ff").pattern):
             return None
         target = self.rtol_adjoint * float(np.linalg.norm(u_bar))
         if target == 0.0:
@@ -210,7 +213,15 @@ class ResidualSolve:
         floor = self.rtol_stagnation * float(np.linalg.norm(u_bar))
         best, best_size = None, np.inf
         try:
-            with kept.pattern.thread_limit(backend):
+            # Newton's last factorization, made again where another solve sharing the
+            # backend (another thread's, a failed one) replaced it since: the same factor,
+            # so the same bits whatever ran in between; held to the last substitution
+            pattern = kept.matrix.pattern
+            with backend.lock, pattern.thread_limit(backend):
+                before = backend.stats
+                backend.factorize_once(pattern, kept.matrix.data, kept.matrix.tocsr)
+                if self.report is not None:
+                    self.report.count_factorizations(before, backend.stats)
                 lam = backend.solve_transpose(u_bar)
                 for corrections in range(self.max_refinements + 1):
                     rest = u_bar - transposed_product(lam)
@@ -251,11 +262,13 @@ def _on_free_dofs(model, cells):
 
 
 class KeptFactorization:
-    """Which factorization Newton left on a backend: the pattern's, at load factor
-    :attr:`load_factor`, the backend's :attr:`n_numeric`-th numeric factorization."""
+    """The matrix of Newton's last factorization, :attr:`matrix` (a
+    :class:`~fesens.ad.sparse.PatternMatrix`, its values kept), at load factor
+    :attr:`load_factor`: the backend still holds its factor unless another solve
+    replaced it, and then factorizes it again."""
 
-    def __init__(self, pattern, load_factor: float, n_numeric: int):
-        self.pattern, self.load_factor, self.n_numeric = pattern, load_factor, n_numeric
+    def __init__(self, matrix, load_factor: float):
+        self.matrix, self.load_factor = matrix, load_factor
 
 
 class LoadPath:
@@ -298,9 +311,10 @@ class LoadPath:
         u = self.model.state(x, self.prescribed(t))
         K = self.model.tangent(u, self.fields_at(t), self.points)
         backend = self.solve.backend
-        with K.pattern.thread_limit(backend):
+        # another thread's factorization must not replace K's before the solve reads it
+        with backend.lock, K.pattern.thread_limit(backend):
             backend.factorize_once(K.pattern, K.data, K.tocsr)
-            self.solve.kept = KeptFactorization(K.pattern, t, backend.stats["n_numeric"])
+            self.solve.kept = KeptFactorization(K, t)
             return backend.solve(rhs)
 
 
@@ -317,6 +331,27 @@ class ConvergedState:
         self.f, self.g = snapshot(np.asarray(f, dtype=float)), snapshot(np.asarray(g, float))
         self.points = None if points is None else snapshot(np.asarray(points, dtype=float))
         self.fields = {k: snapshot(np.asarray(v, dtype=float)) for k, v in fields.items()}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The state as named arrays (what a checkpoint stores): ``u_free``, ``f``, ``g``,
+        ``points`` (when given) and ``field:NAME`` per field; :meth:`from_arrays` reads
+        them back, the same bits."""
+        out = {"u_free": self.u_free, "f": self.f, "g": self.g}
+        if self.points is not None:
+            out["points"] = self.points
+        return {**out, **{f"field:{k}": v for k, v in self.fields.items()}}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict) -> ConvergedState:
+        """The state that :meth:`arrays` gave.
+
+        Raises
+        ------
+        KeyError
+            ``u_free``, ``f`` or ``g`` is missing.
+        """
+        fields = {k[len("field:"):]: v for k, v in arrays.items() if k.startswith("field:")}
+        return cls(arrays["u_free"], arrays["f"], arrays["g"], arrays.get("points"), fields)
 
     def close_to(self, f, g, points, fields: dict, tolerance: float) -> bool:
         """Whether every input changed by at most ``tolerance`` relative to its size

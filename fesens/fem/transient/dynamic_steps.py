@@ -235,7 +235,8 @@ def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F,
         keep = set(range(N + 1))
     else:
         keep = {0, *forward_snapshots(N, problem.max_states)}
-    with stepper.thread_limit():
+    # the step solvers (and their factorizations) are the problem's: one run at a time
+    with problem.lock, stepper.thread_limit():
         state = stepper.initial(u0, v0)
         for n in range(N + 1):
             if n > 0:
@@ -395,7 +396,7 @@ def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_dampi
                                  K_fc, M_fc, g, rates)
         adjoint = DynamicAdjoint(run, stepper, gbar, term_args, argnums)
         stored, N = run.stored, problem.n_steps
-        with stepper.thread_limit():
+        with problem.lock, stepper.thread_limit():  # as the forward sweep
             if problem.max_states is None:
                 for n in range(N, 0, -1):
                     adjoint.step(n, stored[n - 1], stored[n])

@@ -45,6 +45,7 @@ through the time integration).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -110,10 +111,18 @@ class TransientProblem:
         step (as ``model.solve(newton=...)``; ``steps`` and ``max_cutbacks`` do not apply:
         a time step is never cut back, which would change the scheme).
 
+    Notes
+    -----
+    A problem may be shared by threads: its runs (forward sweeps and adjoints) take
+    :attr:`lock` in turn, since its step solvers hold one factorization each; each call
+    returns what it returns alone. :attr:`stats` is then that of the last run to finish.
+
     Attributes
     ----------
     times : numpy.ndarray
         ``(N + 1,)``.
+    lock : threading.RLock
+        Held by each run (see the notes).
     stats : dict
         Of the last run: ``steps`` (forward steps of the sweep), ``kept`` (state vectors
         the sweep kept for the gradient), ``advanced`` (steps recomputed from snapshots by
@@ -143,6 +152,9 @@ class TransientProblem:
         self._solver_options = dict(solver_options or {})
         self._solvers: dict[tuple, LinearSolver] = {}
         self._mass_blocks: dict[str, tuple] = {}
+        #: Held by each run, forward sweep or adjoint, of this problem: its step solvers
+        #: hold one factorization each, which a run reads from its first step to its last.
+        self.lock = threading.RLock()
         self.stats = {"steps": 0, "kept": 0, "advanced": 0, "taped": 0, "factorizations": 0}
         self.nonlinear = isinstance(model, NonlinearModel)
         if self.nonlinear:
@@ -243,8 +255,8 @@ class TransientProblem:
             state = (np.asarray(system[8], dtype=float), None)
         if wanted is None or 0 in wanted:
             yield 0, float(self.times[0]), stepper.full(0, state[0])
-        self.stats.update(steps=0, kept=0, advanced=0, taped=0)
-        with stepper.thread_limit():
+        with self.lock, stepper.thread_limit():  # one run of the problem at a time
+            self.stats.update(steps=0, kept=0, advanced=0, taped=0)
             for n in range(1, self.n_steps + 1):
                 state = (stepper.step(n, state), state[0])
                 self.stats["steps"] += 1

@@ -231,7 +231,9 @@ class _StepSystem:
 
     def solve_tangent(self, x: np.ndarray, t: float, rhs: np.ndarray) -> np.ndarray:
         s = self.s
-        return s.factorized(self.a, self.b, s.tangent(self.n, x)).solve(rhs)
+        K = s.tangent(self.n, x)
+        with s.backend.lock:  # the model's tangent solver: other threads' solves share it
+            return s.factorized(self.a, self.b, K).solve(rhs)
 
 
 # ------------------------------------------------------------------ the primitive
@@ -242,8 +244,9 @@ def _integrate_nonlinear(run: NonlinearRun, M_ff, M_fc, F, H, g, phi, T0_free, p
     problem, n_fields = run.problem, len(run.names)
     stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
                                rest[:n_fields])
-    problem.stats.update(newton_iterations=0)
-    return sweep_forward(run, stepper, T0_free, rest[n_fields:])
+    with problem.lock:  # the statistics of this run, not of another thread's
+        problem.stats.update(newton_iterations=0)
+        return sweep_forward(run, stepper, T0_free, rest[n_fields:])
 
 
 integrate_nonlinear = primitive(_integrate_nonlinear, "transient_integrate_nonlinear")
@@ -316,7 +319,8 @@ class NonlinearAdjoint(StepTermCotangent):
         rhs, K = self._closing(n, T_n, rhs)
         if K is None:
             K = s.tangent(n, T_n)
-        lam = s.factorized(a[0], b[0], K).solve_transpose(rhs)
+        with s.backend.lock:  # as in the forward step
+            lam = s.factorized(a[0], b[0], K).solve_transpose(rhs)
         for k in (1, 2):
             if a[k] != 0.0:
                 push = a[k] * (s.M_csr.T @ lam)
@@ -365,7 +369,7 @@ def _integrate_nonlinear_vjp(argnums, values, run, M_ff, M_fc, F, H, g, phi, T0_
                                    rest[:n_fields])
         adjoint = NonlinearAdjoint(run, stepper, gbar, rest[n_fields:], argnums)
         T0 = np.asarray(T0_free, dtype=float)
-        with stepper.thread_limit():
+        with problem.lock, stepper.thread_limit():  # one run of the problem at a time
             sweep_backwards(run, stepper, adjoint, T0)
             T0_bar = adjoint.finish(T0)
         cotangents = {_M_FF: adjoint.M_bar, _F: adjoint.F_bar, _H: adjoint.H_bar,

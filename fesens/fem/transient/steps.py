@@ -162,13 +162,14 @@ def sweep_forward(run: Run, stepper, T0_free: np.ndarray, term_args) -> np.ndarr
         keep = set()
     if 0 in keep:
         run.stored[0] = state[0]
-    with stepper.thread_limit():
+    # the step solvers (and their factorizations) are the problem's: one run at a time
+    with problem.lock, stepper.thread_limit():
         for n in range(1, N + 1):
             state = (stepper.step(n, state), state[0])
             values[n] = run.term(n, stepper.full(n, state[0]), term_args)
             if n in keep:
                 run.stored[n] = state[0]
-    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
+        problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
     return values
 
 
@@ -366,7 +367,7 @@ def _integrate_vjp(argnums, values, run, K_ff, M_ff, K_fc, M_fc, F, H, g, phi, T
         stepper = Stepper(problem, K_ff, M_ff, K_fc, M_fc, F, H, g, phi)
         adjoint = Adjoint(run, stepper, gbar, term_args, argnums)
         T0 = np.asarray(T0_free, dtype=float)
-        with stepper.thread_limit():
+        with problem.lock, stepper.thread_limit():  # as the forward sweep
             sweep_backwards(run, stepper, adjoint, T0)
         T0_bar = adjoint.finish(T0)
         cotangents = {**adjoint.matrix_bars, 5: adjoint.F_bar, 6: adjoint.H_bar, 9: T0_bar}
