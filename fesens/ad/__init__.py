@@ -7,7 +7,7 @@ and JVP rules (forward mode: ``jvp`` and derivatives of functions of one number)
 """
 
 from fesens.ad.api import grad, jvp, value_and_grad, vjp
-from fesens.ad.checks import TaylorResult, check_grad, taylor_test
+from fesens.ad.checks import GradientCheck, TaylorResult, check_grad, check_gradient, taylor_test
 from fesens.ad.hessian import hvp, value_grad_hvp
 from fesens.ad.numpy_wrapper import getval, stop_gradient
 from fesens.ad.registry import (
@@ -25,11 +25,13 @@ from fesens.ad.tracer import Box, primitive
 
 __all__ = [
     "Box",
+    "GradientCheck",
     "NotDifferentiableError",
     "PatternMatrix",
     "SparsePattern",
     "TaylorResult",
     "check_grad",
+    "check_gradient",
     "defjvp",
     "defjvp_argnum",
     "defjvp_linear",
