@@ -1,11 +1,16 @@
 """The results folder: never overwritten by accident, every file written atomically.
 
 A folder holds the files of one run (``config.toml``, ``summary.json``, ``history.csv``,
-``checkpoint.npz``, VTU and PNG files). :meth:`ResultsFolder.check` refuses an existing,
-non-empty folder unless ``--force`` (start over) or ``--resume`` (continue its run) is
-given, and does so before anything is written. Each file is written to a hidden
-temporary sibling and renamed, so readers never see half a file. A run holds the folder's
-lock (:meth:`ResultsFolder.locked`), so a second run on the same folder is refused.
+``checkpoint.npz``, VTU and PNG files), never a mix of two. :meth:`ResultsFolder.check`
+refuses an existing, non-empty folder unless ``--force`` (start over) or ``--resume``
+(continue its run) is given, and does so before anything is written. Each file is written
+to a hidden temporary sibling and renamed, so readers never see half a file. A run holds the
+folder's lock (:meth:`ResultsFolder.locked`), so a second run on the same folder is refused.
+
+Every name a run writes is recorded, before it is written, in the folder's hidden manifest
+(:data:`MANIFEST`), so that ``--force`` removes exactly the previous run's files (a
+Newton run's ``load_path.csv``, a time series' steps) and never the user's: not their
+other files, nor a file the run reads (its config, a ``--design``), whatever its name.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,6 +40,8 @@ SNAPSHOT = re.compile(r"^design_(\d+)\.vtu$")
 TEMPORARY = re.compile(r"^\..*\.tmp")
 
 CHECKPOINT = "checkpoint.npz"
+#: The names of the files the folder's runs wrote, one per line (``--force`` removes them).
+MANIFEST = ".fesens-files"
 #: The lock file of a run in progress (``flock``; released when the process ends).
 LOCK = ".fesens.lock"
 #: Columns that differ between otherwise identical runs, left out of ``history.csv``.
@@ -77,23 +84,54 @@ class ResultsFolder:
     Parameters
     ----------
     path : Path
+    inputs : iterable of path
+        Files the run reads (its config, a design): :meth:`prepare` never removes them,
+        whatever their names.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()):
         self.path = Path(path)
+        self.inputs = tuple(Path(p) for p in inputs)
         self._holding = False
 
     def file(self, name: str) -> Path:
+        """The path of the output ``name``, recorded in the manifest as this run's before
+        it is written (read a file of the folder as ``folder.path / name``)."""
+        written = self._manifest()
+        if name not in written and self.path.is_dir():
+            atomic_write_text(self.path / MANIFEST, "".join(f"{n}\n" for n in
+                                                            [*written, name]))
         return self.path / name
+
+    def _manifest(self) -> list[str]:
+        """The names the manifest records (none without one)."""
+        try:
+            text = (self.path / MANIFEST).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [name for name in text.splitlines() if name]
+
+    def _prune_manifest(self) -> None:
+        """Keep the manifest's names of files that exist; remove it when none does."""
+        names = [n for n in self._manifest() if (self.path / n).is_file()]
+        if names:
+            atomic_write_text(self.path / MANIFEST, "".join(f"{n}\n" for n in names))
+        else:
+            (self.path / MANIFEST).unlink(missing_ok=True)
+
+    def is_input(self, path: Path) -> bool:
+        """Whether ``path`` is one of the files the run reads (:attr:`inputs`)."""
+        return any(p.is_file() and os.path.samefile(p, path) for p in self.inputs)
 
     @property
     def checkpoint(self) -> Path:
         return self.path / CHECKPOINT
 
     def is_empty(self) -> bool:
-        """True if the folder does not exist or holds nothing but the lock file."""
+        """True if the folder does not exist or holds nothing but the lock file and the
+        manifest."""
         return not self.path.exists() or (
-            self.path.is_dir() and all(p.name == LOCK for p in self.path.iterdir()))
+            self.path.is_dir() and all(p.name in (LOCK, MANIFEST) for p in self.path.iterdir()))
 
     def _in_use_error(self) -> ResultsFolderError:
         return ResultsFolderError(f"results folder {self.path} is in use by another fesens "
@@ -148,6 +186,7 @@ class ResultsFolder:
             yield
         finally:
             self._holding = False
+            self._prune_manifest()
             lock.unlink(missing_ok=True)
             file.close()
             if created and not any(self.path.iterdir()):
@@ -177,16 +216,20 @@ class ResultsFolder:
 
     def prepare(self, *, clear: bool) -> None:
         """Create the folder and remove the temporary files a killed run left; with
-        ``clear``, remove the files of a previous run too (only those)."""
+        ``clear``, remove the files of previous runs too: those the manifest records and
+        those of :data:`ARTIFACTS` and :data:`SNAPSHOT` (a folder older than its
+        manifest), never one of :attr:`inputs`."""
         self.path.mkdir(parents=True, exist_ok=True)
         self.remove_temporaries()
         if not clear:
             return
+        recorded = set(self._manifest())
         for entry in self.path.iterdir():
             name = entry.name
-            if entry.is_file() and (name in ARTIFACTS or SNAPSHOT.match(name)
-                                    or TEMPORARY.match(name)):
+            if entry.is_file() and (name in recorded or name in ARTIFACTS
+                                    or SNAPSHOT.match(name)) and not self.is_input(entry):
                 entry.unlink()
+        (self.path / MANIFEST).unlink(missing_ok=True)
 
     def remove_temporaries(self) -> None:
         """Delete temporary files left by an interrupted atomic write."""

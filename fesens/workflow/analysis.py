@@ -48,7 +48,7 @@ from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS
 from fesens.plotting import plot_cell_field, plot_nodal_field
 from fesens.solvers import solver_class
-from fesens.workflow.common import reported_values
+from fesens.workflow.common import input_files, reported_values
 from fesens.workflow.design_input import full_material, read_design
 from fesens.workflow.nonlinear import (
     add_config_hint,
@@ -107,7 +107,7 @@ def run_solve(config: Config, out: str | Path, *, force: bool = False,
     """Solve the config's model; write ``solution.vtu``, ``solution.json`` (and
     ``solution.png`` in 2D) to ``out``. Returns the JSON summary."""
     with rank_output(Path(out), force=force, resume=False, echo=echo) as ours:
-        folder = ResultsFolder(ours.out_dir)
+        folder = ResultsFolder(ours.out_dir, inputs=input_files(config))
         folder.check(force=ours.force, command=command)
         with folder.locked():
             folder.check(force=ours.force, command=command)  # again, now that we hold it
@@ -268,7 +268,8 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     2D field. Returns the JSON summary.
     """
     with rank_output(Path(out), force=force, resume=False, echo=echo) as ours:
-        folder = ResultsFolder(ours.out_dir)
+        folder = ResultsFolder(ours.out_dir, inputs=input_files(
+            config, design, None if design is None else Path(design) / "design.vtu"))
         folder.check(force=ours.force, command=command)
         with folder.locked():
             folder.check(force=ours.force, command=command)  # again, now that we hold it

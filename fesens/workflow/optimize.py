@@ -8,6 +8,7 @@ checkpointed; an interrupted run leaves a valid checkpoint, ``history.csv`` and
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,10 +35,10 @@ from fesens.opt import (
     load_evaluated_design,
     optimize,
 )
-from fesens.output import ResultsFolder
+from fesens.output import ResultsFolder, ResultsFolderError
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
-from fesens.workflow.common import Interrupted, reported_values, silent
+from fesens.workflow.common import Interrupted, input_files, reported_values, silent
 from fesens.workflow.design_fields import (
     design_fields,
     grayness_report,
@@ -135,7 +136,13 @@ def run_optimization(config: Config, out: str | Path | None = None, *, resume: b
             raise ValueError("resume and force apply to a results folder; give out=PATH")
         return _run_in_memory(config, echo)
     with rank_output(Path(out), force=force, resume=resume, echo=echo) as ours:
-        folder = ResultsFolder(ours.out_dir)
+        folder = ResultsFolder(ours.out_dir, inputs=input_files(config))
+        if not resume and _reads_its_config(config, folder):
+            raise ResultsFolderError(
+                f"CONFIG {config.source} is the config.toml of the results folder "
+                f"{folder.path}, which this run would overwrite with its resolved config (your "
+                "comments lost); nothing was written. Choose another --out, or copy the file "
+                "elsewhere and run the copy")
         folder.check(force=ours.force, resume=resume, command=command)
         with folder.locked():
             run = _run(config, folder, resume=resume, force=ours.force, echo=ours.echo,
@@ -162,9 +169,10 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
                tic=tic, history=history, start_iteration=start_iteration)
     folder.prepare(clear=force and not resume)
     try:  # from here on, Ctrl-C ends in interrupted(): saved, exit 130
-        folder.write_text("config.toml", dumps(config.data, header=(
-            f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
-            f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
+        if not _reads_its_config(config, folder):  # a resume from it: the input stays as is
+            folder.write_text("config.toml", dumps(config.data, header=(
+                f"# Resolved config of this run (fesens {__version__}); defaults filled in.\n"
+                f"# Re-run: fesens optimize {folder.file('config.toml')} --out DIR")))
         if resume:
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
@@ -186,6 +194,13 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
     echo(f"results in {folder.path}: design.png, {extra}design.vtu, convergence.png, "
          "history.csv, summary.json")
     return run.result(summary, x, evaluation, converged)
+
+
+def _reads_its_config(config: Config, folder: ResultsFolder) -> bool:
+    """Whether ``config`` was read from the ``config.toml`` that a run in ``folder`` writes
+    (``fesens optimize config.toml --out .``, or a resume from the folder's own)."""
+    source, written = Path(config.source), folder.path / "config.toml"
+    return source.is_file() and written.is_file() and os.path.samefile(source, written)
 
 
 #: The files of the final design's shape (:func:`~fesens.workflow.design_fields.write_shape`).

@@ -32,7 +32,7 @@ def check_same_problem(folder: ResultsFolder, config: Config) -> None:
     """Refuse a resume whose config differs from the ``config.toml`` the run in ``folder``
     wrote, outside :data:`RESUMABLE_CHANGES` (nothing to compare when it is missing: the
     checkpoint's fingerprint is checked by :func:`resume_point`)."""
-    stored = folder.file("config.toml")
+    stored = folder.path / "config.toml"
     if not stored.is_file():
         return
     old = tomllib.loads(stored.read_text(encoding="utf-8"))
