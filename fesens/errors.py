@@ -55,6 +55,16 @@ class BoundaryConditionError(FesensError, ValueError):
     """A boundary condition or load is inconsistent (bad component, empty selection, ...)."""
 
 
+class ArgumentTypeError(FesensError, TypeError):
+    """An argument of the wrong kind, such as a string where numbers are expected; the
+    message names the argument and what it takes."""
+
+
+class LevelIndexError(FesensError, IndexError):
+    """An index of the levels a result holds (its states at load factors) out of range;
+    the message names the index and the number of levels."""
+
+
 class SolverError(FesensError, RuntimeError):
     """Base class of linear-solver failures."""
 

@@ -353,7 +353,8 @@ class GradientCheck:
         return f"gradient check: {'pass' if self.passed else 'FAIL'}: {agreement}, {rate}"
 
     def lines(self) -> list[str]:
-        """What :func:`check_gradient` found, line by line, the verdict last."""
+        """What :func:`check_gradient` found, line by line: a heading, the numbers, the
+        verdict last."""
         d = self.difference
         return [
             f"gradient check along a random direction h (seed {self.seed}):",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from fesens.cli.errors import FesensCliError
 from fesens.cli.options import (
     command_line,
     echo_unless,
@@ -32,8 +33,21 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     every output.every iterations (design.pvd series), design.png, convergence.png,
     history.csv, summary.json, the resolved config.toml and checkpoint.npz. Ctrl-C saves
     and exits; --resume continues exactly where the run stopped.
+
+    \b
+    Exit codes (the run's status, summary.json's "status"):
+      0  converged (the design change below stop.tol_change, every constraint met
+         within stop.constraint_tol), or max_iter (stop.max_iter reached first)
+      1  numerical failure (solver, NaN)
+      2  bad input (config, files, usage), refused before any work
+      3  infeasible: stopped with a constraint violated beyond stop.constraint_tol
+      4  degenerate: the design holds (next to) no material; no shape file written
+      130  interrupted (Ctrl-C); the checkpoint is saved
+    The results of an infeasible or degenerate run are written all the same, marked by
+    their status; the last line says why.
     """
     from fesens.config import preset_text
+    from fesens.opt.status import STATUSES
     from fesens.workflow import run_optimization
 
     if dump_config and preset is not None and config_path is None:
@@ -49,5 +63,10 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
         return
     out_dir = out_dir or Path("results") / config.name
     extra = [f"--max-iter {max_iter}"] if max_iter is not None else []
-    run_optimization(config, out_dir, resume=resume, force=force, echo=echo_unless(quiet),
-                     command=command_line("optimize", config_path, preset, *extra))
+    run = run_optimization(config, out_dir, resume=resume, force=force,
+                           echo=echo_unless(quiet),
+                           command=command_line("optimize", config_path, preset, *extra))
+    status = STATUSES[run.summary["status"]]
+    if status.exit_code:  # a finished run that is no result: say so, and why, last
+        raise FesensCliError(f"{run.summary['outcome']}; the results in {run.folder} are "
+                             f"marked status = \"{status.name}\"", status.exit_code)

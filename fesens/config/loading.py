@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 
 from fesens.config.checks import ConfigError
-from fesens.config.schema import Config, resolve
+from fesens.config.schema import TOP_LEVEL, Config, documented_keys, resolve
+from fesens.config.stray_keys import check_stray_keys
 
 
 def read_toml(text: str, *, source: str) -> dict:
@@ -35,10 +36,13 @@ def parse_config(text: str, *, source: str, base_dir: Path, default_name: str = 
     Raises
     ------
     ConfigError
-        ``"<source>: <problem>"``: invalid TOML (with line and column) or any check.
+        ``"<source>: <problem>"``: invalid TOML (with line and column), a top-level key
+        written after a table header (:func:`~fesens.config.stray_keys.check_stray_keys`)
+        or any check.
     """
     raw = read_toml(text, source=source)
     try:
+        check_stray_keys(raw, TOP_LEVEL, documented_keys())
         return resolve(raw, base_dir=base_dir, source=source, default_name=default_name,
                        optimize=optimize)
     except ConfigError as err:

@@ -22,13 +22,14 @@ from fesens.config.memory import check_mesh_memory, out_of_memory
 from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, packaged_mesh_names, packaged_mesh_path, read_mesh, rectangle
 from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+from fesens.mesh.generators import PLANAR_CELL_TYPES, SOLID_CELL_TYPES
 from fesens.mesh.ground_structure import ground_structure
 
 MESH = {
     "rectangle": {
         "size": Key(numbers(2, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly]"),
         "cells": Key(integers(2), REQUIRED, "cells along x and y [nx, ny]"),
-        "cell_type": Key(choice("quad4", "tri3", "tri6"), "quad4", "quad4, tri3 or tri6"),
+        "cell_type": Key(choice(*PLANAR_CELL_TYPES), "quad4", " | ".join(PLANAR_CELL_TYPES)),
         "origin": Key(numbers(2), [0.0, 0.0], "lower-left corner"),
         "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
                                             "exceeds the available memory"),
@@ -36,7 +37,7 @@ MESH = {
     "box": {
         "size": Key(numbers(3, 0.0, low_open=True), REQUIRED, "side lengths [lx, ly, lz]"),
         "cells": Key(integers(3), REQUIRED, "cells along x, y, z [nx, ny, nz]"),
-        "cell_type": Key(choice("hex8", "tet4", "tet10"), "hex8", "hex8, tet4 or tet10"),
+        "cell_type": Key(choice(*SOLID_CELL_TYPES), "hex8", " | ".join(SOLID_CELL_TYPES)),
         "origin": Key(numbers(3), [0.0, 0.0, 0.0], "lowest corner"),
         "allow_large": Key(boolean(), None, "build the mesh even if its memory estimate "
                                             "exceeds the available memory"),

@@ -25,6 +25,7 @@ from fesens.config.checks import (
     choice,
     component,
     integer,
+    join,
     number,
     numbers,
     show,
@@ -156,7 +157,7 @@ def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> d
                           "solves one load case at a time (the states of several load "
                           "cases are separate nonlinear solves); remove [[load_cases]] and "
                           "run one config per case")
-    _check_tangent_solver(data["solver"], physics, kind)
+    _check_tangent_solver(data["solver"], physics, kind, data["loads"])
     _check_levels(raw, objective, physics)
     return out
 
@@ -245,10 +246,11 @@ def _check_load_path(raw, physics: type, mesh, label: str) -> dict:
     return table
 
 
-def _check_tangent_solver(solver: dict, physics: type, kind: str) -> None:
-    """A backend for a symmetric matrix cannot solve a non-symmetric tangent, and a
-    matrix-free backend cannot solve a tangent that is assembled at every iteration."""
-    from fesens.solvers import solver_class
+def _check_tangent_solver(solver: dict, physics: type, kind: str, loads: list[dict]) -> None:
+    """A backend for a symmetric matrix cannot solve a non-symmetric tangent (of the physics,
+    or made so by a load such as a follower pressure), and a matrix-free backend cannot
+    solve a tangent that is assembled at every iteration."""
+    from fesens.solvers import SOLVER_ALIASES, available_solvers, solver_class
     from fesens.solvers.policy import is_auto
 
     name = solver["backend"]
@@ -257,13 +259,25 @@ def _check_tangent_solver(solver: dict, physics: type, kind: str) -> None:
             f"solver.options.matrix_free = true: a nonlinear physics (physics.type = "
             f"{show(kind)}) assembles its tangent at every Newton iteration, so it has no "
             "matrix-free solve; remove solver.options.matrix_free")
-    if is_auto(name) or physics.symmetric_tangent:
+    if is_auto(name) or not solver_class(name).symmetric:
         return
-    if solver_class(name).symmetric:
+    # auto picks LU for an unsymmetric tangent
+    unsymmetric = ["auto", *(backend for backend in [*SOLVER_ALIASES, *available_solvers()]
+                             if not solver_class(backend).symmetric)]
+    instead = ", ".join(f'"{backend}"' for backend in unsymmetric[:-1]) + \
+        f' or "{unsymmetric[-1]}"'
+    if not physics.symmetric_tangent:
         raise ConfigError(
             f"solver.backend = {show(name)} assumes a symmetric matrix, but the tangent of "
-            f"physics.type = {show(kind)} is not symmetric: use \"auto\", \"lu\", "
-            "\"superlu\" or \"gmres\"")
+            f"physics.type = {show(kind)} is not symmetric: use {instead}")
+    for i, load in enumerate(loads):
+        for flag in physics.config.load_kind(load["type"]).unsymmetric:
+            if load.get(flag):
+                raise ConfigError(
+                    f"solver.backend = {show(name)} assumes a symmetric matrix, but "
+                    f"{join('loads', i)}.{flag} = true makes the tangent of physics.type = "
+                    f"{show(kind)} unsymmetric (the load's stiffness): use {instead}, or "
+                    f"remove {flag}")
 
 
 def newton_options(data: dict) -> dict | None:

@@ -50,6 +50,7 @@ from fesens.opt import (
 )
 from fesens.opt.filters import fits_mesh
 from fesens.opt.robust import RobustProjection
+from fesens.opt.status import CONSTRAINT_TOL
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -148,6 +149,8 @@ PROJECTION["heaviside"].update(ROBUST)
 STOP = {
     "max_iter": Key(integer(1), 200, "iteration limit"),
     "tol_change": Key(number(0.0), 0.01, "stop when max |Δx| falls below this"),
+    "constraint_tol": Key(number(0.0), CONSTRAINT_TOL,
+                          "largest constraint violation of a converged run (scaled g_i)"),
 }
 
 OUTPUT = {"every": Key(integer(0), 10, "write a VTU every N iterations (0: final only)")}

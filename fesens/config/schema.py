@@ -77,6 +77,7 @@ from fesens.config.optimization_sections import (
     check_penalization,
     check_response,
     check_robust,
+    optimizer_variants,
     warn_about_filter,
 )
 from fesens.config.physics_keys import (
@@ -406,7 +407,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     sections = check_sections(raw, config.physics_class, mesh, label, base_dir)
     data["supports"] = _check_supports(raw.get("supports"), config,
                                        anchors_the_field(config.physics_class, sections))
-    check_solver_needs(solver, data["supports"], mesh, label)
+    check_solver_needs(solver, data["supports"], mesh, label, [
+        section for section in config.physics_class.config.sections if section.name in sections])
     data.update(sections)
     # a convection or thermal section loads the model too; modes need no loads
     if not loads_the_model(config.physics_class, sections) and not wants_modes(raw) \
@@ -435,7 +437,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
                                                     data.get("filter", {}).get("type"))
     data["solver"] = solver
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
-    data.update(check_time_sections(raw, data, config.physics_class, mesh, label))
+    data.update(check_time_sections(raw, data, config.physics_class, mesh, label, optimize))
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
     check_cost(data, kind)
@@ -447,7 +449,8 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
 
 
 def documented_keys() -> dict[str, set[str]]:
-    """Every key of every section (for the documentation test), optimizer options aside."""
+    """Every key of every section, every optimizer's options included (for the
+    documentation test, and for the check of keys written below a table header)."""
     def keys(*specs: Mapping[str, Key]) -> set[str]:
         return {key for spec in specs for key in spec}
 
@@ -473,7 +476,7 @@ def documented_keys() -> dict[str, set[str]]:
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},
         "projection": keys(*PROJECTION.values()) | {"type"},
-        "optimizer": {"type"},
+        "optimizer": keys(*optimizer_variants().values()) | {"type"},
         "stop": set(STOP),
         "output": set(OUTPUT),
         "solver": {"backend", "options", "adaptive_rtol", "adaptive_rtol_factor",

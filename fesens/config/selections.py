@@ -112,7 +112,7 @@ def nearest_node(path: str, point: list[float], mesh: Mesh) -> int:
                           f"coordinates (the mesh is {mesh.dim}D)")
     low, high = mesh.bounding_box()
     node, distance, tolerance = probe.nearest_node(mesh, coords)
-    if np.any(coords < low - tolerance) or np.any(coords > high + tolerance):
+    if probe.beyond_bounding_box(mesh, coords, tolerance):
         raise ConfigError(f"{full} = {show(point)} is outside the mesh, which spans "
                           f"{show(low.tolist())} to {show(high.tolist())}")
     if distance > tolerance:

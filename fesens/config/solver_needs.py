@@ -6,15 +6,19 @@ the ``[[supports]]``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fesens.config.checks import ConfigError, show
 from fesens.errors import FesensError
 from fesens.mesh import Mesh
 from fesens.mesh.structured import lattice_of
+from fesens.physics.spec import Section
 from fesens.solvers import make_solver
 from fesens.solvers.needs import ModelNeeds
 
 
-def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: str) -> None:
+def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: str,
+                       sections: Sequence[Section] = ()) -> None:
     """Refuse a model that the checked ``[solver]`` table's backend cannot solve.
 
     Parameters
@@ -26,6 +30,8 @@ def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: st
     mesh : Mesh
     label : str
         The mesh's source for messages (file name or generator).
+    sections : sequence of Section
+        The physics sections the config has (their terms may add stiffness).
 
     Raises
     ------
@@ -48,6 +54,14 @@ def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: st
             f"{key}: {needs.purpose} needs {cells} cells; the mesh ({label}) has "
             f"{mesh.cell_type} cells: {needs.instead}, or give the rectangle or box mesh "
             f"{cells} cells (mesh.cell_type)")
+    if needs.cells_only:
+        for section in sections:
+            if section.stiffness:
+                table = f"[[{section.name}]]" if section.many else f"[{section.name}]"
+                raise ConfigError(
+                    f"{key}: {needs.purpose} applies the cells' own matrices only, and the "
+                    f"config's {table} adds to the stiffness matrix: {needs.instead}, or "
+                    f"remove {table}")
     if needs.zero_prescribed:
         for i, item in enumerate(supports):
             value = item["value"]

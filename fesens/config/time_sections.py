@@ -35,6 +35,7 @@ from fesens.config.checks import (
     string,
 )
 from fesens.config.objectives import objective_kind
+from fesens.config.time_memory import check_time_memory
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.transient.dynamics import DYNAMIC_SCHEMES
 from fesens.fem.transient.schemes import SCHEMES
@@ -180,7 +181,8 @@ def _refuse(raw: dict, sections: tuple[str, ...], kind: str, why: str) -> None:
                               f"({why}): remove [{section}] or change analysis.type")
 
 
-def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) -> dict:
+def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str,
+                        optimize: bool = False) -> dict:
     """The checked sections of a time-dependent analysis, and the refusals of what the
     analysis cannot do.
 
@@ -196,6 +198,9 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     mesh : Mesh
     label : str
         The mesh's source for messages.
+    optimize : bool
+        Read for ``fesens optimize``: the memory check counts the states of its gradient
+        (:func:`~fesens.config.time_memory.check_time_memory`).
 
     Returns
     -------
@@ -210,7 +215,8 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
         step <= 0 or one that does not divide the interval, an end before the start, a
         scheme of another analysis, a load or support history or objective aggregate of a
         static or harmonic run, supports with a nonzero value but different histories, a
-        history on a support held at 0, a harmonic run's nonzero support.
+        history on a support held at 0, a harmonic run's nonzero support, a run beyond
+        the available memory.
     """
     out: dict[str, Any] = {}
     if "analysis" in raw:
@@ -267,6 +273,9 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str) 
     if "probes" in raw:
         out["probes"] = _check_probes(raw["probes"], physics, mesh)
     _check_objective(data, kind, physics)
+    if stepped:
+        check_time_memory(kind, out["time"], len(data["loads"]), len(out.get("probes", ())),
+                          mesh, physics, optimize=optimize)
     return out
 
 

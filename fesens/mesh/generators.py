@@ -73,8 +73,10 @@ _LINEAR_TYPE = {
     "hex27": "hex8",
 }
 
-_PLANAR_TYPES = ("tri3", "tri6", "quad4", "quad8", "quad9")
-_SOLID_TYPES = ("hex8", "tet4", "tet10", "hex20", "hex27")
+#: The cell types :func:`rectangle` (and the other planar generators) and :func:`box` make;
+#: the config's generated meshes offer the same (``mesh.cell_type``).
+PLANAR_CELL_TYPES = ("tri3", "tri6", "quad4", "quad8", "quad9")
+SOLID_CELL_TYPES = ("hex8", "tet4", "tet10", "hex20", "hex27")
 
 
 @cache
@@ -219,7 +221,7 @@ def rectangle(
         ``nx*ny`` quadrilaterals or ``2*nx*ny`` triangles numbered x fastest (see module
         docstring); sides ``left``, ``right`` (x min/max), ``bottom``, ``top`` (y min/max).
     """
-    name = _resolve_type("rectangle", cell_type, _PLANAR_TYPES)
+    name = _resolve_type("rectangle", cell_type, PLANAR_CELL_TYPES)
     _check_divisions(nx=nx, ny=ny)
     _check_positive(lx=lx, ly=ly)
     return _mapped_mesh(
@@ -261,7 +263,7 @@ def box(
         ``left``/``right`` (x min/max), ``bottom``/``top`` (y min/max), ``back``/``front``
         (z min/max).
     """
-    name = _resolve_type("box", cell_type, _SOLID_TYPES)
+    name = _resolve_type("box", cell_type, SOLID_CELL_TYPES)
     _check_divisions(nx=nx, ny=ny, nz=nz)
     _check_positive(lx=lx, ly=ly, lz=lz)
     return _mapped_mesh(
@@ -308,7 +310,7 @@ def quarter_annulus(
         Sides ``inner``, ``outer`` (arcs), ``x_axis`` (theta = 0, on y = 0) and
         ``y_axis`` (theta = 90°, on x = 0).
     """
-    name = _resolve_type("quarter_annulus", cell_type, _PLANAR_TYPES)
+    name = _resolve_type("quarter_annulus", cell_type, PLANAR_CELL_TYPES)
     _check_divisions(n_radial=n_radial, n_angular=n_angular)
     _check_positive(r_inner=r_inner, r_outer=r_outer)
     if r_inner >= r_outer:
@@ -375,7 +377,7 @@ def plate_with_hole(
         Sides ``hole``, ``right`` (x = L), ``top`` (y = L), ``x_axis`` (y = 0) and
         ``y_axis`` (x = 0).
     """
-    name = _resolve_type("plate_with_hole", cell_type, _PLANAR_TYPES)
+    name = _resolve_type("plate_with_hole", cell_type, PLANAR_CELL_TYPES)
     _check_divisions(n_radial=n_radial, n_angular=n_angular)
     _check_positive(radius=radius, half_width=half_width, grading=grading)
     if radius >= half_width:

@@ -1,8 +1,9 @@
 """The optimization loop: evaluate, update, record, checkpoint; resumable.
 
 The checkpoint (``.npz``, written atomically every iteration) holds the design, the
-iteration count, the history and the optimizer's internal state, so a resumed run
-reproduces the uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
+iteration count, the history, the optimizer's internal state and where the model's next
+solve starts (a nonlinear model's Newton warm start), so a resumed run reproduces the
+uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
 (:func:`deferred_interrupts`): a KeyboardInterrupt raised inside ``np.savez`` can leave the
 zip file half open, and its cleanup then raises a ``ValueError`` in place of the interrupt.
 
@@ -39,6 +40,7 @@ from fesens.arrays import namespace
 from fesens.errors import FesensError, NonFiniteError, writing
 from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.opt.resident import resident_path
+from fesens.opt.status import CONSTRAINT_TOL, decide_status
 
 HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
 #: What numpy raises on a checkpoint that is truncated, empty, random or lacks an entry.
@@ -63,13 +65,22 @@ class Result:
         One record per iteration: iteration, objective, volume, change, seconds, plus the
         constraints' values, schedule parameters and the solver's ``rtol`` when adaptive.
     converged : bool
-        True when the design change fell below the tolerance.
+        True when the status is ``converged``: the design change fell below the tolerance
+        after every continuation, the constraints hold within ``constraint_tol`` and the
+        design is not degenerate (:mod:`fesens.opt.status`).
+    status : str
+        ``converged``, ``max_iter``, ``infeasible`` or ``degenerate``
+        (:data:`fesens.opt.status.STATUSES`).
+    reason : str
+        Why an ``infeasible`` or ``degenerate`` run is so, with the numbers; empty otherwise.
     """
 
     x: np.ndarray
     evaluation: Evaluation
     history: list[dict] = field(default_factory=list)
     converged: bool = False
+    status: str = "max_iter"
+    reason: str = ""
 
 
 @contextmanager
@@ -98,7 +109,7 @@ def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
 
 
 def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
-                     evaluated, fingerprint: str | None) -> None:
+                     evaluated, fingerprint: str | None, warm_start: dict) -> None:
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
@@ -106,7 +117,8 @@ def _save_checkpoint(path: Path, x, iteration, history, optimizer_state,
     with deferred_interrupts(), writing(path, tmp):
         np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
                  evaluated=evaluated, **stamp,
-                 **{f"optimizer_{k}": v for k, v in optimizer_state.items()})
+                 **{f"optimizer_{k}": v for k, v in optimizer_state.items()},
+                 **{f"warm_{k}": v for k, v in warm_start.items()})
         os.replace(tmp, path)
 
 
@@ -154,6 +166,19 @@ def load_fingerprint(path: Path) -> str | None:
         The file is damaged.
     """
     return _read_checkpoint(path)["fingerprint"]
+
+
+def load_warm_start(path: Path) -> dict[str, np.ndarray]:
+    """Where the model of the checkpoint's run starts its next solve (a nonlinear model's
+    last converged state, :meth:`~fesens.fem.model.base.Model.warm_start_arrays`); empty
+    for a linear model or a checkpoint written before fesens stored it.
+
+    Raises
+    ------
+    CheckpointError
+        The file is damaged.
+    """
+    return _read_checkpoint(path)["warm_start"]
 
 
 def load_checkpoint(path: Path, n_design: int | None = None
@@ -284,6 +309,8 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
         if name.startswith("optimizer_"):
             state[name[len("optimizer_"):]] = _numbers(name, value, value.ndim).astype(
                 value.dtype)
+    warm_start = {name[len("warm_"):]: _numbers(name, value, value.ndim)
+                  for name, value in entries.items() if name.startswith("warm_")}
     evaluated = entries.get("evaluated")
     if evaluated is not None:
         evaluated = _design_variables("evaluated", evaluated)
@@ -295,7 +322,7 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
             raise _DamagedEntryError("'fingerprint' is not one string")
         fingerprint = str(fingerprint)
     return {"x": x, "iteration": iteration, "history": history, "state": state,
-            "evaluated": evaluated, "fingerprint": fingerprint}
+            "evaluated": evaluated, "fingerprint": fingerprint, "warm_start": warm_start}
 
 
 def optimize(
@@ -310,6 +337,7 @@ def optimize(
     resume: bool = False,
     fingerprint: str | None = None,
     resident: bool = True,
+    constraint_tol: float = CONSTRAINT_TOL,
 ) -> Result:
     """Run the design loop until the largest design change is below ``tol_change``.
 
@@ -337,6 +365,11 @@ def optimize(
         array library when it qualifies (:func:`fesens.opt.resident.resident_refusal`);
         False: always the general, traced path (the same designs to the solver's
         tolerance).
+    constraint_tol : float
+        The largest constraint violation ``g_i`` that still counts as satisfied: a run whose
+        stop rule held with a larger one ends ``infeasible``, not ``converged``
+        (:func:`fesens.opt.status.decide_status`, which also calls a design without material
+        ``degenerate``).
 
     In a distributed run ``x0`` and the result's ``x`` are this rank's part, the
     checkpoint holds the whole design (the module's docstring).
@@ -354,6 +387,7 @@ def optimize(
     history: list[dict] = []
     start = 0
     x = problem.initial_design() if x0 is None else np.asarray(x0, dtype=float).copy()
+    x = optimizer.start(x)  # within the optimizer's box (OC: raised to its x_min)
     if resume:
         if checkpoint is None or not checkpoint.exists():
             raise FileNotFoundError(f"no checkpoint to resume from at {checkpoint}")
@@ -369,6 +403,7 @@ def optimize(
         x = problem.design_part(x_whole)
         optimizer.load_state(_state_part(problem, optimizer, optimizer_state))
         problem.restore(history)
+        _restore_warm_start(problem, checkpoint)
     evaluation = None
     converged = False
     tolerance = getattr(problem, "adaptive_tolerance", None)
@@ -405,7 +440,8 @@ def optimize(
         if checkpoint is not None:
             _save_checkpoint(checkpoint, problem.gather_design(host(x)), iteration, history,
                              _gathered_state(problem, optimizer, optimizer.state()),
-                             problem.gather_design(host(evaluated)), fingerprint)
+                             problem.gather_design(host(evaluated)), fingerprint,
+                             problem.warm_start_arrays())
         if callback is not None:
             callback(record, evaluation, x)
         if change < tol_change and problem.schedules_done(iteration) and (
@@ -415,8 +451,21 @@ def optimize(
     if tolerance is not None:  # later solves (the user's) get the final tolerance back
         problem.set_solver_rtol(tolerance.rtol_min)
     x = host(x)
-    return Result(x, problem.evaluate(x) if evaluation is None else evaluation.on_host(),
-                  history, converged)
+    final = problem.evaluate(x) if evaluation is None else evaluation.on_host()
+    ending = decide_status(problem, final, converged, constraint_tol)
+    return Result(x, final, history, ending.converged, ending.status, ending.reason)
+
+
+def _restore_warm_start(problem: DesignProblem, checkpoint: Path) -> None:
+    """Start the model's next solve where the interrupted run would have: a nonlinear
+    model's Newton from the state the checkpoint keeps, so that the resumed run is the
+    uninterrupted one bit for bit (from its reference state the answer would differ at
+    Newton's tolerance)."""
+    try:
+        problem.restore_warm_start(load_warm_start(checkpoint))
+    except (KeyError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {checkpoint} holds a warm start that does not fit "
+                              f"the model ({exc}); it belongs to another problem") from None
 
 
 def _finite(evaluation: Evaluation) -> bool:

@@ -2,10 +2,15 @@
 
 For one volume constraint and a decreasing objective (∂c/∂x ≤ 0, as compliance):
 
-    x_new = clip(x · sqrt(−∂c/∂x / (λ ∂V/∂x)), x − m, x + m, 0, 1)
+    x_new = clip(x̃ · (−∂c/∂x / (λ ∂V/∂x))^η, x − m, x + m, x_min, 1),   x̃ = max(x, x_min)
 
 with the Lagrange multiplier ``λ`` found by bisection so that the (filtered, projected)
-volume meets its bound, and the move limit ``m``.
+volume meets its bound, the move limit ``m``, the damping ``η`` (top88: 1/2; Sigmund's
+compliant-mechanism code: 0.3) and the positive lower bound ``x_min`` (Sigmund's 99-line
+code: 1e-3). The update is multiplicative: with a lower bound of 0 a cell that reaches 0
+stays there (``0 · B^η = 0``), so an all-void start ends at once and a mechanism design,
+whose objective gradient changes sign, empties its cells one by one; ``x_min > 0`` keeps
+every cell able to grow back.
 
 Distributed (``evaluation.collective``, :mod:`fesens.mpi`): ``x`` and the gradients are this
 rank's part; the one reduction over them, the mean of ``∂V/∂x``, is taken over all ranks, and
@@ -18,7 +23,6 @@ bisection's volume tests come to the host, one number each.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -37,9 +41,15 @@ class OC:
     Parameters
     ----------
     move : float
-        Move limit per iteration (top88: 0.2).
+        Move limit per iteration (top88: 0.2), in (0, 1].
     tolerance : float
         Relative bisection tolerance on ``λ`` (top88: 1e-3).
+    damping : float
+        Exponent ``η`` of the update factor, in (0, 1] (top88: 0.5; compliant mechanisms:
+        0.3 damps the oscillation of cells whose gradient changes sign).
+    x_min : float
+        Lower bound of the design variables, in [0, 1) (Sigmund's codes: 1e-3). 0 is
+        top88's bound, under which a cell that reaches 0 can never grow back.
     """
 
     name = "oc"
@@ -49,11 +59,26 @@ class OC:
     #: checkpoint gathers exactly these into the whole design's.
     design_sized_state: tuple[str, ...] = ()
 
-    def __init__(self, move: float = 0.2, tolerance: float = 1e-3):
+    def __init__(self, move: float = 0.2, tolerance: float = 1e-3, damping: float = 0.5,
+                 x_min: float = 1e-9):
         if not 0 < move <= 1:
             raise ValueError(f"OC move limit must be in (0, 1], got {move!r}")
+        if not 0 < damping <= 1:
+            raise ValueError(f"OC damping must be in (0, 1], got {damping!r}")
+        if not 0 <= x_min < 1:
+            raise ValueError(f"OC x_min (the lower bound of the design variables) must be in "
+                             f"[0, 1), got {x_min!r}")
         self.move = move
         self.tolerance = tolerance
+        self.damping = damping
+        self.x_min = x_min
+
+    def start(self, x):
+        """The design a run starts from when asked to start at ``x`` ``(n,)``: ``x`` within
+        ``[x_min, 1]``. At ``x = 0`` SIMP's slope vanishes, so an all-void start
+        gives OC no gradient to grow from; at ``x_min`` it has one."""
+        xp = namespace(x)
+        return xp.clip(x, self.x_min, 1.0)
 
     def state(self) -> dict:
         """Internal state to checkpoint (none)."""
@@ -91,8 +116,10 @@ class OC:
               else evaluation.constraint_gradients[0, ...])
         mean = collective.sum(float(xp.sum(dv))) / collective.sum(dv.shape[0])
         dv = xp.maximum(dv / mean, 1e-30)
-        lower, upper = xp.maximum(x - self.move, 0.0), xp.minimum(x + self.move, 1.0)
-        scale = x * xp.sqrt(-dc / dv)
+        lower = xp.maximum(x - self.move, self.x_min)
+        upper = xp.maximum(xp.minimum(x + self.move, 1.0), lower)  # a start below x_min
+        # the factor acts on x raised to x_min: a cell below the bound grows like one at it
+        scale = xp.maximum(x, self.x_min) * (-dc / dv) ** self.damping
         # λ → 0 gives the fullest design the move limit allows (cells without a decrease of
         # the objective stay at their lower bound); if it meets the bound, no λ > 0 is active.
         fullest = xp.where(scale > 0, upper, lower)
@@ -103,7 +130,7 @@ class OC:
         while high - low > self.tolerance * (high + low) and high > _SMALLEST_LAMBDA:
             mid = 0.5 * (low + high)
             with np.errstate(over="ignore"):
-                candidate = xp.clip(scale / math.sqrt(mid), lower, upper)
+                candidate = xp.clip(scale / mid ** self.damping, lower, upper)
             if volume_excess(candidate) > 0:
                 low = mid
             else:

@@ -12,7 +12,8 @@ from typing import Any
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
 
-#: Optimizers by name; each has ``step``, ``state``, ``load_state`` and the class attributes
+#: Optimizers by name; each has ``start`` (the design a run starts from, within the
+#: optimizer's bounds), ``step``, ``state``, ``load_state`` and the class attributes
 #: ``general_constraints`` (whether it handles constraints besides the volume) and
 #: ``design_sized_state`` (the ``state`` entries with one value per design variable).
 OPTIMIZERS: dict[str, type[OC] | type[MMA]] = {cls.name: cls for cls in (OC, MMA)}

@@ -277,6 +277,21 @@ class DesignProblem:
         for constraint in self.constraints:
             constraint.restore(history)
 
+    def warm_start_arrays(self) -> dict[str, np.ndarray]:
+        """Where the model's next solve starts (a nonlinear model's Newton warm start), as
+        arrays for the checkpoint; empty for a linear model."""
+        return self.model.warm_start_arrays()
+
+    def restore_warm_start(self, arrays: dict[str, np.ndarray]) -> None:
+        """Put back what :meth:`warm_start_arrays` gave (a resumed run's checkpoint).
+
+        Raises
+        ------
+        KeyError, ValueError
+            The arrays do not fit the model.
+        """
+        self.model.restore_warm_start(arrays)
+
     def update_schedules(self, iteration: int) -> None:
         """Advance the continuation of penalty and projection sharpness, and start the
         iteration of each constraint."""

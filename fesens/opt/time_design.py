@@ -27,7 +27,7 @@ from fesens.fem.transient import TransientProblem, harmonic_response
 from fesens.opt.problem import DesignProblem
 
 
-def _mass(interpolation, rho):
+def mass_factor(interpolation, rho):
     """``m(ρ)`` of an interpolation with a mass, else ``ρ``."""
     mass = getattr(interpolation, "mass", None)
     return mass(rho) if callable(mass) else rho
@@ -122,7 +122,7 @@ class TransientDesignProblem(DesignProblem):
         args = (self.term_args(scale, rho) if callable(self.term_args)
                 else self.term_args)
         values = self.run.values(term, term_args=args, scale=scale,
-                                 **self.run_inputs(_mass(self.interpolation, rho)))
+                                 **self.run_inputs(mass_factor(self.interpolation, rho)))
         return TimeState(values, lambda: kept["u"], self.model, scale)
 
 
@@ -169,6 +169,6 @@ class HarmonicDesignProblem(DesignProblem):
         scale = self.interpolation(rho)
         response = harmonic_response(
             self.model, self.omegas, scale=scale, damping=self.damping, lumped=self.lumped,
-            density=self.material_density * _mass(self.interpolation, rho))
+            density=self.material_density * mass_factor(self.interpolation, rho))
         values = self.weight * response.magnitudes(self.functional)
         return TimeState(values, lambda: getval(response.real[0]), self.model, scale)

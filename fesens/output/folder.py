@@ -93,14 +93,17 @@ class ResultsFolder:
         self.path = Path(path)
         self.inputs = tuple(Path(p) for p in inputs)
         self._holding = False
+        self._wrote = False
 
     def file(self, name: str) -> Path:
         """The path of the output ``name``, recorded in the manifest as this run's before
         it is written (read a file of the folder as ``folder.path / name``)."""
         written = self._manifest()
+        self._wrote = True
         if name not in written and self.path.is_dir():
+            # sorted: the same files give the same manifest, however the runs were split
             atomic_write_text(self.path / MANIFEST, "".join(f"{n}\n" for n in
-                                                            [*written, name]))
+                                                            sorted([*written, name])))
         return self.path / name
 
     def _manifest(self) -> list[str]:
@@ -186,7 +189,8 @@ class ResultsFolder:
             yield
         finally:
             self._holding = False
-            self._prune_manifest()
+            if self._wrote:  # a refused run leaves the folder as it found it
+                self._prune_manifest()
             lock.unlink(missing_ok=True)
             file.close()
             if created and not any(self.path.iterdir()):

@@ -118,7 +118,7 @@ class HeatConduction(LinearModel):
                   Reported("max_temperature", "temperature", "max", "max temperature")),
         sections=(Section("convection", "convection", many=True, on="facets",
                           doc="convection (Robin) condition: heat h (T − T∞) leaves",
-                          anchors="h",
+                          anchors="h", stiffness=True,
                           keys=(SectionKey("h", "film coefficient h", lower=0.0),
                                 SectionKey("ambient", "ambient temperature T∞"))),),
         inertia="heat_capacity",

@@ -199,7 +199,8 @@ class FiniteStrainElasticity(NonlinearModel):
                      "pressure along the reference normal (follower: per unit current "
                      "area along the deformed normal)",
                      flags=(("follower", "the pressure follows the deformed facet's normal "
-                                         "(a gas or fluid pressure)"),)),
+                                         "(a gas or fluid pressure)"),),
+                     unsymmetric=("follower",)),
             LoadKind("body_force", "body_force", "cells", True,
                      "force vector per unit reference volume"),
         ),

@@ -94,6 +94,9 @@ class LoadKind:
     flags : tuple of (str, str)
         Boolean keys of the load's table, ``(key, what it does)``, each passed to the
         method as a keyword (default False), e.g. a pressure's ``follower``.
+    unsymmetric : tuple of str
+        The flags that, set, make the model's tangent unsymmetric (a follower pressure's
+        load stiffness), so that a config check refuses a backend for symmetric matrices.
     """
 
     type: str
@@ -102,11 +105,16 @@ class LoadKind:
     vector: bool
     doc: str
     flags: tuple[tuple[str, str], ...] = ()
+    unsymmetric: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.on not in LOAD_SUPPORTS:
             raise ValueError(f"load kind {self.type!r}: on={self.on!r}; expected one of "
                              f"{', '.join(LOAD_SUPPORTS)}")
+        unknown = set(self.unsymmetric) - {key for key, _ in self.flags}
+        if unknown:
+            raise ValueError(f"load kind {self.type!r}: unsymmetric={sorted(unknown)} are not "
+                             "among its flags")
 
 
 @dataclass(frozen=True)
@@ -226,6 +234,10 @@ class Section:
     loads : bool
         Its term loads the model (a convection's ``h T∞``, a thermal strain), so that a
         config with such a table needs no ``[[loads]]``; False: it adds stiffness only (springs).
+    stiffness : bool
+        Its term adds to the stiffness matrix besides the cells' own matrices (springs on
+        the diagonal, a convection's boundary matrix ``h ∫ N Nᵀ``), so that a config check
+        refuses a solver that applies the cells' matrices only (the matrix-free multigrid).
     """
 
     name: str
@@ -236,6 +248,7 @@ class Section:
     doc: str = ""
     anchors: str | None = None
     loads: bool = True
+    stiffness: bool = False
 
     def __post_init__(self):
         if self.on not in SECTION_SELECTIONS:

@@ -230,7 +230,7 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
                      volume_limit: float | None = None, objective: str = "objective",
                      quantity: str = "objective", constraints: Sequence[str] = (),
                      tol_change: float | None = None, converged: bool | None = None,
-                     max_iter: int | None = None) -> Path:
+                     max_iter: int | None = None, status: str | None = None) -> Path:
     """Objective, volume fraction (and extra constraints) and design change per iteration.
 
     Parameters
@@ -257,6 +257,9 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
         N" or "not converged (iteration limit N reached)".
     max_iter : int, optional
         The iteration limit, for that title.
+    status : str, optional
+        How a run that ended neither converged nor at its iteration limit ended
+        (``infeasible``, ``degenerate``): the title says "<status> at iteration N".
     """
     iterations = [r["iteration"] for r in history]
     panels = 3 + bool(constraints)
@@ -281,7 +284,8 @@ def plot_convergence(history: Sequence[dict], path: str | Path, *,
         axes[2].text(0.01, tol_change, f"stopping tolerance {tol_change:g}", color="0.35",
                      va="bottom", transform=axes[2].get_yaxis_transform())
     axes[2].set_ylim(*_decade_limits([*change, *([tol_change] if tol_change else [])]))
-    status = _status(history, converged, max_iter)
+    status = (f"{status} at iteration {history[-1]['iteration'] if history else 0}"
+              if status else _status(history, converged, max_iter))
     if status:
         axes[0].set_title(status)
     if constraints:

@@ -67,7 +67,8 @@ MATRIX_FREE_NEEDS = ModelNeeds(
     cell_types=MATRIX_FREE_CELL_TYPES, lattice=True, zero_prescribed=True,
     instead="use gmg with matrix_free = false (it assembles the fine level)",
     instead_unstructured="use backend \"cg\" with preconditioner \"amg\" (gmg with "
-                         "matrix_free = false needs a lattice too)")
+                         "matrix_free = false needs a lattice too)",
+    cells_only=True)
 
 
 @register_solver("gmg")

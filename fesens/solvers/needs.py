@@ -31,6 +31,10 @@ class ModelNeeds:
         fit).
     instead_unstructured : str
         What to use instead on a mesh that is not a lattice.
+    cells_only : bool
+        The stiffness must be the cells' own matrices: no further term such as springs on
+        the diagonal or a convection's boundary matrix (it applies no assembled matrix
+        that they could be added to).
     """
 
     purpose: str
@@ -40,3 +44,4 @@ class ModelNeeds:
     zero_prescribed: bool
     instead: str
     instead_unstructured: str
+    cells_only: bool = False

@@ -55,11 +55,14 @@ from fesens.config.checks import (
     string,
     unknown_key,
 )
+from fesens.config.evaluation import analysis_spec
 from fesens.config.fingerprint import data_fingerprint, problem_fingerprint
 from fesens.config.loading import read_toml
 from fesens.config.objectives import objective_kind
 from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.config.selections import nearest_node, nodes
+from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_KEYS
+from fesens.config.time_sections import STEPPED, analysis_type
 from fesens.fem.assembly.dofs import AXES
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
@@ -198,6 +201,11 @@ def _angle(path: str, target: Target, load: dict, config: Config,
                             if kind.vector) or "none here"
         raise ConfigError(f"{path}: load {target.key!r} ({load['type']}) has no direction "
                           f"to rotate; angles apply to vector loads ({vectors})")
+    if config.data.get("load_cases"):
+        raise ConfigError(f"{path}: the base config's [[load_cases]] scale the load "
+                          f"{target.key!r} as a whole, so its angle cannot be a parameter; "
+                          "study each direction with its own base config, or remove "
+                          "[[load_cases]] from the base")
     if axes is None:
         if config.dim == 3:
             raise ConfigError(f"{join(path.rsplit('.', 1)[0], 'axes')}: a 3D angle needs the "
@@ -249,7 +257,9 @@ def _output(path: str, raw: Any, config: Config) -> dict:
     variants = {kind: {k: v for k, v in spec.items()
                        if k not in objective_kind(offered[kind]).design_keys}
                 for kind, spec in response_variants(config.physics).items() if kind in offered}
-    variants = {kind: {**spec, "name": Key(string(), None, "column name")}
+    # a run's output is aggregated over its time levels as an [objective] is
+    timed = TIME_KEYS if analysis_type(config.data) in STEPPED else {}
+    variants = {kind: {**spec, **timed, "name": Key(string(), None, "column name")}
                 for kind, spec in variants.items()}
     item = check_typed(path, raw, variants, label=f"{config.physics} output type")
     item.setdefault("name", item["type"])
@@ -263,7 +273,10 @@ def _output(path: str, raw: Any, config: Config) -> dict:
     if item.get("component", 0) >= config.dim:
         raise ConfigError(f"{path}.component = {item['component']} is not allowed: this mesh "
                           f"is {config.dim}D (components 0..{config.dim - 1})")
-    return item
+    try:  # what the base's analysis cannot evaluate is refused before any sample runs
+        return {**analysis_spec(config, item), "name": item["name"]}
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
 
 
 def _unique(path: str, names: list[str], what: str) -> None:
@@ -385,8 +398,9 @@ def resolve_study(raw: dict, *, folder: Path, default_name: str) -> StudySpec:
     if clash:
         raise ConfigError(f"names used by both a parameter and an output: {sorted(clash)}")
     design = _design(design_spec, names, [p for _, _, p in checked], folder)
+    rotated = tuple(target.key for _, target, _ in checked if target.kind == "angle")
     setup = ConfigSetup(config.data, config.source,
-                        tuple((o["name"], o) for o in outputs))
+                        tuple((o["name"], o) for o in outputs), rotated)
     evaluate = ConfigEvaluate(tuple((name, target) for name, target, _ in checked))
     model = ParametricModel(setup, evaluate, outputs=[o["name"] for o in outputs], name=name)
     data = {"name": name, "description": description, "design": design_spec,

@@ -10,9 +10,15 @@ Targets (what a study parameter sets):
                              ``axes`` (from the first towards the second; 2D: x towards y)
 ===========================  ==============================================================
 
-To make the angle of a vector load differentiable, each vector load is set up as one unit
-load per component (``NAME[x]``, ``NAME[y]``, ...) and the solve gets the magnitudes
-``m = s · R(θ) v`` (``v`` the config's vector, ``s`` the magnitude factor).
+To make the angle of a vector load differentiable, a vector load whose angle is a parameter
+is set up as one unit load per component (``NAME[x]``, ``NAME[y]``, ...) and the solve gets
+the magnitudes ``m = s · R(θ) v`` (``v`` the config's vector, ``s`` the magnitude factor);
+every other load is the config's, with its magnitude factor.
+
+A sample is evaluated by :class:`~fesens.config.evaluation.ConfigEvaluation`, the code
+path of ``fesens sensitivity``, through the analysis the base config declares (static,
+nonlinear, load cases, transient, dynamic, harmonic): a sample's value and gradient are
+those of ``fesens sensitivity`` of the config with the sample's values.
 
 Everything here is plain data plus module-level functions, so it pickles without
 cloudpickle; the setup re-reads the mesh from the resolved config in each worker.
@@ -27,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fesens.config import Config, build_model, resolve, response
-from fesens.config.build import solver_argument
+from fesens.config import Config, resolve
+from fesens.config.evaluation import ConfigEvaluation
 from fesens.fem.assembly.dofs import AXES
-from fesens.objectives import Differentiable
 
 
 def component_name(load: str, axis: int) -> str:
@@ -56,30 +61,36 @@ class Target:
 
 @dataclass
 class Context:
-    """What a worker keeps between samples: the differentiable problem, the base vectors
-    of the loads, and the output functions."""
+    """What a worker keeps between samples: the config's evaluation of the outputs (the
+    code path of ``fesens sensitivity``), the base vectors of the rotated loads, the
+    scalar loads and the density (full material, as ``fesens sensitivity`` without
+    ``--design``)."""
 
-    problem: Differentiable
+    evaluation: ConfigEvaluation
+    outputs: tuple[str, ...]
     vectors: dict[str, np.ndarray]
     scalars: tuple[str, ...]
-    responses: dict
+    density: np.ndarray
 
 
 @dataclass(frozen=True)
 class ConfigSetup:
-    """``setup()`` of a config-made model (picklable): resolve the config, build the model
-    with component loads, wrap it in :class:`~fesens.objectives.Differentiable`."""
+    """``setup()`` of a config-made model (picklable): resolve the config, split the loads
+    whose angle is a parameter (``rotated``) into component loads, and build the config's
+    evaluation of the outputs (:class:`~fesens.config.evaluation.ConfigEvaluation`), by
+    the analysis the config declares."""
 
     data: dict
     source: str
     outputs: tuple[tuple[str, dict], ...]
+    rotated: tuple[str, ...] = ()
 
     def __call__(self) -> Context:
         config = resolve(copy.deepcopy(self.data), base_dir=Path.cwd(), source=self.source,
                          optimize=False)
         vectors, scalars, loads = {}, [], []
         for load in config.data["loads"]:
-            if is_vector_load(config, load):
+            if load["name"] in self.rotated:
                 vectors[load["name"]] = np.array(load["value"], dtype=float)
                 for axis in range(config.dim):
                     unit = [0.0] * config.dim
@@ -90,10 +101,9 @@ class ConfigSetup:
                 scalars.append(load["name"])
                 loads.append(load)
         config.data["loads"] = loads
-        model = build_model(config)
-        problem = Differentiable(model, solver_argument(config))
-        responses = {name: response(spec, config) for name, spec in self.outputs}
-        return Context(problem, vectors, tuple(scalars), responses)
+        evaluation = ConfigEvaluation(config, [spec for _, spec in self.outputs])
+        return Context(evaluation, tuple(name for name, _ in self.outputs), vectors,
+                       tuple(scalars), np.ones(config.mesh.n_cells))
 
 
 def rotate(vector: np.ndarray, angle_degrees, axes: tuple[int, int]) -> list:
@@ -125,11 +135,12 @@ class ConfigEvaluate:
             else:
                 angles[target.key] = (value, target.axes)
         magnitudes = {name: factors.get(name, 1.0) for name in context.scalars}
-        for name, vector in context.vectors.items():
-            components = (rotate(vector, *angles[name]) if name in angles
-                          else [float(v) for v in vector])
+        for name, vector in context.vectors.items():  # the loads of the angle targets
+            components = rotate(vector, *angles[name])
             factor = factors.get(name, 1.0)
             for axis, component in enumerate(components):
                 magnitudes[component_name(name, axis)] = factor * component
-        state = context.problem.solve(loads=magnitudes, **material)
-        return {name: f(state, None) for name, f in context.responses.items()}
+        evaluation = context.evaluation
+        values = evaluation.values(context.density, loads=magnitudes, parameters=material)
+        return {name: evaluation.combined(value)
+                for name, value in zip(context.outputs, values, strict=True)}

@@ -27,14 +27,12 @@ from fesens.ad import getval, vjp
 from fesens.config import (
     Config,
     ConfigError,
-    build_interpolation,
     build_model,
-    response,
     selections,
 )
-from fesens.config.build import solver_argument
 from fesens.config.checks import check_typed, join
-from fesens.config.load_cases import combination, combined_value, magnitudes
+from fesens.config.evaluation import ConfigEvaluation, solve_inputs
+from fesens.config.load_cases import combination, combined_value
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.physics_keys import response_variants
 from fesens.errors import NewtonError
@@ -42,7 +40,6 @@ from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
 from fesens.mesh import write_mesh
-from fesens.objectives import Differentiable
 from fesens.opt import case_state
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.physics import PHYSICS
@@ -50,11 +47,11 @@ from fesens.plotting import plot_cell_field, plot_nodal_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import input_files, reported_values
 from fesens.workflow.design_input import full_material, read_design
+from fesens.workflow.gradient_check import check_sensitivity
 from fesens.workflow.nonlinear import (
     add_config_hint,
     newton_summary,
     objective_levels,
-    solve_inputs,
     tangent_solver_name,
     write_last_converged,
     write_load_path,
@@ -249,10 +246,33 @@ def _wrt_check(config: Config, model, wrt: str) -> None:
         raise ConfigError("--wrt loads: the config defines no loads")
 
 
+def wrt_inputs(wrt: str, parameter) -> dict:
+    """The keywords of :meth:`~fesens.config.evaluation.ConfigEvaluation.values` that
+    ``--wrt`` sets to ``parameter`` (the density is its first argument)."""
+    if wrt in ("loads", "points"):
+        return {wrt: parameter}
+    return {} if wrt == "density" else {"parameters": {wrt: parameter}}
+
+
+def wrt_point(config: Config, model, wrt: str, rho: np.ndarray):
+    """Where ``--wrt`` differentiates: every load's magnitude factor 1, the density
+    ``rho``, the node coordinates, or a per-cell parameter's config value."""
+    if wrt == "loads":
+        return {name: 1.0 for name in model.loads}
+    if wrt == "density":
+        return rho.copy()
+    if wrt == "points":
+        return config.mesh.points.copy()
+    # the model keeps a parameter's value under its name (fesens.physics.spec)
+    return np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
+                           (config.mesh.n_cells,)).copy()
+
+
 def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str | None = None,
                     design: str | Path | None = None, force: bool = False,
                     echo: Callable[[str], None] = print,
-                    command: str = "fesens sensitivity") -> dict:
+                    command: str = "fesens sensitivity", check: bool = False,
+                    check_seed: int | None = None) -> dict:
     """Gradient of an objective with respect to a cell field (the density or a per-cell
     parameter of the physics, :func:`wrt_choices`) or to the load magnitudes, by one adjoint
     solve, at a design.
@@ -266,6 +286,10 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
     Writes ``sensitivity.vtu`` (the gradient as cell data, with the solution),
     ``sensitivity.json``, and ``sensitivity.csv`` for loads or ``sensitivity.png`` for a
     2D field. Returns the JSON summary.
+
+    With ``check`` the gradient is checked on the config's objective itself
+    (:mod:`fesens.workflow.gradient_check`, along a random direction of seed
+    ``check_seed``, a fresh one by default): printed, and under ``check`` in the summary.
     """
     with rank_output(Path(out), force=force, resume=False, echo=echo) as ours:
         folder = ResultsFolder(ours.out_dir, inputs=input_files(
@@ -274,7 +298,8 @@ def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str
         with folder.locked():
             folder.check(force=ours.force, command=command)  # again, now that we hold it
             return _sensitivity(config, folder, wrt=wrt, objective=objective, design=design,
-                                force=ours.force, echo=ours.echo)
+                                force=ours.force, echo=ours.echo, check=check,
+                                check_seed=check_seed)
 
 
 def _interpolation_label(interpolation) -> str:
@@ -284,51 +309,25 @@ def _interpolation_label(interpolation) -> str:
 
 
 def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
-                 design: str | Path | None, force: bool, echo: Callable[[str], None]) -> dict:
-    from fesens.workflow.time_analysis import is_time_dependent, sensitivity_in_time
+                 design: str | Path | None, force: bool, echo: Callable[[str], None],
+                 check: bool = False, check_seed: int | None = None) -> dict:
+    from fesens.workflow.time_analysis import analysis_summary  # it imports this module
 
-    if is_time_dependent(config):  # the module imports this one
-        return sensitivity_in_time(config, folder, wrt=wrt, objective=objective,
-                                   design=design, force=force, echo=echo)
     spec = objective_spec(config, objective)
-    model = build_model(config)
+    evaluation = ConfigEvaluation(config, [spec])
+    model, interpolation = evaluation.model, evaluation.interpolation
     _wrt_check(config, model, wrt)
     at_design = full_material(config) if design is None else read_design(config, design)
-    interpolation = build_interpolation(config)
-    problem = Differentiable(model, solver_argument(config),
-                             **{k: v for k, v in solve_inputs(config).items()
-                                if k != "load_cases"})
-    J = response(spec, config)
     rho = at_design.density
-    cases, case_loads = config.data.get("load_cases") or [], magnitudes(config.data)
+    cases = evaluation.cases
     captured = {}
 
     def objective_of(parameter):
-        density = parameter if wrt == "density" else rho
-        inputs = {SCALE.name: density if interpolation is None else interpolation(density)}
-        if wrt == "loads" and case_loads is not None:  # each load's magnitude in every case
-            inputs["load_cases"] = [{name: parameter[name] * m for name, m in case.items()}
-                                    for case in case_loads]
-        elif wrt not in ("density", "loads"):
-            inputs[wrt] = parameter  # a per-cell parameter, or the node coordinates
-        elif wrt == "loads":
-            inputs["loads"] = parameter
-        inputs.setdefault("load_cases", case_loads)
-        state = problem.solve(**inputs)
-        captured["state"] = state
-        if not cases:
-            return J(state, density)
-        return np.stack([J(case_state(state, i), density) for i in range(len(cases))])
+        values, captured["state"] = evaluation.values_and_state(
+            parameter if wrt == "density" else rho, **wrt_inputs(wrt, parameter))
+        return values[0]
 
-    if wrt == "loads":
-        at = {name: 1.0 for name in model.loads}
-    elif wrt == "density":
-        at = rho.copy()
-    elif wrt == "points":
-        at = config.mesh.points.copy()
-    else:  # the model keeps a parameter's value under its name (fesens.physics.spec)
-        at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
-                             (config.mesh.n_cells,)).copy()
+    at = wrt_point(config, model, wrt, rho)
     try:
         values, pullback = vjp(objective_of, at)
     except NewtonError as exc:  # as in `fesens solve`: the message names the keys to change
@@ -340,21 +339,24 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
         value, gradient = _combined(config, case_values, case_gradients)
     else:
         value, gradient = float(values), pullback(np.ones(()))
-    solution = captured["state"].detached()
     folder.prepare(clear=force)
+    if captured["state"] is None:  # a run or a frequency response: no one solution
+        solution, (about, count) = None, analysis_summary(config, evaluation)
+    else:
+        solution, count = captured["state"].detached(), ""
+        about = {"solver": str(model.solver_choice
+                               or solver_class(config.data["solver"]["backend"]).name)}
     summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
-               "design": at_design.source,
+               **about, "design": at_design.source,
                "interpolation": _interpolation_label(interpolation),
-               "solver": str(model.solver_choice
-                             or solver_class(config.data["solver"]["backend"]).name),
                "fesens_version": __version__}
-    echo(f"{config.name}: {spec['type']} at {at_design.source}, interpolation "
+    echo(f"{config.name}: {spec['type']}{count} at {at_design.source}, interpolation "
          f"{summary['interpolation']}")
-    if spec is config.data.get("objective"):  # the config's objective: its load levels
+    if solution is not None and spec is config.data.get("objective"):  # its load levels
         summary.update(objective_levels(config, solution, rho, echo))
     field_name = sensitivity_name(spec["type"], wrt)
     cell_data, point_data = {"density": rho}, {}
-    for case, single in _cases(config, solution):
+    for case, single in [] if solution is None else _cases(config, solution):
         point_data.update(_suffixed(single.point_data(), case))
         cell_data.update(_suffixed(single.cell_data(), case))
     if cases:
@@ -375,6 +377,9 @@ def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: 
                                               case_gradients if cases else None, echo))
     write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=point_data,
                cell_data=cell_data)
+    if check:  # after the solution is written: the check's solves replace the captured one
+        summary["check"] = check_sensitivity(config, objective_of, at, gradient, wrt=wrt,
+                                             seed=check_seed, echo=echo)
     folder.write_json("sensitivity.json", summary)
     echo(f"results in {folder.path}: " + ", ".join(sorted(
         p.name for p in folder.path.iterdir() if p.name.startswith("sensitivity"))))

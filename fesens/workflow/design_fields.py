@@ -232,9 +232,14 @@ def write_shape(mesh: Mesh, density: np.ndarray, folder: ResultsFolder,
         The ``shape`` entry of ``summary.json`` (file, and the STL's triangles, whether it is
         watertight and its enclosed volume; the outline's curves, length and enclosed area),
         and None; or ``({}, note)`` with the reason nothing was written (a mesh that is not
-        a lattice of quad4/hex8 cells, a missing library), which the run reports without
-        failing: the design itself is in ``design.vtu``.
+        a lattice of quad4/hex8 cells, a missing library, no cell at the level: an empty
+        file is no shape), which the run reports without failing: the design itself is in
+        ``design.vtu``.
     """
+    name = "design.stl" if mesh.dim == 3 else "design_outline.svg"
+    if not np.any(density > LEVEL):
+        return {}, (f"no {name}: no cell's physical density exceeds {LEVEL:g} (the largest is "
+                    f"{float(np.max(density, initial=0.0)):.3g}), so the design has no shape yet")
     try:
         if mesh.dim == 3:
             surface = isosurface(mesh, density)
@@ -251,4 +256,4 @@ def write_shape(mesh: Mesh, density: np.ndarray, folder: ResultsFolder,
         return {"file": "design_outline.svg", "curves": len(polygons),
                 "length": outline_length(polygons), "area": enclosed_area(polygons)}, None
     except (MeshError, ExportUnavailableError) as err:
-        return {}, f"no {'design.stl' if mesh.dim == 3 else 'design_outline.svg'}: {err}"
+        return {}, f"no {name}: {err}"

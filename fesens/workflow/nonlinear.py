@@ -12,14 +12,11 @@ import numpy as np
 
 from fesens.ad import getval
 from fesens.config import Config, response
-from fesens.config.load_cases import magnitudes
 from fesens.config.nonlinear import (
     OBJECTIVE_KEYS,
-    is_nonlinear,
     level_values,
     load_factors,
     monitored_dof,
-    newton_options,
 )
 from fesens.errors import NewtonError
 from fesens.fem.assembly.dofs import AXES
@@ -27,17 +24,6 @@ from fesens.fem.nonlinear.newton import NewtonReport
 from fesens.mesh import write_mesh
 from fesens.output import ResultsFolder
 from fesens.plotting import plot_load_path
-
-
-def solve_inputs(config: Config) -> dict:
-    """The keywords of the model's ``solve`` that the config gives besides the solver: the
-    Newton options of a nonlinear physics (and the load factors whose states its objective
-    reads), else the load cases."""
-    if is_nonlinear(config.physics_class):
-        factors = load_factors(config.data)
-        return {"newton": newton_options(config.data),
-                **({} if factors is None else {"at_load_factors": factors})}
-    return {"load_cases": magnitudes(config.data)}
 
 
 def objective_levels(config: Config, solution, rho, echo: Callable[[str], None]) -> dict:

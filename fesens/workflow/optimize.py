@@ -35,7 +35,9 @@ from fesens.opt import (
     load_evaluated_design,
     optimize,
 )
+from fesens.opt.status import Ending, decide_status
 from fesens.output import ResultsFolder, ResultsFolderError
+from fesens.output.folder import CHECKPOINT
 from fesens.plotting import boundary_markers, plot_convergence, plot_density
 from fesens.solvers import solver_class
 from fesens.workflow.common import Interrupted, input_files, reported_values, silent
@@ -71,6 +73,7 @@ class OptimizationRun:
     evaluation : Evaluation
         The final evaluation (solution in ``evaluation.state``, gradients).
     converged : bool
+        Whether the status is ``converged`` (:mod:`fesens.opt.status`).
     folder : pathlib.Path or None
         The results folder; None for a run without one.
     """
@@ -177,8 +180,8 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
             echo(f"resuming {config.name} from iteration {run.start_iteration} "
                  f"({folder.checkpoint})")
         run.announce(built.note)
-        x, evaluation, converged = run.iterate(resume, encode(fingerprint))
-        summary = run.finish(x, evaluation, converged)
+        x, evaluation, ending = run.iterate(resume, encode(fingerprint))
+        summary = run.finish(x, evaluation, ending)
     except KeyboardInterrupt:
         raise run.interrupted(command) from None
     except NewtonError as exc:  # as any failure below, its message naming the keys to change
@@ -193,7 +196,7 @@ def _run(config: Config, folder: ResultsFolder, *, resume: bool, force: bool,
                     if (folder.path / name).is_file())
     echo(f"results in {folder.path}: design.png, {extra}design.vtu, convergence.png, "
          "history.csv, summary.json")
-    return run.result(summary, x, evaluation, converged)
+    return run.result(summary, x, evaluation, ending)
 
 
 def _reads_its_config(config: Config, folder: ResultsFolder) -> bool:
@@ -214,20 +217,23 @@ def _run_in_memory(config: Config, echo: Callable[[str], None]) -> OptimizationR
     built.problem.reports["grayness"] = grayness_report(built.problem)
     run = _Run(config, built.model, built.problem, build_optimizer(config), echo, tic=tic)
     run.announce(built.note)
-    x, evaluation, converged = run.iterate()
-    summary = run.final_summary(evaluation, converged, run.fields(evaluation))
+    x, evaluation, ending = run.iterate()
+    summary = run.final_summary(evaluation, ending, run.fields(evaluation))
     echo(final_line(config, summary))
-    return run.result(summary, x, evaluation, converged)
+    return run.result(summary, x, evaluation, ending)
 
 
 def _constraint_report(config: Config, problem: DesignProblem, evaluation: Evaluation) -> list:
-    limit = config.data["constraints"]["volume_fraction"]
-    report = [{"name": "volume_fraction", "value": evaluation.volume_fraction, "limit": limit,
-               "satisfied": bool(evaluation.volume_fraction <= limit * (1 + 1e-4))}]
-    for constraint in problem.constraints:
-        value = evaluation.extras[constraint.name]
-        report.append({"name": constraint.name, "value": value, "limit": constraint.limit,
-                       "satisfied": bool(value <= constraint.limit * (1 + 1e-4))})
+    """Each constraint's value and limit, and whether it holds within ``stop.constraint_tol``
+    (its scaled value ``g_i``, as the status decides: :mod:`fesens.opt.status`)."""
+    tol = config.data["stop"]["constraint_tol"]
+    g = [float(value) for value in evaluation.constraints]
+    report = [{"name": "volume_fraction", "value": evaluation.volume_fraction,
+               "limit": config.data["constraints"]["volume_fraction"],
+               "satisfied": bool(g[0] <= tol)}]
+    for constraint, scaled in zip(problem.constraints, g[1:], strict=False):
+        report.append({"name": constraint.name, "value": evaluation.extras[constraint.name],
+                       "limit": constraint.limit, "satisfied": bool(scaled <= tol)})
     return report
 
 
@@ -279,11 +285,12 @@ class _Run:
                              case_names(self.config.data))
 
     def iterate(self, resume: bool = False, fingerprint: str | None = None
-                ) -> tuple[np.ndarray, Evaluation, bool]:
+                ) -> tuple[np.ndarray, Evaluation, Ending]:
         """Run the design loop (resumed from the folder's checkpoint with ``resume``):
-        ``(x, evaluation, converged)``. With a folder, each iteration writes the history
-        and, every ``[output] every`` iterations, the design; a resumed run that had
-        already finished only evaluates its last design again."""
+        ``(x, evaluation, ending)``, the last its status (:mod:`fesens.opt.status`). With a
+        folder, each iteration writes the history and, every ``[output] every`` iterations,
+        the design; a resumed run that had already finished only evaluates its last design
+        again."""
         config, problem, folder = self.config, self.problem, self.folder
         stop, every = config.data["stop"], config.data["output"]["every"]
         extras = shown_columns(problem)
@@ -297,11 +304,13 @@ class _Run:
             evaluated = None if evaluated is None else problem.design_part(evaluated)
             problem.restore(self.history)  # what the problem derived in the iterations done
             problem.update_schedules(self.start_iteration)
-            converged = last["change"] < stop["tol_change"]
+            stopped = last["change"] < stop["tol_change"]
             self.echo(f"the run in {folder.path} has already finished at iteration "
                       f"{self.start_iteration}; writing its results")
             # the results of the design the last iteration evaluated, as an uninterrupted run
-            return x, problem.evaluate(x if evaluated is None else evaluated), converged
+            evaluation = problem.evaluate(x if evaluated is None else evaluated)
+            return x, evaluation, decide_status(problem, evaluation, stopped,
+                                                stop["constraint_tol"])
 
         def callback(record: dict, evaluation: Evaluation, x_new: np.ndarray) -> None:
             self.history.append(record)
@@ -318,15 +327,18 @@ class _Run:
         start = None if resume else initial_design(config.data["design"], config.mesh, problem)
         result = optimize(problem, self.optimizer, start, max_iter=stop["max_iter"],
                           tol_change=stop["tol_change"], callback=callback,
-                          checkpoint=None if folder is None else folder.checkpoint,
-                          resume=resume, fingerprint=fingerprint)
+                          checkpoint=None if folder is None else folder.file(CHECKPOINT),
+                          resume=resume, fingerprint=fingerprint,
+                          constraint_tol=stop["constraint_tol"])
         self.history = result.history
-        return result.x, result.evaluation, result.converged
+        return result.x, result.evaluation, Ending(result.status, result.reason)
 
-    def finish(self, x: np.ndarray, evaluation: Evaluation, converged: bool) -> dict:
+    def finish(self, x: np.ndarray, evaluation: Evaluation, ending: Ending) -> dict:
         """Write the final design (``design.vtu``, the last snapshot, ``design.png``, a
         frequency design's ``mode_1.png``), ``convergence.png``, ``history.csv`` and
-        ``summary.json`` into the folder; the summary."""
+        ``summary.json`` into the folder; the summary. A degenerate design (its status,
+        ``ending``) gets no shape file: an empty ``design.stl`` is no result; its other
+        files are written, and ``summary.json`` says ``degenerate``."""
         config, problem, folder, history = self.config, self.problem, self.folder, self.history
         point_data, cell_data = self.fields(evaluation)
         write_mesh(folder.file("design.vtu"), config.mesh, point_data=point_data,
@@ -351,8 +363,11 @@ class _Run:
                      **boundary_markers(self.model),
                      phases=None if phase is None else (phase, problem.interpolation.labels()))
         density = problem.whole_cells(evaluation.density)
-        shape, note = write_shape(config.mesh, density, folder, config.name) \
-            if density is not None else ({}, None)
+        if ending.status == "degenerate":
+            shape, note = {}, f"no shape file: {ending.reason}"
+        else:
+            shape, note = write_shape(config.mesh, density, folder, config.name) \
+                if density is not None else ({}, None)
         if note:
             self.echo(note)
         if isinstance(evaluation.state, Modes):
@@ -364,10 +379,12 @@ class _Run:
                              volume_limit=config.data["constraints"]["volume_fraction"],
                              objective=label, quantity=quantity,
                              constraints=[c.name for c in problem.constraints],
-                             tol_change=config.data["stop"]["tol_change"], converged=converged,
-                             max_iter=config.data["stop"]["max_iter"])
+                             tol_change=config.data["stop"]["tol_change"],
+                             converged=ending.converged, max_iter=config.data["stop"]["max_iter"],
+                             status=None if ending.status in ("converged", "max_iter")
+                             else ending.status)
         folder.write_history(history)
-        summary = self.final_summary(evaluation, converged, (point_data, cell_data))
+        summary = self.final_summary(evaluation, ending, (point_data, cell_data))
         if shape:
             summary["shape"] = shape
         summary["files"] = sorted(p.name for p in folder.path.iterdir()
@@ -375,14 +392,14 @@ class _Run:
         folder.write_json("summary.json", summary)
         return summary
 
-    def final_summary(self, evaluation: Evaluation, converged: bool,
+    def final_summary(self, evaluation: Evaluation, ending: Ending,
                       fields: tuple[dict, dict]) -> dict:
         """The summary of a finished run: :meth:`summary`, its outcome sentence and the
         values the physics reports from ``fields`` (point and cell data of the final
         design)."""
         config, problem = self.config, self.problem
-        summary = self.summary(evaluation, converged)
-        summary["outcome"] = outcome(config, self.history, converged)
+        summary = self.summary(evaluation, ending)
+        summary["outcome"] = outcome(config, self.history, ending)
         fragment, (point_data, cell_data) = config.physics_class.config, fields
         if isinstance(evaluation.state, Modes):  # a frequency design: no static solution
             summary.update(modal_summary(self.history, evaluation.state))
@@ -399,15 +416,17 @@ class _Run:
                             reported_values(fragment, own(point_data), own(cell_data)).items()})
         return problem.collective.bcast(summary)
 
-    def summary(self, evaluation: Evaluation, converged: bool) -> dict:
-        """The run's summary entries at its final ``evaluation``: status (``converged`` or
-        ``max_iter``), iterations, objective, volume, constraints, times, solver, mesh and
-        config."""
+    def summary(self, evaluation: Evaluation, ending: Ending) -> dict:
+        """The run's summary entries at its final ``evaluation``: status (``converged``,
+        ``max_iter``, ``infeasible`` or ``degenerate``: :mod:`fesens.opt.status`) and the
+        reason of the last two, iterations, objective, volume, constraints, times, solver,
+        mesh and config."""
         config, history = self.config, self.history
         return {
             "name": config.name,
-            "status": "converged" if converged else "max_iter",
-            "converged": bool(converged),
+            "status": ending.status,
+            "converged": ending.converged,
+            "reason": ending.reason or None,
             "iterations": history[-1]["iteration"] if history else 0,
             "resumed_from_iteration": self.start_iteration or None,
             "objective": {"type": config.data["objective"]["type"],
@@ -430,11 +449,11 @@ class _Run:
         }
 
     def result(self, summary: dict, x: np.ndarray, evaluation: Evaluation,
-               converged: bool) -> OptimizationRun:
+               ending: Ending) -> OptimizationRun:
         """What :func:`run_optimization` returns: the whole design and densities."""
         return OptimizationRun(summary, self.problem.gather_design(x),
                                self.problem.whole_cells(evaluation.density), self.history,
-                               evaluation, converged,
+                               evaluation, ending.converged,
                                None if self.folder is None else self.folder.path)
 
     def interrupted(self, command: str) -> Interrupted:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fesens.config import Config
 from fesens.config.load_cases import combination
 from fesens.opt import DesignProblem, FrequencyProblem
+from fesens.opt.status import Ending
 
 
 def shown_columns(problem: DesignProblem) -> list[str]:
@@ -59,11 +60,14 @@ def final_line(config: Config, summary: dict) -> str:
             f"{summary['wall_time_seconds']:.1f} s")
 
 
-def outcome(config: Config, history: list[dict], converged: bool) -> str:
-    """One plain sentence: converged, or not, and why not."""
+def outcome(config: Config, history: list[dict], ending: Ending) -> str:
+    """One plain sentence: converged, or not, and why not (``ending``: the run's status,
+    :mod:`fesens.opt.status`)."""
     iterations = history[-1]["iteration"] if history else 0
-    if converged:
+    if ending.converged:
         return f"converged after {iterations} iterations"
+    if ending.status != "max_iter":  # infeasible, degenerate: its reason says why
+        return f"{ending.status.upper()} after {iterations} iterations: {ending.reason}"
     stop = config.data["stop"]
     change = history[-1]["change"] if history else float("inf")
     reason = (f"the design change {change:.3g} is above stop.tol_change = "

@@ -1,5 +1,6 @@
-"""``fesens solve`` and ``fesens sensitivity`` of a time-dependent config (``[analysis] type
-= "transient" | "dynamic" | "harmonic"``, :mod:`fesens.config.time_sections`).
+"""``fesens solve`` of a time-dependent config (``[analysis] type = "transient" |
+"dynamic" | "harmonic"``, :mod:`fesens.config.time_sections`), and what ``fesens
+sensitivity`` reports of its analysis.
 
 * transient and dynamic ``solve``: the fields every ``time.output_every`` steps and at the
   last (``solution_NNNN.vtu``, written one at a time as the run streams its states, and
@@ -8,13 +9,11 @@
   field's extrema), ``solution.json``, and a progress line every tenth of the run;
 * harmonic ``solve``: the dynamic compliance ``|f · u|`` and the probes' amplitudes at every
   driving frequency (``frequency_response.csv``, ``frequency_response.png``);
-* transient and dynamic ``sensitivity``: the objective's time aggregate
-  (``[objective] over_time``) through the run's one primitive, whose gradient is the
-  discrete adjoint (a nonlinear physics' run steps by Newton: its adjoint is in
-  :mod:`fesens.fem.transient.nonlinear_steps`), written as a static sensitivity is;
-* harmonic ``sensitivity``: the objective's response summed over the driving frequencies,
-  ``Σ_ω |j(u(ω))|`` (what ``fesens optimize`` minimizes), through the frequency response's
-  primitive, written likewise.
+* ``sensitivity``: what its summary says of the analysis (:func:`analysis_summary`);
+  the objective and its gradient are :class:`~fesens.config.evaluation.ConfigEvaluation`'s,
+  the code path of every analysis (the run's time aggregate by its discrete adjoint, the
+  response summed over the driving frequencies), written by
+  :mod:`fesens.workflow.analysis` as a static sensitivity is.
 """
 
 from __future__ import annotations
@@ -24,34 +23,21 @@ from collections.abc import Callable
 import numpy as np
 
 from fesens import __version__
-from fesens.ad import vjp
-from fesens.config import Config, build_interpolation, build_model
+from fesens.config import Config, build_model
+from fesens.config.evaluation import ConfigEvaluation
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.time_design import (
-    aggregate,
-    harmonic_objective,
     inertia,
     refusing_resonance,
     run_inputs,
-    step_objective,
     time_problem,
 )
 from fesens.config.time_sections import STATIC, analysis_type, angular_frequencies, probe_name
-from fesens.fem.model.parameters import SCALE
 from fesens.fem.transient import DynamicProblem, harmonic_response
 from fesens.mesh import write_mesh
-from fesens.output import ResultsFolder, sensitivity_name
+from fesens.output import ResultsFolder
 from fesens.plotting.histories import plot_histories
 from fesens.solvers import solver_class
-from fesens.workflow.analysis import (
-    _field_sensitivities,
-    _interpolation_label,
-    _load_sensitivities,
-    _point_sensitivities,
-    _wrt_check,
-    objective_spec,
-)
-from fesens.workflow.design_input import full_material, read_design
 from fesens.workflow.nonlinear import tangent_solver_name
 
 #: Progress lines of a run: one every this fraction of its steps.
@@ -205,114 +191,17 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
 
 
 # ------------------------------------------------------------------ the objective
-def sensitivity_in_time(config: Config, folder: ResultsFolder, *, wrt: str,
-                        objective: str | None, design, force: bool,
-                        echo: Callable[[str], None]) -> dict:
-    """``fesens sensitivity`` of a time-dependent config: the gradient of the objective's
-    time aggregate by the discrete adjoint of the run (one primitive), or of its response
-    summed over the driving frequencies by the frequency response's adjoint."""
+def analysis_summary(config: Config, evaluation: ConfigEvaluation) -> tuple[dict, str]:
+    """What ``sensitivity.json`` and the first line say of a time-dependent analysis
+    whose objective ``evaluation`` differentiated: the run's aggregate, steps and solver,
+    or the driving frequencies (no solver: the response always factorizes its complex
+    matrix with SuperLU)."""
     kind = analysis_type(config.data)
-    spec = objective_spec(config, objective)
-    model = build_model(config)
-    _wrt_check(config, model, wrt)
-    at_design = full_material(config) if design is None else read_design(config, design)
-    interpolation = build_interpolation(config)
-    rho = at_design.density
     if kind == "harmonic":
-        evaluate, over, count = _over_frequencies(config, model, spec)
-    else:
-        evaluate, over, count = _over_time(config, model, spec)
-
-    def objective_of(parameter):
-        density = parameter if wrt == "density" else rho
-        inputs = {SCALE.name: density if interpolation is None else interpolation(density)}
-        if wrt not in ("density", "loads", "points"):
-            inputs[wrt] = parameter
-        return evaluate(_mass_factor(interpolation, density),
-                        parameter if wrt == "loads" else None,
-                        parameter if wrt == "points" else None, inputs, density)
-
-    if wrt == "loads":
-        at = {name: 1.0 for name in model.loads}
-    elif wrt == "density":
-        at = rho.copy()
-    elif wrt == "points":
-        at = config.mesh.points.copy()
-    else:
-        at = np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
-                             (config.mesh.n_cells,)).copy()
-    value, pullback = vjp(objective_of, at)
-    value, gradient = float(value), pullback(np.ones(()))
-    folder.prepare(clear=force)
-    summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
-               "analysis": kind, **over, "design": at_design.source,
-               "interpolation": _interpolation_label(interpolation),
-               "fesens_version": __version__}
-    echo(f"{config.name}: {spec['type']} ({count}) at {at_design.source}, interpolation "
-         f"{summary['interpolation']}")
-    field_name = sensitivity_name(spec["type"], wrt)
-    cell_data, point_data = {"density": rho}, {}
-    if wrt == "loads":
-        _load_sensitivities(config, folder, summary, at, gradient, None, echo)
-    elif wrt == "points":
-        point_data.update(_point_sensitivities(config, folder, summary, field_name, gradient,
-                                               None, echo))
-    else:
-        cell_data.update(_field_sensitivities(config, folder, summary, field_name, gradient,
-                                              None, echo))
-    write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=point_data,
-               cell_data=cell_data)
-    folder.write_json("sensitivity.json", summary)
-    echo(f"results in {folder.path}: " + ", ".join(sorted(
-        p.name for p in folder.path.iterdir() if p.name.startswith("sensitivity"))))
-    return summary
-
-
-
-def _mass_factor(interpolation, density):
-    """The mass factor of the design densities: the interpolation's ``mass`` where it has
-    one (as the optimizer's design problem takes it), else the densities."""
-    mass = getattr(interpolation, "mass", None)
-    return mass(density) if callable(mass) else density
-
-
-def _over_time(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
-    """``evaluate(mass, loads, points, inputs, density)``: the objective's time aggregate
-    over the run (one traced primitive), with what the summary and the first line say of
-    it."""
-    problem = time_problem(config, model)
-    term = step_objective(spec, config, model)
-
-    def evaluate(mass, loads, points, inputs, density):
-        values = problem.values(term, term_args=term.arguments(loads, points, inputs,
-                                                               density),
-                                loads=loads, points=points,
-                                **{**run_inputs(config, mass), **inputs})
-        return aggregate(values, problem.times, spec)
-
-    over = spec.get("over_time", "final")
-    return (evaluate, {"over_time": over, "steps": problem.n_steps,
-                       "solver": _solver_name(config, model)},
-            f"{over} over {problem.n_steps} steps")
-
-
-def _over_frequencies(config: Config, model, spec: dict) -> tuple[Callable, dict, str]:
-    """``evaluate(mass, loads, points, inputs, density)``: ``Σ_ω |j(u(ω))|`` of the objective's
-    functional ``j`` (linear in the field) over the driving frequencies, with what the
-    summary and the first line say of it (no solver: the response always factorizes its
-    complex matrix with SuperLU)."""
-    data = config.data
-    omegas, damping = angular_frequencies(data), data["damping"]
-
-    def evaluate(mass, loads, points, inputs, density):
-        with refusing_resonance(config):
-            response = harmonic_response(model, omegas, loads=loads, points=points,
-                                         density=inertia(config, mass),
-                                         damping=(damping["mass"], damping["stiffness"]),
-                                         **inputs)
-        # the weight outside the magnitude: inside, its sign would vanish in |·|
-        return harmonic_objective(spec, config, model, loads, points)(response)
-
-    frequencies = list(data["harmonic"]["frequencies"])
-    return (evaluate, {"frequencies": frequencies},
-            f"summed over {len(frequencies)} driving frequencies")
+        frequencies = list(config.data["harmonic"]["frequencies"])
+        return ({"analysis": kind, "frequencies": frequencies},
+                f" (summed over {len(frequencies)} driving frequencies)")
+    over, steps = evaluation.specs[0]["over_time"], evaluation.run.n_steps
+    return ({"analysis": kind, "over_time": over, "steps": steps,
+             "solver": _solver_name(config, evaluation.model)},
+            f" ({over} over {steps} steps)")

@@ -62,7 +62,7 @@ def test_solve_ignores_the_optimization_sections(tmp_path):
     result = run("solve", write_config(tmp_path, text), "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "solution.json", "solution.png", "solution.vtu"]
+        ".fesens-files", "solution.json", "solution.png", "solution.vtu"]
 
 
 def test_sensitivity_to_load_magnitudes(tmp_path):

@@ -137,7 +137,8 @@ def test_nan_during_the_run_exits_1_and_keeps_the_last_checkpoint(config, tmp_pa
         "error: numerical failure (NonFiniteError): iteration 3: the objective or its "
         "gradient is NaN")
     assert (out / "checkpoint.npz").exists()
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
+        ".fesens-files"]  # no temporary file left
 
 
 def test_console_script_maps_errors_to_exit_codes(tmp_path):

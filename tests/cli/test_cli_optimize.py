@@ -10,6 +10,7 @@ from cli_helpers import SMALL_MBB, edit, history, run, write_config
 from PIL import Image
 
 from fesens.config import load_config, preset_names
+from fesens.output.folder import MANIFEST
 from fesens.solvers import solver_class
 from fesens.solvers.policy import tangent_choice
 
@@ -63,7 +64,10 @@ def test_preset_runs_end_to_end(name, tmp_path):
     assert float(rows[-1]["objective"]) == pytest.approx(summary["objective"]["value"])
     resolved = load_config(out / "config.toml")
     assert resolved.data["stop"]["max_iter"] == 2
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    # no temporary file left; the hidden manifest names exactly the files the run wrote
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [MANIFEST]
+    assert (out / MANIFEST).read_text().split() == sorted(
+        p.name for p in out.iterdir() if not p.name.startswith("."))
 
 
 def test_presets_lists_every_preset_on_one_line():

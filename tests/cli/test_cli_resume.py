@@ -11,6 +11,7 @@ from cli_helpers import ROOT, SMALL_MBB, edit, history, run, write_config
 
 from fesens.opt import OPTIMIZERS, load_checkpoint
 from fesens.opt.problem import DesignProblem
+from fesens.output.folder import MANIFEST
 
 #: A run with a penalty continuation, so that resuming must restore the schedule too.
 CONTINUATION = edit(SMALL_MBB, "penalty = 3.0",
@@ -50,7 +51,10 @@ def test_interrupted_run_resumes_to_the_same_history(optimizer, tmp_path, monkey
     assert iteration == 3 and len(records) == 3
     assert [r["iteration"] for r in history(out)] == ["1", "2", "3"]
     assert json.loads((out / "summary.json").read_text())["status"] == "interrupted"
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    # no temporary file left; the hidden manifest names exactly the files the run wrote
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [MANIFEST]
+    assert (out / MANIFEST).read_text().split() == sorted(
+        p.name for p in out.iterdir() if not p.name.startswith("."))
 
     resumed = run("optimize", config, "--out", out, "--resume")
     assert resumed.exit_code == 0, resumed.output

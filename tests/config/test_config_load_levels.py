@@ -10,9 +10,9 @@ import pytest
 
 from fesens.ad import check_grad, grad, taylor_test
 from fesens.config import ConfigError, build_model, build_problem, resolve, response
+from fesens.config.evaluation import solve_inputs
 from fesens.fem.nonlinear.implicit_solve import ResidualSolve
 from fesens.objectives import compliance, value_at
-from fesens.workflow.nonlinear import solve_inputs
 
 #: A heated strip: k(T) = 2 (1 + 0.5 T), T = 1 on the left and 3 on the right, a source.
 STRIP = {

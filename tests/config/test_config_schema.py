@@ -191,7 +191,8 @@ def test_the_small_config_resolves_with_defaults_filled_in():
     assert data["loads"][0]["name"] == "F"
     assert data["projection"] == {"type": "none"}
     assert data["penalization"]["minimum"] == 1e-9
-    assert data["optimizer"] == {"type": "oc", "move": 0.2, "tolerance": 1e-3}
+    assert data["optimizer"] == {"type": "oc", "move": 0.2, "tolerance": 1e-3, "damping": 0.5,
+                                 "x_min": 1e-9}
     assert data["solver"] == {"backend": "auto", "options": {}}
 
 

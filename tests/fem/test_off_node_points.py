@@ -20,8 +20,8 @@ def model():
 
 def test_point_load_off_a_node_warns_with_the_distance():
     m = model()
-    with pytest.warns(OffNodeWarning, match=r"point load at \[4.0, 0.2\] is not on a node: "
-                      r"using the nearest node \d+ at \[4.0, 0.0\], 0.2 away"):
+    with pytest.warns(OffNodeWarning, match=r"point load 'point0' at \[4.0, 0.2\] is not on a "
+                      r"node: using the nearest node \d+ at \[4.0, 0.0\], 0.2 away"):
         m.point_load((4.0, 0.2), (0.0, -1.0))
 
 

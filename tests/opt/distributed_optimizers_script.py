@@ -36,6 +36,8 @@ class SplitProblem:
     """The analytic problem of the module docstring, this rank's block of the variables."""
 
     adaptive_tolerance = None
+    volume_fraction = VOLUME
+    constraints = ()  # the mma case's second constraint is unnamed
 
     def __init__(self, collective, case: str):
         self._collective = collective
@@ -62,6 +64,12 @@ class SplitProblem:
 
     def restore(self, history: list) -> None:
         pass
+
+    def warm_start_arrays(self) -> dict:
+        return {}  # no model solve to start
+
+    def restore_warm_start(self, arrays: dict) -> None:
+        assert not arrays
 
     def schedules_done(self, iteration: int) -> bool:
         return True

@@ -129,8 +129,8 @@ def test_solve_runs_from_a_toml_file(toy_physics, tmp_path):
     out = tmp_path / "solve"
     result = fesens("solve", tmp_path / "toy.toml", "--out", out)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["solution.json", "solution.png",
-                                                      "solution.vtu"]
+    assert sorted(p.name for p in out.iterdir()) == [".fesens-files", "solution.json",
+                                                      "solution.png", "solution.vtu"]
     summary = json.loads((out / "solution.json").read_text())
     assert summary["physics"] == "reaction_diffusion"
     solution = meshio.read(out / "solution.vtu")

@@ -40,7 +40,7 @@ class LoadTerms:
     def _add_load(self, name: str | None, kind: str, vector: np.ndarray,
                   builder: Callable | None = None) -> str:
         """Register a load term; ``builder(points)`` recomputes it for moved nodes."""
-        name = name or f"{kind}{len(self.loads)}"
+        name = self._load_name(name, kind)
         if name in self.loads:
             raise BoundaryConditionError(f"a load named {name!r} exists already")
         if not np.all(np.isfinite(vector)):
@@ -49,6 +49,10 @@ class LoadTerms:
         self._load_builders[name] = builder
         self._load_matrix = None
         return name
+
+    def _load_name(self, name: str | None, kind: str) -> str:
+        """``name``, or the name a new load term of ``kind`` gets (``point2``)."""
+        return name or f"{kind}{len(self.loads)}"
 
     def point_load(self, at, value: FieldSpec, *, name: str | None = None) -> str:
         """Concentrated load(s).
@@ -59,7 +63,8 @@ class LoadTerms:
             A node-set name or predicate (``value`` is applied at *each* selected node), or
             the coordinates of a point (applied at the nearest node; an
             :class:`~fesens.fem.post.probe.OffNodeWarning` gives the distance when the point
-            misses it).
+            misses it, and a point outside the mesh's bounding box is refused,
+            :class:`~fesens.errors.PointOutsideMeshError`).
         value : float, sequence or callable
             Force vector (elasticity) or heat input (conduction) per node.
         name : str, optional
@@ -68,7 +73,8 @@ class LoadTerms:
         if isinstance(at, str) or callable(at):
             nodes = self.mesh.nodes(at)
         else:
-            nodes = np.array([node_at(self.mesh, at, "point load")])
+            what = f"point load {self._load_name(name, 'point')!r}"
+            nodes = np.array([node_at(self.mesh, at, what)])
         vector = point_load_vector(self.mesh, self.dofmap, nodes, value)
         return self._add_load(name, "point", vector)
 

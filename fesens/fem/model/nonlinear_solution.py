@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
+from fesens.errors import ArgumentTypeError, LevelIndexError
 from fesens.fem.model.solution import Solution
 from fesens.fem.nonlinear.implicit_solve import along
 from fesens.fem.nonlinear.newton import NewtonReport
@@ -51,13 +52,22 @@ class NonlinearSolution(Solution):
         ------
         ValueError
             The solve was not asked for the states at load factors.
-        IndexError
-            ``k`` is not an index of :attr:`at_load_factors`.
+        LevelIndexError
+            ``k`` is not an index of :attr:`at_load_factors` (an ``IndexError``).
         """
         steps = self._steps
         if steps is None:
             raise ValueError("this solution holds no states at load factors: solve with "
                              "at_load_factors=[t_1, ..., t_k] to differentiate them")
+        levels = len(steps.requested)
+        if not isinstance(k, int | np.integer) or isinstance(k, bool):
+            raise ArgumentTypeError(f"at(k): k must be an integer index of at_load_factors, "
+                                    f"got {type(k).__name__} {k!r:.80}")
+        if not -levels <= k < levels:
+            raise LevelIndexError(
+                f"at({k}): this solution holds {levels} state(s) at load factors "
+                f"(at_load_factors = {list(steps.requested)}), so k must lie in "
+                f"0..{levels - 1} (or -{levels}..-1 from the end)")
         t = steps.requested[k]
         row = steps.stops.index(t)
         loads = self.load_magnitudes

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.errors import NonFiniteError
+from fesens.errors import ArgumentTypeError, NonFiniteError
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,20 @@ class Parameter:
 
         Raises
         ------
+        ArgumentTypeError
+            Strings or booleans, not numbers (numpy would read ``"1"`` as 1.0 here, and
+            the solve would then fail on the string).
         ValueError
             Wrong shape, or a value outside the range (the message names the parameter).
         NonFiniteError
             NaN or infinity.
         """
-        raw = np.asarray(getval(value), dtype=float)
+        plain = getval(value)
+        if np.asarray(plain).dtype.kind in "USb":  # strings, bytes, booleans
+            raise ArgumentTypeError(
+                f"parameter {self.name!r} must be a number or an array of numbers, got "
+                f"{type(plain).__name__} {plain!r:.80}")
+        raw = np.asarray(plain, dtype=float)
         wrong = raw.ndim > 1 or (raw.ndim == 1 and (not self.per_cell or raw.shape[0] != n_cells))
         if wrong:
             expected = (f"a scalar or have one value per cell ({n_cells})" if self.per_cell

@@ -34,6 +34,9 @@ class WarmStart:
 
     _warm: ThreadWarmStart
     _assembler: Assembler | None
+    assembler: Assembler
+    free_dofs: np.ndarray
+    constrained_dofs: np.ndarray
 
     @property
     def converged_state(self) -> ConvergedState | None:
@@ -67,6 +70,17 @@ class WarmStart:
         ------
         KeyError
             ``arrays`` lacks ``u_free``, ``f`` or ``g``.
+        ValueError
+            One of them has another size than this model's free, all or prescribed dofs.
         """
         self.assembler  # noqa: B018 - made now: the pattern the state belongs to
-        self.converged_state = ConvergedState.from_arrays(arrays) if arrays else None
+        if not arrays:
+            self.converged_state = None
+            return
+        sizes = {"u_free": self.free_dofs.size, "f": self.dofmap.n_dofs,
+                 "g": self.constrained_dofs.size}
+        for name, size in sizes.items():
+            if np.shape(arrays[name]) != (size,):
+                raise ValueError(f"the warm start's {name!r} has shape "
+                                 f"{np.shape(arrays[name])}, the model's ({size},)")
+        self.converged_state = ConvergedState.from_arrays(arrays)

@@ -3,7 +3,8 @@
 Forward: load-stepped Newton (:mod:`~fesens.fem.nonlinear.newton`) on raw values, from the
 last converged state of the model in this thread when the inputs changed little (an
 optimization loop), else from its reference state. Backward, by the implicit function
-theorem: ``R(u*(θ), θ) = 0`` gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent ``K_T = ∂R/∂u`` at the converged state, so
+theorem: ``R(u*(θ), θ) = 0`` gives ``du*/dθ = −K_T⁻¹ ∂R/∂θ`` with the tangent
+``K_T = ∂R/∂u`` at the converged state, so
 
     λ = K_T(u*)⁻ᵀ ū            one (transposed) solve with the converged tangent
     θ̄ = −λᵀ ∂R/∂θ              one traced evaluation of R(u*, θ), pulled back with −λ

@@ -38,10 +38,31 @@ def nearest_node(mesh: Mesh, point) -> tuple[int, float, float]:
     return node, distance, NODE_TOLERANCE * float(np.ptp(mesh.points, axis=0).max())
 
 
+def beyond_bounding_box(mesh: Mesh, point, tolerance: float) -> bool:
+    """Whether ``point`` ``(dim,)`` lies outside the mesh's bounding box by more than
+    ``tolerance`` along an axis."""
+    low, high = mesh.bounding_box()
+    coords = np.asarray(point, dtype=float)
+    return bool(np.any(coords < low - tolerance) or np.any(coords > high + tolerance))
+
+
 def node_at(mesh: Mesh, point, what: str) -> int:
     """The node nearest to ``point``; warns (:class:`OffNodeWarning`) when ``point`` misses
-    it, naming ``what`` (e.g. "point load"), the distance and the node used."""
+    it, naming ``what`` (e.g. "point load 'F'"), the distance and the node used.
+
+    Raises
+    ------
+    PointOutsideMeshError
+        ``point`` lies outside the mesh's bounding box (by more than
+        :data:`NODE_TOLERANCE` times its extent): the nearest node would be a guess.
+    """
     node, distance, tolerance = nearest_node(mesh, point)
+    if beyond_bounding_box(mesh, point, tolerance):
+        low, high = mesh.bounding_box()
+        raise PointOutsideMeshError(
+            f"{what} at {np.asarray(point, dtype=float).tolist()} is outside the mesh, whose "
+            f"bounding box spans {low.tolist()} to {high.tolist()} (tolerance {tolerance:.3g}, "
+            f"{NODE_TOLERANCE:g} of its extent); give a point in the mesh")
     if distance > tolerance:
         warnings.warn(f"{what} at {np.asarray(point, dtype=float).tolist()} is not on a node: "
                       f"using the nearest node {node} at {mesh.points[node].tolist()}, "

@@ -59,7 +59,7 @@ from fesens.fem.transient.dynamic_steps import (
     newmark_rates,
 )
 from fesens.fem.transient.integrate import TransientProblem
-from fesens.fem.transient.schemes import TimeFunction, history_values
+from fesens.fem.transient.schemes import TimeFunction, dirichlet_factors
 from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern
 from fesens.solvers import LinearSolver
 
@@ -174,7 +174,12 @@ class DynamicProblem(TransientProblem):
     ------
     ValueError, NonFiniteError
         Bad time levels (or not equally spaced), scheme parameters, ``max_states < 2``.
+    TooLargeError
+        As :class:`~fesens.fem.transient.integrate.TransientProblem`'s.
     """
+
+    #: A kept state is ``(u, v, a)``.
+    state_vectors = 3
 
     def __init__(self, model, *, times=None, t_end: float | None = None,
                  dt: float | None = None, t_start: float = 0.0, scheme: str = "newmark",
@@ -258,6 +263,8 @@ class DynamicProblem(TransientProblem):
         run = Run(self, step_term)
         inputs = (*system, *term_args)
         run.keep = any(isinstance(x, Traced) for x in inputs)
+        if run.keep:
+            self.check_gradient_memory()
         return dynamic_integrate(run, *inputs)
 
     def states(self, *, at=None, u0=0.0, v0=0.0, loads: dict | None = None,
@@ -328,14 +335,15 @@ class DynamicProblem(TransientProblem):
         if rates0.shape != (2,) or not np.all(np.isfinite(rates0)):
             raise ValueError(f"dirichlet_rates must be the finite pair (dphi/dt, d2phi/dt2) "
                              f"at t_start, got {dirichlet_rates!r}")
-        if not (constrained.size and (dirichlet is not None or np.any(getval(g)))):
+        prescribed = bool(constrained.size) and (dirichlet is not None
+                                                 or bool(np.any(getval(g))))
+        phi = dirichlet_factors(dirichlet_history, self.times, prescribed)
+        if not prescribed:
             return None, None, None, None
         if self.coefficients.beta == 0.0:
             raise ValueError("a prescribed motion needs beta > 0: its acceleration comes "
                              "from the displacement through the term beta dt^2 a_n of the "
                              "update; give beta > 0 (e.g. 1/4) or fix the dofs at zero")
-        phi = (np.ones(self.times.size) if dirichlet_history is None
-               else history_values(dirichlet_history, self.times, "dirichlet_history"))
         rates = newmark_rates(phi, dirichlet_rates * np.ones(2), self.coefficients)
         K_fc = model.stiffness("fc", points=points, **parameters)
         M_fc = self._mass_matrix("fc", density, points)

@@ -64,9 +64,15 @@ from fesens.fem.transient.checkpointing import (
     check_snapshots,
 )
 from fesens.fem.transient.nonlinear_steps import NonlinearStepper, nonlinear_values
+from fesens.fem.transient.run_memory import (
+    check_kept_states,
+    kept_states,
+    snapshot_vectors,
+)
 from fesens.fem.transient.schemes import (
     StepCoefficients,
     TimeFunction,
+    dirichlet_factors,
     history_values,
     step_coefficients,
     time_grid,
@@ -135,7 +141,13 @@ class TransientProblem:
     ValueError, NonFiniteError
         Bad time levels or step, unknown scheme, ``max_states < 2``, Newton options for
         a linear model.
+    TooLargeError
+        More time levels than the available memory holds; from :meth:`values` of traced
+        inputs, more kept states than it holds (:meth:`check_gradient_memory`).
     """
+
+    #: Vectors of one state the gradient keeps (``T``; a dynamic run's ``(u, v, a)``).
+    state_vectors = 1
 
     def __init__(self, model, *, times=None, t_end: float | None = None,
                  dt: float | None = None, t_start: float = 0.0, scheme: str = "bdf2",
@@ -173,6 +185,27 @@ class TransientProblem:
     def n_steps(self) -> int:
         """``N``: the number of time steps."""
         return self.times.size - 1
+
+    def check_gradient_memory(self) -> None:
+        """Refuse a traced run whose kept states (every one without ``max_states``, else
+        the snapshots; BDF2's with the level before each) and levels exceed the available
+        memory (:mod:`fesens.fem.transient.run_memory`), before it steps.
+
+        Raises
+        ------
+        TooLargeError
+            Naming ``max_states``, the estimate, the available memory and the fix.
+        """
+        n_levels = self.times.size
+        kept = kept_states(n_levels, self.max_states, snapshot_vectors(self.scheme))
+        if self.max_states is None:
+            what = f"max_states = None keeps every one of the {n_levels:,} time levels"
+            fix = ("give max_states (e.g. 100): the states between its snapshots are "
+                   "recomputed from them")
+        else:
+            what, fix = f"max_states = {self.max_states:,}", "give a smaller max_states"
+        check_kept_states(kept, self.model.free_dofs.size, self.state_vectors, n_levels,
+                          len(self.model.loads), what, fix)
 
     # ------------------------------------------------------------ the traced run
     def values(self, step_term: StepTerm, *, term_args: tuple = (), T0=0.0,
@@ -226,6 +259,8 @@ class TransientProblem:
         run = Run(self, step_term)
         inputs = (*system, *term_args)
         run.keep = any(isinstance(x, Traced) for x in inputs)
+        if run.keep:
+            self.check_gradient_memory()
         return integrate(run, *inputs)
 
     def states(self, *, at=None, T0=0.0, loads: dict | None = None,
@@ -285,13 +320,12 @@ class TransientProblem:
         g = model.dirichlet_values(dirichlet)
         prescribed = bool(constrained.size) and (dirichlet is not None
                                                  or bool(np.any(getval(g))))
-        K_fc = M_fc = phi = None
+        phi = dirichlet_factors(dirichlet_history, self.times, prescribed)
+        K_fc = M_fc = None
         if prescribed:
             if not self.nonlinear:
                 K_fc = model.stiffness("fc", points=points, **parameters)
             M_fc = self._mass_matrix("fc", capacity, points)
-            phi = (np.ones(self.times.size) if dirichlet_history is None
-                   else history_values(dirichlet_history, self.times, "dirichlet_history"))
         else:
             g = None
         raw0 = np.asarray(getval(T0), dtype=float)
@@ -376,6 +410,10 @@ class TransientProblem:
                                  "that factorizes them, e.g. solver='cholmod'")
             backend = self._solvers[key] = make_solver(model_backend.name,
                                                        **self._solver_options)
+            if backend.needs_grid:
+                # geometric multigrid: a M_ff + b K_ff has the rows of K_ff, whose places
+                # on the mesh's lattice the model gave its own instance
+                backend.grid = model_backend.grid
         a, b = key
         data = freeze(a * M.data + b * K.data)  # frozen: the solver keeps it, not a copy
         before = backend.stats["n_numeric"]

@@ -400,4 +400,6 @@ def nonlinear_values(problem: TransientProblem, step_term: StepTerm, system: tup
     run = NonlinearRun(problem, step_term, names)
     arguments = (*inputs, *(fields[k] for k in names), *term_args)
     run.keep = any(isinstance(x, Traced) for x in arguments)
+    if run.keep:
+        problem.check_gradient_memory()
     return integrate_nonlinear(run, *arguments)

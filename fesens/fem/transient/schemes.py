@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.errors import NonFiniteError
+from fesens.errors import BoundaryConditionError, NonFiniteError
+from fesens.fem.transient.run_memory import check_levels
 
 #: Scheme names and their θ (None: BDF2).
 SCHEMES: dict[str, float | None] = {"backward_euler": 1.0, "crank_nicolson": 0.5,
@@ -44,6 +45,9 @@ def time_grid(*, t_end: float | None = None, dt: float | None = None, t_start: f
         times that do not increase strictly, or both or neither forms given.
     NonFiniteError
         NaN or infinity in the times.
+    TooLargeError
+        More levels than the available memory holds
+        (:func:`~fesens.fem.transient.run_memory.check_levels`), before any is made.
     """
     if times is not None:
         if t_end is not None or dt is not None:
@@ -74,6 +78,8 @@ def time_grid(*, t_end: float | None = None, dt: float | None = None, t_start: f
     if n < 1 or abs(n * dt - span) > 1e-9 * span:
         raise ValueError(f"dt={dt!r} does not divide t_end - t_start = {span!r}; give a "
                          "dt that does, or the time levels as times=")
+    check_levels(n + 1, f"dt = {dt!r} from t_start = {t_start!r} to t_end = {t_end!r}",
+                 "give a larger dt")
     return t_start + dt * np.arange(n + 1)
 
 
@@ -201,3 +207,38 @@ def history_values(function: TimeFunction, times: np.ndarray, what: str):
     if not np.all(np.isfinite(raw)):
         raise NonFiniteError(f"{what}: the table's values contain NaN or infinity")
     return weights @ values
+
+
+def dirichlet_factors(function: TimeFunction | None, times: np.ndarray, prescribed: bool):
+    """``φ_g`` at ``times``, ``(N + 1,)``, the factor of every prescribed value (1 without
+    ``function``); None when nothing is prescribed.
+
+    Parameters
+    ----------
+    function : callable, (times, values) or None
+        The run's ``dirichlet_history``.
+    times : numpy.ndarray
+        ``(N + 1,)``.
+    prescribed : bool
+        Whether the run prescribes values (a given ``dirichlet``, or a non-zero value of
+        a support).
+
+    Raises
+    ------
+    BoundaryConditionError
+        ``function`` given where nothing is prescribed: it would multiply zeros, so it
+        has no effect, and a run that ignored it would hide the mistake.
+    ValueError, NonFiniteError
+        As :func:`history_values`.
+    """
+    if not prescribed:
+        if function is not None:
+            raise BoundaryConditionError(
+                f"dirichlet_history = {function!r:.80} has no effect: every prescribed value "
+                "is zero (or nothing is fixed), and the history multiplies them; remove "
+                "dirichlet_history, or give the supports non-zero values (fix(..., "
+                "value=...) or dirichlet=...)")
+        return None
+    if function is None:
+        return np.ones(times.size)
+    return history_values(function, times, "dirichlet_history")
