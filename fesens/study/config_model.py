@@ -141,6 +141,10 @@ class ConfigEvaluate:
             for axis, component in enumerate(components):
                 magnitudes[component_name(name, axis)] = factor * component
         evaluation = context.evaluation
+        # each sample from the model's reference state, as `fesens sensitivity` of its
+        # config starts: a Newton warm start from the worker's previous sample would make
+        # the last bits depend on which samples that worker ran (on the worker count)
+        evaluation.model.restore_warm_start({})
         values = evaluation.values(context.density, loads=magnitudes, parameters=material)
         return {name: evaluation.combined(value)
                 for name, value in zip(context.outputs, values, strict=True)}

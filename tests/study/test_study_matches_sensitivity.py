@@ -167,3 +167,23 @@ def test_the_angle_of_a_load_of_load_cases_is_refused(tmp_path):
         "parameters": [*E, {"target": "loads.tip.angle", "name": "angle", "value": 10.0}],
         "outputs": [{"type": "compliance"}]})
     assert "parameters[1].target" in line and "[[load_cases]]" in line, line
+
+
+def test_a_nonlinear_sample_does_not_depend_on_the_samples_before_it(tmp_path):
+    """A worker runs its samples one after another on one model: each Newton solve starts
+    from the reference state, so a sample's numbers are the same bits whether it runs
+    after others (one worker) or alone (many workers)."""
+    data, key, _, load, output = BASES["nonlinear"]
+    results = {}
+    for name, values in (("after", (1.25, 1.1, 1.0)), ("alone", (1.0,))):
+        folder = tmp_path / name
+        folder.mkdir()
+        write_toml(folder / "base.toml", data)
+        study = study_file(folder, key, values, load, output)
+        result = CliRunner().invoke(study_command, [str(study), "--out", str(folder / "out"),
+                                                    "--workers", "0", "-q"])
+        assert result.exit_code == 0, result.output
+        read = read_results(folder / "out" / "results.json")
+        results[name] = (read.value("y")[-1], read.gradient("y", key)[-1],
+                         read.gradient("y", "P")[-1])
+    assert results["after"] == results["alone"]
