@@ -2,38 +2,42 @@
 
 For every preset of ``fesens/config/presets`` and every ``--wrt`` target its physics offers
 (the density, each per-cell material parameter, the load magnitudes when it has loads, the
-node coordinates), this runs ``fesens sensitivity --preset NAME --wrt WRT --check
---check-seed SEED`` in a child process and prints one Markdown row: the objective (the
-preset's own where ``sensitivity`` differentiates it, else compliance), the Taylor rate (2
-when the gradient is right; "-" where the objective is linear along the direction, its
+node coordinates), this runs ``fesens sensitivity --preset NAME --wrt WRT --objective OBJ
+--check-seed SEED`` in a child process (the command a user runs, the same code path) and
+prints one Markdown row: the preset, its analysis, the objective (the preset's own where
+``sensitivity`` differentiates it, else compliance), the target, the Taylor rate (2 when
+the gradient is right; "-" where the objective is linear along the direction, its
 remainders at round-off), the relative agreement of the gradient's directional derivative
-with the central difference, and the verdict (the command's exit code 5 is a failed check).
-A preset named in ``SMALLER`` runs on the coarser mesh given there (its ``[mesh] cells``
-replaced), so that the whole table takes minutes; the table says which.
+with the central difference, the verdict (the command's exit code 5 is a failed check) and
+the child's wall time. A preset the command refuses (exit 2: an objective only `fesens
+optimize` runs) gets one row with the command's message.
 
-Run: ``.venv/bin/python benchmarks/gradient_checks.py [--presets NAME ...] [--seed N]``.
+Run: ``nice .venv/bin/python benchmarks/gradient_checks.py [--presets NAME ...] [--seed N]``
+(exit 1 if any check failed or a command ended otherwise than 0 or 5).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from fesens.config import load_preset, preset_text
+from _common import load_average, load_line, machine_lines
+
+from fesens.config import ConfigError, load_preset
+from fesens.config.time_sections import analysis_type
 from fesens.workflow.analysis import wrt_choices
 
 ROOT = Path(__file__).resolve().parents[1]
 FESENS = str(Path(sys.executable).parent / "fesens")
-#: Presets checked on a coarser mesh than they ship with: ``{name: cells}``.
-SMALLER: dict[str, str] = {}
 #: Seconds one check may take before it is reported as such (a loaded machine included).
 CHECK_TIMEOUT = 1800
+HEADERS = ("preset", "analysis", "objective", "wrt", "Taylor rate", "CD rel. error",
+           "verdict", "seconds")
 
 
 def presets() -> list[str]:
@@ -42,7 +46,7 @@ def presets() -> list[str]:
 
 def objective_of(config) -> str:
     """The preset's objective where ``fesens sensitivity`` differentiates it, else
-    compliance (an eigen or volume objective of an optimization)."""
+    compliance (a volume objective of an optimization)."""
     given = (config.data.get("objective") or {}).get("type", "compliance")
     return given if given in config.physics_class.config.responses else "compliance"
 
@@ -53,41 +57,38 @@ def targets(config) -> list[str]:
             if wrt != "loads" or config.data.get("loads")]
 
 
-def source(name: str, folder: Path) -> list[str]:
-    """The command-line source of the preset: ``--preset NAME``, or a copy with the
-    coarser mesh of ``SMALLER``."""
-    if name not in SMALLER:
-        return ["--preset", name]
-    text, count = re.subn(r"(?m)^cells = \[[^\]]*\]", f"cells = {SMALLER[name]}",
-                          preset_text(name))
-    if count != 1:
-        raise SystemExit(f"{name}: expected one [mesh] cells line to replace, found {count}")
-    path = folder / f"{name}.toml"
-    path.write_text(text)
-    return [str(path)]
-
-
-def check(name: str, objective: str, wrt: str, seed: int, folder: Path) -> dict:
-    """One ``fesens sensitivity --check``: its exit code and the ``check`` it wrote."""
+def check(name: str, wrt: str, objective: str | None, seed: int, folder: Path) -> dict:
+    """One ``fesens sensitivity --check``: its exit code, wall time and the ``check`` it
+    wrote (or the last line of its message)."""
     out = folder / f"{name}-{wrt}"
-    argv = [FESENS, "sensitivity", *source(name, folder), "--wrt", wrt, "--objective",
-            objective, "--check-seed", str(seed), "--out", str(out), "--force", "-q"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
-                          cwd=folder)
+    argv = [FESENS, "sensitivity", "--preset", name, "--wrt", wrt, "--check-seed", str(seed),
+            "--out", str(out), "--force", "-q"]
+    argv += ["--objective", objective] if objective else []
+    start = time.monotonic()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
+                              cwd=folder)
+    except subprocess.TimeoutExpired:
+        return {"exit": None, "seconds": time.monotonic() - start,
+                "message": [f"timed out after {CHECK_TIMEOUT} s"]}
+    seconds = time.monotonic() - start
     if done.returncode not in (0, 5):
-        return {"exit": done.returncode, "message": done.stderr.strip().splitlines()[-1:]}
+        return {"exit": done.returncode, "seconds": seconds,
+                "message": done.stderr.strip().splitlines()[-1:]}
     found = json.loads((out / "sensitivity.json").read_text())["check"]
-    return {"exit": done.returncode, **found}
+    return {"exit": done.returncode, "seconds": seconds, **found}
 
 
-def row(name: str, objective: str, wrt: str, found: dict) -> str:
+def row(cells: tuple[str, ...], found: dict) -> str:
+    """One Markdown row: ``cells`` (preset, analysis, objective, wrt), then the check's."""
     if "message" in found:
-        return (f"| {name} | {objective} | {wrt} | | | exit {found['exit']}: "
-                f"{' '.join(found['message'])} |")
-    rate = found["taylor"]["rate"]
-    verdict = "pass" if found["passed"] else "FAIL"
-    return (f"| {name} | {objective} | {wrt} | {'-' if rate is None else f'{rate:.2f}'} | "
-            f"{found['agreement']:.1e} | {verdict} |")
+        message = " ".join(found["message"]).replace("|", "/")
+        end = ("", "", f"exit {found['exit']}: {message}", f"{found['seconds']:.1f}")
+    else:
+        rate = found["taylor"]["rate"]
+        end = ("-" if rate is None else f"{rate:.2f}", f"{found['agreement']:.1e}",
+               "pass" if found["passed"] else "FAIL", f"{found['seconds']:.1f}")
+    return "| " + " | ".join((*cells, *end)) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,21 +96,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", nargs="+", choices=presets(), default=presets())
     parser.add_argument("--seed", type=int, default=0, help="--check-seed of every check")
     args = parser.parse_args(argv)
+    loads = [load_average()]
     print("# fesens sensitivity --check on every preset\n")
-    print(f"seed {args.seed}; coarser meshes: " + ", ".join(
-        f"{name} cells = {cells}" for name, cells in SMALLER.items()) + "\n")
-    print("| preset | objective | wrt | Taylor rate | agreement | verdict |")
-    print("|---|---|---|---:|---:|---|")
-    failed, start = 0, time.monotonic()
+    print("\n".join(machine_lines(["numpy", "scipy", "scikit-sparse"])))
+    print(f"seed {args.seed}\n")
+    print("| " + " | ".join(HEADERS) + " |")
+    print("|---|---|---|---|---:|---:|---|---:|")
+    failed, checks, start = 0, 0, time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.presets:
-            config = load_preset(name, optimize=False)
+            try:
+                config = load_preset(name, optimize=False)
+            except ConfigError:  # the command's own refusal is what the row shows
+                found = check(name, "density", None, args.seed, Path(scratch))
+                print(row((name, "-", "-", "density"), found), flush=True)
+                failed += found["exit"] != 2
+                continue
             objective = objective_of(config)
             for wrt in targets(config):
-                found = check(name, objective, wrt, args.seed, Path(scratch))
+                found = check(name, wrt, objective, args.seed, Path(scratch))
+                checks += 1
                 failed += found.get("passed") is not True
-                print(row(name, objective, wrt, found), flush=True)
-    print(f"\n{failed} of the checks failed; {time.monotonic() - start:.0f} s")
+                print(row((name, analysis_type(config.data), objective, wrt), found),
+                      flush=True)
+    loads.append(load_average())
+    print(f"\n{failed} of {checks} checks failed; {time.monotonic() - start:.0f} s")
+    print(load_line(loads))
     return 1 if failed else 0
 
 
