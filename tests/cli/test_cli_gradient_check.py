@@ -7,25 +7,9 @@ import json
 
 import pytest
 from cli_helpers import run, write_config
+from gradient_faults import solve_rule_off_by_a_percent  # noqa: F401 - fixture
 
-from fesens.ad import registry, sparse
 from fesens.cli.analysis import GRADIENT_CHECK_FAILED
-
-
-@pytest.fixture
-def solve_rule_off_by_a_percent(monkeypatch):
-    """The sparse solve's VJP rule gives 1.01 times the right cotangents (every gradient
-    through a solve, the density's and the loads', is 1 % too large)."""
-    right = registry._JOINT[sparse.solve]
-
-    def wrong(argnums, u, K, f, solver="auto"):
-        pullback = right(argnums, u, K, f, solver)
-        return lambda g: pullback(1.01 * g)
-
-    monkeypatch.setitem(registry._JOINT, sparse.solve, wrong)
-    registry.ANS_FLAGS.clear()  # the tape's cache derived from the rules
-    yield
-    registry.ANS_FLAGS.clear()
 
 
 def _check(folder, *options) -> tuple[int, str, dict | None]:
