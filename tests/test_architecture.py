@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Layers, low to high: a package may import its own layer and the layers below it.
 #: ``""`` is ``fesens/__init__.py``, which may import the base layer only.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "readonly", "openmp", "sysinfo", "mpi", "arrays"),
+    ("", "errors", "interrupts", "readonly", "openmp", "sysinfo", "mpi", "arrays"),
     ("mesh", "solvers"),
     ("ad",),
     ("fem", "interop"),

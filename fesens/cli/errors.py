@@ -18,6 +18,7 @@ from typing import NoReturn
 import click
 
 from fesens.errors import FesensError, FesensWarning, Interrupted, NonFiniteError, SolverError
+from fesens.interrupts import InterruptFlag
 from fesens.mpi import World, exit_now, launched, world
 
 #: Numerical failures (exit 1); every other FesensError, ValueError, OSError is input (2).
@@ -74,13 +75,14 @@ def run_command(command: click.Command) -> NoReturn:
     """Run ``command`` on ``sys.argv`` and exit: 2 for bad input, 1 for numerical failures,
     130 when aborted.
 
-    Once the command has ended in an error or an interruption, Ctrl-C is ignored: the
-    process only reports and exits, and a second Ctrl-C would replace the exit code by the
-    signal's. The first Ctrl-C during the command raises ``KeyboardInterrupt`` (an
-    optimization saves its checkpoint and summary); later ones are ignored, so that they
-    cannot cut that save short."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _first_interrupt)
+    A Ctrl-C during the command is recorded (:class:`~fesens.interrupts.InterruptFlag`)
+    and raised as ``KeyboardInterrupt`` at the run's next safe point (an iteration, a
+    solve, a time step, a study sample), never inside a finalizer or a callback that would
+    swallow it; a second Ctrl-C while one is pending raises at once. An optimization then
+    saves its checkpoint and summary, ignoring Ctrl-C during that save only. Once the
+    command has ended in an error or an interruption, Ctrl-C is ignored: the process only
+    reports and exits, and a Ctrl-C would replace the exit code by the signal's."""
+    InterruptFlag.install()
     ranks = launched()
     try:
         with warnings.catch_warnings():
@@ -115,12 +117,6 @@ def _one_line_warnings(show: Callable) -> Callable:
             show(message, category, filename, lineno, file, line)
 
     return show_warning
-
-
-def _first_interrupt(signum: int, frame) -> None:
-    """SIGINT handler of the ``fesens`` process: ignore later ones, raise this one."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
 
 
 def _report(exc: BaseException, ranks: World) -> int:

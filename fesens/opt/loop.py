@@ -6,6 +6,9 @@ solve starts (a nonlinear model's Newton warm start), so a resumed run reproduce
 uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
 (:func:`deferred_interrupts`): a KeyboardInterrupt raised inside ``np.savez`` can leave the
 zip file half open, and its cleanup then raises a ``ValueError`` in place of the interrupt.
+Under the ``fesens`` command a Ctrl-C is a recorded request
+(:class:`~fesens.interrupts.InterruptFlag`) that the loop honours at the start of the next
+iteration or at the return of a solve (:func:`~fesens.interrupts.interruption_point`).
 
 Distributed (``evaluation.collective``, :mod:`fesens.mpi`): each rank holds its part of the
 design; the change is the largest over all ranks, and every rank's checkpoint holds the
@@ -38,6 +41,7 @@ import numpy as np
 
 from fesens.arrays import namespace
 from fesens.errors import FesensError, NonFiniteError, writing
+from fesens.interrupts import interruption_point
 from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.opt.resident import resident_path
 from fesens.opt.status import CONSTRAINT_TOL, decide_status
@@ -90,7 +94,9 @@ def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
 
     An interrupt that arrives inside the block is recorded; when the block ends the previous
     handler is restored and, with ``deliver``, the interrupt is delivered to it once (however
-    many arrived), so the default handler raises ``KeyboardInterrupt`` right after the block.
+    many arrived), so the default handler raises ``KeyboardInterrupt`` right after the block
+    and the ``fesens`` command's :class:`~fesens.interrupts.InterruptFlag` records it for
+    the next iteration boundary (or raises at once, when a Ctrl-C was already pending).
     Without ``deliver`` the interrupts are dropped: for the save that follows a first
     Ctrl-C, when a second one must not cut it short. Outside the main thread (where Python
     cannot set signal handlers) the block runs unprotected.
@@ -414,6 +420,8 @@ def optimize(
     if path is not None:
         x = path.to_device(x)
     for iteration in range(start + 1, max_iter + 1):
+        # the iteration boundary: the last checkpoint is whole, a Ctrl-C ends the run here
+        interruption_point()
         tic = time.perf_counter()
         problem.update_schedules(iteration)
         if tolerance is not None:

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.errors import FesensWarning, NonFiniteError, SingularMatrixError, SolverError
+from fesens.interrupts import interruption_point
 from fesens.readonly import snapshot, unchanged
 from fesens.solvers.needs import ModelNeeds
 
@@ -245,6 +246,9 @@ class LinearSolver(ABC):
         with self._timed("solve_seconds"):
             x = self._solve(b, x0, transpose)
         self._stats["n_solves"] += 1
+        # a safe point for a pending Ctrl-C: every time step, Newton iteration and design
+        # evaluation solves, and the solve that was interrupted has finished cleanly
+        interruption_point()
         return x
 
     @contextmanager

@@ -11,7 +11,9 @@ worker while alone is known to be the cause. Such a sample is retried up to
 The workers die with this process, even when it is killed by ``kill -9``
 (:func:`~fesens.study.worker.die_with_parent`), and they leave Ctrl-C to it: they start with
 SIGINT blocked and then ignore it. On Ctrl-C (or any other exception) the workers are killed
-at once instead of finishing the samples in flight, whose records would be lost anyway.
+at once instead of finishing the samples in flight, whose records would be lost anyway: the
+wait for them looks for a pending Ctrl-C (:func:`~fesens.interrupts.interruption_point`)
+several times a second.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
+from fesens.interrupts import interruption_point
 from fesens.study.parametric import ParametricModel
 from fesens.study.results import error_record
 from fesens.study.worker import InstalledModel, run_sample, start_local_worker
 
 Sample = tuple[int, dict[str, float]]
+#: How long the wait for a finished sample lasts before it looks for a pending Ctrl-C.
+_POLL_SECONDS = 0.2
 
 
 def run_in_process(model: ParametricModel, samples: Sequence[Sample]) -> Iterator[dict]:
@@ -99,7 +104,9 @@ def _run_pool(executor, queue: deque, limit: int, token: str):
     while (queue or in_flight) and not lost:
         if _fill(executor, queue, in_flight, limit, token):
             break
-        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        # in slices: a Ctrl-C only records a request, which is honoured between them
+        done, _ = wait(in_flight, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+        interruption_point()
         for future in done:
             sample, inputs = in_flight.pop(future)
             record = _outcome(future, sample, inputs)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fesens.errors import FesensError
+from fesens.interrupts import interruption_point
 from fesens.study.designs import Design
 from fesens.study.journal import JOURNAL, Journal, JournalError
 from fesens.study.parametric import ParametricModel
@@ -171,6 +172,7 @@ def run_study(model: ParametricModel, design: Design, *, out: str | os.PathLike 
                     journal.append(record)
                 records.append(record)
                 bar.update(record["status"])
+                interruption_point()  # a Ctrl-C ends the study here, this record journaled
     finally:
         if stream is not None:
             stream.close()  # at once, not when garbage-collected: stops the workers
