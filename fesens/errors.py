@@ -136,6 +136,11 @@ class NoBucklingError(FesensError, ValueError):
     (too little of) the structure in compression (e.g. pure tension)."""
 
 
+class PassiveRegionError(FesensError, ValueError):
+    """A design map (mirror symmetry, extrusion) ties cells that passive regions hold at
+    different values (solid, void or designed), so the design could not keep the map."""
+
+
 class NotPositiveDefiniteError(SolverError):
     """A Cholesky factorization met a matrix that is not symmetric positive definite."""
 

@@ -25,6 +25,7 @@ from fesens.config.checks import (
     show,
     string,
 )
+from fesens.config.passive import check_passive_ties, passive_cells
 from fesens.errors import MeshError
 from fesens.mesh import Mesh
 from fesens.mpi import launched
@@ -46,6 +47,9 @@ def _axes(path: str, value: Any) -> list[str]:
 
 _axes.expected = 'a list of distinct axes, e.g. ["x"] or ["x", "z"]'
 
+#: The keys that tie cells to one design variable, with the map each builds on a mesh.
+_GROUPINGS = {"symmetry": MirrorSymmetry, "extrusion": Extrusion}
+
 MANUFACTURING = {
     "symmetry": Key(_axes, None, "mirror planes, by the axis normal to each, through the "
                     "middle of the mesh's bounding box"),
@@ -57,8 +61,10 @@ MANUFACTURING = {
 }
 
 
-def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None) -> dict:
-    """``[manufacturing]``, checked by building its maps on ``mesh``.
+def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None,
+                        passive: list[dict] | None = None, label: str = "") -> dict:
+    """``[manufacturing]``, checked by building its maps on ``mesh``, with the checked
+    ``[[design.passive]]`` tables ``passive``.
 
     Raises
     ------
@@ -66,7 +72,8 @@ def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None) -> dict:
         Naming the key: an axis or build direction the mesh does not have, a mesh that is
         not symmetric about the plane or not a lattice of quad4/hex8 cells, overhang
         options without ``overhang``, a filter that replaces the gradient with a design map,
-        or a launch on several MPI ranks.
+        a passive region the map does not map onto itself (naming it too), or a launch on
+        several MPI ranks.
     """
     table = check_table("manufacturing", raw, MANUFACTURING)
     for option in ("overhang_p", "overhang_epsilon"):
@@ -80,8 +87,13 @@ def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None) -> dict:
             f"manufacturing.{key} is not available under mpirun: symmetry, extrusion and the "
             "overhang filter work on the whole mesh (mirror images, columns, layers below) "
             f"while each of the {launched().size} ranks holds its part; run without mpirun")
-    maps = manufacturing_maps(table, mesh)
-    if "design_map" in maps and filter_type in FILTERS and \
+    built = _built_maps(table, mesh)
+    if passive:
+        cells = passive_cells(passive, mesh, label)
+        for key in _GROUPINGS:
+            if key in built:
+                check_passive_ties(key, table[key], built[key], cells, mesh)
+    if any(key in built for key in _GROUPINGS) and filter_type in FILTERS and \
             FILTERS[filter_type].filter_gradient is not Filter.filter_gradient:
         key = "symmetry" if "symmetry" in table else "extrusion"
         raise ConfigError(f"manufacturing.{key} needs a filter of the densities: the "
@@ -100,27 +112,37 @@ def manufacturing_maps(table: dict, mesh: Mesh) -> dict:
     ConfigError
         Naming the key whose map does not fit ``mesh``.
     """
-    groups: list[CellGroups] = []
+    built = _built_maps(table, mesh)
     maps: dict = {}
-    for key, make in (("symmetry", lambda value: MirrorSymmetry(mesh, value)),
-                      ("extrusion", lambda value: Extrusion(mesh, value)),
-                      ("overhang", lambda value: OverhangFilter(
-                          mesh, value, P=table.get("overhang_p", 40.0),
-                          epsilon=table.get("overhang_epsilon", 1e-4)))):
+    if "overhang" in built:
+        maps["overhang"] = built.pop("overhang")
+    if built:
+        groups = list(built.values())
+        maps["design_map"] = groups[0] if len(groups) == 1 else CellGroups.combine(*groups)
+    return maps
+
+
+def _built_maps(table: dict, mesh: Mesh) -> dict:
+    """Each map a checked ``[manufacturing]`` table asks for, by its key, built on ``mesh``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the key whose map does not fit ``mesh``.
+    """
+    makers = {**_GROUPINGS, "overhang": lambda mesh, value: OverhangFilter(
+        mesh, value, P=table.get("overhang_p", 40.0),
+        epsilon=table.get("overhang_epsilon", 1e-4))}
+    built: dict = {}
+    for key, make in makers.items():
         if key not in table:
             continue
         try:
-            made = make(table[key])
+            built[key] = make(mesh, table[key])
         except (MeshError, ValueError) as err:
             raise ConfigError(f"{join('manufacturing', key)} = {show(table[key])} is not "
                               f"allowed: {err}") from None
-        if key == "overhang":
-            maps["overhang"] = made
-        else:
-            groups.append(made)
-    if groups:
-        maps["design_map"] = groups[0] if len(groups) == 1 else CellGroups.combine(*groups)
-    return maps
+    return built
 
 
 def problem_maps(config: Config) -> dict:

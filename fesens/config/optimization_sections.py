@@ -37,6 +37,7 @@ from fesens.config.checks import (
 from fesens.config.frequency import eigen_kind
 from fesens.config.initial_design import check_initial
 from fesens.config.objectives import buckling_kinds, objective_kind
+from fesens.config.passive import passive_cells
 from fesens.config.physics_keys import response_kind, response_variants, selects_nodes
 from fesens.config.time_sections import STATIC, analysis_type
 from fesens.mesh import Mesh
@@ -195,6 +196,7 @@ def check_design(raw: Any, config: Config, base_dir: Path) -> dict:
         selections.check_one_of(path, item, ("group", "region"), required=True)
         selections.cells(path, item, config.mesh, config.label)
         passive.append(item)
+    passive_cells(passive, config.mesh, config.label)  # refuses a cell both solid and void
     design["passive"] = passive
     return design
 

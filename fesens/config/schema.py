@@ -433,8 +433,9 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         if optimize or section in raw:
             data[section] = check(raw.get(section, {}))
     if "manufacturing" in raw:  # optional: absent, the resolved config has no such table
-        data["manufacturing"] = check_manufacturing(raw["manufacturing"], mesh,
-                                                    data.get("filter", {}).get("type"))
+        data["manufacturing"] = check_manufacturing(
+            raw["manufacturing"], mesh, data.get("filter", {}).get("type"),
+            data.get("design", {}).get("passive"), label)
     data["solver"] = solver
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
     data.update(check_time_sections(raw, data, config.physics_class, mesh, label, optimize))

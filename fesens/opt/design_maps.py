@@ -34,6 +34,15 @@ from fesens.opt.cell_lattice import AXES, axis_index, cell_lattice
 #: Centroids closer than this fraction of the cell size count as mirror images.
 MIRROR_RTOL = 1e-6
 
+#: What a cell is to a design problem, by the code :func:`passive_kinds` gives it.
+PASSIVE_KINDS = ("designed", "passive solid", "passive void")
+
+
+def passive_kinds(solid: np.ndarray, void: np.ndarray) -> np.ndarray:
+    """``(n_cells,)`` the index in :data:`PASSIVE_KINDS` of each cell, from the boolean
+    masks ``solid`` and ``void`` ``(n_cells,)`` (disjoint)."""
+    return np.asarray(solid, dtype=np.int8) + 2 * np.asarray(void, dtype=np.int8)
+
 
 class CellGroups:
     """A partition of the cells into groups, each the cells of one design variable.
@@ -79,6 +88,29 @@ class CellGroups:
         """The reduced design ``(n_reduced,)`` of a full field ``(n_cells,)`` that is
         constant on each group (its representatives' values)."""
         return np.asarray(values)[self.representatives]
+
+    def mixed_pair(self, kinds: np.ndarray) -> tuple[int, int] | None:
+        """Two cells of one group whose ``kinds`` differ, or None when every group is
+        uniform.
+
+        Parameters
+        ----------
+        kinds : numpy.ndarray
+            ``(n_cells,)`` a label per cell (e.g. designed, passive solid, passive void).
+
+        Returns
+        -------
+        tuple of int or None
+            ``(cell, other)``: the lowest cell whose kind differs from its group's
+            representative's, and that representative.
+        """
+        kinds = np.asarray(kinds)
+        group_kind = kinds[self.representatives][self.owner]
+        differ = np.flatnonzero(kinds != group_kind)
+        if differ.size == 0:
+            return None
+        cell = int(differ[0])
+        return cell, int(self.representatives[self.owner[cell]])
 
     @classmethod
     def combine(cls, *groupings: CellGroups) -> CellGroups:

@@ -17,11 +17,12 @@ import numpy as np
 
 from fesens.ad.api import value_and_grad, vjp
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.errors import SolverError
+from fesens.errors import PassiveRegionError, SolverError
 from fesens.fem.model.linear import LinearModel
 from fesens.mpi import SERIAL, Collective
 from fesens.objectives.differentiable import Differentiable, State
 from fesens.objectives.static import volume
+from fesens.opt.design_maps import PASSIVE_KINDS, CellGroups, passive_kinds
 from fesens.opt.filters import Filter, NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance
@@ -128,17 +129,23 @@ class DesignProblem:
     reports : dict of str to callable, optional
         Named responses ``f(state, ρ)`` evaluated (untraced, no gradient) at each design and
         added to :attr:`Evaluation.extras` (e.g. the objective of each load case).
-    design_map : callable, optional
+    design_map : CellGroups, optional
         A fixed linear map from the design variables ``(n_reduced,)`` to a field on all
-        cells ``(n_cells,)`` with ``n_reduced`` attribute (a
-        :class:`~fesens.opt.design_maps.CellGroups`: mirror symmetry, extrusion), applied
-        before the filter; passive cells are then set on its output. Not with a filter that
+        cells ``(n_cells,)`` (a :class:`~fesens.opt.design_maps.CellGroups`: mirror
+        symmetry, extrusion), applied before the filter; passive cells are then set on its
+        output, so it must map the passive sets onto themselves. Not with a filter that
         replaces the gradient (the sensitivity filter works on cells, not on the reduced
         variables).
     overhang : callable, optional
         A traced map of the filtered, projected densities ``(n_cells,)`` applied before the
         interpolation (:class:`~fesens.opt.overhang.OverhangFilter`: the printed densities
         of the blueprint); the volume is that of its output.
+
+    Raises
+    ------
+    PassiveRegionError
+        If ``design_map`` ties a passive cell to a cell of another kind (designed, or
+        passive of the other type), naming both cells.
     """
 
     #: Whether the objective is the largest of several functions (:meth:`objective_values`;
@@ -196,6 +203,25 @@ class DesignProblem:
             raise ValueError(f"the {self.filter.name} filter replaces the gradient of the "
                              "cells' densities, which a design map's reduced variables do not "
                              "have: use the density or Helmholtz filter with a design map")
+        if design_map is not None:
+            self._refuse_mixed_ties(design_map)
+
+    def _refuse_mixed_ties(self, design_map: CellGroups) -> None:
+        """The passive values are set after the design map, so a passive cell tied to a cell
+        of another kind would silently break the tie (a one-sided passive region gives a
+        symmetric problem an asymmetric design): refuse it."""
+        kinds = passive_kinds(self.solid, self.void)
+        pair = design_map.mixed_pair(kinds)
+        if pair is None:
+            return
+        centroids = self.mesh.cell_centroids()
+        cell, other = (f"cell {i} ({PASSIVE_KINDS[kinds[i]]}, centroid "
+                       f"{np.round(centroids[i], 6).tolist()})" for i in pair)
+        raise PassiveRegionError(
+            f"the design map ties {cell} to {other}: passive_solid and passive_void must be "
+            "mapped onto themselves by the design map (solid onto solid, void onto void); add "
+            "the tied cells (mirror images, whole extruded columns) to the passive set, or "
+            "give no design_map")
 
     def _checked_tolerance(self, tolerance: AdaptiveTolerance | None
                            ) -> AdaptiveTolerance | None:
