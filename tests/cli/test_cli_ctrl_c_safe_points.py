@@ -68,18 +68,43 @@ def test_a_ctrl_c_in_a_finalizer_still_ends_the_command(monkeypatch, capsys, def
     assert solves == []  # the first solve's return was the safe point
 
 
-def test_an_optimization_stops_at_the_iteration_after_a_swallowed_ctrl_c(
-        tmp_path, monkeypatch, capsys, default_sigint):
-    """A Ctrl-C inside a finalizer right after iteration 3's checkpoint: the run ends at the
-    start of iteration 4 with the checkpoint of iteration 3, instead of running to its end."""
-    save = loop._save_checkpoint
+def _in_a_finalizer_after(save):
+    """``save``, then on iteration 3 a Ctrl-C inside a finalizer."""
 
-    def save_then_collect(path, x, iteration, *args):
+    def variant(path, x, iteration, *args):
         save(path, x, iteration, *args)
         if iteration == 3:
             _CtrlCWhenCollected()
 
-    monkeypatch.setattr(loop, "_save_checkpoint", save_then_collect)
+    return variant
+
+
+def _inside_the_write_of(save):
+    """``save``, on iteration 3 with a Ctrl-C inside its ``np.savez`` (held back there)."""
+
+    def variant(path, x, iteration, *args):
+        if iteration != 3:
+            return save(path, x, iteration, *args)
+        savez = np.savez
+
+        def savez_after_a_ctrl_c(*write_args, **write_kwargs):
+            signal.raise_signal(signal.SIGINT)
+            savez(*write_args, **write_kwargs)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(np, "savez", savez_after_a_ctrl_c)
+            return save(path, x, iteration, *args)
+
+    return variant
+
+
+@pytest.mark.parametrize("ctrl_c", [_in_a_finalizer_after, _inside_the_write_of])
+def test_an_optimization_stops_at_the_iteration_boundary_after_a_ctrl_c(
+        tmp_path, monkeypatch, capsys, default_sigint, ctrl_c):
+    """A Ctrl-C inside a finalizer right after iteration 3's checkpoint (once dropped there,
+    the run went on to its end with Ctrl-C ignored), or inside that checkpoint's write: the
+    run ends at the start of iteration 4 with the checkpoint of iteration 3."""
+    monkeypatch.setattr(loop, "_save_checkpoint", ctrl_c(loop._save_checkpoint))
     config = write_config(tmp_path)
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "argv", ["fesens", "optimize", str(config), "--out", str(out),
