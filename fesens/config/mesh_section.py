@@ -21,9 +21,10 @@ from fesens.config.checks import (
 from fesens.config.memory import check_mesh_memory, out_of_memory
 from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, packaged_mesh_names, packaged_mesh_path, read_mesh, rectangle
-from fesens.mesh.cell_types import VOLUME_CELL_TYPES
+from fesens.mesh.cell_types import BAR_CELL_TYPES, VOLUME_CELL_TYPES
 from fesens.mesh.generators import PLANAR_CELL_TYPES, SOLID_CELL_TYPES
 from fesens.mesh.ground_structure import ground_structure
+from fesens.physics import PHYSICS
 
 MESH = {
     "rectangle": {
@@ -86,6 +87,35 @@ def make_mesh(spec: dict, base_dir: Path, solver: dict) -> tuple[Mesh, str]:
         return read_mesh(path, spec.get("cell_type")), path.name
     except MeshError as err:
         raise ConfigError(f"mesh.file = {show(str(path))}: {err}") from None
+
+
+def check_cells_fit(spec: dict, mesh: Mesh, physics: str) -> None:
+    """Refuse a mesh whose cells are not the kind the physics discretises: bars (line2
+    cells) for a physics that declares ``bars``, volume cells for the others. Checked with
+    the config, so that every command (a study's base too) refuses it before any work.
+
+    Parameters
+    ----------
+    spec : dict
+        The checked ``[mesh]`` table.
+    mesh : Mesh
+        Its mesh.
+    physics : str
+        ``physics.type``.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``physics.type``, ``mesh.type`` and the physics that fit this mesh.
+    """
+    bars = mesh.cell_type in BAR_CELL_TYPES
+    if PHYSICS.get(physics).bars == bars:
+        return
+    wanted = "bars (line2 cells)" if not bars else "volume cells"
+    fitting = ", ".join(show(cls.name) for cls in PHYSICS if cls.bars == bars)
+    raise ConfigError(f"physics.type = {show(physics)} needs a mesh of {wanted}, but mesh.type "
+                      f"= {show(spec['type'])} gives {mesh.cell_type} cells: give a [mesh] of "
+                      f"{wanted}, or a physics.type for this mesh ({fitting})")
 
 
 def mesh_file(spec: dict, base_dir: Path) -> Path:

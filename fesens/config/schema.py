@@ -58,7 +58,7 @@ from fesens.config.load_cases import (
     check_load_cases,
 )
 from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
-from fesens.config.mesh_section import MESH, make_mesh, mesh_type
+from fesens.config.mesh_section import MESH, check_cells_fit, make_mesh, mesh_type
 from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
 from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_OBJECTIVE_KEYS
 from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
@@ -393,6 +393,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     mesh, label = make_mesh(data["mesh"], base_dir, solver)
     data["physics"] = _check_physics(raw.get("physics", {}), mesh.dim)
     kind = data["physics"]["type"]
+    check_cells_fit(data["mesh"], mesh, kind)
     materials = material_variants()
     raw_material = raw.get("material", {})
     data["material"] = check_table(
