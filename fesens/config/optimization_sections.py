@@ -407,7 +407,8 @@ def check_robust(data: dict, physics: str) -> None:
     """Refuse a robust ``[projection]`` the robust problem cannot run: its keys without
     ``robust = true``, thresholds ``η ± Δη`` outside ``(0, 1)``, an optimizer without bound
     constraints (the worst of the designs is minimized by the bound formulation), an eigen
-    objective (a frequency design).
+    objective (a frequency design), a time-dependent analysis (the robust problem evaluates
+    its three designs by static solves).
 
     Raises
     ------
@@ -423,6 +424,11 @@ def check_robust(data: dict, physics: str) -> None:
             raise ConfigError(f"projection.{given[0]} applies to the robust formulation only: "
                               "add projection.robust = true, or remove it")
         return
+    analysis = analysis_type(data)
+    if analysis != STATIC:
+        raise ConfigError(f"projection.robust = true is offered for a static analysis only, "
+                          f"not analysis.type = {show(analysis)}: remove projection.robust "
+                          "(or the [analysis] table)")
     if eigen_kind(data, physics) is not None:
         raise ConfigError(f"projection.robust = true is not offered for objective.type = "
                           f"{show(data['objective']['type'])} (a frequency design): remove "
