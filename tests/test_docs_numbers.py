@@ -53,6 +53,7 @@ class Source:
     argv: tuple[str, ...] = ()
     record: str = ""
     fast: bool = False
+    timeout: float = RUN_TIMEOUT
 
 
 def example(name: str, *, out: bool = True) -> Source:
@@ -239,6 +240,45 @@ QUOTES = [
           rf"\| 400x200 \| displacement_norm \|[^|]*\|[^|]*\| +{N} \|"),
 ]
 
+
+#: ``benchmarks/gradient_checks.py`` run again: ``fesens sensitivity --check`` on every
+#: preset (about a hundred checks, 10 minutes on 2 busy cores).
+GRADIENT_CHECKS = Source("gradient checks", (sys.executable, str(
+    ROOT / "benchmarks" / "gradient_checks.py")), timeout=3600.0)
+#: A row of its table in benchmarks.md: preset, analysis, objective, wrt, Taylor rate,
+#: agreement, verdict, seconds.
+CHECK_ROW = re.compile(r"^\| ([\w-]+) \| ([\w-]+) \| ([\w-]+) \| (\w+) \|([^|\n]*)\|"
+                       r"([^|\n]*)\| (pass|FAIL|exit [^|\n]*) \| ([\d.]+) \|$", re.M)
+
+
+def _row(lead: str, *cells: str) -> str:
+    return lead + r"\|".join(cells) + r"\|"
+
+
+def gradient_check_quotes() -> list[Quote]:
+    """The quotes of each row of the gradient-check table in benchmarks.md. A rerun gives
+    the same verdict, the Taylor rate to 0.01 and the agreement within what round-off
+    moves (it is round-off and truncation: other BLAS kernels move it, by up to a factor
+    of 10 above); the record in RESULTS.md gives every number as quoted, the seconds too
+    (a measured time, not rerun)."""
+    quotes, anything = [], r"[^|\n]*"
+    for row in CHECK_ROW.finditer((ROOT / BENCH).read_text(encoding="utf-8")):
+        lead = r"\| " + r" \| ".join(map(re.escape, row.groups()[:4])) + r" \|"
+        rate = {"": anything, "-": r" - "}.get(row[5].strip(), rf" {N} ")
+        error = anything if not row[6].strip() else rf" {N} "
+        verdict = r" exit \d+:[^|\n]* " if row[7].startswith("exit") else f" {row[7]} "
+        if N in rate:
+            quotes.append(Quote(BENCH, _row(lead, rate, anything, verdict), GRADIENT_CHECKS,
+                                _row(lead, rate, anything, verdict), rel=0.01))
+        quotes.append(Quote(BENCH, _row(lead, anything, error, verdict), GRADIENT_CHECKS,
+                            _row(lead, anything, error, verdict), rel=0.9))
+        quotes.append(Quote(BENCH, _row(lead, rate, error, verdict, rf" {N} "), RESULTS,
+                            _row(lead, rate, error, verdict, rf" {N} ")))
+    return quotes
+
+
+QUOTES += gradient_check_quotes()
+
 #: Numbers of the prose that are not results: (document or "*", regex, why).
 ALLOWED = [
     ("*", r"\b\d+\s?x\s?\d+(?:\s?x\s?\d+)?\b", "grid sizes: the cells a problem is set up with"),
@@ -304,7 +344,7 @@ def _output(source: Source, workdir: Path) -> str:
     out = workdir / source.name.replace(" ", "_")
     argv = [part.replace("{out}", str(out)) for part in source.argv]
     done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT)
+                          timeout=source.timeout)
     assert done.returncode == 0, f"{' '.join(argv)}: exit {done.returncode}\n{done.stderr}"
     return done.stdout
 
