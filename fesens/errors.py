@@ -228,3 +228,15 @@ def writing(path: str | os.PathLike, temporary: str | os.PathLike | None = None
     finally:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
+
+
+def read_failure(exc: BaseException) -> str:
+    """Why a file could not be read, in words that never quote the file: the system's
+    reason for an ``OSError``, the position of a byte that is not UTF-8, else the kind of
+    the exception. A parser's own message often quotes the line it failed on (a secret, if
+    the path was ``/proc/self/environ``), so it is never shown."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (from byte {exc.start} on)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return type(exc).__name__

@@ -8,6 +8,7 @@ from pathlib import Path
 from fesens.config.checks import ConfigError
 from fesens.config.schema import TOP_LEVEL, Config, documented_keys, resolve
 from fesens.config.stray_keys import check_stray_keys
+from fesens.errors import read_failure
 
 
 def read_toml(text: str, *, source: str) -> dict:
@@ -65,6 +66,6 @@ def load_config(path: str | Path, *, optimize: bool = True) -> Config:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read config file {path}: {err}") from None
+        raise ConfigError(f"cannot read config file {path}: {read_failure(err)}") from None
     return parse_config(text, source=str(path), base_dir=path.resolve().parent,
                         default_name=path.stem, optimize=optimize)

@@ -37,7 +37,7 @@ import numpy as np
 # it dispatches to are only reachable through this (private) registry.
 from meshio._helpers import reader_map
 
-from fesens.errors import DegenerateElementError, FesensWarning, MeshError
+from fesens.errors import DegenerateElementError, FesensWarning, MeshError, read_failure
 from fesens.mesh.cell_types import (
     MESHIO_TO_FESENS,
     MIDSIDE_EDGES,
@@ -152,11 +152,9 @@ def _read_raw(path: Path) -> meshio.Mesh:
         try:
             return reader_map[file_format](str(path))
         except Exception as err:  # readers fail in many ways on malformed files
-            reasons.append(
-                f"as {file_format}: {type(err).__name__}" + (f": {err}" if str(err) else "")
-            )
-            failure = err
-    raise MeshError(f"cannot read {path}: {'; '.join(reasons)}") from failure
+            # a reader's message may quote the line it failed on: only the kind is shown
+            reasons.append(f"as {file_format}: {read_failure(err)}")
+    raise MeshError(f"cannot read {path}: {'; '.join(reasons)}") from None
 
 
 def read_cell_field(path: str | os.PathLike, name: str, mesh: Mesh) -> np.ndarray:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.errors import NonFiniteError
+from fesens.errors import NonFiniteError, read_failure
 
 #: A temperature field: a number (uniform), nodal values ``(n_points,)``, a function of the
 #: coordinates ``f(points (n, dim)) -> (n,)``, a solution with a ``temperature``, or the path
@@ -62,8 +62,17 @@ def _read_temperature(path: Path) -> np.ndarray:
         if path.suffix == ".npy":
             return np.ravel(np.load(path))
         return np.ravel(np.loadtxt(path, delimiter="," if path.suffix == ".csv" else None))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the temperature field from {path}: {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"cannot read the temperature file {path}: {read_failure(exc)}"
+                         ) from None
+    except ValueError as exc:
+        # numpy's message quotes the text it could not parse: never echo a file's content
+        raise ValueError(
+            f"the temperature file {path} is not one temperature per node: expected "
+            + ("a .npy array of numbers" if path.suffix == ".npy" else
+               "numbers (whitespace or comma separated, # comments)")
+            + (f" ({read_failure(exc)})" if isinstance(exc, UnicodeDecodeError) else "")
+        ) from None
 
 
 def check_temperature(values, n_points: int) -> None:

@@ -32,6 +32,7 @@ Parsing is :mod:`tomllib` (nothing executes) and every problem raises
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.config.selections import nearest_node, nodes
 from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_KEYS
 from fesens.config.time_sections import STEPPED, analysis_type
+from fesens.errors import read_failure
 from fesens.fem.assembly.dofs import AXES
 from fesens.study.config_model import ConfigEvaluate, ConfigSetup, Target, is_vector_load
 from fesens.study.designs import (
@@ -322,8 +324,11 @@ def _table_design(spec: dict, names: list[str], parameters: list[Parameter | Non
         raise ConfigError(f"{where}: expected an existing .csv file ({path})")
     try:
         columns = read_table(path)
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"{where}: {err}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{where}: cannot read {path} as a CSV table: "
+                          f"{read_failure(err)}") from None
+    except (csv.Error, ValueError) as err:  # the reader's words and read_table's: no text
+        raise ConfigError(f"{where}: cannot read {path} as a CSV table: {err}") from None
     rows = len(next(iter(columns.values()), []))
     table = {}
     for name, parameter in zip(names, parameters, strict=True):
@@ -332,8 +337,9 @@ def _table_design(spec: dict, names: list[str], parameters: list[Parameter | Non
         elif name in columns:
             table[name] = [_cell(where, name, i, v) for i, v in enumerate(columns[name])]
         else:
-            raise ConfigError(f"{where}: no column {name!r} (columns: "
-                              f"{', '.join(columns)}); give one per parameter")
+            # the header row is the file's text: its names are not echoed
+            raise ConfigError(f"{where}: no column {name!r} in the header row of {path} "
+                              f"({len(columns)} columns); give one per parameter")
     if "sample" in columns:
         table["sample"] = [int(_cell(where, "sample", i, v)) for i, v in
                            enumerate(columns["sample"])]
@@ -351,8 +357,8 @@ def _cell(where: str, column: str, row: int, value: str) -> float:
     except ValueError:
         number_value = math.nan
     if not math.isfinite(number_value):
-        raise ConfigError(f"{where}: row {row + 1}, column {column!r}: {value!r} is not a "
-                          "finite number")
+        raise ConfigError(f"{where}: row {row + 1}, column {column!r} is not a finite "
+                          "number")
     return number_value
 
 
