@@ -6,7 +6,7 @@ under ``check`` in sensitivity.json; the seed repeats the direction."""
 import json
 
 import pytest
-from cli_helpers import run, write_config
+from cli_helpers import ROOT, run, write_config
 from gradient_faults import solve_rule_off_by_a_percent  # noqa: F401 - fixture
 
 from fesens.cli.analysis import GRADIENT_CHECK_FAILED
@@ -72,9 +72,13 @@ def test_the_seed_repeats_the_direction_and_a_fresh_one_is_printed(tmp_path):
     assert other["directional_derivative"] != fresh["directional_derivative"]
 
 
-def test_help_documents_check_and_its_exit_code():
+def test_help_and_the_config_guide_document_check_and_its_exit_code():
     result = run("sensitivity", "--help")
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     assert "--check " in text and "--check-seed N" in text
     assert "exit code 5" in text
+    guide = " ".join((ROOT / "fesens" / "docs" / "config.md").read_text().split())
+    for phrase in ("`--check` checks the gradient", "exits with code 5 when the check fails",
+                   "`--check-seed N` repeats a direction", "5 a failed `sensitivity --check`"):
+        assert phrase in guide, phrase
