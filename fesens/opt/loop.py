@@ -30,6 +30,7 @@ import os
 import signal
 import threading
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -47,8 +48,10 @@ from fesens.opt.resident import resident_path
 from fesens.opt.status import CONSTRAINT_TOL, decide_status
 
 HISTORY_FIELDS = ("iteration", "objective", "volume", "change", "seconds")
-#: What numpy raises on a checkpoint that is truncated, empty, random or lacks an entry.
-_DAMAGED = (ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+#: What numpy raises on a checkpoint that is truncated, empty, random or lacks an entry;
+#: only the archive's own messages are shown (numpy's quote the header they failed on).
+_ARCHIVE = (EOFError, zipfile.BadZipFile, zlib.error)
+_DAMAGED = (*_ARCHIVE, ValueError, KeyError, tokenize.TokenError)
 
 
 class CheckpointError(FesensError, ValueError):
@@ -223,13 +226,12 @@ def _read_checkpoint(path: Path) -> dict:
             if not isinstance(data, np.lib.npyio.NpzFile):  # a .npy file: one array
                 raise _DamagedEntryError("a single array, not a checkpoint written by fesens")
             with data:
-                return _checked_entries({name: data[name] for name in data.files})
+                return _checked_entries({name: np.asarray(data[name]) for name in data.files})
     except _DamagedEntryError as exc:
         raise CheckpointError(f"checkpoint {path} is damaged ({exc})") from None
     except _DAMAGED as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if "pickle" in reason:
-            reason = "not a checkpoint written by fesens"
+        reason = str(exc).splitlines()[0] if isinstance(exc, _ARCHIVE) and str(exc) else \
+            "not a checkpoint written by fesens"
         raise CheckpointError(f"checkpoint {path} is damaged ({reason})") from exc
 
 
@@ -291,7 +293,8 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
         raise _DamagedEntryError("'x' is empty")
     iteration = entries["iteration"]
     if iteration.shape != () or iteration.dtype.kind not in "iu" or int(iteration) < 1:
-        raise _DamagedEntryError(f"'iteration' must be one whole number ≥ 1, found {iteration!r}")
+        raise _DamagedEntryError(f"'iteration' must be one whole number ≥ 1, found "
+                                 f"{iteration.dtype} of shape {iteration.shape}")
     iteration = int(iteration)
     columns = entries["columns"]
     if columns.dtype.kind != "U" or columns.ndim != 1:
