@@ -35,8 +35,10 @@ from fesens.config.evaluation import ConfigEvaluation, solve_inputs
 from fesens.config.load_cases import combination, combined_value
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.physics_keys import response_variants
+from fesens.config.time_sections import STATIC, analysis_type
 from fesens.errors import NewtonError
 from fesens.fem.model.linear import LinearModel
+from fesens.fem.model.matrix_free import folded_weights, wants_matrix_free
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
 from fesens.mesh import write_mesh
@@ -244,6 +246,22 @@ def _wrt_check(config: Config, model, wrt: str) -> None:
                           f"{', '.join(allowed)})")
     if wrt == "loads" and not model.loads:
         raise ConfigError("--wrt loads: the config defines no loads")
+    backend, options = _solver(config)
+    if analysis_type(config.data) == STATIC and wants_matrix_free(backend, options) \
+            and _needs_assembly(config, model, wrt):
+        raise ConfigError(f"--wrt {wrt} needs the assembled stiffness, which "
+                          f"solver.options.matrix_free = true never forms (it solves one "
+                          f"per-cell field on the mesh's own coordinates): give "
+                          f"solver.options.matrix_free = false, or another --wrt")
+
+
+def _needs_assembly(config: Config, model, wrt: str) -> bool:
+    """Whether the static solve of ``--wrt wrt`` leaves the matrix-free path: the node
+    coordinates move, or the parameter per cell makes the stiffness several fields."""
+    if wrt in ("points", "density", "loads"):
+        return wrt == "points"
+    fields = model.stiffness_fields(**{wrt: wrt_point(config, model, wrt, None)})
+    return folded_weights(model, fields[0]) is None
 
 
 def wrt_inputs(wrt: str, parameter) -> dict:

@@ -70,8 +70,7 @@ def lattice_system(model, weights) -> LatticeSystem:
     if model.springs:
         raise SolverError("the matrix-free multigrid has no assembled matrix to add the "
                           f"springs' stiffness to: {_INSTEAD}")
-    if weights is None and len(model._reference_cell_matrices()) == 1:
-        weights = (1.0,)  # one component: its one field is the coefficient
+    weights = folded_weights(model, weights)
     if weights is None:
         raise SolverError(
             "the matrix-free multigrid needs the stiffness as one per-cell field times "
@@ -85,6 +84,16 @@ def lattice_system(model, weights) -> LatticeSystem:
         kept = model.__dict__["_lattice_system"] = (constrained, key,
                                                      _build(model, key))
     return kept[2]
+
+
+def folded_weights(model, weights: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    """The constant weights of the matrix-free stiffness ``w s``: ``weights`` (the first
+    of the model's :meth:`stiffness_fields`), ``(1.0,)`` for a model of one component
+    matrix (its one field is the coefficient), None when the stiffness is several fields
+    (then it cannot be matrix-free)."""
+    if weights is None and len(model._reference_cell_matrices()) == 1:
+        return (1.0,)
+    return weights
 
 
 def _build(model, weights: tuple[float, ...]) -> LatticeSystem:
