@@ -193,6 +193,18 @@ def enclosed_area(polygons: list[np.ndarray]) -> float:
     return sum(_signed_area(p) for p in polygons)
 
 
+def enclosed_volume(surface) -> float:
+    """The volume a closed surface encloses: the divergence theorem's sum of the signed
+    tetrahedra from the origin to each triangle, ``Σ v0 · (v1 × v2) / 6`` (trimesh's
+    ``volume`` computes the centre of mass as well, dividing by the volume, which warns
+    for a surface that encloses none)."""
+    corners = np.asarray(surface.vertices, dtype=float)[np.asarray(surface.faces)]
+    if not len(corners):
+        return 0.0
+    return float(np.einsum("ij,ij->", corners[:, 0],
+                           np.cross(corners[:, 1], corners[:, 2])) / 6.0)
+
+
 def outline_length(polygons: list[np.ndarray]) -> float:
     """The total length of the outline's curves."""
     return float(sum(np.sum(np.linalg.norm(np.diff(p, axis=0), axis=1)) for p in polygons))

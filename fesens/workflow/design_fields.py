@@ -25,6 +25,7 @@ from fesens.output.design_export import (
     LEVEL,
     ExportUnavailableError,
     enclosed_area,
+    enclosed_volume,
     isosurface,
     outline,
     outline_length,
@@ -250,7 +251,7 @@ def write_shape(mesh: Mesh, density: np.ndarray, folder: ResultsFolder,
                          title=f"{title}\ndesign.stl: where the physical density is {LEVEL:g}")
             return {"file": "design.stl", "triangles": len(surface.faces),
                     "watertight": bool(surface.is_watertight),
-                    "volume": float(surface.volume) if len(surface.faces) else 0.0}, None
+                    "volume": enclosed_volume(surface)}, None
         polygons = outline(mesh, density)
         write_outline_svg(polygons, mesh, folder.file("design_outline.svg"))
         return {"file": "design_outline.svg", "curves": len(polygons),
