@@ -43,6 +43,14 @@ bench: setup
 docs-check: setup
 	FESENS_DOCS_CHECK=1 $(PY) -m pytest -q -n $(WORKERS) --dist load tests/test_docs_numbers.py
 
+# Every combination of what a config can choose, each refused at check time or run and
+# checked (tests/combinations, fesens/docs/combinations.md): its shards on $(WORKERS)
+# workers, each shard's tally printed (-rP); about 20 core-hours. `make test` samples it
+.PHONY: combinations
+combinations: setup
+	FESENS_COMBINATIONS=all $(PY) -m pytest -q -n $(WORKERS) --dist load -rP \
+		tests/combinations/test_combinations.py -k test_every_combination
+
 lint: setup
 	$(VENV)/bin/ruff check .
 

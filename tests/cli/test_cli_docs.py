@@ -7,8 +7,8 @@ from cli_helpers import ROOT, run
 from fesens.cli import cli
 from fesens.cli.info import DOC_TOPICS
 
-GUIDES = ["api", "benchmarks", "config", "examples", "modal", "mpi", "nonlinear", "solvers",
-          "study", "topology", "transient"]
+GUIDES = ["api", "benchmarks", "combinations", "config", "examples", "modal", "mpi",
+          "nonlinear", "solvers", "study", "topology", "transient"]
 
 
 @pytest.mark.parametrize("topic", GUIDES)

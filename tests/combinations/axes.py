@@ -1,0 +1,312 @@
+"""The axes a config can combine, read from the records that declare them, and the tiny
+config of one point of their product.
+
+Each :class:`Axis` takes its values from a registry of fesens (the physics, the generated
+meshes, the analyses, the objective kinds a physics offers, ``--wrt`` targets, optimizers,
+filters, projections and the robust switch, manufacturing constraints, solver backends and
+their aliases, the multigrid's devices, the commands of the ``fesens`` group); nothing here
+lists a choice by hand. What cannot come from a registry is *data*: the size of a tiny mesh
+of each generator and a value for each required key. :data:`TINY_MESHES` and
+:func:`key_value` give those, and ``test_every_registered_choice_has_its_data`` fails for a
+registry entry that has none, so a new physics, mesh generator or objective with a new
+required key joins the walk or fails it.
+
+The data are mirror symmetric: a cantilever clamped on its left face, loaded by a point
+force along x at the middle of its right face, so that every design of it is symmetric about
+the mid-plane ``y = ly / 2`` (and ``z = lz / 2`` in 3D) unless a constraint breaks that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from fesens.cli import cli
+from fesens.config.checks import REQUIRED
+from fesens.config.manufacturing import MANUFACTURING
+from fesens.config.mesh_section import MESH
+from fesens.config.objectives import OBJECTIVES, everywhere
+from fesens.config.optimization_sections import FILTER, PROJECTION, ROBUST
+from fesens.config.time_sections import (
+    ANALYSES_OF_ORDER,
+    STATIC,
+    STEPPED,
+    offered_analyses,
+)
+from fesens.opt import OPTIMIZERS
+from fesens.opt.filters import FILTERS
+from fesens.physics import PHYSICS
+from fesens.solvers import SOLVER_ALIASES, available_solvers, solver_class
+from fesens.solvers.multigrid import DEVICES
+from fesens.workflow.analysis import wrt_choices
+
+#: A generator's tiny mesh: its ``[mesh]`` keys besides ``type`` (12x6 in 2D, 4x2x2 in 3D).
+TINY_MESHES: dict[str, dict[str, Any]] = {
+    "rectangle": {"size": [2.0, 1.0], "cells": [12, 6]},
+    "box": {"size": [2.0, 1.0, 1.0], "cells": [4, 2, 2]},
+    "ground_structure": {"size": [2.0, 1.0], "cells": [4, 2]},
+}
+#: ``[mesh]`` types that read a file rather than generate a mesh: no tiny mesh of their own.
+FILE_MESHES = ("file",)
+#: The manufacturing constraints' values that keep the data's mirror symmetry about y: a
+#: mirror plane normal to y, columns and a build direction along x.
+MANUFACTURING_VALUES: dict[str, Any] = {"symmetry": ["y"], "extrusion": "x", "overhang": "+x"}
+#: Time levels of a stepped analysis and the driving frequency of a harmonic one (Hz), far
+#: below the first eigenfrequency of the tiny cantilevers (about 0.035 for E = ρ = 1).
+TIME = {"end": 0.3, "steps": 3}
+HARMONIC = {"frequencies": [0.01]}
+#: Optimization iterations of one run, and of the first part of a resumed one.
+ITERATIONS = 4
+RESUME_AFTER = 2
+#: The ``fesens`` commands whose argument is a config (the study's is a study file naming
+#: one as its base).
+CONFIG_ARGUMENTS = ("config_path", "study_path")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the product: its values and the commands that read it.
+
+    Attributes
+    ----------
+    name : str
+    values : tuple
+        Every choice its registry offers (``None``: the key is absent, the default).
+    source : str
+        The registry the values are read from, for the report.
+    commands : tuple of str
+        The commands whose result the axis can change; for the others it is inert and
+        not varied (e.g. ``solve`` reads no ``[optimizer]``).
+    """
+
+    name: str
+    values: tuple
+    source: str
+    commands: tuple[str, ...]
+
+
+def config_commands() -> tuple[str, ...]:
+    """The commands of the ``fesens`` group that run a config."""
+    return tuple(name for name, command in cli.commands.items()
+                 if any(param.name in CONFIG_ARGUMENTS for param in command.params))
+
+
+def objective_types() -> tuple[str, ...]:
+    """Every objective type name some physics offers (static and eigen), and the kinds
+    every physics offers, in registry order."""
+    names = [kind.name for kind in everywhere()]
+    for cls in PHYSICS:
+        names += [*cls.config.responses, *cls.config.eigen_responses]
+    return tuple(dict.fromkeys(names))
+
+
+def _switches(spec: dict) -> tuple[str, ...]:
+    """The keys of a section that switch a feature on, not the options of another key
+    (``overhang_p`` is an option of ``overhang``)."""
+    return tuple(key for key in spec if not any(key.startswith(f"{other}_") for other in spec))
+
+
+def _robust_switches() -> tuple[str, ...]:
+    """The boolean keys of the robust formulation (its other keys are its parameters)."""
+    switches = []
+    for key, spec in ROBUST.items():
+        try:
+            spec.check(key, True)
+        except Exception:  # a parameter: its check refuses a boolean
+            continue
+        switches.append(key)
+    return tuple(switches)
+
+
+def _solvers() -> tuple[str, ...]:
+    return (*SOLVER_ALIASES, *available_solvers())
+
+
+def axes() -> tuple[Axis, ...]:
+    """Every axis, values read from the registries."""
+    commands = config_commands()
+    optimize = tuple(c for c in commands if c == "optimize")
+    sensitivity = tuple(c for c in commands if c == "sensitivity")
+    with_objective = tuple(c for c in commands if c != "solve")
+    projections = (*PROJECTION, *((name, switch) for name, spec in PROJECTION.items()
+                                  for switch in _robust_switches() if switch in spec))
+    return (
+        Axis("command", commands, "fesens.cli.cli.commands", commands),
+        Axis("physics", PHYSICS.names(), "fesens.physics.PHYSICS", commands),
+        Axis("mesh", tuple(t for t in MESH if t not in FILE_MESHES),
+             "fesens.config.mesh_section.MESH", commands),
+        Axis("analysis", (STATIC, *(a for names in ANALYSES_OF_ORDER.values() for a in names)),
+             "fesens.config.time_sections: STATIC, ANALYSES_OF_ORDER", commands),
+        Axis("objective", objective_types(),
+             "PhysicsConfig.responses, eigen_responses; objectives.everywhere()",
+             with_objective),
+        Axis("wrt", wrt_choices(), "fesens.workflow.analysis.wrt_choices", sensitivity),
+        Axis("optimizer", tuple(OPTIMIZERS), "fesens.opt.OPTIMIZERS", optimize),
+        Axis("filter", tuple(FILTERS), "fesens.opt.filters.FILTERS", optimize),
+        Axis("projection", projections, "fesens.opt.interpolation.PROJECTIONS, ROBUST",
+             optimize),
+        Axis("manufacturing", (None, *_switches(MANUFACTURING)),
+             "fesens.config.manufacturing.MANUFACTURING", optimize),
+        Axis("solver", _solvers(), "fesens.solvers: SOLVER_ALIASES, available_solvers()",
+             commands),
+        Axis("device", (None, *DEVICES), "fesens.solvers.multigrid.DEVICES "
+             "(backends that offer matrix_free)", commands),
+        Axis("ranks", (1,), "fesens.mpi: one process (mpirun is not walked here)", commands),
+    )
+
+
+def applies(axis: Axis, point: dict) -> bool:
+    """Whether ``axis`` can change the result at ``point`` (the axes before it drawn)."""
+    if point["command"] not in axis.commands:
+        return False
+    if axis.name == "device":  # an option of the backends that offer a matrix-free level
+        return point["solver"] not in SOLVER_ALIASES and \
+            solver_class(point["solver"]).offers_matrix_free
+    return True
+
+
+def offered(axis: Axis, point: dict) -> tuple:
+    """The values of ``axis`` that the point's physics declares it offers (all of them for
+    an axis no physics record narrows): where a sample finds the points that run."""
+    if "physics" not in point:
+        return axis.values
+    physics = PHYSICS.get(point["physics"])
+    fragment = physics.config
+    narrowed = {
+        "analysis": lambda: (STATIC, *offered_analyses(physics)),
+        "objective": lambda: (*fragment.responses, *(
+            (*fragment.eigen_responses, *(kind.name for kind in everywhere()))
+            if point["command"] == "optimize" else ())),
+        "wrt": lambda: wrt_choices(physics),
+    }
+    return narrowed[axis.name]() if axis.name in narrowed else axis.values
+
+
+def combinations(command: str | None = None) -> Iterator[dict]:
+    """Every point of the product, an axis held at its first value where it is inert.
+
+    Parameters
+    ----------
+    command : str, optional
+        Only this command's points.
+
+    Yields
+    ------
+    dict
+        ``{axis name: value}``.
+    """
+    all_axes = axes()
+    commands = all_axes[0].values if command is None else (command,)
+
+    def walk(point: dict, rest: tuple[Axis, ...]) -> Iterator[dict]:
+        if not rest:
+            yield dict(point)
+            return
+        axis, *others = rest
+        values = axis.values if applies(axis, point) else axis.values[:1]
+        for value in values:
+            point[axis.name] = value
+            yield from walk(point, tuple(others))
+        del point[axis.name]
+
+    for name in commands:
+        yield from walk({"command": name}, all_axes[1:])
+
+
+def count(command: str | None = None) -> int:
+    """The number of points :func:`combinations` yields."""
+    return sum(1 for _ in combinations(command))
+
+
+def load_point(mesh: dict) -> list[float]:
+    """The loaded node: the middle of the right face (x = lx)."""
+    size = mesh["size"]
+    return [size[0], *(s / 2 for s in size[1:])]
+
+
+def key_value(key: str, mesh: dict) -> Any:
+    """A value for a required key of an objective, filter or projection table.
+
+    Raises
+    ------
+    KeyError
+        For a key it has no value for (``test_every_registered_choice_has_its_data``).
+    """
+    cell = mesh["size"][0] / mesh["cells"][0]
+    values = {"point": load_point(mesh), "component": "x", "radius": 1.5 * cell}
+    return values[key]
+
+
+def _required(spec: dict, mesh: dict) -> dict:
+    return {key: key_value(key, mesh) for key, item in spec.items() if item.default is REQUIRED}
+
+
+def _objective(name: str, physics: type, mesh: dict) -> dict:
+    fragment = physics.config
+    kind_name = {**fragment.responses, **fragment.eigen_responses}.get(name, name)
+    kind = OBJECTIVES.get(kind_name)
+    table = {"type": name}
+    if kind is not None:
+        table.update(_required(dict(kind.keys), mesh))
+        if fragment.vector_field:
+            table.update(_required(dict(kind.vector_keys), mesh))
+    return table
+
+
+def config_for(point: dict) -> dict:
+    """The config (a TOML-writable dict) of a point of :func:`combinations`.
+
+    A physics or mesh that a choice does not fit still gets a config: the check must refuse
+    it, naming the key.
+    """
+    physics = PHYSICS.get(point["physics"])
+    fragment = physics.config
+    mesh = {"type": point["mesh"], **TINY_MESHES[point["mesh"]]}
+    dim = len(mesh["size"])
+    node_load = next(kind for kind in fragment.loads if kind.on == "nodes")
+    value = [1.0] + [0.0] * (dim - 1) if node_load.vector else 1.0
+    config: dict[str, Any] = {
+        "name": "combination",
+        "mesh": mesh,
+        "physics": {"type": point["physics"]},
+        "material": {key: 1.0 for key in (fragment.inertia, fragment.mass) if key},
+        "supports": [{"group": "left"}],
+        "loads": [{"type": node_load.type, "name": "F", "point": load_point(mesh),
+                   "value": value}],
+    }
+    if point["analysis"] != STATIC:
+        config["analysis"] = {"type": point["analysis"]}
+        if point["analysis"] in STEPPED:
+            config["time"] = dict(TIME)
+        else:
+            config["harmonic"] = dict(HARMONIC)
+    if "objective" in point:
+        config["objective"] = _objective(point["objective"], physics, mesh)
+    if point["command"] == "optimize":
+        config.update(_optimization(point, mesh))
+    if point["solver"] is not None:
+        config["solver"] = {"backend": point["solver"]}
+        if point.get("device") is not None:
+            config["solver"]["options"] = {"matrix_free": True, "device": point["device"]}
+    return config
+
+
+def _optimization(point: dict, mesh: dict) -> dict:
+    """The optimize-only sections of a point."""
+    projection = point["projection"]
+    name, switch = projection if isinstance(projection, tuple) else (projection, None)
+    sections: dict[str, Any] = {
+        "constraints": {"volume_fraction": 0.5},
+        "filter": {"type": point["filter"], **_required(FILTER.get(point["filter"], {}), mesh)},
+        "projection": {"type": name, **_required(PROJECTION[name], mesh)},
+        "optimizer": {"type": point["optimizer"]},
+        "stop": {"max_iter": ITERATIONS},
+        "output": {"every": 0},
+    }
+    if switch is not None:
+        sections["projection"][switch] = True
+    if point["manufacturing"] is not None:
+        key = point["manufacturing"]
+        sections["manufacturing"] = {key: MANUFACTURING_VALUES[key]}
+    return sections
