@@ -30,9 +30,16 @@ demo: setup-core
 	$(VENV)/bin/fesens optimize --preset mbb --out results/mbb --force
 
 # loadfile: the tests of one file run in order on one worker (tests/conftest.py). A worker
-# that dies is reported as a failure, not replaced: xdist hangs rescheduling its file's rest
+# that dies is reported as a failure, not replaced: xdist hangs rescheduling its file's rest.
+# `make test` leaves out the tests marked slow (whole convergence runs, 3D and 2-rank
+# reproductions, kill-and-resume trials: each tens of seconds); `make test-slow` runs them,
+# and CI runs both
 test: setup
-	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile --max-worker-restart 0
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile --max-worker-restart 0 -m "not slow"
+
+.PHONY: test-slow
+test-slow: setup
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile --max-worker-restart 0 -m slow
 
 bench: setup
 	$(PY) benchmarks/bench_fem.py

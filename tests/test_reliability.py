@@ -9,6 +9,7 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reliability.py"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["optimize", "study"])
 def test_every_interrupted_run_resumes_to_the_reference(kind, capsys):
     spec = importlib.util.spec_from_file_location("reliability", SCRIPT)

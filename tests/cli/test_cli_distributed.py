@@ -59,8 +59,9 @@ def _same_fields(one, two):
 
 
 @needs_mpi
-@pytest.mark.parametrize("optimizer, filter_type", [("mma", "density"), ("oc", "sensitivity"),
-                                                   ("oc", "helmholtz")])
+@pytest.mark.parametrize("optimizer, filter_type", [
+    pytest.param("mma", "density", marks=pytest.mark.slow), ("oc", "sensitivity"),
+    pytest.param("oc", "helmholtz", marks=pytest.mark.slow)])
 def test_two_ranks_split_the_mbb_problem_and_write_the_serial_fields(tmp_path, optimizer,
                                                                      filter_type):
     changes = {'type = "oc"': f'type = "{optimizer}"',

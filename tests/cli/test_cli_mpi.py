@@ -20,6 +20,7 @@ from mpi_helpers import mpirun as _mpirun
 from fesens.mpi import MPIError, World, check_rank_count, launched, world
 
 
+@pytest.mark.slow
 @needs_mpi
 def test_two_ranks_reproduce_the_serial_cantilever3d_run(tmp_path):
     serial = subprocess.run([*FESENS, "optimize", "--preset", "cantilever3d", "--out",

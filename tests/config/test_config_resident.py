@@ -1,3 +1,4 @@
+
 """``fesens optimize`` of a compliance design with ``gmg``'s ``device = "numpy"`` runs the
 resident path (fesens.opt.resident) through the whole workflow: its history equals the
 CPU ``gmg``'s (the general, traced path), the grayness report included, its snapshots and
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import csv
 
+import pytest
 from click.testing import CliRunner
 
 import fesens.opt.loop as loop
@@ -68,6 +70,7 @@ def test_resident_run_equals_the_cpu_gmg_and_writes_its_outputs(tmp_path, monkey
             "checkpoint.npz", "summary.json"} <= written
 
 
+@pytest.mark.slow
 def test_resumed_resident_run_equals_the_uninterrupted_one(tmp_path):
     whole = optimize(tmp_path, "numpy", "whole")
     optimize(tmp_path, "numpy", "parts", "--max-iter", "3")

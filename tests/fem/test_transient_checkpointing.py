@@ -76,6 +76,7 @@ def test_sweep_visits_every_step_backwards_with_the_minimal_advances(l, s):
     assert advances[0] + (spine[-1] if spine else 0) == minimal_advances(l, s)
 
 
+@pytest.mark.slow
 def test_at_most_s_snapshots_are_alive():
     """Count the states referenced by the recursion at once (weak references)."""
     class State:

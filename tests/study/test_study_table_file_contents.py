@@ -19,7 +19,8 @@ for fixed in ("range = [0.8, 1.2]\n", "range = [1.0, 2.0]\n", "range = [-20.0, 2
     (b"SECRET=hunter2,F\n1.0,2.0\n", "no column 'E' in the header row"),
     (b"E,F,angle\n1.0,SECRET=hunter2,0\n", "row 1, column 'F' is not a finite number"),
     # a field beyond the csv module's limit (131072 characters)
-    (b"E,F,angle\n1.0,2.0,\"" + b"SECRET=hunter2" * 10000 + b"\"\n", "field larger than field limit"),
+    (b"E,F,angle\n1.0,2.0,\"" + b"SECRET=hunter2" * 10000 + b"\"\n",
+     "field larger than field limit"),
     (b"E,F,angle\n\xff\xfeSECRET=hunter2\n", "as a CSV table: not UTF-8 text"),
 ])
 def test_a_table_design_file_is_named_never_echoed(tmp_path, content, said):
