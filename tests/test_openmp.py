@@ -21,7 +21,7 @@ def run_python(code: str, **environment: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != THREAD_LIMIT_VARIABLE}
     env.update(environment)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                            text=True, check=True, timeout=120)
+                            text=True, check=True, timeout=600)
     return result.stdout.strip()
 
 

@@ -78,20 +78,24 @@ def test_two_ctrl_c_in_quick_succession_save_and_exit_130(tmp_path, gap):
     command = [*FESENS, "optimize", str(config), "--out", str(out), "-q"]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
-    time.sleep(gap)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    try:  # a run left iterating would load every test after this one
+        deadline = time.monotonic() + 300
+        while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=600)
+    finally:
+        process.kill()
+        process.wait()
     assert process.returncode == 130, stderr
     assert stderr.startswith("error: interrupted after iteration ") and "--resume" in stderr
     iteration = load_checkpoint(out / "checkpoint.npz")[1]
     assert len(history(out)) == iteration >= 1
     resumed = subprocess.run([*command, "--resume", "--max-iter", str(iteration + 1)],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert load_checkpoint(out / "checkpoint.npz")[1] == iteration + 1
 

@@ -72,7 +72,7 @@ def test_one_failing_rank_ends_them_all(tmp_path):
     (tmp_path / "taken").write_text("not a folder")
     config = _config(tmp_path, "mbb", "petsc")
     result = _mpirun(2, "optimize", str(config), "--out", str(tmp_path / "taken"), cwd=tmp_path,
-                     timeout=120)
+                     timeout=600)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "error:" in result.stderr
 
@@ -183,7 +183,7 @@ def test_an_uncaught_error_in_a_script_ends_every_rank(tmp_path):
                    if not key.startswith(("OMPI_", "PMIX_"))}
     result = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2",
                              sys.executable, str(script)], capture_output=True, text=True,
-                            timeout=120, cwd=tmp_path, env=environment, check=False)
+                            timeout=600, cwd=tmp_path, env=environment, check=False)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rank 0 fails before its solve" in result.stderr
 

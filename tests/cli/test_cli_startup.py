@@ -25,7 +25,7 @@ def imported_by(*args: str) -> tuple[set[str], subprocess.CompletedProcess]:
     interpreter) and the finished process."""
     script = "from fesens.cli import main; main()"
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", script, *args],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     modules = {match.group(1) for line in done.stderr.splitlines()
                if (match := IMPORTED.match(line))}
     return modules, done

@@ -54,7 +54,7 @@ DRAW_EVERYTHING = textwrap.dedent("""
 def draw_everything(tmp_path, choose: str = "") -> str:
     script = DRAW_EVERYTHING.format(choose=choose)
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     for name in ("field", "density2d", "density3d", "convergence"):
         with Image.open(tmp_path / f"{name}.png") as image:

@@ -173,7 +173,7 @@ def test_petsc_leaves_the_signals_to_python():
             "import_petsc().COMM_WORLD.getSize(); os.kill(os.getpid(), signal.SIGPIPE); "
             "print('alive')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120, env=launch_environment(), check=False)
+                            timeout=600, env=launch_environment(), check=False)
     assert result.returncode == 0 and result.stdout == "alive\n", result.stderr
 
 # ------------------------------------------------------------------ PETSc option strings
