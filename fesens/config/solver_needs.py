@@ -71,6 +71,34 @@ def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: st
                     f"supports[{i}].value = {show(value)}: {needs.instead}")
 
 
+def check_assembled_system(solver: dict, analysis: str, system: str) -> None:
+    """Refuse a solver that solves the lattice operator of the cells' stiffness only
+    (:attr:`ModelNeeds.assembled` false) for an analysis that gives it another matrix.
+
+    Parameters
+    ----------
+    solver : dict
+        The checked ``[solver]`` table.
+    analysis : str
+        The key and value that choose the analysis, for messages (e.g.
+        ``analysis.type = "dynamic"``).
+    system : str
+        The matrix that analysis solves, for messages (e.g. ``a M + b K``).
+
+    Raises
+    ------
+    ConfigError
+        Naming the solver option, the analysis and what to use instead.
+    """
+    needs = _needs(solver)
+    if needs is None or needs.assembled:
+        return
+    raise ConfigError(
+        f"solver.options.{needs.option} = true: {needs.purpose} solves the lattice operator "
+        f"of the cells' stiffness only, and {analysis} solves {system}: "
+        f"{needs.instead_assembled}, or change analysis.type")
+
+
 def _needs(solver: dict) -> ModelNeeds | None:
     """The needs of the checked ``[solver]`` table's backend; a backend's needs come with
     one of its options (:attr:`ModelNeeds.option`), so without options there are none."""

@@ -35,6 +35,7 @@ from fesens.config.checks import (
     string,
 )
 from fesens.config.objectives import objective_kind
+from fesens.config.solver_needs import check_assembled_system
 from fesens.config.time_memory import check_time_memory
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.transient.dynamics import DYNAMIC_SCHEMES
@@ -48,6 +49,9 @@ STATIC = "static"
 ANALYSES_OF_ORDER = {1: ("transient",), 2: ("dynamic", "harmonic")}
 #: The analyses that step in time.
 STEPPED = ("transient", "dynamic")
+#: The matrix a stepped analysis gives its solver at every step (its scheme's coefficients
+#: a and b; Rayleigh damping adds to both), assembled: not the stiffness alone.
+STEP_MATRIX = "the assembled step matrix a M + b K at every time step"
 #: The time-dependent analyses a nonlinear physics offers (each step a Newton solve).
 NONLINEAR_ANALYSES = ("transient",)
 #: Heat schemes offered by name (θ itself is not a config key).
@@ -216,7 +220,8 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str,
         scheme of another analysis, a load or support history or objective aggregate of a
         static or harmonic run, supports with a nonzero value but different histories, a
         history on a support held at 0, a harmonic run's nonzero support, a run beyond
-        the available memory.
+        the available memory, a stepped run with a solver of the stiffness operator only
+        (:func:`~fesens.config.solver_needs.check_assembled_system`).
     """
     out: dict[str, Any] = {}
     if "analysis" in raw:
@@ -250,6 +255,8 @@ def check_time_sections(raw: dict, data: dict, physics: type, mesh, label: str,
                           "give each load its own history instead, or run one config per "
                           "case")
     if stepped:
+        check_assembled_system(data["solver"], f"analysis.type = {show(kind)}",
+                               STEP_MATRIX)
         out["time"] = _check_time(raw.get("time"), kind)
         out["initial"] = check_table("initial", raw.get("initial", {}), initial_spec(physics))
         _check_support_histories(data["supports"])

@@ -36,6 +36,7 @@ otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,15 @@ MATRIX_FREE_NEEDS = ModelNeeds(
     instead_unstructured="use backend \"cg\" with preconditioner \"amg\" (gmg with "
                          "matrix_free = false needs a lattice too)",
     cells_only=True)
+#: What the device multigrid (``device = "gpu"`` or ``"numpy"``) needs: the same, and it
+#: takes the lattice operator only, never an assembled matrix (its every level is
+#: rediscretized from the one reference cell matrix).
+DEVICE_NEEDS = replace(
+    MATRIX_FREE_NEEDS,
+    purpose="the device multigrid (gmg with solver.options.device = \"gpu\" or \"numpy\")",
+    assembled=False,
+    instead_assembled="use solver.options.device = \"cpu\" (gmg's CPU multigrid takes the "
+                      "assembled matrix), or drop matrix_free and device")
 
 
 @register_solver("gmg")
@@ -135,8 +145,11 @@ class MultigridCGSolver(LinearSolver):
 
     @property
     def model_needs(self) -> ModelNeeds | None:
-        """With ``matrix_free``: :data:`MATRIX_FREE_NEEDS` (else None: the assembled fine
-        level refuses an unstructured mesh itself, with the same advice)."""
+        """With ``matrix_free``: :data:`MATRIX_FREE_NEEDS`, or :data:`DEVICE_NEEDS` on a
+        device (else None: the assembled fine level refuses an unstructured mesh itself,
+        with the same advice)."""
+        if self._device is not None:
+            return DEVICE_NEEDS
         return MATRIX_FREE_NEEDS if self.matrix_free else None
 
     def __init__(self, *, grid: GridSpec = None, rtol: float = 1e-8, maxiter: int | None = None,

@@ -35,6 +35,12 @@ class ModelNeeds:
         The stiffness must be the cells' own matrices: no further term such as springs on
         the diagonal or a convection's boundary matrix (it applies no assembled matrix
         that they could be added to).
+    assembled : bool
+        It also solves the assembled matrices a model forms besides its stiffness (a time
+        step's ``a M + b K``). False: it solves the lattice operator of the cells'
+        stiffness only, so an analysis that solves another matrix is refused.
+    instead_assembled : str
+        What to use instead for such an analysis (where ``assembled`` is False).
     """
 
     purpose: str
@@ -45,3 +51,5 @@ class ModelNeeds:
     instead: str
     instead_unstructured: str
     cells_only: bool = False
+    assembled: bool = True
+    instead_assembled: str = ""
