@@ -66,13 +66,6 @@ KNOWN = (
           ("command", "solver"),
           "a resumed optimization with gmg differs from the uninterrupted one (history and "
           "design): the multigrid's state at the interruption is not in the checkpoint"),
-    Known(_point(command="optimize", physics="elasticity", mesh="rectangle",
-                 analysis="dynamic", objective="stress_pnorm", optimizer="mma",
-                 filter="density", solver="gmg", device="numpy"),
-          ("analysis", "device"),
-          "a dynamic analysis with gmg's device path (matrix_free, device = 'numpy') passes "
-          "the check, then fails with exit 1: device_gmg solves lattice operators only "
-          "(got csr_matrix)"),
 )
 
 
