@@ -13,7 +13,7 @@ every linear solve, so of every time step, Newton iteration and study sample, an
 study's wait for its workers). A recorded interrupt stays recorded, so one raised where
 it is swallowed is raised again at the next safe point; a second Ctrl-C while one is
 pending raises at once. Only the save that follows an interrupt ignores Ctrl-C
-(:func:`fesens.opt.loop.deferred_interrupts`).
+(:func:`fesens.opt.checkpoint.deferred_interrupts`).
 
 Without the handler (Python's default, a notebook, a test) :func:`interruption_point`
 does nothing and Ctrl-C raises where it lands, as Python does.

@@ -23,14 +23,13 @@ from fesens.opt.interpolation import (
     NoProjection,
     OrderedSIMP,
 )
-from fesens.opt.loop import (
+from fesens.opt.checkpoint import (
     CheckpointError,
-    Result,
     load_checkpoint,
     load_evaluated_design,
     load_fingerprint,
-    optimize,
 )
+from fesens.opt.loop import Result, optimize
 from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
 from fesens.opt.normalized import NormalizedConstraint

@@ -18,7 +18,7 @@ from fesens.config import Config, ConfigError, build_problem
 from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
 from fesens.config.initial_design import checked_density, read_density
 from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
-from fesens.opt.loop import missing_fingerprint
+from fesens.opt.checkpoint import missing_fingerprint
 
 #: Sections a checkpoint's design variables need to become densities.
 CHECKPOINT_SECTIONS = ("penalization", "filter", "projection", "constraints", "design",

@@ -459,7 +459,7 @@ class _Run:
     def interrupted(self, command: str) -> Interrupted:
         """Save what a KeyboardInterrupt left (history, summary) and say how to resume; a
         second Ctrl-C meanwhile is ignored, so that the save completes."""
-        from fesens.opt.loop import deferred_interrupts
+        from fesens.opt.checkpoint import deferred_interrupts
 
         config, folder = self.config, self.folder
         with deferred_interrupts(deliver=False):

@@ -9,7 +9,7 @@ import tomllib
 from fesens.config import Config, ConfigError
 from fesens.config.fingerprint import changed_parts, decode, problem_fingerprint
 from fesens.opt import CheckpointError, load_checkpoint, load_fingerprint
-from fesens.opt.loop import check_optimizer_state, missing_fingerprint
+from fesens.opt.checkpoint import check_optimizer_state, missing_fingerprint
 from fesens.output import ResultsFolder
 
 #: Sections a resumed run may change (iteration limit, tolerance, output frequency).

@@ -104,7 +104,7 @@ def test_an_optimization_stops_at_the_iteration_boundary_after_a_ctrl_c(
     """A Ctrl-C inside a finalizer right after iteration 3's checkpoint (once dropped there,
     the run went on to its end with Ctrl-C ignored), or inside that checkpoint's write: the
     run ends at the start of iteration 4 with the checkpoint of iteration 3."""
-    monkeypatch.setattr(loop, "_save_checkpoint", ctrl_c(loop._save_checkpoint))
+    monkeypatch.setattr(loop, "save_checkpoint", ctrl_c(loop.save_checkpoint))
     config = write_config(tmp_path)
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "argv", ["fesens", "optimize", str(config), "--out", str(out),

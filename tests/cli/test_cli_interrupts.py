@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import SMALL_MBB, edit, history, run, write_config
 
 from fesens.opt import load_checkpoint
-from fesens.opt.loop import deferred_interrupts
+from fesens.opt.checkpoint import deferred_interrupts
 
 #: ``fesens`` in a fresh process (``-c`` so that PYTHONPATH decides which fesens runs), with
 #: Python's own SIGINT handler even where this process ignores SIGINT (a background job) and
