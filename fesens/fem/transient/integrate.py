@@ -408,8 +408,14 @@ class TransientProblem:
             if model_backend.matrix_free:
                 raise ValueError("a transient run needs assembled matrices: give a backend "
                                  "that factorizes them, e.g. solver='cholmod'")
-            backend = self._solvers[key] = make_solver(model_backend.name,
-                                                       **self._solver_options)
+            backend = make_solver(model_backend.name, **self._solver_options)
+            needs = backend.model_needs
+            if needs is not None and not needs.assembled:
+                raise ValueError(f"a transient run solves the assembled step matrix a M + b K, "
+                                 f"and {needs.purpose} solves the lattice operator of the "
+                                 f"cells' stiffness only (solver_options="
+                                 f"{self._solver_options!r}): {needs.instead_assembled}")
+            self._solvers[key] = backend
             if backend.needs_grid:
                 # geometric multigrid: a M_ff + b K_ff has the rows of K_ff, whose places
                 # on the mesh's lattice the model gave its own instance
