@@ -202,9 +202,15 @@ def optimize(
         evaluation = evaluate(x)
         collective = evaluation.collective
         if not collective.min(float(_finite(evaluation))):  # every rank raises, or none
-            raise NonFiniteError(f"iteration {iteration}: the objective or its gradient is "
-                                 "NaN or infinite")
+            raise NonFiniteError(f"iteration {iteration}: the objective, a constraint or "
+                                 "their gradients are NaN or infinite")
         x_new = optimizer.step(x, evaluation, volume_excess(x, evaluation), iteration)
+        if not collective.min(float(_all_finite(x_new))):  # never a NaN design saved
+            raise NonFiniteError(
+                f"iteration {iteration}: {optimizer.name}'s update gave NaN or infinite "
+                "design variables (its subproblem broke down, from finite objective and "
+                "constraint values and gradients); the last checkpoint holds the design "
+                "before it")
         change = float(collective.max(_largest_change(x_new, x)))
         record = {"iteration": iteration, "objective": evaluation.objective,
                   "volume": evaluation.volume_fraction, "change": change,
@@ -237,10 +243,17 @@ def optimize(
 
 
 def _finite(evaluation: Evaluation) -> bool:
-    """Whether the objective and its gradient (in any array library) are finite."""
-    xp = namespace(evaluation.gradient)
-    return bool(np.isfinite(evaluation.objective)) and bool(
-        xp.all(xp.isfinite(evaluation.gradient)))
+    """Whether the objective, the constraints and their gradients (in any array library)
+    are finite."""
+    return bool(np.isfinite(evaluation.objective)) and all(
+        _all_finite(values) for values in (evaluation.gradient, evaluation.constraints,
+                                           evaluation.constraint_gradients))
+
+
+def _all_finite(values) -> bool:
+    """Whether every entry of ``values`` (an array of any array library) is finite."""
+    xp = namespace(values)
+    return bool(xp.all(xp.isfinite(xp.asarray(values))))
 
 
 def _largest_change(x_new, x) -> float:

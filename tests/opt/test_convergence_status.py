@@ -139,3 +139,25 @@ def test_the_topology_guide_quotes_the_codes_thresholds_and_defaults():
     assert CONSTRAINT_TOL == 1e-3 and "`stop.constraint_tol` (default 1e-3)" in text
     assert defaults["x_min"].default == 1e-9 and "`[optimizer] x_min`, default 1e-9," in text
     assert defaults["damping"].default == 0.5 and "(default 0.5, top88's square root)" in text
+
+
+class BreaksDown(Standstill):
+    """An optimizer whose subproblem breaks down at its second step: NaN design variables
+    from a finite evaluation (MMA's interior point did so on a dynamic stress design)."""
+
+    name = "breaks_down"
+
+    def step(self, x, evaluation, volume_excess, iteration):
+        return x + (np.nan if iteration == 2 else 0.0)
+
+
+def test_a_nan_design_from_the_optimizer_stops_the_run_before_it_is_saved(tmp_path):
+    from fesens.errors import NonFiniteError
+    from fesens.opt.checkpoint import load_checkpoint
+
+    problem = small_problem()
+    with pytest.raises(NonFiniteError, match="iteration 2: breaks_down's update gave NaN"):
+        optimize(problem, BreaksDown(), np.full(problem.n_design, 0.5), max_iter=5,
+                 tol_change=-1.0, checkpoint=tmp_path / "checkpoint.npz")
+    x, iteration, _, _ = load_checkpoint(tmp_path / "checkpoint.npz")
+    assert iteration == 1 and np.all(np.isfinite(x))
