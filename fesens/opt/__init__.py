@@ -1,5 +1,11 @@
 """Density-based design optimization: filters, interpolation, optimizers, the loop."""
 
+from fesens.opt.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    load_evaluated_design,
+    load_fingerprint,
+)
 from fesens.opt.design_maps import CellGroups, Extrusion, MirrorSymmetry
 from fesens.opt.distributed import DistributedDesignProblem
 from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
@@ -22,12 +28,6 @@ from fesens.opt.interpolation import (
     Heaviside,
     NoProjection,
     OrderedSIMP,
-)
-from fesens.opt.checkpoint import (
-    CheckpointError,
-    load_checkpoint,
-    load_evaluated_design,
-    load_fingerprint,
 )
 from fesens.opt.loop import Result, optimize
 from fesens.opt.minmax import MinMaxProblem, case_state

@@ -46,6 +46,7 @@ from fesens.mesh.mesh import Mesh
 from fesens.mesh.structured import lattice_of
 from fesens.opt.grid_filter import CentroidLattice, ConeStencil, apply_cone_stencil
 from fesens.solvers import solver_class
+from fesens.solvers.base import LinearSolver
 from fesens.solvers.memory import available_bytes
 from fesens.solvers.policy import filter_choice, is_auto
 
@@ -192,6 +193,12 @@ class Filter(ABC):
         ``(n_cells,)``: the gradient itself, unless the filter replaces it."""
         return gradient
 
+    def solver_system(self) -> tuple[LinearSolver, int] | None:
+        """The solver instance of the linear system the filter solves and that system's
+        number of unknowns (an optimization's checkpoint keeps the solver's state); None:
+        the filter solves no system (all but the Helmholtz filter)."""
+        return None
+
 
 class NoFilter(Filter):
     """Identity: the design variables are the densities."""
@@ -330,6 +337,11 @@ class HelmholtzFilter(Filter):
             grid = structured_grid(mesh, 1, np.arange(mesh.n_points))
             self._matrix.pattern.solver(self.solver,
                                         configure=lambda backend: setattr(backend, "grid", grid))
+
+    def solver_system(self) -> tuple[LinearSolver, int]:
+        """The instance that solves ``(r_h² K + M) x̃_nodes = Tᵀ x`` (the one
+        :meth:`__call__` uses, kept by the matrix's pattern) and the number of mesh points."""
+        return self._matrix.pattern.solver(self.solver), self._matrix.shape[0]
 
     def __call__(self, x):
         nodal = solve(self._matrix, matmul(self._to_nodes.T.tocsr(), x), solver=self.solver)

@@ -26,7 +26,11 @@ from fesens.opt.design_maps import PASSIVE_KINDS, CellGroups, passive_kinds
 from fesens.opt.filters import Filter, NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance
+from fesens.solvers.base import LinearSolver
 
+#: The prefixes of the checkpoint entries (``warm_`` then these) of the model's solver and
+#: of a PDE filter's (:meth:`DesignProblem.warm_start_arrays`).
+SOLVER_PREFIXES = ("solver_", "filter_solver_")
 #: A response: ``f(state, rho) -> scalar`` (traced).
 Response = Callable[[State, object], object]
 
@@ -303,10 +307,25 @@ class DesignProblem:
         for constraint in self.constraints:
             constraint.restore(history)
 
+    def _solver_systems(self) -> dict[str, tuple[LinearSolver, int]]:
+        """The solver instances whose state (:meth:`LinearSolver.state`) the checkpoint
+        keeps, by the prefix of their entries (:data:`SOLVER_PREFIXES`), each with its
+        system's number of unknowns: the model's (its free dofs) and a PDE filter's."""
+        systems = {SOLVER_PREFIXES[0]: (self.differentiable.solver, self.model.free_dofs.size)}
+        filtering = self.filter.solver_system()
+        if filtering is not None:
+            systems[SOLVER_PREFIXES[1]] = filtering
+        return systems
+
     def warm_start_arrays(self) -> dict[str, np.ndarray]:
-        """Where the model's next solve starts (a nonlinear model's Newton warm start), as
-        arrays for the checkpoint; empty for a linear model."""
-        return self.model.warm_start_arrays()
+        """Where the next evaluation's solves start, as arrays for the checkpoint: the
+        model's (a nonlinear model's Newton warm start; none for a linear model) and the
+        state of each solver instance (an iterative solver's last solutions, ``gmg``'s),
+        its entries named with its prefix (``solver_forward``, ``filter_solver_forward``)."""
+        arrays = dict(self.model.warm_start_arrays())
+        for prefix, (solver, _) in self._solver_systems().items():
+            arrays.update({prefix + name: value for name, value in solver.state().items()})
+        return arrays
 
     def restore_warm_start(self, arrays: dict[str, np.ndarray]) -> None:
         """Put back what :meth:`warm_start_arrays` gave (a resumed run's checkpoint).
@@ -314,13 +333,38 @@ class DesignProblem:
         Raises
         ------
         KeyError, ValueError
-            The arrays do not fit the model.
+            The arrays do not fit the model or its solvers: a solver's entry whose first
+            dimension is not its system's number of unknowns, one of a solver this problem
+            does not have or that its backend does not keep (each named).
         """
-        self.model.restore_warm_start(arrays)
+        systems = self._solver_systems()
+        states: dict[str, dict[str, np.ndarray]] = {prefix: {} for prefix in systems}
+        model_arrays = {}
+        for name, value in arrays.items():
+            # the longest prefix first: "filter_solver_" also ends in "solver_"
+            prefix = next((p for p in sorted(SOLVER_PREFIXES, key=len, reverse=True)
+                           if name.startswith(p)), None)
+            if prefix is None:
+                model_arrays[name] = value
+            elif prefix not in systems:
+                raise ValueError(f"'{name}' is the state of a filter's solver, but the "
+                                 f"{self.filter.name} filter solves nothing")
+            elif np.ndim(value) not in (1, 2) or np.shape(value)[0] != systems[prefix][1]:
+                raise ValueError(f"'{name}' has shape {np.shape(value)}, but its system has "
+                                 f"{systems[prefix][1]} unknowns")
+            else:
+                states[prefix][name[len(prefix):]] = value
+        for prefix, (solver, _) in systems.items():
+            solver.load_state(states[prefix])
+        self.model.restore_warm_start(model_arrays)
 
     def update_schedules(self, iteration: int) -> None:
-        """Advance the continuation of penalty and projection sharpness, and start the
-        iteration of each constraint."""
+        """Advance the continuation of penalty and projection sharpness, start the
+        iteration of each constraint, and let the solvers drop what a checkpoint does not
+        keep (:meth:`LinearSolver.drop_unsaved_state`): the iteration boundary, where a
+        resumed run starts."""
+        for solver, _ in self._solver_systems().values():
+            solver.drop_unsaved_state()
         self.interpolation.update(iteration)
         self.projection.update(iteration)
         for constraint in self.constraints:

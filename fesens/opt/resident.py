@@ -43,6 +43,9 @@ from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.solvers.device_multigrid import LatticeMultigrid
 from fesens.solvers.devices import array_library, refuse_unless_fits
 
+#: The checkpoint entry (after ``warm_``) of the resident path's last displacement.
+RESIDENT_WARM_START = "resident_u"
+
 
 def compliance_objective(state, rho):
     """The compliance ``fᵀ u`` of ``state`` as a design response ``f(state, ρ)``: the
@@ -169,6 +172,35 @@ class ResidentCompliance:
         if hasattr(x, "get"):  # CuPy's copy to the host
             return x.get()
         return np.from_dlpack(x)
+
+    # ------------------------------------------------------------ the checkpoint
+    def warm_start_arrays(self) -> dict[str, np.ndarray]:
+        """What the checkpoint keeps of where the next solves start: the problem's
+        (:meth:`DesignProblem.warm_start_arrays`) and this path's last displacement, the
+        start of its next solve, as ``resident_u`` ``(n_free,)`` (to the host only when a
+        checkpoint is written)."""
+        arrays = self.problem.warm_start_arrays()
+        if self.u is not None:
+            arrays[RESIDENT_WARM_START] = self.to_host(self.u)
+        return arrays
+
+    def restore_warm_start(self, arrays: dict[str, np.ndarray]) -> None:
+        """Put back what :meth:`warm_start_arrays` gave (a resumed run's checkpoint).
+
+        Raises
+        ------
+        KeyError, ValueError
+            The arrays do not fit the problem, or ``resident_u`` is not one value per free
+            dof.
+        """
+        arrays = dict(arrays)
+        u = arrays.pop(RESIDENT_WARM_START, None)
+        n_free = int(self.f.shape[0])
+        if u is not None and np.shape(u) != (n_free,):
+            raise ValueError(f"'{RESIDENT_WARM_START}' has shape {np.shape(u)}, but the "
+                             f"model has {n_free} free dofs")
+        self.problem.restore_warm_start(arrays)
+        self.u = None if u is None else self.xp.asarray(np.asarray(u, dtype=float))
 
     # ------------------------------------------------------------ the density chain
     def _density(self, x):

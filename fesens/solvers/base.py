@@ -139,6 +139,37 @@ class LinearSolver(ABC):
         """
         return dict(self._stats)
 
+    def state(self) -> dict[str, np.ndarray]:
+        """What this instance carries from its past solves into its next one, besides its
+        options and the matrix it is given: named arrays (copies) that an optimization's
+        checkpoint keeps, so that a resumed run solves as the uninterrupted one, bit for
+        bit; :meth:`load_state` puts them back. Empty here: the backend's solves depend on
+        the matrix and right-hand side alone (a direct factorization, a Krylov method from
+        a zero start with a preconditioner built from the matrix). An iterative backend
+        that warm-starts from its last solutions returns them (``gmg``)."""
+        return {}
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        """Make ``state`` (what :meth:`state` gave, possibly in another process) this
+        instance's; the next solves then equal those of the instance it came from.
+
+        Raises
+        ------
+        ValueError
+            ``state`` holds an entry this backend does not keep (here: any), naming it.
+        """
+        if state:
+            raise ValueError(f"the solver {self.name!r} keeps no state between solves, but "
+                             f"got the entries {sorted(state)} (another backend's)")
+
+    def drop_unsaved_state(self) -> None:
+        """Forget whatever the next solves would depend on that :meth:`state` does not
+        hold, so that from here on this instance solves as a new one given
+        ``load_state(state())`` would: what an optimization calls at every iteration
+        boundary, where a resumed run may start. Nothing to forget here (``gmg`` drops a
+        hierarchy it would reuse)."""
+        return  # a backend without such state has nothing to do
+
     def factorize(self, A: sp.spmatrix | sp.sparray) -> None:
         """Prepare solves with ``A``.
 

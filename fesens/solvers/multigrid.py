@@ -58,6 +58,8 @@ from fesens.solvers.structure import MatrixStructure
 #: multigrid on CuPy or on numpy.
 DEVICES = ("cpu", "gpu", "numpy")
 GridSpec = StructuredGrid | Callable[[], StructuredGrid] | None
+#: The names of the warm starts in :meth:`MultigridCGSolver.state`, by ``transpose``.
+_WARM_STARTS = {False: "forward", True: "transpose"}
 #: Cell types the matrix-free fine level applies cell by cell: first-order cells, which are
 #: the lattice's own cells (one reference cell matrix for all).
 MATRIX_FREE_CELL_TYPES = ("quad4", "hex8")
@@ -187,6 +189,53 @@ class MultigridCGSolver(LinearSolver):
         self._transfers: tuple[StructuredGrid, list] | None = None
         self._stats.update(last_iterations=None, last_residual=None, n_rebuilds=0,
                            n_reuses=0, levels=[], coarsening_stop="")
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The warm starts (copies): the last solution of each kind, ``forward`` and
+        ``transpose``, of the last right-hand side's shape, ``(n,)`` or ``(n, k)``.
+
+        A hierarchy kept for ``reuse`` is not part of it: its coarse operators are those
+        of an earlier matrix and as large as it, too much for a checkpoint written every
+        iteration; :meth:`drop_unsaved_state` lets it go at an optimization's iteration
+        boundaries instead.
+        """
+        return {name: self._previous[kind].copy() for kind, name in _WARM_STARTS.items()
+                if kind in self._previous}
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        """Make ``state`` (of :meth:`state`) the warm starts of the next solves.
+
+        Raises
+        ------
+        ValueError
+            An entry other than ``forward`` and ``transpose``, or one that is not finite
+            floats of shape ``(n,)`` or ``(n, k)``, naming it.
+        """
+        unknown = sorted(set(state) - set(_WARM_STARTS.values()))
+        if unknown:
+            raise ValueError(f"gmg keeps the warm starts {tuple(_WARM_STARTS.values())}, not "
+                             f"{unknown}")
+        previous = {}
+        for kind, name in _WARM_STARTS.items():
+            if name not in state:
+                continue
+            value = np.asarray(state[name])
+            if value.dtype.kind != "f" or value.ndim not in (1, 2) or value.size == 0 \
+                    or not np.all(np.isfinite(value)):
+                raise ValueError(f"gmg's warm start {name!r} must be finite floats of shape "
+                                 f"(n,) or (n, k), got {value.dtype} of shape {value.shape}")
+            # an array of its own: CG iterates in the kept copy
+            previous[kind] = np.array(value, dtype=float)
+        self._previous = previous
+
+    def drop_unsaved_state(self) -> None:
+        """With ``reuse``: the next factorization builds its hierarchy afresh and the
+        back-off starts over, so that the coarse levels are reused only among the
+        factorizations between two calls (an optimization's iteration: the designs of a
+        robust problem) and a resumed run, which starts with no hierarchy, solves as the
+        uninterrupted one. The current hierarchy still serves the current matrix."""
+        self._pattern = None  # no later matrix matches it: the next setup builds
+        self._backoff, self._penalty = 0, 1
 
     def factorize(self, A: sp.spmatrix | sp.sparray | LatticeOperator) -> None:
         """Prepare solves with ``A``: a sparse matrix (:meth:`LinearSolver.factorize`), or a
