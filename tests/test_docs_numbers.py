@@ -306,6 +306,12 @@ ALLOWED = [
      "the iteration limit of examples/cantilever3d_million.toml"),
     (MPI, r"with 24 GB", "the benchmark machine's memory"),
     (MPI, r"-pc_gamg_threshold 0\.02", "a PETSc option the reader passes"),
+    ("fesens/docs/combinations.md", r"combinations: optimize [\d,]+, solve [\d,]+, sensitivity "
+     r"[\d,]+, study [\d,]+;\s+total [\d,]+",
+     "count.py's line (tests/combinations/test_combinations.py::test_docs_quote_the_product_size)"),
+    ("fesens/docs/combinations.md", r"symmetric \(1e-6\)|round-off \(1e-12, relative\)"
+     r"|\(default 1000\)",
+     "the walk's tolerances and shard count (SYMMETRY_TOL, SAME in tests/combinations/runner.py)"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"
      r"|\(default 0\.5,",
      "the status thresholds and OC defaults (the code's, tests/opt/test_convergence_status.py)"),
