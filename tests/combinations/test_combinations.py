@@ -60,13 +60,7 @@ class Known:
 #: Failures this test found that are still open. A point one of them covers may fail (it is
 #: counted as known); :func:`test_known_failure` runs each failure's own point and expects
 #: it to fail (``strict=False``: a change under way fixes it).
-KNOWN = (
-    Known(_point(command="optimize", physics="elasticity", mesh="rectangle",
-                 objective="compliance", optimizer="mma", filter="density", solver="gmg"),
-          ("command", "solver"),
-          "a resumed optimization with gmg differs from the uninterrupted one (history and "
-          "design): the multigrid's state at the interruption is not in the checkpoint"),
-)
+KNOWN: tuple[Known, ...] = ()
 
 
 def known(point: dict) -> Known | None:
