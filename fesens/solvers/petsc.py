@@ -148,6 +148,13 @@ class PetscSolver(PetscBackend, IterativeSolver):
     def _factorize_options(self) -> dict[str, Any]:
         return {"near_nullspace": self._amg_near_nullspace()}
 
+    def drop_unsaved_state(self) -> None:
+        """The next factorization sets up a new KSP, as for a new pattern: a kept one
+        carries its preconditioner's set-up of earlier matrices into the next (PCGAMG
+        reuses parts of it on a matrix of the same pattern), which a resumed run, starting
+        with none, would not have. The current KSP still serves the current matrix."""
+        self._ksp.pattern = None
+
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         if self._ksp.system is not None:  # a distributed model: PETSc's global residuals
             return solve_columns(b, None, lambda column, _: self._distributed_column(column),

@@ -1,4 +1,5 @@
-"""A resumed optimization with the multigrid solver equals the uninterrupted one, bit for bit.
+"""A resumed optimization with an iterative solver (the multigrid, PETSc) equals the
+uninterrupted one, bit for bit.
 
 ``gmg`` starts each solve from its last solution (forward and transposed), so the solver's
 state at the interruption is part of where the next iteration starts: the checkpoint keeps
@@ -17,6 +18,7 @@ from fesens.objectives import compliance
 from fesens.opt import OC, CheckpointError, DesignProblem, HelmholtzFilter, optimize
 from fesens.opt.checkpoint import save_checkpoint
 from fesens.physics import Elasticity
+from fesens.solvers import solver_class
 
 #: Free dofs of :func:`_problem`'s model (17 x 9 points, the left side's fixed).
 N_FREE = 2 * 16 * 9
@@ -93,9 +95,10 @@ def _history(folder) -> list[dict]:
         return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(file)]
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_a_resumed_gmg_run_is_the_uninterrupted_one(case, tmp_path):
-    config = write_config(tmp_path, CASES[case])
+def _resume_equals_whole(tmp_path, text: str) -> None:
+    """``--max-iter 2`` then ``--resume --max-iter 5`` gives the history and design of one
+    run of 5 iterations."""
+    config = write_config(tmp_path, text)
     whole, parts = tmp_path / "whole", tmp_path / "parts"
     for out, runs in ((whole, [["--max-iter", 5]]),
                       (parts, [["--max-iter", 2], ["--resume", "--max-iter", 5]])):
@@ -107,9 +110,24 @@ def test_a_resumed_gmg_run_is_the_uninterrupted_one(case, tmp_path):
     with np.load(parts / "checkpoint.npz") as resumed, np.load(whole / "checkpoint.npz") as one:
         assert np.array_equal(resumed["x"], one["x"])
         assert sorted(resumed.files) == sorted(one.files)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_resumed_gmg_run_is_the_uninterrupted_one(case, tmp_path):
+    _resume_equals_whole(tmp_path, CASES[case])
+    with np.load(tmp_path / "whole" / "checkpoint.npz") as one:
         # the solver's last solutions are in the checkpoint (the resident path: its own)
         started = "warm_resident_u" if "resident" in case else "warm_solver_forward"
         assert started in one.files
+
+
+@pytest.mark.skipif(not solver_class("petsc").available(), reason="petsc4py is not installed")
+def test_a_resumed_petsc_run_is_the_uninterrupted_one(tmp_path):
+    """PETSc's KSP, kept across factorizations of one pattern, would carry its GAMG set-up
+    of earlier matrices: it is set up anew at every iteration boundary."""
+    petsc = edit(RECTANGLE, 'backend = "gmg"\noptions = { coarse_size = 20 }',
+                 'backend = "petsc"')
+    _resume_equals_whole(tmp_path, petsc)
 
 
 def _problem(solver):
