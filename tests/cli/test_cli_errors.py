@@ -134,8 +134,8 @@ def test_nan_during_the_run_exits_1_and_keeps_the_last_checkpoint(config, tmp_pa
     result = run("optimize", config, "--out", out)
     assert result.exit_code == 1
     assert result.output.splitlines()[-1].startswith(
-        "error: numerical failure (NonFiniteError): iteration 3: the objective or its "
-        "gradient is NaN")
+        "error: numerical failure (NonFiniteError): iteration 3: the objective, a "
+        "constraint or their gradients are NaN")
     assert (out / "checkpoint.npz").exists()
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
         ".fesens-files"]  # no temporary file left
