@@ -106,10 +106,9 @@ def check_load_case_use(data: dict) -> None:
                 f"objective.combine = \"max\" needs at least two [[load_cases]], the config "
                 f"has {len(cases)}: the worst of one case is that case; add a second "
                 "[[load_cases]] table or drop objective.combine")
-        if optimizer and not getattr(OPTIMIZERS[optimizer["type"]], "bound_constraints",
-                                     False):
+        if optimizer and not OPTIMIZERS[optimizer["type"]].bound_constraints:
             capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                                  if getattr(cls, "bound_constraints", False))
+                                  if cls.bound_constraints)
             raise ConfigError(
                 f"objective.combine = \"max\" needs optimizer.type = {capable}: the worst "
                 f"case is minimized with the bound formulation (min z s.t. each case's "

@@ -441,10 +441,9 @@ def check_robust(data: dict, physics: str) -> None:
                           f"eta = {show(eta)}: the eroded and dilated thresholds η ± Δη must "
                           f"lie in (0, 1), so Δη < {min(eta, 1.0 - eta):g}; e.g. 0.1")
     optimizer = data.get("optimizer")
-    if optimizer is not None and not getattr(OPTIMIZERS[optimizer["type"]], "bound_constraints",
-                                                 False):
+    if optimizer is not None and not OPTIMIZERS[optimizer["type"]].bound_constraints:
         capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                              if getattr(cls, "bound_constraints", False))
+                              if cls.bound_constraints)
         raise ConfigError(f"projection.robust = true minimizes the worst of three designs "
                           f"(the bound formulation): optimizer.type = \"{optimizer['type']}\" "
                           f"cannot; use optimizer.type = {capable}")

@@ -55,6 +55,8 @@ class OC:
     name = "oc"
     #: Handles constraints besides the volume (``[[constraints.extra]]``): no.
     general_constraints = False
+    #: No bound formulation: OC cannot minimize the largest of several functions.
+    bound_constraints = False
     #: The :meth:`state` entries with one value per design variable (none): a distributed
     #: checkpoint gathers exactly these into the whole design's.
     design_sized_state: tuple[str, ...] = ()

@@ -14,7 +14,8 @@ from fesens.opt.oc import OC
 
 #: Optimizers by name; each has ``start`` (the design a run starts from, within the
 #: optimizer's bounds), ``step``, ``state``, ``load_state`` and the class attributes
-#: ``general_constraints`` (whether it handles constraints besides the volume) and
+#: ``general_constraints`` (whether it handles constraints besides the volume),
+#: ``bound_constraints`` (whether it minimizes the largest of several functions) and
 #: ``design_sized_state`` (the ``state`` entries with one value per design variable).
 OPTIMIZERS: dict[str, type[OC] | type[MMA]] = {cls.name: cls for cls in (OC, MMA)}
 
