@@ -12,6 +12,11 @@
 
 Continuation: a parameter starts at ``start``, is multiplied (``factor``) or increased
 (``step``) every ``every`` iterations until it reaches ``final``.
+
+Grayness: each interpolation knows the values a crisp design variable takes
+(:meth:`SIMP.admissible_values`: void and solid, or void and every phase of the ordered
+SIMP); :meth:`SIMP.grayness` measures a cell's distance to the nearest of them, Sigmund's
+measure of non-discreteness between each two adjacent values.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
+from fesens.arrays import namespace
 
 
 @dataclass
@@ -71,6 +77,28 @@ class SIMP:
 
     def __call__(self, rho):
         return self.minimum + rho**self.parameter * (1.0 - self.minimum)
+
+    def admissible_values(self) -> np.ndarray:
+        """The values of the design variable in a crisp design, increasing, ``(k,)``:
+        void 0 and solid 1."""
+        return np.array([0.0, 1.0])
+
+    def grayness(self, x):
+        """How far each cell is from a crisp design, ``(n,)`` in ``[0, 1]`` for densities
+        ``x`` ``(n,)`` (untraced; in ``x``'s array library).
+
+        Between two adjacent admissible values ``a < b`` (:meth:`admissible_values`) it is
+        ``4 (x − a)(b − x) / (b − a)²``: 0 at either value, 1 midway. With the values 0
+        and 1 it is ``4 x (1 − x)``, whose volume mean is Sigmund's measure of
+        non-discreteness (Struct. Multidisc. Optim. 33, 2007, 401–424).
+        """
+        xp = namespace(x)
+        values = [float(value) for value in self.admissible_values()]
+        # the parabola of the interval holding x is its only positive one
+        worst = xp.zeros_like(x)
+        for low, high in zip(values[:-1], values[1:], strict=True):
+            worst = xp.maximum(worst, 4.0 * (x - low) * (high - x) / (high - low) ** 2)
+        return worst
 
 
 class RAMP(SIMP):
@@ -310,6 +338,11 @@ class OrderedSIMP(SIMP):
     def mass_density(self, x) -> np.ndarray:
         """The mass density of each cell ``(n,)``, ``x`` times the densest phase's."""
         return np.asarray(getval(x), dtype=float) * self.densities[-1]
+
+    def admissible_values(self) -> np.ndarray:
+        """The values of the design variable in a crisp design, ``(m + 1,)``: void 0 and
+        each phase's density relative to the densest's (the breakpoints)."""
+        return self.breakpoints.copy()
 
 
 def _phase_values(label: str, values) -> np.ndarray:

@@ -117,9 +117,13 @@ def design_on_cells(problem: DesignProblem, values: np.ndarray) -> np.ndarray:
 
 
 def grayness_report(problem: DesignProblem) -> Callable:
-    """The report ``f(state, ρ)`` of Sigmund's measure of non-discreteness of the physical
-    densities, in percent, ``M_nd = Σ_e 4 ρ_e (1 − ρ_e) v_e / Σ_e v_e · 100`` (0 for a 0/1
-    design, 100 for a uniform 0.5), over the whole mesh.
+    """The report ``f(state, ρ)`` of the grayness of the physical densities, in percent,
+    ``M = Σ_e g(ρ_e) v_e / Σ_e v_e · 100`` over the whole mesh, ``g`` the problem's
+    interpolation's measure of a cell's distance to the nearest crisp value
+    (:meth:`~fesens.opt.interpolation.SIMP.grayness`): 0 for a design of admissible values
+    only (void and solid, or void and the phases of a multi-material design), 100 for one
+    midway between two adjacent values everywhere. With void and solid it is Sigmund's
+    measure of non-discreteness ``M_nd`` (``g = 4 ρ (1 − ρ)``).
 
     O. Sigmund, "Morphology-based black and white filters for topology optimization",
     Struct. Multidisc. Optim. 33 (2007) 401–424.
@@ -133,7 +137,7 @@ def grayness_report(problem: DesignProblem) -> Callable:
     (:mod:`fesens.opt.resident`) calls it with ``state`` None and ``ρ`` ``(n_cells,)`` in
     the device's array library, where it keeps a copy of the cell volumes.
     """
-    model = problem.model
+    model, interpolation = problem.model, problem.interpolation
     whole = problem.collective.sum(float(volume(model, 1.0)))
     copies: dict[int, object] = {}  # the cell volumes in another array library
 
@@ -143,12 +147,12 @@ def grayness_report(problem: DesignProblem) -> Callable:
             if id(xp) not in copies:
                 copies[id(xp)] = xp.asarray(np.broadcast_to(
                     np.asarray(model.cell_volumes(), dtype=float), (model.mesh.n_cells,)))
-            return 100.0 * float(xp.sum(4.0 * density * (1.0 - density)
+            return 100.0 * float(xp.sum(interpolation.grayness(density)
                                         * copies[id(xp)])) / whole
         rho = np.asarray(density, dtype=float)
         if rho.ndim == 2:
             rho = rho[rho.shape[0] // 2]
-        return 100.0 * float(volume(model, 4.0 * rho * (1.0 - rho))) / whole
+        return 100.0 * float(volume(model, interpolation.grayness(rho))) / whole
 
     share.density_only = True
     return share
