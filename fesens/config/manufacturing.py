@@ -31,6 +31,7 @@ from fesens.mesh import Mesh
 from fesens.mpi import launched
 from fesens.opt import CellGroups, Extrusion, MirrorSymmetry, OverhangFilter
 from fesens.opt.filters import FILTERS, Filter
+from fesens.opt.overhang import OverhangAngleError
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -47,6 +48,20 @@ def _axes(path: str, value: Any) -> list[str]:
 
 _axes.expected = 'a list of distinct axes, e.g. ["x"] or ["x", "z"]'
 
+
+def _build_direction(path: str, value: Any) -> str | list[float]:
+    """A build direction: its name (``"+z"``) or a vector of numbers (``[0, 0, 1]``); the
+    filter checks it on the mesh (a unit vector along an axis)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value \
+            or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in value):
+        raise invalid(path, value, _build_direction.expected)
+    return [float(c) for c in value]
+
+
+_build_direction.expected = 'a build direction: "+x", "-y", ... or a unit vector such as [0, 1]'
+
 #: The keys that tie cells to one design variable, with the map each builds on a mesh.
 _GROUPINGS = {"symmetry": MirrorSymmetry, "extrusion": Extrusion}
 
@@ -54,7 +69,10 @@ MANUFACTURING = {
     "symmetry": Key(_axes, None, "mirror planes, by the axis normal to each, through the "
                     "middle of the mesh's bounding box"),
     "extrusion": Key(string(), None, "the axis the design is constant along"),
-    "overhang": Key(string(), None, "build direction of Langelaar's overhang filter"),
+    "overhang": Key(_build_direction, None, "build direction of Langelaar's overhang filter"),
+    "overhang_angle": Key(number(0.0, 90.0, low_open=True), None,
+                          "critical overhang angle in degrees from the build plate (default "
+                          "45; one the lattice realizes)"),
     "overhang_p": Key(number(1.0), None, "exponent P of the smooth maximum (default 40)"),
     "overhang_epsilon": Key(number(0.0, low_open=True), None,
                             "smoothing ε of the smooth minimum (default 1e-4)"),
@@ -76,7 +94,7 @@ def check_manufacturing(raw: Any, mesh: Mesh, filter_type: str | None,
         several MPI ranks.
     """
     table = check_table("manufacturing", raw, MANUFACTURING)
-    for option in ("overhang_p", "overhang_epsilon"):
+    for option in ("overhang_angle", "overhang_p", "overhang_epsilon"):
         if option in table and "overhang" not in table:
             raise ConfigError(f"manufacturing.{option} = {show(table[option])} applies to the "
                               "overhang filter: give manufacturing.overhang too (the build "
@@ -131,7 +149,7 @@ def _built_maps(table: dict, mesh: Mesh) -> dict:
         Naming the key whose map does not fit ``mesh``.
     """
     makers = {**_GROUPINGS, "overhang": lambda mesh, value: OverhangFilter(
-        mesh, value, P=table.get("overhang_p", 40.0),
+        mesh, value, angle=table.get("overhang_angle", 45.0), P=table.get("overhang_p", 40.0),
         epsilon=table.get("overhang_epsilon", 1e-4))}
     built: dict = {}
     for key, make in makers.items():
@@ -140,7 +158,9 @@ def _built_maps(table: dict, mesh: Mesh) -> dict:
         try:
             built[key] = make(mesh, table[key])
         except (MeshError, ValueError) as err:
-            raise ConfigError(f"{join('manufacturing', key)} = {show(table[key])} is not "
+            # An angle the lattice does not realize is the angle's fault, not the direction's.
+            named = "overhang_angle" if isinstance(err, OverhangAngleError) else key
+            raise ConfigError(f"{join('manufacturing', named)} = {show(table[named])} is not "
                               f"allowed: {err}") from None
     return built
 
