@@ -107,7 +107,8 @@ def response(spec: dict, config: Config) -> Response:
 def _continuation(value) -> Continuation | float:
     if isinstance(value, dict):
         return Continuation(value["start"], value.get("final"), value["every"],
-                            factor=value.get("factor"), step=value.get("step"))
+                            factor=value.get("factor"), step=value.get("step"),
+                            final_iterations=value["final_iterations"])
     return value
 
 

@@ -77,6 +77,7 @@ from fesens.config.optimization_sections import (
     check_penalization,
     check_response,
     check_robust,
+    check_schedules,
     optimizer_variants,
     warn_about_filter,
 )
@@ -444,6 +445,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     check_robust(data, kind)
     check_cost(data, kind)
     check_constraint_analyses(data)
+    check_schedules(data)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)
@@ -483,7 +485,7 @@ def documented_keys() -> dict[str, set[str]]:
         "output": set(OUTPUT),
         "solver": {"backend", "options", "adaptive_rtol", "adaptive_rtol_factor",
                    "adaptive_rtol_max"},
-        "schedule": {"start", "final", "every", "step", "factor"},
+        "schedule": {"start", "final", "every", "step", "factor", "final_iterations"},
         "region": set(selections.REGION),
         "newton": set(NEWTON),
         "load_path": set(LOAD_PATH),

@@ -126,7 +126,10 @@ def optimize(
     max_iter : int
         Iteration limit.
     tol_change : float
-        Stop when ``max |x_(k+1) − x_k| < tol_change`` (and every continuation is done).
+        Stop when ``max |x_(k+1) − x_k| < tol_change``, every continuation has held its
+        final value for its ``final_iterations`` (:meth:`Continuation.done
+        <fesens.opt.Continuation.done>`) and the problem is settled (:meth:`DesignProblem.settled
+        <fesens.opt.problem.DesignProblem.settled>`: a robust problem's volume limit current).
     callback : callable, optional
         ``callback(record, evaluation, x_new)`` after every iteration (progress, output).
     checkpoint : path, optional
@@ -230,7 +233,10 @@ def optimize(
                             solves.warm_start_arrays())
         if callback is not None:
             callback(record, evaluation, x)
-        if change < tol_change and problem.schedules_done(iteration) and (
+        # a small change counts once every continuation has held its final value for its
+        # final_iterations (not at a raise) and what the problem derives is current
+        if change < tol_change and problem.schedules_done(iteration) and problem.settled(
+                record, constraint_tol) and (
                 tolerance is None or rtol <= tolerance.rtol_min):  # stop on a tight solve
             converged = True
             break

@@ -299,6 +299,12 @@ class DesignProblem:
         """The uniform design at the volume fraction, ``(n_design,)``."""
         return np.full(self.n_design, self.volume_fraction)
 
+    def settled(self, record: dict, constraint_tol: float) -> bool:
+        """Whether what the problem derives between iterations is current at the design of
+        the history ``record`` (one iteration's), within ``constraint_tol``: the loop stops
+        only on a settled iteration. Nothing here (a robust problem: its volume limit)."""
+        return True
+
     def restore(self, history: list[dict]) -> None:
         """Take back what the problem derived during a run from the history of the
         iterations done (a resumed run's): here each constraint's; a problem that derives a

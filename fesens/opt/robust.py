@@ -184,6 +184,39 @@ class RobustProblem(MinMaxProblem):
             self.volume_limit = float(history[-1]["volume_limit"])
             self._iteration = int(history[-1]["iteration"])
 
+    def initial_design(self) -> np.ndarray:
+        """The uniform design whose blueprint has the volume fraction ``f`` at the first
+        iteration's sharpness, ``(n_design,)``: a feasible start that the volume limit's
+        first update keeps at ``f`` (Wang, Lazarov & Sigmund 2011 start from a feasible
+        blueprint; the uniform ``x = f`` projects to a blueprint below or above ``f``).
+
+        Found by bisection on the uniform value: the blueprint's volume increases with it.
+        """
+        self.projection.update(1)
+
+        def blueprint_volume(value: float) -> float:
+            rho = self.designs(np.full(self.n_design, value))[INTERMEDIATE]
+            return float(volume(self.model, rho, fraction=True))
+
+        low, high = 0.0, 1.0
+        if not blueprint_volume(low) < self.volume_fraction < blueprint_volume(high):
+            return super().initial_design()  # passive cells alone decide: no uniform fit
+        for _ in range(50):  # to 1e-15 of the unit interval
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if blueprint_volume(middle) < self.volume_fraction \
+                else (low, middle)
+        return np.full(self.n_design, 0.5 * (low + high))
+
+    def settled(self, record: dict, constraint_tol: float) -> bool:
+        """Whether the dilated volume limit of ``record``'s iteration is current within
+        ``constraint_tol``: ``|f · V(ρ_d)/V(ρ_i) − V_d*| ≤ constraint_tol``. Then a design
+        that meets its limit has the blueprint volume ``f`` (to that tolerance); with a stale
+        limit it may sit at another (0.27 for 0.3), and the loop waits for the next update."""
+        if record["volume"] <= 0.0:  # an empty blueprint: no limit to track (degenerate)
+            return True
+        current = self.volume_fraction * record["volume_dilated"] / record["volume"]
+        return abs(current - record["volume_limit"]) <= constraint_tol
+
     def update_schedules(self, iteration: int) -> None:
         super().update_schedules(iteration)
         if iteration != self._iteration and (iteration - 1) % self.volume_update_every == 0:

@@ -295,16 +295,16 @@ class _Run:
         stop, every = config.data["stop"], config.data["output"]["every"]
         extras = shown_columns(problem)
         last = self.history[-1] if self.history else None
-        if resume and last is not None and (
-                self.start_iteration >= stop["max_iter"]
-                or (last["change"] < stop["tol_change"]
-                    and problem.schedules_done(self.start_iteration))):
+        stopped = last is not None and (
+            last["change"] < stop["tol_change"] and problem.schedules_done(self.start_iteration)
+            and problem.settled(last, stop["constraint_tol"]))  # the loop's stop rule
+        if resume and last is not None and (self.start_iteration >= stop["max_iter"]
+                                            or stopped):
             x = problem.design_part(load_checkpoint(folder.checkpoint)[0])
             evaluated = load_evaluated_design(folder.checkpoint)
             evaluated = None if evaluated is None else problem.design_part(evaluated)
             problem.restore(self.history)  # what the problem derived in the iterations done
             problem.update_schedules(self.start_iteration)
-            stopped = last["change"] < stop["tol_change"]
             self.echo(f"the run in {folder.path} has already finished at iteration "
                       f"{self.start_iteration}; writing its results")
             # the results of the design the last iteration evaluated, as an uninterrupted run

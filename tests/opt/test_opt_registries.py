@@ -69,6 +69,7 @@ def test_schedules_done_once_every_continuation_is_final():
 
     scheduled = problem(interpolation=RAMP(Continuation(2.0, 8.0, 5, step=3.0)),
                         projection=Heaviside(Continuation(1.0, 4.0, 10, factor=2.0)))
-    # RAMP q: 2, 5, 8 from iteration 11; Heaviside β: 1, 2, 4 from iteration 21
-    assert [scheduled.schedules_done(i) for i in (1, 11, 20, 21)] == [False] * 3 + [True]
+    # RAMP q: 2, 5, 8 from iteration 11; Heaviside β: 1, 2, 4 from iteration 21, held one
+    # iteration more (final_iterations = 1)
+    assert [scheduled.schedules_done(i) for i in (1, 12, 21, 22)] == [False] * 3 + [True]
     assert problem().schedules_done(1)
