@@ -31,13 +31,15 @@ def info() -> None:
 
 @click.command()
 def presets() -> None:
-    """List the built-in problems (run one with `fesens optimize --preset NAME`)."""
-    from fesens.config import preset_descriptions
+    """List the built-in problems, each described from its keys: mesh, physics, analysis,
+    objective, constraints, penalization, filter, projection, manufacturing, optimizer (run
+    one with `fesens optimize --preset NAME`, print its file with --dump-config)."""
+    from fesens.config import preset_summaries
 
-    descriptions = preset_descriptions()
-    width = max(map(len, descriptions))
-    for name, description in descriptions.items():
-        click.echo(f"{name:<{width}}  {description}")
+    summaries = preset_summaries()
+    width = max(map(len, summaries))
+    for name, line in summaries.items():
+        click.echo(f"{name:<{width}}  {line}")
 
 
 def doc_title(topic: str) -> str:

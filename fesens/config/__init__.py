@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from fesens.config.loading import load_config, parse_config
     from fesens.config.presets import (
         load_preset,
-        preset_descriptions,
         preset_names,
+        preset_summaries,
         preset_text,
     )
     from fesens.config.schema import OPTIMIZATION_SECTIONS, Config, resolve
@@ -42,7 +42,7 @@ _HOMES = {
     "build_problem": "build", "response": "build",
     "ConfigError": "checks", "ConfigWarning": "checks",
     "load_config": "loading", "parse_config": "loading",
-    "load_preset": "presets", "preset_descriptions": "presets", "preset_names": "presets",
+    "load_preset": "presets", "preset_summaries": "presets", "preset_names": "presets",
     "preset_text": "presets",
     "OPTIMIZATION_SECTIONS": "schema", "Config": "schema", "resolve": "schema",
     "dumps": "toml_writer",
@@ -61,8 +61,8 @@ __all__ = [
     "load_config",
     "load_preset",
     "parse_config",
-    "preset_descriptions",
     "preset_names",
+    "preset_summaries",
     "preset_text",
     "resolve",
     "response",
