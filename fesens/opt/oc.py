@@ -50,6 +50,16 @@ class OC:
     x_min : float
         Lower bound of the design variables, in [0, 1) (Sigmund's codes: 1e-3). 0 is
         top88's bound, under which a cell that reaches 0 can never grow back.
+    lambda_max : float
+        Upper end of the bisection interval ``[0, λ_max]`` of the multiplier, > 0 (top88:
+        1e9; Sigmund's 99-line code and its mechanism version: 1e5). With ``∂V/∂x`` scaled
+        to mean 1, ``λ`` is the codes' own, so their bisection path is reproduced.
+
+    Sigmund's compliant-mechanism code (Struct. Multidisc. Optim. 21, 2001, §5.3) is
+    ``OC(move=0.1, tolerance=1e-4, damping=0.3, x_min=1e-3, lambda_max=1e5)``: its factor
+    ``max(1e-10, −∂c/∂x / λ)^0.3`` floors what the bounds clip anyway, and where the fullest
+    design the move limit allows stays within the volume its bisection runs ``λ`` down to 0,
+    which gives that design, as here.
     """
 
     name = "oc"
@@ -62,7 +72,7 @@ class OC:
     design_sized_state: tuple[str, ...] = ()
 
     def __init__(self, move: float = 0.2, tolerance: float = 1e-3, damping: float = 0.5,
-                 x_min: float = 1e-9):
+                 x_min: float = 1e-9, lambda_max: float = 1e9):
         if not 0 < move <= 1:
             raise ValueError(f"OC move limit must be in (0, 1], got {move!r}")
         if not 0 < damping <= 1:
@@ -70,10 +80,14 @@ class OC:
         if not 0 <= x_min < 1:
             raise ValueError(f"OC x_min (the lower bound of the design variables) must be in "
                              f"[0, 1), got {x_min!r}")
+        if not (lambda_max > 0 and np.isfinite(lambda_max)):
+            raise ValueError(f"OC lambda_max (the upper end of the multiplier's bisection) "
+                             f"must be > 0 and finite, got {lambda_max!r}")
         self.move = move
         self.tolerance = tolerance
         self.damping = damping
         self.x_min = x_min
+        self.lambda_max = lambda_max
 
     def start(self, x):
         """The design a run starts from when asked to start at ``x`` ``(n,)``: ``x`` within
@@ -111,7 +125,7 @@ class OC:
                              "for additional constraints")
         xp = namespace(x, evaluation.gradient)
         dc = xp.minimum(evaluation.gradient, 0.0)
-        # λ is found by bisection on [0, 1e9]; scaling ∂V/∂x to mean 1 makes λ (and so the
+        # λ is found by bisection on [0, λ_max]; scaling ∂V/∂x to mean 1 makes λ (and so the
         # bisection path) the same as top88's, which uses ∂V/∂x = 1 per unit-volume cell.
         collective = getattr(evaluation, "collective", SERIAL)
         dv = (np.asarray(evaluation.constraint_gradients[0], dtype=float) if xp is np
@@ -127,7 +141,7 @@ class OC:
         fullest = xp.where(scale > 0, upper, lower)
         if volume_excess(fullest) <= 0:
             return fullest
-        low, high = 0.0, 1e9
+        low, high = 0.0, self.lambda_max
         candidate = fullest
         while high - low > self.tolerance * (high + low) and high > _SMALLEST_LAMBDA:
             mid = 0.5 * (low + high)
