@@ -7,8 +7,9 @@ heavy phase's; a light phase of density 0.5 and modulus 0.6 (stiffer for its mas
 against 1.0) and a heavy phase of density 1 and modulus 1; mass fraction 0.4. The same
 mass is then spent on one material: the heavy phase alone (SIMP p = 3 at volume fraction
 0.4) and the light phase alone (E = 0.6 at volume fraction 0.8), same mesh, filter and
-optimizer. The script prints the three compliances and the two-phase design's share of
-each phase.
+optimizer. The script prints the three compliances, the two-phase design's share of
+each phase and each design's grayness (the distance of its cells to void or to a phase's
+density: a cell of the light phase is crisp).
 
 Run: ``python examples/multimaterial_beam.py [--fast] [--out DIR]`` (``--fast``, or
 ``FESENS_EXAMPLES_FAST=1``: at most 60 iterations each). Writes ``phases.png`` (the three
@@ -71,7 +72,8 @@ def run(fast: bool = False, out: Path = Path("results/examples/multimaterial_bea
         entry = numbers[key] = {
             "density": result.density, "raw": raw, "iterations": len(result.history),
             "compliance": float(result.summary["objective"]["value"]),
-            "volume": float(result.evaluation.volume_fraction), "converged": result.converged}
+            "volume": float(result.evaluation.volume_fraction), "converged": result.converged,
+            "grayness": float(result.summary["grayness"])}
         state = (f"{entry['iterations']} iterations "
                  f"({'converged' if result.converged else 'stopped'})")
         if phase is None:
@@ -80,11 +82,13 @@ def run(fast: bool = False, out: Path = Path("results/examples/multimaterial_bea
             shares = [float(np.mean(phases == i)) for i in (1, 2)]
             print(f"two phases: compliance {entry['compliance']:.2f}, mass fraction "
                   f"{entry['volume']:.4f}, light {100 * shares[0]:.1f} % and heavy "
-                  f"{100 * shares[1]:.1f} % of the cells; {state}")
+                  f"{100 * shares[1]:.1f} % of the cells, grayness "
+                  f"{entry['grayness']:.1f} %; {state}")
         else:
             entry["phases"] = np.where(result.density > 0.5, phase + 1, 0)
             print(f"{key}: compliance {entry['compliance']:.2f}, volume fraction "
-                  f"{entry['volume']:.4f} (E = {raw['material']['E']:g}); {state}")
+                  f"{entry['volume']:.4f} (E = {raw['material']['E']:g}), grayness "
+                  f"{entry['grayness']:.1f} %; {state}")
         panels.append((key, result.evaluation.state.model.mesh, entry))
     numbers["picture"] = draw(panels, Path(out) / "phases.png")
     numbers["seconds"] = time.perf_counter() - start
