@@ -25,6 +25,7 @@ from fesens.config.physics_keys import (
     response_kind,
 )
 from fesens.config.schema import Config
+from fesens.config.stress_constraints import local_stress
 from fesens.config.time_design import build_time_problem
 from fesens.config.time_sections import STATIC, analysis_type
 from fesens.errors import TooLargeError
@@ -41,6 +42,7 @@ from fesens.opt import (
     MinMaxProblem,
     make_filter,
 )
+from fesens.opt.augmented_lagrangian import AugmentedLagrangianProblem
 from fesens.opt.buckling import BucklingProblem, load_factor_reports
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.problem import Response
@@ -175,6 +177,10 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
         every = data["projection"].get("volume_update_every")
         problem = RobustProblem(model, objective, worst_case_loads=worst, **common,
                                 **({} if every is None else {"volume_update_every": every}))
+    elif data["constraints"].get("stress"):  # refused with load cases and robust: checked
+        stress = local_stress(data["constraints"]["stress"], model.mesh.n_cells,
+                              design["passive_solid"], design["passive_void"])
+        problem = AugmentedLagrangianProblem(model, objective, stress=stress, **common)
     else:
         problem = (MinMaxProblem if worst else DesignProblem)(model, objective, **common)
     _add_constraint_reports(problem)

@@ -67,6 +67,7 @@ def distributed_refusal(config: Config) -> str | None:
          f"the objective {data['objective']['type']!r} "
          f"({', '.join(kind.name for kind in additive())} only)"),
         (bool(data["constraints"]["extra"]), "extra constraints"),
+        (bool(data["constraints"].get("stress")), "local stress constraints"),
         (bool(data.get("projection", {}).get("robust")), "the robust formulation"),
         (data["filter"]["type"] not in (*COUNTERPARTS, NoFilter.name),
          f"the {data['filter']['type']} filter"),

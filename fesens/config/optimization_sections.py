@@ -39,6 +39,7 @@ from fesens.config.initial_design import check_initial
 from fesens.config.objectives import buckling_kinds, objective_kind
 from fesens.config.passive import passive_cells
 from fesens.config.physics_keys import response_kind, response_variants, selects_nodes
+from fesens.config.stress_constraints import check_stress, check_stress_physics
 from fesens.config.time_sections import STATIC, analysis_type
 from fesens.mesh import Mesh
 from fesens.opt import (
@@ -306,8 +307,12 @@ def check_constraints(raw: Any, config: Config) -> dict:
         "cost_fraction": Key(number(0.0, 1.0, low_open=True), None,
                              "penalization.type = \"ordered\": upper bound of the cost, "
                              "relative to the domain full of the densest phase"),
+        "stress": Key(check_stress, None, "local stress constraints, one per designed cell "
+                                          "(an augmented Lagrangian)"),
     }
     constraints = check_table("constraints", raw, spec)
+    if "stress" in constraints:
+        check_stress_physics(config)
     variants = {k: v for k, v in response_variants(config.physics).items() if k != "volume"}
     variants = {**_normalized_variants(config.physics, variants), **_buckling_variants(config)}
     extra_keys = {"limit": Key(POSITIVE, REQUIRED, "upper bound of the response"),

@@ -98,6 +98,7 @@ from fesens.config.physics_keys import (
     support_spec,
 )
 from fesens.config.solver_needs import check_solver_needs
+from fesens.config.stress_constraints import check_stress_combinations
 from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_OBJECTIVE_KEYS
 from fesens.config.time_sections import SECTIONS as TIME_SECTIONS
 from fesens.config.time_sections import check_time_sections, has_initial_state, initial_spec
@@ -343,9 +344,10 @@ def _check_consistency(data: dict) -> None:
     if objective["type"] == "volume":
         if not general:
             raise ConfigError(f"objective.type = \"volume\" needs optimizer.type = {capable}")
-        if not constraints["extra"]:
+        if not constraints["extra"] and not constraints.get("stress"):
             raise ConfigError("objective.type = \"volume\" needs at least one "
-                              "[[constraints.extra]] (e.g. a stress limit)")
+                              "[[constraints.extra]] or a [constraints.stress] (e.g. a "
+                              "stress limit)")
 
 
 def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fesens",
@@ -445,6 +447,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     check_robust(data, kind)
     check_cost(data, kind)
     check_constraint_analyses(data)
+    check_stress_combinations(data, kind)
     check_schedules(data)
     _check_consistency(data)
     check_load_case_use(data)

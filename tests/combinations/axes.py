@@ -28,6 +28,8 @@ from fesens.config.manufacturing import MANUFACTURING
 from fesens.config.mesh_section import MESH
 from fesens.config.objectives import OBJECTIVES, everywhere
 from fesens.config.optimization_sections import FILTER, PROJECTION, ROBUST
+from fesens.config.stress_constraints import METHODS as STRESS_METHODS
+from fesens.config.stress_constraints import STRESS_KEYS
 from fesens.config.time_sections import (
     ANALYSES_OF_ORDER,
     STATIC,
@@ -148,6 +150,8 @@ def axes() -> tuple[Axis, ...]:
              optimize),
         Axis("manufacturing", (None, *_switches(MANUFACTURING)),
              "fesens.config.manufacturing.MANUFACTURING", optimize),
+        Axis("local_stress", (None, *STRESS_METHODS),
+             "fesens.config.stress_constraints.METHODS", optimize),
         Axis("solver", _solvers(), "fesens.solvers: SOLVER_ALIASES, available_solvers()",
              commands),
         Axis("device", (None, *DEVICES), "fesens.solvers.multigrid.DEVICES "
@@ -234,7 +238,9 @@ def key_value(key: str, mesh: dict) -> Any:
         For a key it has no value for (``test_every_registered_choice_has_its_data``).
     """
     cell = mesh["size"][0] / mesh["cells"][0]
-    values = {"point": load_point(mesh), "component": "x", "radius": 1.5 * cell}
+    # limit: a stress limit near the tiny cantilevers' stresses (E = 1, a unit force)
+    values = {"point": load_point(mesh), "component": "x", "radius": 1.5 * cell,
+              "limit": 1.0}
     return values[key]
 
 
@@ -309,4 +315,7 @@ def _optimization(point: dict, mesh: dict) -> dict:
     if point["manufacturing"] is not None:
         key = point["manufacturing"]
         sections["manufacturing"] = {key: MANUFACTURING_VALUES[key]}
+    if point.get("local_stress") is not None:
+        sections["constraints"]["stress"] = {"method": point["local_stress"],
+                                             **_required(STRESS_KEYS, mesh)}
     return sections
