@@ -61,6 +61,17 @@ def test_two_phases_beat_either_material_alone(tmp_path, capsys):
     assert 0.5 * float(np.mean(numbers["light alone"]["density"])) == pytest.approx(0.4,
                                                                                     abs=1e-3)
     assert recomputed["two"] < recomputed["light"] < recomputed["heavy"]
+    # the grayness (equal cells: a plain mean): each cell's distance d to the admissible
+    # value below it, 4 d (g − d) / g² with g the gap, of 0, 0.5, 1 for the two phases and
+    # 0, 1 (Sigmund's 4 ρ (1 − ρ)) for one material
+    below = np.where(x > 0.5, 0.5, 0.0)
+    expected = {"two phases": 100 * np.mean(16.0 * (x - below) * (below + 0.5 - x)),
+                **{key: 100 * np.mean(4.0 * rho * (1.0 - rho)) for key, rho in (
+                    (key, numbers[key]["density"]) for key in ("heavy alone", "light alone"))}}
+    for key, value in expected.items():
+        printed_gray = re.search(rf"{key}: .*grayness ([\d.]+) %", printed).group(1)
+        assert value == pytest.approx(float(printed_gray), abs=0.051)
+        assert numbers[key]["grayness"] == pytest.approx(value, rel=1e-12)
     phases = numbers["two phases"]["phases"]
     assert np.count_nonzero(phases == 1) > 0 and np.count_nonzero(phases == 2) > 0
     pixels = imread(numbers["picture"])
