@@ -21,7 +21,8 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "dynamic_compliance": "displacement", "frequency": "displacement",
           "inverter": "displacement",
           "gripper": "displacement", "inverter3d": "displacement", "robust": "displacement",
-          "overhang": "displacement", "nonlinear_cantilever": "displacement",
+          "overhang": "displacement", "overhang3d": "displacement",
+          "nonlinear_cantilever": "displacement",
           "multimaterial": "displacement", "lbracket_stress_constrained": "displacement",
           "column_buckling": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.

@@ -37,8 +37,10 @@ CONVERGED = {
     # pulse, and the dynamic compliance |f · u| at a driving frequency
     "heatsink_pulse": (58, 0.20187),
     "dynamic_compliance": (53, 79.657),
-    # the MBB beam printed upwards through the overhang filter (MMA)
-    "overhang": (177, 275.98),
+    # the MBB beam printed upwards through projection and the overhang filter (MMA), and a
+    # 3D cantilever printed upwards
+    "overhang": (124, 206.92),
+    "overhang3d": (124, 20.778),
     # end compliance f·u through the finite-strain Newton solve at a large load
     "nonlinear_cantilever": (158, 2.1473e-3),
     # two solid phases and void by the ordered SIMP interpolation (MMA), mass fraction 0.4
