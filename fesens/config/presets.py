@@ -161,8 +161,13 @@ def _objective(objective: Mapping[str, Any]) -> str:
 
 def _constraints(config: Mapping[str, Any]) -> list[str]:
     constraints = config.get("constraints", {})
-    parts = [f"{key.replace('_', ' ')} ≤ {_value(constraints[key])}"
-             for key in ("volume_fraction", "cost_fraction") if key in constraints]
+    # a number bounds a fraction (volume_fraction, cost_fraction), a table (e.g. [constraints.
+    # stress]) is a constraint with its own limit
+    parts = [f"{key.replace('_', ' ')} ≤ {_value(value)}" for key, value in
+             sorted(constraints.items(), key=lambda item: item[0] != "volume_fraction")
+             if isinstance(value, int | float)]
+    parts += [f"{key} limit {_value(value['limit'])}" if "limit" in value else key
+              for key, value in constraints.items() if isinstance(value, Mapping)]
     # the limit's sense is the kind's (a buckling load factor's is a lower bound)
     parts += [f"{extra.get('name', extra['type'])} limit {_value(extra['limit'])}"
               + (f" ({extra['normalization']})" if extra.get("normalization", "none")

@@ -124,7 +124,7 @@ def test_the_line_shows_continuations_phases_projections_and_the_sense():
     line = summary_line({
         "mesh": {"packaged": "lbracket"}, "physics": {"type": "heat"},
         "objective": {"type": "frequency", "weight": -1.0},
-        "constraints": {"volume_fraction": 0.3,
+        "constraints": {"cost_fraction": 0.2, "volume_fraction": 0.3, "stress": {"limit": 5},
                         "extra": [{"type": "stress_pnorm", "limit": 2.0,
                                    "normalization": "adaptive"}]},
         "penalization": {"type": "ordered", "penalty": {"start": 1.0, "final": 4.0,
@@ -135,7 +135,8 @@ def test_the_line_shows_continuations_phases_projections_and_the_sense():
         "manufacturing": {"symmetry": ["x"], "overhang": "+y"},
         "optimizer": {"type": "mma"}})
     assert line == ("packaged mesh lbracket, heat, eigen; minimize frequency, volume fraction "
-                    "≤ 0.3, stress_pnorm limit 2 (adaptive); ordered p = 1→4 (×2 every 20) "
+                    "≤ 0.3, cost fraction ≤ 0.2, stress limit 5, stress_pnorm limit 2 "
+                    "(adaptive); ordered p = 1→4 (×2 every 20) "
                     "(2 phases: 0.5, 1), no filter, heaviside projection β = 8 η = 0.5 robust; "
                     "symmetry x, overhang +y; optimizer MMA")
 
