@@ -51,9 +51,13 @@ TINY_MESHES: dict[str, dict[str, Any]] = {
 }
 #: ``[mesh]`` types that read a file rather than generate a mesh: no tiny mesh of their own.
 FILE_MESHES = ("file",)
-#: The manufacturing constraints' values that keep the data's mirror symmetry about y: a
-#: mirror plane normal to y, columns and a build direction along x.
-MANUFACTURING_VALUES: dict[str, Any] = {"symmetry": ["y"], "extrusion": "x", "overhang": "+x"}
+#: The manufacturing constraints' tables that keep the data's mirror symmetry about y: a
+#: mirror plane normal to y, columns and a build direction along x (the overhang at a
+#: critical angle other than the default 45°, two cells sideways per layer on the tiny
+#: meshes' cubic cells).
+MANUFACTURING_VALUES: dict[str, dict[str, Any]] = {
+    "symmetry": {"symmetry": ["y"]}, "extrusion": {"extrusion": "x"},
+    "overhang": {"overhang": "+x", "overhang_angle": 26.57}}
 #: Time levels of a stepped analysis and the driving frequency of a harmonic one (Hz), far
 #: below the first eigenfrequency of the tiny cantilevers (about 0.035 for E = ρ = 1).
 TIME = {"end": 0.3, "steps": 3}
@@ -314,7 +318,7 @@ def _optimization(point: dict, mesh: dict) -> dict:
         sections["projection"][switch] = True
     if point["manufacturing"] is not None:
         key = point["manufacturing"]
-        sections["manufacturing"] = {key: MANUFACTURING_VALUES[key]}
+        sections["manufacturing"] = dict(MANUFACTURING_VALUES[key])
     if point.get("local_stress") is not None:
         sections["constraints"]["stress"] = {"method": point["local_stress"],
                                              **_required(STRESS_KEYS, mesh)}
