@@ -10,6 +10,8 @@ the highest ``y``.
 """
 
 import math
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,9 @@ from reference.overhang_check import (
 )
 
 from fesens.ad import check_grad, taylor_test
+from fesens.config import preset_text, resolve
+from fesens.config.checks import ConfigError
+from fesens.config.manufacturing import problem_maps
 from fesens.mesh import box, rectangle
 from fesens.opt import MMA, Heaviside, optimize
 from fesens.opt.interpolation import Continuation
@@ -206,3 +211,29 @@ def test_a_projected_design_is_crisp_and_has_no_unsupported_cell(direction, angl
     assert unsupported(rho) == 0
     assert non_discreteness(rho) < 5.0
     assert unsupported(design(None)) > 0
+
+
+@pytest.mark.parametrize(("table", "key", "message"), [
+    ({"overhang": [0.0, 2.0]}, "manufacturing.overhang", "not a unit vector"),
+    ({"overhang": [0.6, 0.8]}, "manufacturing.overhang", "not along a lattice axis"),
+    ({"overhang": "up"}, "manufacturing.overhang", "unknown build direction"),
+    ({"overhang": [0.0, 1.0], "overhang_angle": 30.0}, "manufacturing.overhang_angle",
+     "realizable ones are 90.00, 45.00, 26.57"),
+    ({"overhang": "+y", "overhang_angle": 95.0}, "manufacturing.overhang_angle", r"\(0, 90\]"),
+    ({"overhang_angle": 26.57}, "manufacturing.overhang_angle", "give manufacturing.overhang"),
+])
+def test_the_config_refuses_a_bad_direction_or_angle_naming_the_key(table, key, message):
+    """At check time (resolving the config), before any solve."""
+    raw = tomllib.loads(preset_text("overhang"))
+    raw["manufacturing"] = table
+    with pytest.raises(ConfigError, match=message) as err:
+        resolve(raw, base_dir=Path("."), source="overhang", default_name="overhang")
+    assert key in str(err.value)
+
+
+def test_the_config_takes_a_unit_vector_and_a_realizable_angle():
+    raw = tomllib.loads(preset_text("overhang"))
+    raw["manufacturing"] = {"overhang": [0.0, -1.0], "overhang_angle": 18.43}
+    overhang = problem_maps(resolve(raw, base_dir=Path("."), source="overhang",
+                                    default_name="overhang"))["overhang"]
+    assert (overhang.direction, overhang.n_support) == ("-y", 7)
