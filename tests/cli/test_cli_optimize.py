@@ -17,6 +17,7 @@ from fesens.solvers.policy import tangent_choice
 #: Presets and the point field of their design VTU.
 FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "displacement",
           "lbracket_stress": "displacement", "cantilever3d": "displacement",
+          "cantilever3d_top3d": "displacement", "heatsink3d": "temperature",
           "heatsink": "temperature", "heatsink_pulse": "temperature",
           "dynamic_compliance": "displacement", "frequency": "displacement",
           "inverter": "displacement",
