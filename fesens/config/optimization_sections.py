@@ -50,19 +50,19 @@ from fesens.opt import (
     make_optimizer,
     optimizer_options,
 )
-from fesens.opt.filters import fits_mesh
-from fesens.opt.robust import RobustProjection
+from fesens.opt.filters import Filter, fits_mesh
 from fesens.opt.interpolation import Continuation
+from fesens.opt.robust import RobustProjection
 from fesens.opt.status import CONSTRAINT_TOL
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
 
-def schedule() -> Callable:
 #: Default of a continuation's ``final_iterations``
 FINAL_ITERATIONS = Continuation.final_iterations
 
 
+def schedule() -> Callable:
     """A positive number, or a continuation table ``{ start, final, every, step | factor,
     final_iterations }`` (:class:`~fesens.opt.Continuation`): ``final`` is the cap the raises
     stop at, ``final_iterations`` how many iterations the loop runs at it at least."""
@@ -72,10 +72,10 @@ FINAL_ITERATIONS = Continuation.final_iterations
         "every": Key(integer(1), 20, "iterations between two raises"),
         "step": Key(POSITIVE, None, "added every `every` iterations (default 1)"),
         "factor": Key(number(1.0, low_open=True), None, "multiplier instead of a step"),
-    }
         "final_iterations": Key(integer(1), FINAL_ITERATIONS,
                                 "iterations at the final value after the one that reached "
                                 "it, before the loop may stop"),
+    }
     expected = ("a number > 0 or a table { start, final, every, step or factor, "
                 "final_iterations }")
 
@@ -88,17 +88,16 @@ FINAL_ITERATIONS = Continuation.final_iterations
         table = check_table(path, value, spec)
         if "step" in table and "factor" in table:
             raise ConfigError(f"{path}: give either step or factor, not both")
-        return table
         if "final" in table and table["final"] < table["start"]:
             raise ConfigError(f"{path}.final = {show(table['final'])} is below {path}.start = "
                               f"{show(table['start'])}: a continuation only raises its value "
                               "(by step or factor), so it never reaches it; give final ≥ start")
+        return table
 
     check.expected = expected
     return check
 
 
-SCHEDULE = schedule()
 def check_schedules(data: dict) -> None:
     """Refuse a continuation (``penalization.penalty``, ``projection.beta``) that does not
     reach its ``final`` value and hold it for its ``final_iterations`` within
@@ -130,6 +129,7 @@ def check_schedules(data: dict) -> None:
                               f"stop.max_iter = {needed} or more, or a smaller {path}.every")
 
 
+SCHEDULE = schedule()
 
 
 def strings() -> Callable:
@@ -499,6 +499,23 @@ def check_robust(data: dict, physics: str) -> None:
                           f"(the bound formulation): optimizer.type = \"{optimizer['type']}\" "
                           f"cannot; use optimizer.type = {capable}")
 
+def _check_filter_with_constraints(data: dict) -> None:
+    """Refuse ``[[constraints.extra]]`` with a filter that replaces the gradient (Sigmund's
+    sensitivity filter): its smoothed objective gradient is the gradient of no function.
+    Beside the constraints' exact gradients the design checkerboards; smoothed alike, theirs
+    no longer predict the constraints' values, and MMA lands on a mechanism that does not
+    move or a singular stiffness (``benchmarks/bench_mechanism.py``)."""
+    extra = data.get("constraints", {}).get("extra", [])
+    kind = data.get("filter", {}).get("type")
+    if extra and kind in FILTERS and FILTERS[kind].filter_gradient is not Filter.filter_gradient:
+        raise ConfigError(
+            f"filter.type = {show(kind)} is not offered with [[constraints.extra]] "
+            f"(constraints.extra[0].type = {show(extra[0]['type'])}): the {kind} filter "
+            "replaces the objective's gradient by a smoothed one of no function, which the "
+            "constraints' gradients cannot share consistently; give filter.type = "
+            '"density" or "helmholtz", whose gradients are exact for every response')
+
+
 def check_constraint_analyses(data: dict) -> None:
     """Refuse what an adaptive normalization or a buckling constraint cannot run with: the
     robust formulation (its constraints act on the blueprint, without either), and for a
@@ -510,6 +527,7 @@ def check_constraint_analyses(data: dict) -> None:
     ConfigError
         Naming the key and the fix.
     """
+    _check_filter_with_constraints(data)
     robust = bool(data.get("projection", {}).get("robust"))
     for i, item in enumerate(data.get("constraints", {}).get("extra", [])):  # solve: none
         path = join("constraints.extra", i)

@@ -58,6 +58,7 @@ from fesens.config.load_cases import (
     check_load_cases,
 )
 from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
+from fesens.config.mechanism import check_output_spring
 from fesens.config.mesh_section import MESH, check_cells_fit, make_mesh, mesh_type
 from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
 from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_OBJECTIVE_KEYS
@@ -445,10 +446,12 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data.update(check_time_sections(raw, data, config.physics_class, mesh, label, optimize))
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
+    check_schedules(data)
     check_cost(data, kind)
     check_constraint_analyses(data)
+    if optimize:
+        check_output_spring(data, kind, config.physics_class, mesh)
     check_stress_combinations(data, kind)
-    check_schedules(data)
     _check_consistency(data)
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)

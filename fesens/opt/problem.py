@@ -150,6 +150,12 @@ class DesignProblem:
     PassiveRegionError
         If ``design_map`` ties a passive cell to a cell of another kind (designed, or
         passive of the other type), naming both cells.
+    ValueError
+        ``constraints`` with a filter that replaces the gradient (the sensitivity filter):
+        its smoothed objective gradient is the gradient of no function; the constraints'
+        exact gradients beside it let the design checkerboard, and the same smoothing of
+        theirs no longer predicts their values (measured on a stiffness-constrained force
+        inverter and a minimum-volume MBB beam: ``benchmarks/bench_mechanism.py``).
     """
 
     #: Whether the objective is the largest of several functions (:meth:`objective_values`;
@@ -209,6 +215,13 @@ class DesignProblem:
                              "have: use the density or Helmholtz filter with a design map")
         if design_map is not None:
             self._refuse_mixed_ties(design_map)
+        if self.constraints and \
+                type(self.filter).filter_gradient is not Filter.filter_gradient:
+            raise ValueError(f"the {self.filter.name} filter replaces the objective's gradient "
+                             f"by one of no function, which the constraints "
+                             f"({', '.join(c.name for c in self.constraints)}) cannot share: "
+                             "use the density or Helmholtz filter, whose gradients are exact "
+                             "for every response")
 
     def _refuse_mixed_ties(self, design_map: CellGroups) -> None:
         """The passive values are set after the design map, so a passive cell tied to a cell

@@ -192,7 +192,7 @@ def test_the_small_config_resolves_with_defaults_filled_in():
     assert data["projection"] == {"type": "none"}
     assert data["penalization"]["minimum"] == 1e-9
     assert data["optimizer"] == {"type": "oc", "move": 0.2, "tolerance": 1e-3, "damping": 0.5,
-                                 "x_min": 1e-9}
+                                 "x_min": 1e-9, "lambda_max": 1e9}
     assert data["solver"] == {"backend": "auto", "options": {}}
 
 
