@@ -22,6 +22,7 @@ from fesens.config.checks import (
     Key,
     check_table,
     choice,
+    integer,
     join,
     number,
     show,
@@ -54,6 +55,8 @@ STRESS_KEYS = {
     "penalty_factor": Key(number(1.0), 1.1, "μ grows by this factor every iteration (≥ 1)"),
     "penalty_max": Key(POSITIVE, 10000.0, "the largest penalty μ_max (≥ penalty)"),
     "name": Key(string(), "stress", "the prefix of the history columns"),
+    "iterations_per_step": Key(integer(1), 1, "optimizer iterations per augmented "
+                                              "Lagrangian step (≥ 1)"),
 }
 
 
@@ -139,4 +142,4 @@ def local_stress(spec: dict, n_cells: int, passive_solid, passive_void) -> Local
             constrained[np.asarray(passive, dtype=np.intp)] = False
     return LocalStress(spec["limit"], np.flatnonzero(constrained), spec["relaxation"],
                        spec["stress_exponent"], spec["penalty"], spec["penalty_factor"],
-                       spec["penalty_max"], spec["name"])
+                       spec["penalty_max"], spec["name"], spec["iterations_per_step"])

@@ -11,7 +11,7 @@ subproblems without the constraints: at AL step ``k``
     J^k(ρ) = f(ρ) + (1/N) Σ_j [ λ_j^k h_j(ρ) + (μ^k / 2) h_j(ρ)² ],
     h_j = max(g_j, −λ_j^k / μ^k),
 
-one optimizer step per subproblem (one iteration of the loop), then
+one or a few optimizer steps per subproblem (iterations of the loop), then
 
     λ_j^(k+1) = λ_j^k + μ^k h_j(ρ^k),        μ^(k+1) = min(α μ^k, μ_max),
 
@@ -61,6 +61,9 @@ class LocalStress:
         ``μ_max ≥ μ⁰`` (PolyStress: 10000).
     name : str
         The prefix of the history columns.
+    iterations_per_step : int
+        Optimizer steps per AL subproblem (≥ 1; PolyStress's ``MMA_Iter``, 5 there): the
+        multipliers and the penalty advance every this many iterations.
     """
 
     limit: float
@@ -71,8 +74,12 @@ class LocalStress:
     penalty_factor: float = 1.1
     penalty_max: float = 10000.0
     name: str = "stress"
+    iterations_per_step: int = 1
 
     def __post_init__(self):
+        if not (isinstance(self.iterations_per_step, int) and self.iterations_per_step >= 1):
+            raise ValueError(f"iterations_per_step must be an integer >= 1, got "
+                             f"{self.iterations_per_step!r}")
         if not self.limit > 0.0:
             raise ValueError(f"limit must be > 0, got {self.limit!r}")
         if self.relaxation not in RELAXATIONS:
@@ -153,10 +160,12 @@ class AugmentedLagrangianProblem(DesignProblem):
 
     def update_schedules(self, iteration: int) -> None:
         """The loop's iteration boundary: the schedules of
-        :meth:`DesignProblem.update_schedules`, then (from the second iteration on) the
-        multipliers and the penalty from the last evaluated design's ``g``."""
+        :meth:`DesignProblem.update_schedules`, then, where an AL step starts (every
+        ``iterations_per_step`` iterations from the second step on), the multipliers and the
+        penalty from the last evaluated design's ``g``."""
         super().update_schedules(iteration)
-        if iteration > self._iteration and self._violations is not None:
+        step_starts = (iteration - 1) % self.stress.iterations_per_step == 0
+        if iteration > self._iteration and self._violations is not None and step_starts:
             self.multipliers = updated_multipliers(self._violations, self.multipliers,
                                                    self.penalty)
             self.penalty = min(self.stress.penalty_factor * self.penalty,

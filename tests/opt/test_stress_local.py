@@ -117,3 +117,16 @@ def test_resumed_run_equals_the_uninterrupted_one(tmp_path):
                        checkpoint=path, resume=True)
     np.testing.assert_array_equal(resumed.x, whole.x)
     assert resumed.history[-1]["stress_penalty"] == whole.history[-1]["stress_penalty"]
+
+
+def test_several_iterations_per_step_advance_the_multipliers_at_each_steps_start():
+    """iterations_per_step = 2: λ and μ change at iterations 3, 5, ... only."""
+    problem = _problem()
+    problem.stress = LocalStress(2.0, problem.stress.cells, iterations_per_step=2)
+    x = np.full(problem.n_design, 0.5)
+    penalties = []
+    for iteration in range(1, 6):
+        problem.update_schedules(iteration)
+        penalties.append(problem.penalty)
+        problem.evaluate(x)
+    assert penalties == pytest.approx([10.0, 10.0, 11.0, 11.0, 12.1])
