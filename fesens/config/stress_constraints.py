@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 #: The methods of ``[constraints.stress] method``.
 METHODS = ("augmented_lagrangian",)
 PATH = "constraints.stress"
+#: ``q`` of the qp relaxation without ``stress_exponent`` (Le et al. 2010).
+DEFAULT_EXPONENT = 0.5
 
 STRESS_KEYS = {
     "limit": Key(POSITIVE, REQUIRED, "the von Mises stress limit σ_lim"),
@@ -50,7 +52,7 @@ STRESS_KEYS = {
                       "polynomial: ρ x (x² + 1), x = σ/σ_lim − 1 (PolyStress); qp: "
                       "ρ^q σ/σ_lim − 1 (Le et al. 2010)"),
     "stress_exponent": Key(number(0.0, 1.0, low_open=True), None,
-                           "relaxation = \"qp\": q of ρ^q (default 0.5)"),
+                           f"relaxation = \"qp\": q of ρ^q (default {DEFAULT_EXPONENT})"),
     "penalty": Key(POSITIVE, 10.0, "the augmented Lagrangian's first penalty μ⁰"),
     "penalty_factor": Key(number(1.0), 1.1, "μ grows by this factor every iteration (≥ 1)"),
     "penalty_max": Key(POSITIVE, 10000.0, "the largest penalty μ_max (≥ penalty)"),
@@ -75,7 +77,6 @@ def check_stress(path: str, raw: Any) -> dict:
                           f"{show(table['stress_exponent'])} is read by relaxation = \"qp\" "
                           f"only (relaxation = {show(table['relaxation'])} bounds the stress "
                           "of the solid material): drop it or give relaxation = \"qp\"")
-    table.setdefault("stress_exponent", 0.5)
     if table["penalty_max"] < table["penalty"]:
         raise ConfigError(f"{join(path, 'penalty_max')} = {show(table['penalty_max'])} is below "
                           f"penalty = {show(table['penalty'])}: give penalty_max >= penalty")
@@ -141,5 +142,6 @@ def local_stress(spec: dict, n_cells: int, passive_solid, passive_void) -> Local
         if passive is not None:
             constrained[np.asarray(passive, dtype=np.intp)] = False
     return LocalStress(spec["limit"], np.flatnonzero(constrained), spec["relaxation"],
-                       spec["stress_exponent"], spec["penalty"], spec["penalty_factor"],
-                       spec["penalty_max"], spec["name"], spec["iterations_per_step"])
+                       spec.get("stress_exponent", DEFAULT_EXPONENT), spec["penalty"],
+                       spec["penalty_factor"], spec["penalty_max"], spec["name"],
+                       spec["iterations_per_step"])

@@ -25,6 +25,7 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "overhang": "displacement", "overhang3d": "displacement",
           "nonlinear_cantilever": "displacement",
           "multimaterial": "displacement", "lbracket_stress_constrained": "displacement",
+          "lbracket_stress_local": "displacement",
           "column_buckling": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.
 MODAL = ("frequency",)
