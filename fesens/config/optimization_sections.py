@@ -503,8 +503,9 @@ def _check_filter_with_constraints(data: dict) -> None:
     """Refuse ``[[constraints.extra]]`` with a filter that replaces the gradient (Sigmund's
     sensitivity filter): its smoothed objective gradient is the gradient of no function.
     Beside the constraints' exact gradients the design checkerboards; smoothed alike, theirs
-    no longer predict the constraints' values, and MMA lands on a mechanism that does not
-    move or a singular stiffness (``benchmarks/bench_mechanism.py``)."""
+    no longer predict the constraints' values (a minimum-volume MBB beam under a compliance
+    limit, MMA: 160 checkerboard windows, and a singular stiffness;
+    ``benchmarks/bench_mechanism.py``)."""
     extra = data.get("constraints", {}).get("extra", [])
     kind = data.get("filter", {}).get("type")
     if extra and kind in FILTERS and FILTERS[kind].filter_gradient is not Filter.filter_gradient:

@@ -154,8 +154,9 @@ class DesignProblem:
         ``constraints`` with a filter that replaces the gradient (the sensitivity filter):
         its smoothed objective gradient is the gradient of no function; the constraints'
         exact gradients beside it let the design checkerboard, and the same smoothing of
-        theirs no longer predicts their values (measured on a stiffness-constrained force
-        inverter and a minimum-volume MBB beam: ``benchmarks/bench_mechanism.py``).
+        theirs no longer predicts their values (measured on a minimum-volume MBB beam under
+        a compliance limit, MMA: 160 checkerboard windows of 2 x 2 cells, and a singular
+        stiffness: ``benchmarks/bench_mechanism.py``).
     """
 
     #: Whether the objective is the largest of several functions (:meth:`objective_values`;
