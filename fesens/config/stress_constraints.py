@@ -59,6 +59,8 @@ STRESS_KEYS = {
     "name": Key(string(), "stress", "the prefix of the history columns"),
     "iterations_per_step": Key(integer(1), 1, "optimizer iterations per augmented "
                                               "Lagrangian step (≥ 1)"),
+    "max_steps": Key(integer(1), None, "the number of augmented Lagrangian steps, after "
+                                       "which λ and μ stay (default: no limit)"),
 }
 
 
@@ -144,4 +146,4 @@ def local_stress(spec: dict, n_cells: int, passive_solid, passive_void) -> Local
     return LocalStress(spec["limit"], np.flatnonzero(constrained), spec["relaxation"],
                        spec.get("stress_exponent", DEFAULT_EXPONENT), spec["penalty"],
                        spec["penalty_factor"], spec["penalty_max"], spec["name"],
-                       spec["iterations_per_step"])
+                       spec["iterations_per_step"], spec.get("max_steps"))

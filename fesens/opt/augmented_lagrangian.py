@@ -64,6 +64,10 @@ class LocalStress:
     iterations_per_step : int
         Optimizer steps per AL subproblem (≥ 1; PolyStress's ``MMA_Iter``, 5 there): the
         multipliers and the penalty advance every this many iterations.
+    max_steps : int or None
+        The number of AL steps (PolyStress's ``MaxIter``, 150 there): after it the
+        multipliers and the penalty stay, and the loop solves that last subproblem until its
+        design change falls below the tolerance. None: no limit.
     """
 
     limit: float
@@ -75,8 +79,13 @@ class LocalStress:
     penalty_max: float = 10000.0
     name: str = "stress"
     iterations_per_step: int = 1
+    max_steps: int | None = None
 
     def __post_init__(self):
+        if self.max_steps is not None and not (isinstance(self.max_steps, int)
+                                               and self.max_steps >= 1):
+            raise ValueError(f"max_steps must be None or an integer >= 1, got "
+                             f"{self.max_steps!r}")
         if not (isinstance(self.iterations_per_step, int) and self.iterations_per_step >= 1):
             raise ValueError(f"iterations_per_step must be an integer >= 1, got "
                              f"{self.iterations_per_step!r}")
@@ -161,11 +170,13 @@ class AugmentedLagrangianProblem(DesignProblem):
     def update_schedules(self, iteration: int) -> None:
         """The loop's iteration boundary: the schedules of
         :meth:`DesignProblem.update_schedules`, then, where an AL step starts (every
-        ``iterations_per_step`` iterations from the second step on), the multipliers and the
-        penalty from the last evaluated design's ``g``."""
+        ``iterations_per_step`` iterations from the second step on, up to ``max_steps``),
+        the multipliers and the penalty from the last evaluated design's ``g``."""
         super().update_schedules(iteration)
-        step_starts = (iteration - 1) % self.stress.iterations_per_step == 0
-        if iteration > self._iteration and self._violations is not None and step_starts:
+        step, offset = divmod(iteration - 1, self.stress.iterations_per_step)
+        within = self.stress.max_steps is None or step < self.stress.max_steps
+        if iteration > self._iteration and self._violations is not None and offset == 0 \
+                and within:
             self.multipliers = updated_multipliers(self._violations, self.multipliers,
                                                    self.penalty)
             self.penalty = min(self.stress.penalty_factor * self.penalty,

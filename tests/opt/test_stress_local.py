@@ -130,3 +130,19 @@ def test_several_iterations_per_step_advance_the_multipliers_at_each_steps_start
         penalties.append(problem.penalty)
         problem.evaluate(x)
     assert penalties == pytest.approx([10.0, 10.0, 11.0, 11.0, 12.1])
+
+
+def test_after_max_steps_the_multipliers_stay():
+    """max_steps = 2: the second AL step (iteration 2) is the last that updates λ and μ."""
+    problem = _problem()
+    problem.stress = LocalStress(2.0, problem.stress.cells, max_steps=2)
+    x = np.full(problem.n_design, 0.5)
+    penalties, multipliers = [], []
+    for iteration in range(1, 5):
+        problem.update_schedules(iteration)
+        penalties.append(problem.penalty)
+        multipliers.append(problem.multipliers.copy())
+        problem.evaluate(x)
+    assert penalties == pytest.approx([10.0, 11.0, 11.0, 11.0])
+    assert multipliers[1].any()
+    np.testing.assert_array_equal(multipliers[3], multipliers[1])
