@@ -165,6 +165,14 @@ QUOTES = [
           rf"identified fields: relative L2 difference {N}", rel=0.5),
     Quote(EXAMPLES_MD, rf"to the load is {N} and to E {N}", E["bracket_study"],
           rf"S\(compliance, E\) = {N}\n(?:.*\n)*? +S\(compliance, P\) = \+{N}", order=(1, 0)),
+    *(Quote("fesens/docs/topology.md", rf"\| {run} \| {N} \| {N} \| {N} \| {N} \|", RESULTS,
+            rf"\|\s+{run}[^|]*\|\s+{N}\s+\|\s+{N}\s+\|\s+{N}\s+\|\s+{N}\s+\|")
+      for run in (r"reference code \(numpy\)", "fesens OC", "fesens MMA")),
+    Quote("fesens/docs/topology.md", rf"differs from the code's by {N} %", RESULTS,
+          rf"\|\s+fesens MMA \({N} %\)"),
+    Quote("fesens/docs/topology.md", rf"checkerboards a minimum-volume MBB beam \({N} windows",
+          RESULTS, rf"\|\s+MBB 60x20 min volume, f·u ≤ 300\s+\|\s+sensitivity, constraint "
+          rf"gradient exact\s+\|(?:[^|]*\|){{5}}\s+{N}\s+\|"),
     Quote(EXAMPLES_MD, rf"pushes right by {N} and the inverter's output moves by {N}, against "
           rf"it; the gripper's jaw moves by {N}, towards the symmetry line\. Thresholded at the "
           rf"volume fraction and solved again they move by {N} and {N}", E["mechanism_inverter"],
