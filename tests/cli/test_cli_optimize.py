@@ -20,7 +20,7 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "cantilever3d_top3d": "displacement", "heatsink3d": "temperature",
           "heatsink": "temperature", "heatsink_pulse": "temperature",
           "dynamic_compliance": "displacement", "frequency": "displacement",
-          "inverter": "displacement",
+          "inverter": "displacement", "inverter_oc": "displacement",
           "gripper": "displacement", "inverter3d": "displacement", "robust": "displacement",
           "overhang": "displacement", "overhang3d": "displacement",
           "nonlinear_cantilever": "displacement",
