@@ -32,11 +32,13 @@ The mechanism version, as the paper gives it:
 * The loop starts from ``x = volfrac`` and stops when the largest change of the design
   ``max|x − xold|`` is no longer above 0.01; ``top(40, 20, 0.3, 3.0, 1.2)``.
 
-Details reconstructed rather than read (the paper prints only the lines that change; the
-rest is the 99-line code's): the bisection's relative test and the ``1e-10`` floor are as
-remembered from §5.3; the objective value ``c = U(dout,1)`` (the paper's printout also
-accumulates a sum over the elements, whose value the algorithm never uses); the linear
-solve is scipy's sparse direct solve instead of Matlab's backslash (the same numbers to
+Details reconstructed rather than read (written from memory of the paper, which prints
+only the lines that change; the rest is the 99-line code's): the bisection's relative test
+and the ``1e-10`` floor of §5.3; the printed objective ``c = U(dout,1)`` (only its
+sensitivity drives the algorithm); Matlab's arithmetic where no multiplier meets the volume
+(the inverter's first iterations: ``l2`` halves to 0, ``0/0`` ends the loop, the last
+update divides by 0 and Matlab's ``max`` drops the NaN), emulated with numpy's ``fmax``; the
+linear solve by scipy's sparse LU instead of Matlab's backslash (the same numbers to
 round-off); an iteration limit ``max_iter`` (the code has none) to run a few iterations.
 """
 
@@ -173,14 +175,11 @@ class Run:
         ``(iterations,)`` ``max|x − xold|`` of each update.
     x : numpy.ndarray
         ``(nely, nelx)`` the final design (after the last update).
-    designs : list of numpy.ndarray
-        Each iteration's design ``(nely, nelx)`` before its update.
     """
 
     u_out: np.ndarray
     change: np.ndarray
     x: np.ndarray
-    designs: list
 
     @property
     def iterations(self) -> int:
@@ -194,20 +193,19 @@ def top(nelx: int, nely: int, volfrac: float, penal: float, rmin: float,
     KE = lk()
     edof = element_dofs(nelx, nely)
     _, dout = ports(nelx, nely)
-    u_out, changes, designs = [], [], []
+    u_out, changes = [], []
     change = 1.0
     while change > 0.01 and (max_iter is None or len(u_out) < max_iter):
         xold = x
         U = FE(nelx, nely, x, penal)
         Ue1, Ue2 = U[edof, 0], U[edof, 1]  # (nely, nelx, 8)
         u_out.append(U[dout, 0])
-        designs.append(x)
         dc = penal * x ** (penal - 1) * np.einsum("jia,ab,jib->ji", Ue1, KE, Ue2)
         dc = check(nelx, nely, rmin, x, dc)
         x = OC(nelx, nely, x, volfrac, dc)
         change = float(np.max(np.abs(x - xold)))
         changes.append(change)
-    return Run(np.array(u_out), np.array(changes), x, designs)
+    return Run(np.array(u_out), np.array(changes), x)
 
 
 def u_out_of(nelx: int, nely: int, x: np.ndarray, penal: float) -> float:
