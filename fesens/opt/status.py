@@ -11,7 +11,8 @@ A run's status is one of :data:`STATUSES`, decided from its last evaluation by
     loop raises :class:`~fesens.errors.NonFiniteError` at the iteration it appears.
 ``max_iter``
     The iteration limit ended the run before the stop rule held (the design still changing,
-    or a continuation not finished).
+    a continuation not finished or not yet held at its final value for its
+    ``final_iterations``, or a robust problem's dilated volume limit not current).
 ``infeasible``
     The stop rule held but a constraint is violated by more than ``constraint_tol``.
 ``converged``
@@ -112,8 +113,10 @@ def decide_status(problem: DesignProblem, evaluation: Evaluation, stopped: bool,
     evaluation : Evaluation
         The run's final evaluation (numbers global in a distributed run).
     stopped : bool
-        Whether the loop's stop rule held (the design change below ``stop.tol_change``
-        after every continuation) rather than the iteration limit ending the run.
+        Whether the loop's stop rule held (the design change below ``stop.tol_change`` once
+        every continuation has held its final value for its ``final_iterations`` and the
+        problem is settled, :meth:`~fesens.opt.problem.DesignProblem.settled`) rather than
+        the iteration limit ending the run.
     constraint_tol : float
         The largest scaled violation ``g_i`` that still counts as satisfied, ≥ 0.
 
