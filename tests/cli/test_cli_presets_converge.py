@@ -61,12 +61,21 @@ CONVERGED = {
 ITERATION_RTOL = {"lbracket_stress": 0.25, "frequency": 0.25}
 #: These take under 10 s each on an idle machine; the others up to a minute (the 3D one).
 FAST = ("lbracket", "cantilever", "inverter", "gripper", "inverter3d", "heatsink_pulse",
+#: Presets that end at their iteration limit by design, with why; their full runs are the
+#: benchmark named, whose record the docs quote (here: their stopping rule only).
+AT_LIMIT = {"lbracket_stress_local": (
+    "benchmarks/bench_stress_bracket.py", "the augmented Lagrangian's multipliers change every "
+    "iteration, the design change stays near the move limit (PolyStress: a fixed step count)")}
         "dynamic_compliance", "column_buckling")
 
 
 def test_every_preset_states_its_stopping_rule_and_is_checked_here():
-    assert set(preset_names()) == set(CONVERGED)
-    for name in preset_names():
+    assert set(preset_names()) == set(CONVERGED) | set(AT_LIMIT)
+    assert not set(CONVERGED) & set(AT_LIMIT)
+    for name in AT_LIMIT:
+        stop = tomllib.loads(preset_text(name))["stop"]
+        assert set(stop) == {"max_iter", "tol_change"} and stop["tol_change"] == 0.01, name
+    for name in CONVERGED:
         stop = tomllib.loads(preset_text(name))["stop"]
         assert set(stop) == {"max_iter", "tol_change"}, name
         assert stop["tol_change"] == 0.01, name
