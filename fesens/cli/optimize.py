@@ -47,6 +47,7 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     their status; the last line says why.
     """
     from fesens.config import preset_text
+    from fesens.config.optimization_sections import check_schedules
     from fesens.opt.status import STATUSES
     from fesens.workflow import run_optimization
 
@@ -56,8 +57,10 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     if resume and force:
         raise click.UsageError("--resume continues a run and --force starts over; pick one")
     config = load_source(config_path, preset, optimize=True)
-    if max_iter is not None:
+    if max_iter is not None:  # a limit the user sets for this run: a short one is deliberate
         config.data["stop"]["max_iter"] = max_iter
+    elif not resume:  # the config's own limit must let every continuation end
+        check_schedules(config.data)
     if dump_config:
         click.echo(config.toml(), nl=False)
         return

@@ -101,7 +101,10 @@ def schedule() -> Callable:
 def check_schedules(data: dict) -> None:
     """Refuse a continuation (``penalization.penalty``, ``projection.beta``) that does not
     reach its ``final`` value and hold it for its ``final_iterations`` within
-    ``stop.max_iter``: such a run could only end ``max_iter``.
+    ``stop.max_iter``: such a run could only end ``max_iter``. ``fesens optimize`` asks it
+    of a fresh run under the config's own limit (a ``--max-iter`` given for the run, a
+    resumed run, a results folder's config of a shortened run and the Python API's
+    ``config.data["stop"]["max_iter"] = 3`` ask for that limit knowingly).
 
     Raises
     ------

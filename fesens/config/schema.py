@@ -78,7 +78,6 @@ from fesens.config.optimization_sections import (
     check_penalization,
     check_response,
     check_robust,
-    check_schedules,
     optimizer_variants,
     warn_about_filter,
 )
@@ -446,7 +445,6 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     data.update(check_time_sections(raw, data, config.physics_class, mesh, label, optimize))
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
-    check_schedules(data)
     check_cost(data, kind)
     check_constraint_analyses(data)
     if optimize:

@@ -108,7 +108,6 @@ def test_schedules_projection_and_void_regions_are_built():
                            "penalty": {"start": 2.0, "final": 8.0, "every": 5, "factor": 2.0}}
     raw["projection"] = {"type": "heaviside", "beta": {"start": 1.0, "final": 8.0, "every": 10,
                                                         "factor": 2.0}}
-    raw["stop"] = {**raw.get("stop", {}), "max_iter": 32}  # β final at 31, held 1 more
     raw["design"] = {"passive": [{"type": "void", "region": {"min": [0.0, 0.0],
                                                               "max": [4.0, 2.0]}}]}
     config = resolve(raw, base_dir=ROOT, source="test")

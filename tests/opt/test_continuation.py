@@ -10,9 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from opt_helpers import mbb_model, mbb_problem
 
+from fesens.cli import cli
 from fesens.config import ConfigError, resolve
+from fesens.config.optimization_sections import check_schedules
+from fesens.config.toml_writer import dumps
 from fesens.objectives import compliance
 from fesens.opt import MMA, SIMP, Continuation, Heaviside, make_filter, optimize
 from fesens.opt.robust import RobustProblem, RobustProjection
@@ -158,13 +162,33 @@ def test_a_schedule_that_cannot_end_within_max_iter_is_refused_naming_the_count(
     with pytest.raises(ConfigError, match=r"projection\.beta reaches final = 64(\.0)? at "
                                           r"iteration 241 .*stop\.max_iter ≥ 261, but "
                                           r"stop\.max_iter = 260: give stop\.max_iter = 261"):
-        resolve(with_beta(beta, 260), base_dir=ROOT, source="test")
+        check_schedules(resolve(with_beta(beta, 260), base_dir=ROOT, source="test").data)
     config = resolve(with_beta(beta, 261), base_dir=ROOT, source="test")
+    check_schedules(config.data)
     assert config.data["projection"]["beta"]["final_iterations"] == 20
     penalty = copy.deepcopy(SMALL)
     penalty["penalization"]["penalty"] = {"start": 1.0, "final": 3.0, "every": 3, "step": 1.0}
     with pytest.raises(ConfigError, match=r"penalization\.penalty .* stop\.max_iter ≥ 8"):
-        resolve(penalty, base_dir=ROOT, source="test")  # final at 7, max_iter 6
+        check_schedules(resolve(penalty, base_dir=ROOT, source="test").data)  # final at 7
+
+
+def test_fesens_optimize_refuses_it_before_any_work_unless_the_limit_is_the_runs(tmp_path):
+    """Exit 2 naming the keys for a fresh run under the config's own limit; ``--max-iter``
+    (a limit chosen for this run) runs the shortened run, whose written config reloads."""
+    config = tmp_path / "short.toml"
+    raw = with_beta({"start": 1.0, "final": 4.0, "every": 3, "factor": 2.0}, 6)
+    config.write_text(dumps(raw))
+    result = CliRunner().invoke(cli, ["optimize", str(config), "--out", str(tmp_path / "a"),
+                                      "-q"])
+    assert result.exit_code == 2
+    assert "projection.beta reaches final = 4" in result.output
+    assert "give stop.max_iter = 8 or more" in result.output
+    assert not (tmp_path / "a").exists()
+    result = CliRunner().invoke(cli, ["optimize", str(config), "--out", str(tmp_path / "b"),
+                                      "--max-iter", "2", "-q"])
+    assert result.exit_code == 0, result.output
+    assert resolve(tomllib.loads((tmp_path / "b" / "config.toml").read_text()),
+                   base_dir=tmp_path, source="b").data["stop"]["max_iter"] == 2
 
 
 @pytest.mark.parametrize(("beta", "words"), [
