@@ -22,6 +22,7 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "dynamic_compliance": "displacement", "frequency": "displacement",
           "inverter": "displacement", "inverter_oc": "displacement",
           "gripper": "displacement", "inverter3d": "displacement", "robust": "displacement",
+          "inverter_robust": "displacement", "inverter3d_robust": "displacement",
           "overhang": "displacement", "overhang3d": "displacement",
           "nonlinear_cantilever": "displacement",
           "multimaterial": "displacement", "lbracket_stress_constrained": "displacement",

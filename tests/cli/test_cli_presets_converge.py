@@ -33,6 +33,9 @@ CONVERGED = {
     "inverter_oc": (189, -1.1132),
     # the worst (eroded) compliance of the robust formulation's three designs
     "robust": (234, 220.53),
+    # the robust inverter: the worst (eroded) output displacement
+    "inverter_robust": (131, -0.5030),
+    "inverter3d_robust": (156, -1.2678),
     # time-dependent designs: the KS peak over time of a chip's temperature under a heat
     # pulse, and the dynamic compliance |f · u| at a driving frequency
     "heatsink_pulse": (58, 0.20187),
