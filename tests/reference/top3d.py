@@ -23,7 +23,7 @@ statement (MATLAB's 1-based numbering turned 0-based), independent of fesens:
   node of the left face x = 0 clamped (all three dofs).
 * Material: ``E0 = 1``, ``Emin = 1e-9``, ``ν = 0.3``; modified SIMP
   ``E = Emin + x^p (E0 − Emin)``; ``K = (K + Kᵀ)/2``, solved on the free dofs (top3d: the
-  backslash; here SuperLU, ``scipy.sparse.linalg.spsolve`` with a symmetric ordering).
+  backslash; here SuperLU, ``scipy.sparse.linalg.spsolve``).
 * Density filter: cone weights ``max(0, rmin − ‖e1 − e2‖)`` between cell indices within
   ``ceil(rmin) − 1`` per axis, ``xPhys = H x / Hs``; the compliance and volume sensitivities
   filtered as ``H (dc / Hs)``.
@@ -179,8 +179,7 @@ def top3d(nelx: int = 60, nely: int = 20, nelz: int = 4, volfrac: float = 0.3,
         sK = (KE.ravel()[None, :] * stiffness[:, None]).ravel()
         K = sp.csc_matrix((sK, (iK, jK)), shape=(ndof, ndof))
         K = (K + K.T) / 2
-        U[freedofs] = spsolve(K[freedofs][:, freedofs], F[freedofs],
-                              permc_spec="MMD_AT_PLUS_A")  # symmetric ordering: 2x faster
+        U[freedofs] = spsolve(K[freedofs][:, freedofs], F[freedofs])
         Ue = U[edof]
         ce = np.einsum("ei,ij,ej->e", Ue, KE, Ue)
         history.append(float(np.sum(stiffness * ce)))
