@@ -292,6 +292,27 @@ def gradient_check_quotes() -> list[Quote]:
 
 QUOTES += gradient_check_quotes()
 
+TOPOLOGY = "fesens/docs/topology.md"
+
+
+def overhang_quotes() -> list[Quote]:
+    """Each row of topology.md's overhang table against bench_overhang.py's record: the
+    iterations, compliance, M_nd and unsupported cells of one preset, direction and angle."""
+    quotes = []
+    for line in (ROOT / TOPOLOGY).read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) != 6 or cells[0] not in ("overhang", "overhang3d"):
+            continue
+        lead = rf"{cells[0]} \|\s*{re.escape(cells[1])} \|"
+        limit = r"(?: \(limit\))?"
+        quotes.append(Quote(
+            TOPOLOGY, rf"\| {lead} {N}{limit} \| {N} \| {N} \| {N} \|", RESULTS,
+            rf"\|\s*{lead}\s*{N}{limit} \|\s*{N} \|\s*{N} \|\s*\d+ \|\s*{N} \("))
+    return quotes
+
+
+QUOTES += overhang_quotes()
+
 #: Numbers of the prose that are not results: (document or "*", regex, why).
 ALLOWED = [
     ("*", r"\b\d+\s?x\s?\d+(?:\s?x\s?\d+)?\b", "grid sizes: the cells a problem is set up with"),
@@ -325,6 +346,11 @@ ALLOWED = [
     ("fesens/docs/combinations.md", r"symmetric \(1e-6\)|round-off \(1e-12, relative\)"
      r"|\(default 1000\)",
      "the walk's tolerances and shard count (SYMMETRY_TOL, SAME in tests/combinations/runner.py)"),
+    (TOPOLOGY, r"45° \(the default\)|cubic cells 90° \(vertical walls only\), 45°, "
+     r"26\.57°, 18\.43°, 14\.04°|between 45° and 90°|exception is 90°"
+     r"|et al\. 2018|cross at 45°|projection to 16 by|ρ > 0\.5,",
+     "the overhang filter's realizable angles (fesens/opt/overhang.py), its papers' year, "
+     "the presets' final sharpness and the solid threshold"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"
      r"|\(default 0\.5,",
      "the status thresholds and OC defaults (the code's, tests/opt/test_convergence_status.py)"),

@@ -1,0 +1,211 @@
+"""Overhang-controlled designs in every build direction and realizable angle, 2D and 3D.
+
+Each row optimizes one preset (``overhang``: the MBB half-beam 60x20; ``overhang3d``: a 3D
+cantilever printed along ``+z``) with its ``[manufacturing]`` build direction and critical
+angle replaced, density filter → Heaviside projection (continuation) → Langelaar's layer
+filter → SIMP, and reports the iterations, the compliance, the measure of non-discreteness
+``M_nd = 4 Σ ρ(1 − ρ) / n`` of the printed design and its unsupported cells (solid ``ρ > 0.5``
+above the first layer with no solid cell in the supporting region below), counted by the
+independent check ``tests/reference/overhang_check.py`` (numpy only); the ``plain`` rows are
+the same problems without the filter, where the count shows that the rule bites.
+
+Pictures: ``docs/examples/overhang_directions.png`` (the 2D designs, unsupported cells red,
+their count in the title) and ``docs/examples/overhang_3d.png`` (the 3D designs from the
+side and their middle slices).
+
+Run: ``python benchmarks/bench_overhang.py [--cases 2d|3d|all] [--append]`` (``--append``
+adds the table to benchmarks/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from _common import load_average, load_line, machine_lines, table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from reference.overhang_check import (  # noqa: E402  (the tests' folder, put on the path above)
+    count_unsupported,
+    grid_from_centroids,
+    non_discreteness,
+    unsupported_cells,
+)
+
+#: (preset, build direction, critical angle in degrees from the build plate); None: no filter.
+CASES_2D = [("overhang", None, None), ("overhang", "+y", 45.0), ("overhang", "+y", 26.57),
+            ("overhang", "+y", 90.0), ("overhang", "-y", 45.0), ("overhang", "+x", 45.0),
+            ("overhang", "-x", 45.0), ("overhang", [0.0, 1.0], 18.43)]
+CASES_3D = [("overhang3d", None, None), ("overhang3d", "+z", 45.0),
+            ("overhang3d", "+z", 26.57), ("overhang3d", "-x", 45.0)]
+PICTURES = ROOT / "docs" / "examples"
+
+
+def raw_config(preset: str, direction, angle) -> dict:
+    """The preset's config with this build direction and angle (no filter for None)."""
+    from fesens.config import preset_text
+
+    raw = tomllib.loads(preset_text(preset))
+    if direction is None:
+        raw.pop("manufacturing", None)
+    else:
+        raw["manufacturing"] = {"overhang": direction, "overhang_angle": angle}
+    return raw
+
+
+def run_case(preset: str, direction, angle, quick: bool = False) -> dict:
+    """One optimization: its numbers, the printed densities and the mesh (``quick``: three
+    iterations at the projection's final sharpness)."""
+    from fesens.config import resolve
+    from fesens.workflow.optimize import run_optimization
+
+    raw = raw_config(preset, direction, angle)
+    if quick:
+        raw["stop"]["max_iter"] = 3
+        raw["projection"]["beta"] = raw["projection"]["beta"]["final"]
+    config = resolve(raw, base_dir=ROOT, source=f"preset {preset!r}", default_name=preset)
+    start = time.perf_counter()
+    result = run_optimization(config, echo=None)
+    seconds = time.perf_counter() - start
+    mesh = config.mesh
+    rho = np.asarray(result.density, dtype=float)
+    solid, spacing = grid_from_centroids(mesh.cell_centroids(), rho > 0.5)
+    # The plain design is checked against the preset's own rule, to show that it bites.
+    rule = raw_config(preset, "+z" if mesh.dim == 3 else "+y", 45.0)["manufacturing"] \
+        if direction is None else raw["manufacturing"]
+    unsupported = count_unsupported(solid, rule["overhang"], rule["overhang_angle"], spacing)
+    return {"preset": preset, "direction": direction, "angle": angle, "mesh": mesh,
+            "rho": rho, "iterations": len(result.history), "converged": result.converged,
+            "compliance": float(result.summary["objective"]["value"]),
+            "mnd": non_discreteness(rho), "solid": int(solid.sum()),
+            "unsupported": unsupported, "rule": (rule["overhang"], rule["overhang_angle"]),
+            "seconds": seconds}
+
+
+def shown(direction, angle) -> str:
+    """``+y 45°`` (a vector as written)."""
+    name = direction if isinstance(direction, str) else \
+        "[" + ", ".join(f"{c:g}" for c in direction) + "]"
+    return f"{name} {angle:g}°"
+
+
+def label(row: dict) -> str:
+    """``+y 45°`` or ``plain``."""
+    return "plain" if row["direction"] is None else shown(row["direction"], row["angle"])
+
+
+def report(rows: Sequence[dict]) -> str:
+    """The Markdown table of the runs."""
+    headers = ("preset", "build direction, angle", "iterations", "compliance", "M_nd %",
+               "solid cells", "unsupported (checked as)", "time")
+    body = [(row["preset"], label(row),
+             f"{row['iterations']}{'' if row['converged'] else ' (limit)'}",
+             f"{row['compliance']:.2f}", f"{row['mnd']:.2f}", str(row["solid"]),
+             f"{row['unsupported']} ({shown(*row['rule'])})", f"{row['seconds']:.0f} s")
+            for row in rows]
+    return table(headers, body)
+
+
+def draw_2d(rows: Sequence[dict], path: Path) -> Path:
+    """The 2D designs in a grid of panels, unsupported cells red, build plate blue."""
+    from matplotlib.colors import ListedColormap
+
+    from fesens.plotting import new_figure, save_figure
+
+    columns = 2
+    lines = -(-len(rows) // columns)
+    fig = new_figure(figsize=(7.0, 1.35 * lines + 0.3), layout="constrained")
+    for ax, row in zip(fig.subplots(lines, columns).ravel(), rows, strict=False):
+        grid, _ = grid_from_centroids(row["mesh"].cell_centroids(), row["rho"])
+        red = unsupported_cells(grid > 0.5, *row["rule"])
+        ax.imshow(grid.T, origin="lower", cmap="gray_r", vmin=0.0, vmax=1.0)
+        ax.imshow(np.ma.masked_equal(red.T.astype(float), 0.0), origin="lower",
+                  cmap=ListedColormap(["tab:red"]))
+        _plate(ax, row, grid.shape)
+        ax.set_title(f"{label(row)}: {row['unsupported']} unsupported, M_nd "
+                     f"{row['mnd']:.1f} %", fontsize="small")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for ax in fig.axes[len(rows):]:
+        ax.set_visible(False)
+    return save_figure(fig, path, dpi=90)
+
+
+def _plate(ax, row: dict, shape: tuple[int, ...]) -> None:
+    """The build plate as a thick blue line on its side of a 2D panel."""
+    direction = row["direction"]
+    if direction is None:
+        return
+    if not isinstance(direction, str):
+        axis = int(np.argmax(np.abs(direction)))
+        direction = ("+" if direction[axis] > 0 else "-") + "xy"[axis]
+    low = -0.5 if direction[0] == "+" else shape["xy".index(direction[1])] - 0.5
+    line = ax.axhline if direction[1] == "y" else ax.axvline
+    line(low, color="tab:blue", linewidth=3)
+
+
+def draw_3d(rows: Sequence[dict], path: Path) -> Path:
+    """Each 3D design seen from the side (the largest density along y of each cell column,
+    x across, the build axis z up, the build plate blue) and its middle slice normal to y."""
+    from fesens.plotting import new_figure, save_figure
+
+    fig = new_figure(figsize=(7.0, 1.6 * len(rows) + 0.3), layout="constrained")
+    axes = fig.subplots(len(rows), 2, squeeze=False)
+    for (left, right), row in zip(axes, rows, strict=True):
+        grid, _ = grid_from_centroids(row["mesh"].cell_centroids(), row["rho"])
+        for ax, image, what in ((left, grid.max(axis=1), "side view"),
+                                (right, grid[:, grid.shape[1] // 2, :], "middle slice")):
+            ax.imshow(image.T, origin="lower", cmap="gray_r", vmin=0.0, vmax=1.0)
+            _plate(ax, {**row, "direction": row["direction"] and
+                        row["direction"].replace("z", "y")}, image.shape)
+            ax.set_title(f"{label(row)} ({what}): {row['unsupported']} unsupported, M_nd "
+                         f"{row['mnd']:.1f} %", fontsize="small")
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return save_figure(fig, path, dpi=90)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", choices=("2d", "3d", "all"), default="all")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 3 iterations at the final sharpness, no pictures "
+                        "kept (written under /tmp)")
+    parser.add_argument("--append", action="store_true",
+                        help="append the report to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+    loads = [load_average()]
+    rows_2d = [run_case(*case, quick=args.quick) for case in CASES_2D] \
+        if args.cases != "3d" else []
+    rows_3d = [run_case(*case, quick=args.quick) for case in CASES_3D] \
+        if args.cases != "2d" else []
+    loads.append(load_average())
+    lines = ["## `bench_overhang.py`: overhang control by build direction and angle", "",
+             *machine_lines(("numpy", "scipy", "scikit-sparse")), "",
+             "Angles in degrees from the build plate; M_nd of the printed design; "
+             "unsupported cells counted by tests/reference/overhang_check.py.", "",
+             report(rows_2d + rows_3d), "", load_line(loads)]
+    print("\n".join(lines), flush=True)
+    pictures = []
+    folder = Path("/tmp/bench_overhang") if args.quick else PICTURES
+    if rows_2d:
+        pictures.append(draw_2d(rows_2d, folder / "overhang_directions.png"))
+    if rows_3d:
+        pictures.append(draw_3d(rows_3d, folder / "overhang_3d.png"))
+    for picture in pictures:
+        lines.append(f"wrote {Path(picture).relative_to(ROOT) if not args.quick else picture}")
+        print(lines[-1], flush=True)
+    if args.append:
+        with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as results:
+            results.write("\n" + "\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
