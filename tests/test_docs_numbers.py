@@ -221,6 +221,17 @@ QUOTES = [
           E["multimaterial_beam"], rf"two phases: .*grayness {N} %;.*\nheavy alone: "
           rf".*grayness {N} %;.*\nlight alone: .*grayness {N} %;", rel=0.02),
     # measured: the records the benchmark scripts wrote
+    Quote("fesens/docs/topology.md", rf"quads, {N} in the L\)", RESULTS,
+          rf"100x100 quad4, {N} in the L"),
+    Quote("fesens/docs/topology.md", rf"with a {N} MPa limit;", RESULTS,
+          rf"σ_lim = {N} MPa; peaks of the solid cells"),
+    Quote("fesens/docs/topology.md", rf"volume fraction {N} of the L, largest cell-centroid von "
+          rf"Mises stress of the\s+solid cells {N} MPa, at \({N}, {N}\), away from the corner "
+          rf"\(at a quadrature point {N}\s+MPa\)", RESULTS,
+          rf"\| local, μ_max 1000 \(preset\) \|[^|]*\|[^|]*\| +{N} \|[^|]*\| +{N} MPa = "
+          rf"[\d.]+ σ_lim; \({N}, {N}\) \| +{N} MPa \|"),
+    Quote("fesens/docs/topology.md", rf"where its stress peaks at {N} MPa", RESULTS,
+          rf"\| +compliance, same volume \|[^|]*\|[^|]*\|[^|]*\|[^|]*\| +{N} MPa = "),
     Quote(SOLVERS, rf"\| 48x24x24 \({N}\) \| {N} s, {N} MB \|", RESULTS,
           scale_row("48x24x24", "cholmod", "s")),
     Quote(SOLVERS, rf"MB \| {N} ms, {N} MB \|\n\| 96x48x48", RESULTS,
@@ -351,6 +362,7 @@ ALLOWED = [
      r"|et al\. 2018|cross at 45°|projection to 16 by|ρ > 0\.5,",
      "the overhang filter's realizable angles (fesens/opt/overhang.py), its papers' year, "
      "the presets' final sharpness and the solid threshold"),
+    ("fesens/docs/topology.md", r"thresholded at ρ = 0\.5", "the threshold the papers measure at"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"
      r"|\(default 0\.5,",
      "the status thresholds and OC defaults (the code's, tests/opt/test_convergence_status.py)"),
