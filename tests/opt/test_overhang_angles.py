@@ -189,8 +189,7 @@ def test_a_26_degree_slope_is_printed_at_26_degrees_and_cut_at_45():
                              "+y", 26.57) == 0
 
 
-@pytest.mark.parametrize(("direction", "angle"), [
-    ("+y", 26.57), pytest.param([0.0, -1.0], 26.57, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(("direction", "angle"), [("+y", 26.57), ([0.0, -1.0], 26.57)])
 def test_a_projected_design_is_crisp_and_has_no_unsupported_cell(direction, angle):
     """A 30x10 MBB beam, density filter 1.5, Heaviside projection sharpened from 2 to 64,
     overhang filter, 60 MMA iterations: no unsupported solid cell by the independent count
