@@ -1,5 +1,6 @@
 """Density-based design optimization: filters, interpolation, optimizers, the loop."""
 
+from fesens.opt.augmented_lagrangian import AugmentedLagrangianProblem, LocalStress
 from fesens.opt.checkpoint import (
     CheckpointError,
     load_checkpoint,
@@ -53,6 +54,7 @@ __all__ = [
     "RAMP",
     "SIMP",
     "AdaptiveTolerance",
+    "AugmentedLagrangianProblem",
     "CellGroups",
     "CheckpointError",
     "Constraint",
@@ -66,6 +68,7 @@ __all__ = [
     "FrequencyProblem",
     "Heaviside",
     "HelmholtzFilter",
+    "LocalStress",
     "MinMaxProblem",
     "MirrorSymmetry",
     "NormalizedConstraint",
