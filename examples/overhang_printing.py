@@ -4,10 +4,11 @@ The ``overhang`` preset (top88's MBB half-beam, 60 x 20 quads, volume 0.5, SIMP 
 filter of radius 2.4, Heaviside projection sharpened to 16, MMA) printed along ``+y`` from a
 build plate at ``y = 0``: Langelaar's filter (Struct. Multidisc. Optim. 55, 2017, 871-883;
 :class:`fesens.opt.OverhangFilter`) lets a cell be only as dense as the cells below it that
-support it, so no overhang is flatter than 45 degrees from the build plate. The same problem is run without the ``[manufacturing]`` section for
-comparison. A solid cell (density above 0.5) above the base layer is *unsupported* when none
-of the three cells under it (below, below-left, below-right) is solid: the example prints
-the fraction of the solid cells that are, for both designs, with their compliances.
+support it, so no overhang is flatter than 45 degrees from the build plate. The same problem
+is run without the ``[manufacturing]`` section for comparison. A solid cell (density above
+0.5) above the base layer is *unsupported* when none of the three cells under it (below,
+below-left, below-right) is solid: the example prints the fraction of the solid cells that
+are, for both designs, with their compliances.
 
 Run: ``python examples/overhang_printing.py [--fast] [--out DIR]`` (``--fast``, or
 ``FESENS_EXAMPLES_FAST=1``: at most 40 iterations each). Writes ``overhang.png`` (both
