@@ -11,8 +11,8 @@ counted by the independent ``tests/reference/hinges.py`` (numpy only), and the t
 
 Pictures: ``docs/examples/inverter_robust.png`` (the 2D blueprints, robust and plain, the
 half domain mirrored about the symmetry line) and ``docs/examples/inverter3d_robust.png``
-(the 3D robust blueprint thresholded at 0.5: a few slices normal to z and the mirrored
-front view).
+(the 3D blueprints, robust and plain, thresholded at 0.5: the face layer, mirrored, with its
+hinge nodes in red).
 
 Run: ``python benchmarks/bench_robust_inverter.py [--cases 2d|3d|all] [--append]``
 (``--append`` adds the table to benchmarks/RESULTS.md).
@@ -32,7 +32,11 @@ from _common import load_average, load_line, machine_lines, table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from reference.hinges import count_hinges, grid_of_cells  # noqa: E402  (tests/ on the path)
+from reference.hinges import (  # noqa: E402  (the tests' folder, put on the path above)
+    count_hinges,
+    grid_of_cells,
+    hinge_nodes,
+)
 
 #: (preset, robust): the robust preset as shipped, or with one projection only.
 CASES_2D = [("inverter_robust", True), ("inverter_robust", False)]
@@ -110,25 +114,25 @@ def draw_2d(rows: Sequence[dict], path: Path) -> Path:
     return save_figure(fig, path, dpi=90)
 
 
-def draw_3d(row: dict, path: Path) -> Path:
-    """The 3D blueprint thresholded at 0.5: its slices normal to z (the plate's depth) and
-    the mirrored union of its solid cells seen along z."""
+def draw_3d(rows: Sequence[dict], path: Path) -> Path:
+    """Each 3D blueprint thresholded at 0.5: its face layer (z = 0; the design is extruded,
+    every layer is the same) mirrored about the symmetry plane, its hinge nodes on that face
+    as red dots."""
     from fesens.plotting import new_figure, save_figure
 
-    solid = row["grid"] > 0.5
-    depth = solid.shape[2]
-    fig = new_figure(figsize=(7.0, 1.9), layout="constrained")
-    axes = fig.subplots(1, depth + 1)
-    for k, ax in enumerate(axes[:depth]):
-        ax.imshow(mirrored(solid[:, :, k]), cmap="gray_r", vmin=0.0, vmax=1.0)
-        ax.set_title(f"layer z {k}", fontsize="small")
-    axes[-1].imshow(mirrored(solid.mean(axis=2)), cmap="gray_r", vmin=0.0, vmax=1.0)
-    axes[-1].set_title("all layers", fontsize="small")
-    for ax in axes:
+    fig = new_figure(figsize=(7.0, 2.2), layout="constrained")
+    for ax, row in zip(fig.subplots(1, len(rows)).ravel(), rows, strict=True):
+        solid = row["grid"] > 0.5
+        ny = solid.shape[1]
+        ax.imshow(mirrored(solid[:, :, 0]), cmap="gray_r", vmin=0.0, vmax=1.0)
+        nodes = np.argwhere(hinge_nodes(solid)[:, :, 0])  # (i, j) of the face's hinge nodes
+        for sign in (-1, 1):  # the node (i, j) sits between image rows ny - 1 ± j
+            ax.plot(nodes[:, 0] - 0.5, ny - 0.5 + sign * nodes[:, 1], "o", color="tab:red",
+                    markersize=4)
+        ax.set_title(f"{'robust' if row['robust'] else 'plain'} (face z = 0): u_out "
+                     f"{row['u_out']:.3f}, {row['hinges']} hinge nodes", fontsize="small")
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle(f"{row['preset']}: u_out {row['u_out']:.3f}, {row['hinges']} hinges",
-                 fontsize="small")
     return save_figure(fig, path, dpi=90)
 
 
@@ -151,9 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
              report(rows_2d + rows_3d), "", load_line(loads)]
     if rows_2d:
         lines.append(f"wrote {draw_2d(rows_2d, PICTURES / 'inverter_robust.png')}")
-    robust_3d = [row for row in rows_3d if row["robust"]]
-    if robust_3d:
-        lines.append(f"wrote {draw_3d(robust_3d[0], PICTURES / 'inverter3d_robust.png')}")
+    if rows_3d:
+        lines.append(f"wrote {draw_3d(rows_3d, PICTURES / 'inverter3d_robust.png')}")
     text = "\n".join(lines)
     print(text)
     if args.append:

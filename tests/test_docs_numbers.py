@@ -179,6 +179,19 @@ QUOTES = [
           rf"inverter: .*input u_x {N}, output port u_x {N}; thresholded design {N}\n"
           rf"gripper: .*jaw tip u_y {N}; thresholded design {N}", order=(0, 1, 3, 2, 4),
           rel=0.005),
+    Quote("fesens/docs/topology.md", rf"the 2D inverter stops after {N} iterations with the "
+          rf"worst \(eroded\) output displacement {N} \(the blueprint's {N}\), the 3D one "
+          rf"after {N} with {N} \({N}\)", RESULTS,
+          rf"\| +inverter_robust \| +robust \| +{N} \| +converged \| +{N} \| +{N} \|"
+          rf"(?:.*\n)*?\| +inverter3d_robust \| +robust \| +{N} \| +converged \| +{N} \| +{N} \|",
+          order=(0, 2, 1, 3, 5, 4)),
+    Quote("fesens/docs/topology.md", rf"the 3D inverter with one projection has {N}\. Both "
+          rf"robust blueprints hold less material than the limit allows, {N} and {N} of the "
+          rf"domain for {N}", RESULTS,
+          rf"\| +inverter_robust \| +robust \|[^\n]*\| +{N} \({N}\) \|(?:.*\n)*?"
+          rf"\| +inverter3d_robust \| +robust \|[^\n]*\| +{N} \([\d.]+\) \|(?:.*\n)*?"
+          rf"\| +inverter3d_robust \| +plain \|[^\n]*\| +{N} \| +[\d.]+ s \|",
+          order=(3, 0, 2, 1)),
     Quote(EXAMPLES_MD, rf"plain blueprint \(compliance {N}\) has a smallest solid of {N} and "
           rf"a smallest void of {N} cells; the robust one \(compliance {N}, its eroded design "
           rf"{N}\) {N} and {N}, above the size of {N}", E["robust_length_scale"],

@@ -1,13 +1,17 @@
 """Hinge-free robust inverters: the one-node hinge counter of ``tests/reference/hinges.py``
-on designs whose hinges are known, and the ``inverter_robust`` preset's run (slow): it
+on designs whose hinges are known, the ``inverter_robust`` preset's run (slow): it
 converges, its blueprint thresholded at 0.5 has no hinge, its volume meets the limit and its
-dilated volume limit is current at the end."""
+dilated volume limit is current at the end; and the contrast (slow): ``inverter3d_robust``
+with one projection (its robust keys removed) hinges. (The 2D inverter with one projection
+shows none at this resolution: its joints are one cell wide, not diagonal contacts.)"""
+
+import tomllib
 
 import numpy as np
 import pytest
 from reference.hinges import count_hinges, grid_of_cells, hinge_nodes
 
-from fesens.config import load_preset
+from fesens.config import load_preset, preset_text, resolve
 from fesens.workflow.optimize import run_optimization
 
 
@@ -70,3 +74,17 @@ def test_robust_inverter_converges_without_hinges():
     assert last["objective_intermediate"] < -0.5 and last["objective_eroded"] < -0.25
     mesh = config.mesh
     assert count_hinges(grid_of_cells(mesh.cell_centroids(), result.density)) == 0
+
+
+@pytest.mark.slow
+def test_the_3d_inverter_with_one_projection_hinges():
+    """The 3D preset without its robust keys (one Heaviside projection of threshold 0.5,
+    everything else as shipped) converges to a blueprint with hinge nodes: the joints the
+    robust formulation removes."""
+    raw = tomllib.loads(preset_text("inverter3d_robust"))
+    for key in ("robust", "delta_eta", "volume_update_every"):
+        del raw["projection"][key]
+    config = resolve(raw, base_dir=".", source="plain inverter3d_robust")
+    result = run_optimization(config, echo=None)
+    grid = grid_of_cells(config.mesh.cell_centroids(), result.density)
+    assert count_hinges(grid) > 0
