@@ -47,7 +47,7 @@ def optimize(config_path: Path | None, preset: str | None, out_dir: Path | None,
     their status; the last line says why.
     """
     from fesens.config import preset_text
-    from fesens.config.optimization_sections import check_schedules
+    from fesens.config.schedules import check_schedules
     from fesens.opt.status import STATUSES
     from fesens.workflow import run_optimization
 

@@ -15,7 +15,7 @@ from opt_helpers import mbb_model, mbb_problem
 
 from fesens.cli import cli
 from fesens.config import ConfigError, resolve
-from fesens.config.optimization_sections import check_schedules
+from fesens.config.schedules import check_schedules
 from fesens.config.toml_writer import dumps
 from fesens.objectives import compliance
 from fesens.opt import MMA, SIMP, Continuation, Heaviside, make_filter, optimize
