@@ -28,6 +28,12 @@ is 5 iterations: with 20, the 60 × 20 MBB half-beam at β = 32 fell into a two-
 of the limit (the blueprint's volume alternating between 0.46 and 0.52) and never converged,
 with 5 or 1 it converged.
 
+**Start and stop.** The default start is the uniform design whose blueprint has the volume
+fraction at the first iteration's sharpness (:meth:`RobustProblem.initial_design`), so the
+first limit holds the blueprint at ``f``. The loop stops only on an iteration whose limit is
+current within ``stop.constraint_tol`` (:meth:`RobustProblem.settled`): a design that
+settled between two updates may sit at another blueprint volume, and waits for the next.
+
 References
 ----------
 O. Sigmund, "Manufacturing tolerant topology optimization", Acta Mechanica Sinica 25 (2009)
