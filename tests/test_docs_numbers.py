@@ -102,6 +102,16 @@ SOLVERS, MPI, BENCH = "fesens/docs/solvers.md", "fesens/docs/mpi.md", "fesens/do
 E = EXAMPLES
 
 
+def preset3d_quote(preset: str, cells: str) -> Quote:
+    """A row of the 3D preset table in topology.md, from bench_3d_presets.py's table: cell
+    count, iterations, time, peak memory and final objective."""
+    status = r"\((?:converged|max_iter)\)"
+    return Quote("fesens/docs/topology.md",
+                 rf"\| {preset} \| {cells} \({N}\) \| {N} {status} \| {N} s \| {N} MB \| {N} \|",
+                 RESULTS, rf"\|\s*{preset} \|\s*{cells} \({N}\) \|\s*{N} {status} \|\s*{N} s "
+                 rf"\|\s*[\d.]+ s \|\s*{N} MB \|\s*{N} \|")
+
+
 def scale_row(grid: str, solver: str, unit: str) -> str:
     """A row of bench_scale.py's table: its cells, iteration time and peak MB."""
     return (rf"\|\s*{grid} \|\s*([\d,]+) \|\s*[\d,]+ \|\s*{solver} \|\s*([\d.]+) {unit} \|"
@@ -376,6 +386,9 @@ ALLOWED = [
      "the overhang filter's realizable angles (fesens/opt/overhang.py), its papers' year, "
      "the presets' final sharpness and the solid threshold"),
     ("fesens/docs/topology.md", r"thresholded at ρ = 0\.5", "the threshold the papers measure at"),
+    ("fesens/docs/topology.md", r"E_min = 1e-9|30 % (?:material|conductor)|radius 1\.5|"
+     r"below 0\.01, at most 200 iterations|above 150,000 free unknowns|10⁵ cells|"
+     r"for 10 iterations", "the settings of the 3D presets and of bench_3d_presets.py"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"
      r"|\(default 0\.5,",
      "the status thresholds and OC defaults (the code's, tests/opt/test_convergence_status.py)"),
