@@ -6,7 +6,8 @@ variable (:class:`~fesens.opt.design_maps.MirrorSymmetry`,
 :class:`~fesens.opt.design_maps.Extrusion`, combined by
 :meth:`~fesens.opt.design_maps.CellGroups.combine`: the ``design_map``, before the filter),
 ``overhang`` makes the printed densities of Langelaar's filter the physical ones
-(:class:`~fesens.opt.overhang.OverhangFilter`, after filter and projection). The maps are
+(:class:`~fesens.opt.overhang.OverhangFilter`, after filter and projection; along an
+oblique unit vector :class:`~fesens.opt.overhang_oblique.ObliqueOverhangFilter`). The maps are
 built while the config is checked, so a mesh they do not fit (not symmetric, not a lattice
 of quad4/hex8 cells) is refused before any work, naming the key.
 """
@@ -29,9 +30,10 @@ from fesens.config.passive import check_passive_ties, passive_cells
 from fesens.errors import MeshError
 from fesens.mesh import Mesh
 from fesens.mpi import launched
-from fesens.opt import CellGroups, Extrusion, MirrorSymmetry, OverhangFilter
+from fesens.opt import CellGroups, Extrusion, MirrorSymmetry
 from fesens.opt.filters import FILTERS, Filter
 from fesens.opt.overhang import OverhangAngleError
+from fesens.opt.overhang_oblique import overhang_filter
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -51,7 +53,8 @@ _axes.expected = 'a list of distinct axes, e.g. ["x"] or ["x", "z"]'
 
 def _build_direction(path: str, value: Any) -> str | list[float]:
     """A build direction: its name (``"+z"``) or a vector of numbers (``[0, 0, 1]``); the
-    filter checks it on the mesh (a unit vector along an axis)."""
+    filter checks it on the mesh (a unit vector; one oblique to the axes takes the filter of
+    :mod:`fesens.opt.overhang_oblique`)."""
     if isinstance(value, str):
         return value
     if not isinstance(value, list) or not value \
@@ -69,7 +72,8 @@ MANUFACTURING = {
     "symmetry": Key(_axes, None, "mirror planes, by the axis normal to each, through the "
                     "middle of the mesh's bounding box"),
     "extrusion": Key(string(), None, "the axis the design is constant along"),
-    "overhang": Key(_build_direction, None, "build direction of Langelaar's overhang filter"),
+    "overhang": Key(_build_direction, None, "build direction of Langelaar's overhang filter "
+                    "(an axis or a unit vector, oblique ones too)"),
     "overhang_angle": Key(number(0.0, 90.0, low_open=True), None,
                           "critical overhang angle in degrees from the build plate (default "
                           "45; one the lattice realizes)"),
@@ -148,7 +152,7 @@ def _built_maps(table: dict, mesh: Mesh) -> dict:
     ConfigError
         Naming the key whose map does not fit ``mesh``.
     """
-    makers = {**_GROUPINGS, "overhang": lambda mesh, value: OverhangFilter(
+    makers = {**_GROUPINGS, "overhang": lambda mesh, value: overhang_filter(
         mesh, value, angle=table.get("overhang_angle", 45.0), P=table.get("overhang_p", 40.0),
         epsilon=table.get("overhang_epsilon", 1e-4))}
     built: dict = {}

@@ -86,6 +86,34 @@ class OverhangAngleError(ValueError):
     """A critical overhang angle out of range or not realized by the lattice."""
 
 
+def checked_smoothing(P: float, epsilon: float, xi0: float) -> tuple[float, float, float]:
+    """``(P, ε, ξ_0)`` as floats after checking their ranges (``ValueError`` otherwise)."""
+    if not (P >= 1.0 and epsilon > 0.0 and 0.0 < xi0 < 1.0):
+        raise ValueError(f"overhang filter parameters out of range: P = {P!r} must be "
+                         f">= 1, epsilon = {epsilon!r} > 0 and xi0 = {xi0!r} in (0, 1)")
+    return float(P), float(epsilon), float(xi0)
+
+
+def smooth_max_constants(P: float, xi0: float, n_support: int) -> tuple[float, float, float]:
+    """``(Q, s, s_b)`` of the smooth maximum over ``n_support`` cells (module docstring)."""
+    Q = P + math.log(n_support) / math.log(xi0)
+    # The published code's shift: (ξ + s)^P of a void cell stays a normal number, so the
+    # derivative Q⁻¹ P keep^(1/Q − 1) (ξ + s)^(P − 1) is finite; the back-shift takes most
+    # of it off again.
+    shift = 100.0 * np.finfo(float).tiny ** (1.0 / P)
+    return Q, shift, 0.95 * n_support ** (1.0 / Q) * shift ** (P / Q)
+
+
+def smooth_min(x: np.ndarray, support: np.ndarray, epsilon: float) -> np.ndarray:
+    """``smin(x, Ξ) = (x + Ξ − √((x − Ξ)² + ε) + √ε) / 2``, elementwise."""
+    return 0.5 * (x + support - np.sqrt((x - support) ** 2 + epsilon) + math.sqrt(epsilon))
+
+
+def smooth_min_slope(x: np.ndarray, support: np.ndarray, epsilon: float) -> np.ndarray:
+    """``∂smin/∂x`` elementwise (``∂smin/∂Ξ = 1 − ∂smin/∂x``)."""
+    return 0.5 * (1.0 - (x - support) / np.sqrt((x - support) ** 2 + epsilon))
+
+
 def build_directions(dim: int) -> tuple[str, ...]:
     """The build directions of a ``dim``-D lattice: ``'+x', '-x', '+y', ...``."""
     return tuple(sign + axis for axis in AXES[:dim] for sign in "+-")
@@ -116,6 +144,26 @@ def parse_direction(direction: str | Sequence[float], dim: int) -> tuple[int, in
 def _vector_direction(vector: Sequence[float], dim: int) -> tuple[int, int]:
     """``(axis, sign)`` of a build direction given as a unit vector (see
     :func:`parse_direction`)."""
+    n = unit_vector(vector, dim)
+    axis = int(np.argmax(np.abs(n)))
+    if not along_axis(n):
+        shown = "[" + ", ".join(map(repr, vector)) + "]"
+        raise ValueError(
+            f"the build direction {shown} is not along a lattice axis: the layer filter "
+            "stacks the lattice's planes of cells; an oblique direction needs the filter of "
+            "fesens.opt.overhang_oblique (overhang_filter() picks it)")
+    return axis, 1 if n[axis] > 0 else -1
+
+
+def unit_vector(vector: Sequence[float], dim: int) -> np.ndarray:
+    """The build direction ``(dim,)`` given as a unit vector of ``dim`` numbers.
+
+    Raises
+    ------
+    ValueError
+        For a vector of another length or of non-numbers, or one whose length differs from
+        1 by more than ``UNIT_TOLERANCE``.
+    """
     shown = "[" + ", ".join(map(repr, vector)) + "]"
     if len(vector) != dim or not all(isinstance(c, int | float | np.number)
                                      and not isinstance(c, bool) for c in vector):
@@ -126,14 +174,14 @@ def _vector_direction(vector: Sequence[float], dim: int) -> tuple[int, int]:
     if abs(length - 1.0) > UNIT_TOLERANCE:
         raise ValueError(f"the build direction {shown} is not a unit vector (its length is "
                          f"{length:.6g}): give it divided by its length")
+    return n
+
+
+def along_axis(n: np.ndarray) -> bool:
+    """Whether the unit vector ``n`` ``(dim,)`` lies along a lattice axis (its other
+    components within ``UNIT_TOLERANCE`` of 0)."""
     axis = int(np.argmax(np.abs(n)))
-    if np.abs(np.delete(n, axis)).max(initial=0.0) > UNIT_TOLERANCE:
-        raise ValueError(
-            f"the build direction {shown} is not along a lattice axis: the layer filter "
-            "stacks the lattice's planes of cells, and a direction oblique to them has no "
-            "layers; rotate the mesh so that the build direction is an axis, or give one of "
-            f"{', '.join(map(repr, build_directions(dim)))}")
-    return axis, 1 if n[axis] > 0 else -1
+    return bool(np.abs(np.delete(n, axis)).max(initial=0.0) <= UNIT_TOLERANCE)
 
 
 def realizable_angles(h_build: float, h_lateral: Sequence[float],
@@ -258,10 +306,7 @@ class OverhangFilter:
         self.axis, self.sign = parse_direction(direction, self.dim)
         #: The build direction by name (a vector's too).
         self.direction = ("+" if self.sign > 0 else "-") + AXES[self.axis]
-        if not (P >= 1.0 and epsilon > 0.0 and 0.0 < xi0 < 1.0):
-            raise ValueError(f"overhang filter parameters out of range: P = {P!r} must be "
-                             f">= 1, epsilon = {epsilon!r} > 0 and xi0 = {xi0!r} in (0, 1)")
-        self.P, self.epsilon, self.xi0 = float(P), float(epsilon), float(xi0)
+        self.P, self.epsilon, self.xi0 = checked_smoothing(P, epsilon, xi0)
         spacing = self.lattice.spacing
         self.angle = angle
         self._offsets = support_offsets(angle, float(spacing[self.axis]),
@@ -269,13 +314,8 @@ class OverhangFilter:
         #: Cells of padding per lateral axis: the region's reach.
         self._pad = tuple(max(abs(o[a]) for o in self._offsets) for a in range(self.dim - 1))
         self.n_support = len(self._offsets)
-        self.Q = self.P + math.log(self.n_support) / math.log(self.xi0)
-        # The published code's shift: (ξ + s)^P of a void cell stays a normal number, so the
-        # derivative Q⁻¹ P keep^(1/Q − 1) (ξ + s)^(P − 1) is finite; the back-shift takes
-        # most of it off again.
-        self.shift = 100.0 * np.finfo(float).tiny ** (1.0 / self.P)
-        self.backshift = 0.95 * self.n_support ** (1.0 / self.Q) \
-            * self.shift ** (self.P / self.Q)
+        self.Q, self.shift, self.backshift = smooth_max_constants(self.P, self.xi0,
+                                                                  self.n_support)
 
     def __call__(self, x):
         """The printed densities ``(n_cells,)`` of the blueprint ``x`` ``(n_cells,)``
@@ -313,10 +353,6 @@ class OverhangFilter:
         neighbours = [padded[view] for view in self._neighbours(padded)]
         return sum(n ** self.P for n in neighbours), neighbours
 
-    def _smooth_min(self, x: np.ndarray, support: np.ndarray) -> np.ndarray:
-        eps = self.epsilon
-        return 0.5 * (x + support - np.sqrt((x - support) ** 2 + eps) + math.sqrt(eps))
-
     # ------------------------------------------------------------ map and derivatives
     def printed(self, x: np.ndarray) -> np.ndarray:
         """The printed densities ``(n_cells,)`` of the blueprint ``x`` ``(n_cells,)``
@@ -327,7 +363,7 @@ class OverhangFilter:
         for i in range(1, len(layers)):
             power_sum, _ = self._support_power_sum(layers[i - 1:i])
             support = power_sum[0] ** (1.0 / self.Q) - self.backshift
-            layers[i] = self._smooth_min(blueprint[i], support)
+            layers[i] = smooth_min(blueprint[i], support, self.epsilon)
         return self.from_layers(layers)
 
     def _slopes(self, x: np.ndarray, printed: np.ndarray) -> _Slopes:
@@ -337,8 +373,7 @@ class OverhangFilter:
         blueprint, layers = self.to_layers(x), self.to_layers(printed)
         power_sum, neighbours = self._support_power_sum(layers[:-1])
         support = power_sum ** (1.0 / self.Q) - self.backshift
-        dx = 0.5 * (1.0 - (blueprint[1:] - support)
-                    / np.sqrt((blueprint[1:] - support) ** 2 + self.epsilon))
+        dx = smooth_min_slope(blueprint[1:], support, self.epsilon)
         outer = (self.P / self.Q) * power_sum ** (1.0 / self.Q - 1.0)
         return _Slopes(dx, 1.0 - dx, [outer * n ** (self.P - 1.0) for n in neighbours])
 
