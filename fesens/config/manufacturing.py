@@ -164,7 +164,9 @@ def _built_maps(table: dict, mesh: Mesh) -> dict:
         except (MeshError, ValueError) as err:
             # An angle the lattice does not realize is the angle's fault, not the direction's.
             named = "overhang_angle" if isinstance(err, OverhangAngleError) else key
-            raise ConfigError(f"{join('manufacturing', named)} = {show(table[named])} is not "
+            # The default angle (45) is refused along directions that do not realize it.
+            value = show(table[named]) if named in table else "45 (the default)"
+            raise ConfigError(f"{join('manufacturing', named)} = {value} is not "
                               f"allowed: {err}") from None
     return built
 

@@ -14,6 +14,15 @@ a relative slack of ``RADIUS_SLACK`` (the radius of 26.57° is 2 cells up to 4·
 Written from the papers' rule without fesens: the grid is built from the cell centroids, and
 the region of each solid cell is found by measuring its distance to every cell of the layer
 below, one cell at a time.
+
+Along an oblique unit build direction ``n`` (:func:`unsupported_cells_oblique`) the rule is
+Gaynor & Guest's support cone (A. T. Gaynor, J. K. Guest, Struct. Multidisc. Optim. 54 (2016)
+1157–1172) on the cells that touch a cell: the build plate is the plane normal to ``n``
+through the domain's lowest point, the cells touching it (the lowest centroids ``n · c``)
+need no support, and every other solid cell needs a solid cell ``s`` that touches it (a
+face, an edge or a corner in common) with ``c_e − c_s`` within ``90° − α`` of ``n``. Along
+an axis at 45° and 90° this is Langelaar's region again. Written as a brute-force loop: every
+solid cell against every cell of the grid, angles by ``arccos``.
 """
 
 from __future__ import annotations
@@ -101,9 +110,46 @@ def unsupported_cells(solid: np.ndarray, direction, angle: float = 45.0,
     return violating
 
 
+#: Slack (degrees) on the cone's half-angle (a critical angle printed to two decimals).
+ANGLE_SLACK = 0.01
+
+
+def unsupported_cells_oblique(solid: np.ndarray, normal, angle: float,
+                              spacing=None) -> np.ndarray:
+    """The solid cells that break the cone rule along the unit vector ``normal`` (module
+    docstring), as a bool array of ``solid``'s shape ``[i_x, i_y(, i_z)]``; ``angle`` in
+    degrees from the build plate, ``spacing`` the cell size per axis (default 1)."""
+    solid = np.asarray(solid, dtype=bool)
+    normal = np.asarray(normal, dtype=float)
+    spacing = np.ones(solid.ndim) if spacing is None else np.asarray(spacing, dtype=float)
+    spacing = np.where(np.isfinite(spacing), spacing, 1.0)
+    index = np.array(list(np.ndindex(*solid.shape)))            # (n_cells, dim)
+    centres = index * spacing
+    heights = centres @ normal
+    solid_flat = solid[tuple(index.T)]
+    violating = np.zeros_like(solid)
+    for cell, centre, height, is_solid in zip(index, centres, heights, solid_flat,
+                                              strict=True):
+        if not is_solid or height <= heights.min() + 1e-9:
+            continue
+        # Every cell of the grid against this one: touching, solid, inside the cone.
+        d = centre - centres
+        length = np.linalg.norm(d, axis=1)
+        touching = np.all(np.abs(d) <= spacing * 1.000001, axis=1) & (length > 0)
+        cosine = np.divide(d @ normal, length, out=np.zeros(len(d)), where=length > 0)
+        cone = np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+        supported = np.any(touching & solid_flat & (cone <= 90.0 - angle + ANGLE_SLACK))
+        violating[tuple(cell)] = not supported
+    return violating
+
+
 def count_unsupported(solid: np.ndarray, direction, angle: float = 45.0,
                       spacing=None) -> int:
-    """The number of :func:`unsupported_cells`."""
+    """The number of :func:`unsupported_cells` (of :func:`unsupported_cells_oblique` for a
+    vector ``direction`` oblique to the axes)."""
+    if not isinstance(direction, str) and np.count_nonzero(np.asarray(direction)) > 1:
+        return int(np.count_nonzero(unsupported_cells_oblique(solid, direction, angle,
+                                                              spacing)))
     return int(np.count_nonzero(unsupported_cells(solid, direction, angle, spacing)))
 
 
