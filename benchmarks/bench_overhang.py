@@ -7,7 +7,10 @@ filter → SIMP, and reports the iterations, the compliance, the measure of non-
 ``M_nd = 4 Σ ρ(1 − ρ) / n`` of the printed design and its unsupported cells (solid ``ρ > 0.5``
 above the first layer with no solid cell in the supporting region below), counted by the
 independent check ``tests/reference/overhang_check.py`` (numpy only); the ``plain`` rows are
-the same problems without the filter, where the count shows that the rule bites.
+the same problems without the filter, where the count shows that the rule bites (one
+optimization per preset, checked against each rule a ``plain`` row names). A vector oblique
+to the axes takes the height-ordered filter of :mod:`fesens.opt.overhang_oblique` and is
+checked by the reference's cone rule.
 
 Pictures: ``docs/examples/overhang_directions.png`` (the 2D designs, unsupported cells red,
 their count in the title) and ``docs/examples/overhang_3d.png`` (the 3D designs from the
@@ -20,6 +23,7 @@ adds the table to benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 import tomllib
@@ -35,15 +39,21 @@ from reference.overhang_check import (  # noqa: E402  (the tests' folder, put on
     count_unsupported,
     grid_from_centroids,
     non_discreteness,
-    unsupported_cells,
+    unsupported_by_rule,
 )
 
-#: (preset, build direction, critical angle in degrees from the build plate); None: no filter.
+R2, R3 = 1.0 / math.sqrt(2.0), 1.0 / math.sqrt(3.0)
+#: (preset, build direction, critical angle in degrees from the build plate); None: no filter,
+#: then optionally the rule its design is checked against (default: the preset's +y or +z 45°).
 CASES_2D = [("overhang", None, None), ("overhang", "+y", 45.0), ("overhang", "+y", 26.57),
             ("overhang", "+y", 90.0), ("overhang", "-y", 45.0), ("overhang", "+x", 45.0),
-            ("overhang", "-x", 45.0), ("overhang", [0.0, 1.0], 18.43)]
+            ("overhang", "-x", 45.0), ("overhang", [0.0, 1.0], 18.43),
+            ("overhang", None, None, [R2, R2], 45.0), ("overhang", [R2, R2], 45.0),
+            ("overhang", [-R2, R2], 45.0)]
 CASES_3D = [("overhang3d", None, None), ("overhang3d", "+z", 45.0),
-            ("overhang3d", "+z", 26.57), ("overhang3d", "-x", 45.0)]
+            ("overhang3d", "+z", 26.57), ("overhang3d", "-x", 45.0),
+            ("overhang3d", None, None, [R3, R3, R3], 35.26),
+            ("overhang3d", [R3, R3, R3], 35.26)]
 PICTURES = ROOT / "docs" / "examples"
 
 
@@ -59,9 +69,12 @@ def raw_config(preset: str, direction, angle) -> dict:
     return raw
 
 
-def run_case(preset: str, direction, angle, quick: bool = False) -> dict:
+def run_case(preset: str, direction, angle, *check, quick: bool = False,
+             done: dict | None = None) -> dict:
     """One optimization: its numbers, the printed densities and the mesh (``quick``: three
-    iterations at the projection's final sharpness)."""
+    iterations at the projection's final sharpness); a plain design is checked against the
+    rule ``check`` (build direction, angle) when given, and optimized once per preset
+    (``done`` keeps it)."""
     from fesens.config import resolve
     from fesens.workflow.optimize import run_optimization
 
@@ -70,34 +83,47 @@ def run_case(preset: str, direction, angle, quick: bool = False) -> dict:
         raw["stop"]["max_iter"] = 3
         raw["projection"]["beta"] = raw["projection"]["beta"]["final"]
     config = resolve(raw, base_dir=ROOT, source=f"preset {preset!r}", default_name=preset)
-    start = time.perf_counter()
-    result = run_optimization(config, echo=None)
-    seconds = time.perf_counter() - start
+    done = {} if done is None else done
+    key = (preset, str(direction), angle)
+    if key not in done:
+        start = time.perf_counter()
+        done[key] = (run_optimization(config, echo=None), time.perf_counter() - start)
+    result, seconds = done[key]
     mesh = config.mesh
     rho = np.asarray(result.density, dtype=float)
     solid, spacing = grid_from_centroids(mesh.cell_centroids(), rho > 0.5)
     # The plain design is checked against the preset's own rule, to show that it bites.
-    rule = raw_config(preset, "+z" if mesh.dim == 3 else "+y", 45.0)["manufacturing"] \
-        if direction is None else raw["manufacturing"]
+    rule = raw_config(preset, *(check or ("+z" if mesh.dim == 3 else "+y", 45.0))
+                      )["manufacturing"] if direction is None else raw["manufacturing"]
     unsupported = count_unsupported(solid, rule["overhang"], rule["overhang_angle"], spacing)
     return {"preset": preset, "direction": direction, "angle": angle, "mesh": mesh,
             "rho": rho, "iterations": len(result.history), "converged": result.converged,
             "compliance": float(result.summary["objective"]["value"]),
             "mnd": non_discreteness(rho), "solid": int(solid.sum()),
             "unsupported": unsupported, "rule": (rule["overhang"], rule["overhang_angle"]),
+            "checked": bool(check),
             "seconds": seconds}
 
 
 def shown(direction, angle) -> str:
-    """``+y 45°`` (a vector as written)."""
+    """``+y 45°`` (a vector as written, ±1/√2 and ±1/√3 by name)."""
+    def component(c: float) -> str:
+        for value, name in ((R2, "1/√2"), (R3, "1/√3")):
+            if abs(abs(c) - value) < 1e-12:
+                return ("-" if c < 0 else "") + name
+        return f"{c:g}"
+
     name = direction if isinstance(direction, str) else \
-        "[" + ", ".join(f"{c:g}" for c in direction) + "]"
+        "[" + ", ".join(map(component, direction)) + "]"
     return f"{name} {angle:g}°"
 
 
 def label(row: dict) -> str:
-    """``+y 45°`` or ``plain``."""
-    return "plain" if row["direction"] is None else shown(row["direction"], row["angle"])
+    """``+y 45°``, ``plain`` or, checked against another rule than the preset's, ``plain vs
+    [1/√2, 1/√2] 45°``."""
+    if row["direction"] is None:
+        return f"plain vs {shown(*row['rule'])}" if row["checked"] else "plain"
+    return shown(row["direction"], row["angle"])
 
 
 def report(rows: Sequence[dict]) -> str:
@@ -123,7 +149,7 @@ def draw_2d(rows: Sequence[dict], path: Path) -> Path:
     fig = new_figure(figsize=(7.0, 1.35 * lines + 0.3), layout="constrained")
     for ax, row in zip(fig.subplots(lines, columns).ravel(), rows, strict=False):
         grid, _ = grid_from_centroids(row["mesh"].cell_centroids(), row["rho"])
-        red = unsupported_cells(grid > 0.5, *row["rule"])
+        red = unsupported_by_rule(grid > 0.5, *row["rule"])
         ax.imshow(grid.T, origin="lower", cmap="gray_r", vmin=0.0, vmax=1.0)
         ax.imshow(np.ma.masked_equal(red.T.astype(float), 0.0), origin="lower",
                   cmap=ListedColormap(["tab:red"]))
@@ -138,9 +164,19 @@ def draw_2d(rows: Sequence[dict], path: Path) -> Path:
 
 
 def _plate(ax, row: dict, shape: tuple[int, ...]) -> None:
-    """The build plate as a thick blue line on its side of a 2D panel."""
+    """The build plate as a thick blue line on its side of a 2D panel (through the lowest
+    corner across an oblique direction)."""
     direction = row["direction"]
     if direction is None:
+        return
+    if not isinstance(direction, str) and np.count_nonzero(direction) > 1:
+        n = np.asarray(direction[:2], dtype=float)
+        corner = np.where(n > 0, -0.5, np.array(shape[:2]) - 0.5)
+        across = np.array([-n[1], n[0]]) * 0.3 * max(shape[:2])
+        ax.plot(*zip(corner - across, corner + across, strict=True), color="tab:blue",
+                linewidth=3)
+        ax.set_xlim(-0.5, shape[0] - 0.5)
+        ax.set_ylim(-0.5, shape[1] - 0.5)
         return
     if not isinstance(direction, str):
         axis = int(np.argmax(np.abs(direction)))
@@ -162,8 +198,10 @@ def draw_3d(rows: Sequence[dict], path: Path) -> Path:
         for ax, image, what in ((left, grid.max(axis=1), "side view"),
                                 (right, grid[:, grid.shape[1] // 2, :], "middle slice")):
             ax.imshow(image.T, origin="lower", cmap="gray_r", vmin=0.0, vmax=1.0)
-            _plate(ax, {**row, "direction": row["direction"] and
-                        row["direction"].replace("z", "y")}, image.shape)
+            direction = row["direction"]
+            _plate(ax, {**row, "direction": direction.replace("z", "y")
+                        if isinstance(direction, str) else direction and
+                        [direction[0], direction[2]]}, image.shape)
             ax.set_title(f"{label(row)} ({what}): {row['unsupported']} unsupported, M_nd "
                          f"{row['mnd']:.1f} %", fontsize="small")
             ax.set_xticks([])
@@ -181,9 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="append the report to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
     loads = [load_average()]
-    rows_2d = [run_case(*case, quick=args.quick) for case in CASES_2D] \
+    done: dict = {}
+    rows_2d = [run_case(*case, quick=args.quick, done=done) for case in CASES_2D] \
         if args.cases != "3d" else []
-    rows_3d = [run_case(*case, quick=args.quick) for case in CASES_3D] \
+    rows_3d = [run_case(*case, quick=args.quick, done=done) for case in CASES_3D] \
         if args.cases != "2d" else []
     loads.append(load_average())
     lines = ["## `bench_overhang.py`: overhang control by build direction and angle", "",

@@ -143,14 +143,19 @@ def unsupported_cells_oblique(solid: np.ndarray, normal, angle: float,
     return violating
 
 
+def unsupported_by_rule(solid: np.ndarray, direction, angle: float = 45.0,
+                        spacing=None) -> np.ndarray:
+    """:func:`unsupported_cells` for a direction along an axis, else
+    :func:`unsupported_cells_oblique`."""
+    if not isinstance(direction, str) and np.count_nonzero(np.asarray(direction)) > 1:
+        return unsupported_cells_oblique(solid, direction, angle, spacing)
+    return unsupported_cells(solid, direction, angle, spacing)
+
+
 def count_unsupported(solid: np.ndarray, direction, angle: float = 45.0,
                       spacing=None) -> int:
-    """The number of :func:`unsupported_cells` (of :func:`unsupported_cells_oblique` for a
-    vector ``direction`` oblique to the axes)."""
-    if not isinstance(direction, str) and np.count_nonzero(np.asarray(direction)) > 1:
-        return int(np.count_nonzero(unsupported_cells_oblique(solid, direction, angle,
-                                                              spacing)))
-    return int(np.count_nonzero(unsupported_cells(solid, direction, angle, spacing)))
+    """The number of :func:`unsupported_by_rule` cells."""
+    return int(np.count_nonzero(unsupported_by_rule(solid, direction, angle, spacing)))
 
 
 def non_discreteness(rho: np.ndarray) -> float:
