@@ -385,6 +385,10 @@ ALLOWED = [
      r"|et al\. 2018|cross at 45°|projection to 16 by|ρ > 0\.5,",
      "the overhang filter's realizable angles (fesens/opt/overhang.py), its papers' year, "
      "the presets' final sharpness and the solid threshold"),
+    (TOPOLOGY, r"region at 45° and at 90°|along `\[1, 1\]/√2` 90° and 45°, along `\[1, 1, 1\]/√3` "
+     r"90°, 54\.74°, 35\.26° and 19\.47°",
+     "the oblique cone's realizable angles (fesens/opt/overhang_oblique.py: oblique_angles, "
+     "tests/opt/test_overhang_oblique.py)"),
     ("fesens/docs/topology.md", r"thresholded at ρ = 0\.5", "the threshold the papers measure at"),
     ("fesens/docs/topology.md", r"E_min = 1e-9|30 % (?:material|conductor)|radius 1\.5|"
      r"below 0\.01, at most 200 iterations|above 150,000 free unknowns|10⁵ cells|"
