@@ -41,7 +41,10 @@ send to ``ξ_i`` (``λ_top = 0``),
     ``λ_{i−1} = (∂Ξ_i/∂ξ_{i−1})ᵀ (∂smin/∂Ξ · (ξ̄_i + λ_i))``,  ``x̄_base = ξ̄_base + λ_base``.
 
 In a design chain it comes after the density filter and projection (the blueprint) and
-before the stiffness interpolation, which sees the printed field.
+before the stiffness interpolation, which sees the printed field. A build direction oblique
+to the lattice's axes has no layers: :mod:`fesens.opt.overhang_oblique` runs the same
+recursion over the cells ordered by height, with the smooth maximum and minimum defined
+here (:func:`smooth_max_constants`, :func:`smooth_min`).
 
 References
 ----------
