@@ -106,15 +106,15 @@ def run_case(preset: str, direction, angle, *check, quick: bool = False,
 
 
 def shown(direction, angle) -> str:
-    """``+y 45°`` (a vector as written, ±1/√2 and ±1/√3 by name)."""
-    def component(c: float) -> str:
-        for value, name in ((R2, "1/√2"), (R3, "1/√3")):
-            if abs(abs(c) - value) < 1e-12:
-                return ("-" if c < 0 else "") + name
-        return f"{c:g}"
-
-    name = direction if isinstance(direction, str) else \
-        "[" + ", ".join(map(component, direction)) + "]"
+    """``+y 45°``, a vector as written or, its nonzero components ``±1/√k``, as ``[1, -1,
+    0]/√2 45°``."""
+    if isinstance(direction, str):
+        return f"{direction} {angle:g}°"
+    nonzero = [c for c in direction if c]
+    if len(nonzero) > 1 and all(abs(abs(c) - len(nonzero) ** -0.5) < 1e-12 for c in nonzero):
+        signs = ", ".join("0" if not c else "1" if c > 0 else "-1" for c in direction)
+        return f"[{signs}]/√{len(nonzero)} {angle:g}°"
+    name = "[" + ", ".join(f"{c:g}" for c in direction) + "]"
     return f"{name} {angle:g}°"
 
 
@@ -172,9 +172,10 @@ def _plate(ax, row: dict, shape: tuple[int, ...]) -> None:
     if not isinstance(direction, str) and np.count_nonzero(direction) > 1:
         n = np.asarray(direction[:2], dtype=float)
         corner = np.where(n > 0, -0.5, np.array(shape[:2]) - 0.5)
-        across = np.array([-n[1], n[0]]) * 0.3 * max(shape[:2])
+        # A short stroke across n at the corner the plate touches, outside the panel too.
+        across = np.array([-n[1], n[0]]) * 2.5
         ax.plot(*zip(corner - across, corner + across, strict=True), color="tab:blue",
-                linewidth=3)
+                linewidth=3, clip_on=False)
         ax.set_xlim(-0.5, shape[0] - 0.5)
         ax.set_ylim(-0.5, shape[1] - 0.5)
         return
@@ -195,15 +196,16 @@ def draw_3d(rows: Sequence[dict], path: Path) -> Path:
     axes = fig.subplots(len(rows), 2, squeeze=False)
     for (left, right), row in zip(axes, rows, strict=True):
         grid, _ = grid_from_centroids(row["mesh"].cell_centroids(), row["rho"])
-        for ax, image, what in ((left, grid.max(axis=1), "side view"),
+        for ax, image, what in ((left, grid.max(axis=1), "side"),
                                 (right, grid[:, grid.shape[1] // 2, :], "middle slice")):
             ax.imshow(image.T, origin="lower", cmap="gray_r", vmin=0.0, vmax=1.0)
             direction = row["direction"]
             _plate(ax, {**row, "direction": direction.replace("z", "y")
                         if isinstance(direction, str) else direction and
                         [direction[0], direction[2]]}, image.shape)
-            ax.set_title(f"{label(row)} ({what}): {row['unsupported']} unsupported, M_nd "
-                         f"{row['mnd']:.1f} %", fontsize="small")
+            title = (f"{label(row)} ({what}): {row['unsupported']} unsupported, M_nd "
+                     f"{row['mnd']:.1f} %")
+            ax.set_title(title, fontsize="small" if len(title) < 56 else "x-small")
             ax.set_xticks([])
             ax.set_yticks([])
     return save_figure(fig, path, dpi=90)
