@@ -16,7 +16,11 @@ one or a few optimizer steps per subproblem (iterations of the loop), then
     λ_j^(k+1) = λ_j^k + μ^k h_j(ρ^k),        μ^(k+1) = min(α μ^k, μ_max),
 
 with ``h_j`` of the design evaluated in step ``k``. ``J`` is one scalar: one adjoint solve
-per iteration however many cells are constrained. The multipliers and the penalty are part
+per iteration however many cells are constrained. The loop stops only where the largest
+stress of the cells at least half solid is within ``stop.constraint_tol`` of the limit
+(:meth:`AugmentedLagrangianProblem.settled`), besides the design change below
+``stop.tol_change`` (PolyStress's stop); an MMA move limit that shrinks (``move_min``) lets
+the design settle while the multipliers still move. The multipliers and the penalty are part
 of the checkpoint (:meth:`AugmentedLagrangianProblem.warm_start_arrays`), so a resumed run
 is the uninterrupted one.
 """
@@ -182,6 +186,16 @@ class AugmentedLagrangianProblem(DesignProblem):
             self.penalty = min(self.stress.penalty_factor * self.penalty,
                                self.stress.penalty_max)
         self._iteration = max(self._iteration, iteration)
+
+    def settled(self, record: dict, constraint_tol: float) -> bool:
+        """Whether the local constraints hold at the design of the history ``record``: the
+        largest relaxed stress of the constrained cells at least half solid (its
+        ``<name>_max`` column) at most ``σ_lim (1 + constraint_tol)``. The loop stops only
+        on such an iteration (PolyStress's stop: the design change and the largest stress
+        violation both below their tolerances), so a run that ends "converged" meets its
+        stress limit within ``stop.constraint_tol``."""
+        largest = record.get(f"{self.stress.name}_max")
+        return largest is not None and largest <= self.stress.limit * (1.0 + constraint_tol)
 
     def warm_start_arrays(self) -> dict[str, np.ndarray]:
         """:meth:`DesignProblem.warm_start_arrays` and the method's state (:data:`STATE_KEYS`):

@@ -92,6 +92,17 @@ class MMA:
         constraints, every ``f_c`` is multiplied by ``objective_scale / max_c |f_c(x_1)|``.
     lower, upper : float or numpy.ndarray
         Bounds of the design variables, scalars or ``(n_design,)`` (default ``[0, 1]``).
+    move_min : float or None
+        With it, the move limit shrinks: ``move`` for the first ``move_shrink_after``
+        iterations, then multiplied by ``move_shrink`` every iteration down to ``move_min``
+        (:meth:`move_limit`; in ``(0, move]``). A long run whose design keeps moving at the
+        limit (an augmented Lagrangian's) thus settles; a ``move_min`` below ``stop.
+        tol_change`` makes the design change test hold by itself once it is reached, so that
+        only the other stop tests decide. None: the move limit stays ``move``.
+    move_shrink : float
+        The factor in ``(0, 1)`` of each shrink.
+    move_shrink_after : int
+        Iterations (≥ 0) at the full ``move`` before the shrinking starts.
 
     Notes
     -----
@@ -124,6 +135,9 @@ class MMA:
         objective_scale: float | None = 10.0,
         lower: float | np.ndarray = 0.0,
         upper: float | np.ndarray = 1.0,
+        move_min: float | None = None,
+        move_shrink: float = 0.98,
+        move_shrink_after: int = 0,
     ):
         checks = [
             (0 < move <= 1, f"MMA move limit must be in (0, 1], got {move!r}"),
@@ -137,6 +151,11 @@ class MMA:
              f"objective_scale must be > 0 or None, got {objective_scale!r}"),
             (np.all(np.asarray(lower) < np.asarray(upper)),
              "every lower bound must be below its upper bound"),
+            (move_min is None or 0 < move_min <= move,
+             f"move_min must be None or in (0, move = {move!r}], got {move_min!r}"),
+            (0 < move_shrink < 1, f"move_shrink must be in (0, 1), got {move_shrink!r}"),
+            (isinstance(move_shrink_after, int) and move_shrink_after >= 0,
+             f"move_shrink_after must be an integer >= 0, got {move_shrink_after!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -145,7 +164,19 @@ class MMA:
         self.albefa, self.raa0, self.c, self.d = albefa, raa0, c, d
         self.objective_scale = objective_scale
         self.lower, self.upper = lower, upper
+        self.move_min, self.move_shrink = move_min, move_shrink
+        self.move_shrink_after = move_shrink_after
         self._history: dict = {}
+
+    def move_limit(self, iteration: int) -> float:
+        """The move limit of 1-based ``iteration``: ``move``, or with ``move_min``
+        ``max(move_min, move · move_shrink^(iteration − move_shrink_after))`` after the first
+        ``move_shrink_after`` iterations (a function of the iteration alone, so a resumed
+        run takes it up where it stopped)."""
+        shrinks = iteration - self.move_shrink_after
+        if self.move_min is None or shrinks <= 0:
+            return self.move
+        return max(self.move_min, self.move * self.move_shrink**shrinks)
 
     # ------------------------------------------------------------ checkpointing
     def state(self) -> dict:
@@ -231,7 +262,7 @@ class MMA:
             jacobian = np.vstack([scale * bound_gradients, jacobian])
             a = np.concatenate([np.ones(bounds.size), a])
         x_new = self._solve_subproblem(x, gradient, constraints, jacobian, a, low, upp,
-                                       lower, upper, collective)
+                                       lower, upper, self.move_limit(iteration), collective)
         self._history = {"xold1": x.copy(), "xold2": h["xold1"], "low": low, "upp": upp,
                          "scale": h["scale"], "steps": np.array(steps)}
         return x_new
@@ -250,13 +281,13 @@ class MMA:
         return low, upp
 
     def _solve_subproblem(self, x, gradient, constraints, jacobian, a, low, upp, lower,
-                          upper, collective=SERIAL):
+                          upper, move, collective=SERIAL):
         """Build the convex approximations at ``x`` and solve the subproblem (``a``: the
-        ``a_i`` of each constraint, 1 for a bound, else 0; ``collective``: the ranks among
-        which ``x`` is split)."""
+        ``a_i`` of each constraint, 1 for a bound, else 0; ``move``: the move limit;
+        ``collective``: the ranks among which ``x`` is split)."""
         span = np.maximum(upper - lower, 1e-5)
-        alpha = np.maximum.reduce([low + self.albefa * (x - low), x - self.move * span, lower])
-        beta = np.minimum.reduce([upp - self.albefa * (upp - x), x + self.move * span, upper])
+        alpha = np.maximum.reduce([low + self.albefa * (x - low), x - move * span, lower])
+        beta = np.minimum.reduce([upp - self.albefa * (upp - x), x + move * span, upper])
         ux, xl = upp - x, x - low
 
         def coefficients(dfdx):

@@ -83,6 +83,25 @@ def test_bounds_and_move_limit_are_respected():
     np.testing.assert_allclose(x, [0.1, 0.0], atol=1e-6)
 
 
+def test_shrinking_move_limit_bounds_each_step():
+    """move_min: the move limit is 0.2 for two iterations, then 0.2 · 0.5^k down to 0.03;
+    an objective that pulls every variable down hard steps by exactly that much."""
+    def evaluate(x):
+        return SimpleNamespace(objective=float(np.sum(x)), gradient=np.ones_like(x),
+                               constraints=np.array([-1.0]),
+                               constraint_gradients=np.zeros((1, x.size)))
+
+    optimizer = MMA(move=0.2, move_min=0.03, move_shrink=0.5, move_shrink_after=2)
+    expected = [0.2, 0.2, 0.1, 0.05, 0.03, 0.03]
+    assert [optimizer.move_limit(k) for k in range(1, 7)] == pytest.approx(expected)
+    x = np.array([1.0])
+    for k, move in enumerate(expected, start=1):
+        x_new = optimizer.step(x, evaluate(x), None, k)
+        assert x - x_new == pytest.approx(move, abs=1e-6)
+        x = x_new
+    assert MMA(move=0.2).move_limit(10**6) == 0.2
+
+
 def test_state_round_trip_reproduces_the_next_step():
     reference = MMA(lower=0.0, upper=5.0)
     x = run(reference, toy, np.array([4.0, 3.0, 2.0]), 3)
@@ -108,6 +127,9 @@ def test_iteration_one_starts_afresh():
     ({"asydecr": 0.0}, "asydecr"),
     ({"objective_scale": -1.0}, "objective_scale"),
     ({"lower": 1.0, "upper": 1.0}, "lower bound"),
+    ({"move": 0.1, "move_min": 0.2}, "move_min"),
+    ({"move_min": 0.01, "move_shrink": 1.0}, "move_shrink"),
+    ({"move_min": 0.01, "move_shrink_after": -1}, "move_shrink_after"),
 ])
 def test_invalid_options_raise(options, message):
     with pytest.raises(ValueError, match=message):

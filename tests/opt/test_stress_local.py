@@ -146,3 +146,25 @@ def test_after_max_steps_the_multipliers_stay():
     assert penalties == pytest.approx([10.0, 11.0, 11.0, 11.0])
     assert multipliers[1].any()
     np.testing.assert_array_equal(multipliers[3], multipliers[1])
+
+
+def test_settled_only_within_the_stress_limit():
+    """settled: the largest relaxed stress of the half-solid cells (the history's
+    stress_max) at most σ_lim (1 + constraint_tol); a record without it is not."""
+    problem = _problem(limit=2.0)
+    assert problem.settled({"stress_max": 2.0 * 1.01}, 0.01)
+    assert not problem.settled({"stress_max": 2.0 * 1.011}, 0.01)
+    assert not problem.settled({}, 0.01)
+
+
+def test_run_stops_converged_at_the_first_iteration_within_the_limit():
+    """With a design change test that always holds (tol_change = 1), the loop stops at the
+    first iteration whose stress_max is within constraint_tol of the limit, and the run
+    ends converged; the uniform start is far above the limit, so that is not the first."""
+    problem = _problem(limit=2.0)
+    result = optimize(problem, MMA(move=0.1), np.full(problem.n_design, 0.5), max_iter=60,
+                      tol_change=1.0, constraint_tol=0.01)
+    peaks = [record["stress_max"] for record in result.history]
+    assert result.status == "converged"
+    assert len(peaks) > 1 and peaks[0] > 2.02
+    assert peaks[-1] <= 2.0 * 1.01 and all(peak > 2.0 * 1.01 for peak in peaks[:-1])
