@@ -408,7 +408,8 @@ ALLOWED = [
      r"|et al\. 2018|cross at 45°|projection to 16 by|ρ > 0\.5,",
      "the overhang filter's realizable angles (fesens/opt/overhang.py), its papers' year, "
      "the presets' final sharpness and the solid threshold"),
-    (TOPOLOGY, r"region at 45° and at 90°|along `\[1, 1\]/√2` 90° and 45°, along `\[1, 1, 1\]/√3` "
+    (TOPOLOGY, r"region at 45° and at 90°|diagonal 45° is not realizable"
+     r"|along `\[1, 1\]/√2` 90° and 45°, along `\[1, 1, 1\]/√3` "
      r"90°, 54\.74°, 35\.26° and 19\.47°",
      "the oblique cone's realizable angles (fesens/opt/overhang_oblique.py: oblique_angles, "
      "tests/opt/test_overhang_oblique.py)"),
