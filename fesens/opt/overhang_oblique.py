@@ -112,6 +112,9 @@ def oblique_offsets(normal: Sequence[float], spacing: Sequence[float],
                                  "in (0, 90], measured from the build plate")
     normal, spacing = np.asarray(normal, dtype=float), np.asarray(spacing, dtype=float)
     realizable = oblique_angles(normal, spacing)
+    if not realizable:
+        raise OverhangAngleError("no cell of this lattice lies below another along the build "
+                                 "direction: there is nothing to support a cell with")
     nearest = min(realizable, key=lambda a: abs(a - angle))
     if abs(nearest - angle) > ANGLE_TOLERANCE:
         shown = "[" + ", ".join(f"{c:.4g}" for c in normal) + "]"
