@@ -62,22 +62,25 @@ CONVERGED = {
 #: change falls below 0.01 only once the last gray members settle after the projection's
 #: final sharpening: 205 to 312 iterations over 6 such runs, the objective within 0.7 %.
 ITERATION_RTOL = {"lbracket_stress": 0.25, "frequency": 0.25}
-#: Presets that end at their iteration limit by design, with why; their full runs are the
-#: benchmark named, whose record the docs quote (here: their stopping rule only).
-AT_LIMIT = {"lbracket_stress_local": (
-    "benchmarks/bench_stress_bracket.py", "the augmented Lagrangian's multipliers change every "
-    "iteration, the design change stays near the move limit (PolyStress: a fixed step count)")}
+#: Presets that converge (a stop rule with its constraint_tol) in a run longer than this
+#: test's budget, with why; their full runs are the benchmark named, whose record the docs
+#: quote (here: their stopping rule only).
+LONG = {"lbracket_stress_local": (
+    "benchmarks/bench_stress_bracket.py", "the augmented Lagrangian takes some 500 MMA "
+    "steps (five per AL step, the move limit shrinking after 250) before its design change "
+    "and its stress excess are both within their tolerances")}
 #: These take under 10 s each on an idle machine; the others up to a minute (the 3D one).
 FAST = ("lbracket", "cantilever", "inverter", "gripper", "inverter3d", "heatsink_pulse",
         "dynamic_compliance", "column_buckling")
 
 
 def test_every_preset_states_its_stopping_rule_and_is_checked_here():
-    assert set(preset_names()) == set(CONVERGED) | set(AT_LIMIT)
-    assert not set(CONVERGED) & set(AT_LIMIT)
-    for name in AT_LIMIT:
+    assert set(preset_names()) == set(CONVERGED) | set(LONG)
+    assert not set(CONVERGED) & set(LONG)
+    for name in LONG:
         stop = tomllib.loads(preset_text(name))["stop"]
-        assert set(stop) == {"max_iter", "tol_change"} and stop["tol_change"] == 0.01, name
+        assert set(stop) == {"max_iter", "tol_change", "constraint_tol"}, name
+        assert stop["tol_change"] == 0.01 and stop["constraint_tol"] <= 0.02, name
     for name in CONVERGED:
         stop = tomllib.loads(preset_text(name))["stop"]
         assert set(stop) == {"max_iter", "tol_change"}, name
