@@ -198,6 +198,9 @@ QUOTES = [
           rf"\|[^|]*\|\s*{N} \|[^|]*\|[^|]*\|\s*top3d {N} after {N} \(\d+ s\): rel\. {N}; "
           rf"histories within 1e-6 up to iteration {N}; \|Δx\| mean {N}, max [\d.e+-]+, {N} of "
           rf"{N} cells > 0\.5", order=(1, 0, 2, 3, 4, 5, 7, 8, 6)),
+    Quote("fesens/docs/topology.md", rf"on 210x70x70, {N} cells, the matrix-free multigrid\) "
+          rf"two iterations needed {N} MB at most", RESULTS,
+          rf"\|\s*cantilever3d \|\s*210x70x70 \({N}\) \|[^|]*\|[^|]*\|[^|]*\|\s*{N} MB"),
     Quote("fesens/docs/topology.md", rf"with another SuperLU ordering stops at iteration {N} "
           rf"with {N}\)", RESULTS, rf"top3d {N} after {N} \(\d+ s\): rel\. [\d.e+-]+, max",
           order=(1, 0)),
@@ -415,7 +418,7 @@ ALLOWED = [
      "tests/opt/test_overhang_oblique.py)"),
     ("fesens/docs/topology.md", r"thresholded at ρ = 0\.5", "the threshold the papers measure at"),
     ("fesens/docs/topology.md", r"E_min = 1e-9|30 % (?:material|conductor)|radius 1\.5|"
-     r"below 0\.01, at most 200 iterations|above 150,000 free unknowns|10⁵ cells|"
+     r"below 0\.01, at most 200 iterations|above 150,000 free unknowns|10[⁵⁶] cells|"
      r"for 10 iterations|stop after 10 iterations",
      "the settings of the 3D presets and of bench_3d_presets.py"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"
