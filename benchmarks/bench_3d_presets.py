@@ -217,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                  "final objective", "solver", "files", "compliance vs top3d"], rows))
     if notes:
         print("\n" + "\n".join(notes))
-    print(f"\nlarge runs: {large_iter} iterations each (a limit, not convergence); "
-          f"results folders in {out}")
+    if names:
+        print(f"\nlarge runs: {large_iter} iterations each (a limit, not convergence)")
+    print(f"results folders in {out}")
     print(load_line(loads))
     if not args.keep:
         shutil.rmtree(out, ignore_errors=True)
