@@ -56,7 +56,7 @@ def check_solver_needs(solver: dict, supports: list[dict], mesh: Mesh, label: st
             f"{cells} cells (mesh.cell_type)")
     if needs.cells_only:
         for section in sections:
-            if section.stiffness:
+            if section.stiffness and not (section.diagonal and needs.diagonal):
                 table = f"[[{section.name}]]" if section.many else f"[{section.name}]"
                 raise ConfigError(
                     f"{key}: {needs.purpose} applies the cells' own matrices only, and the "

@@ -321,7 +321,7 @@ class Elasticity(LinearModel):
                                 SectionKey("reference", "reference temperature T_ref",
                                            default=0.0))),
                   Section("springs", "spring", many=True, on="nodes", loads=False,
-                          stiffness=True,
+                          stiffness=True, diagonal=True,
                           doc="spring supports: stiffness k to the ground at each selected "
                               "node (compliant mechanisms' input and output springs)",
                           keys=(SectionKey("stiffness", "k > 0: one number, or one per "

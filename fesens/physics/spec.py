@@ -238,6 +238,9 @@ class Section:
         Its term adds to the stiffness matrix besides the cells' own matrices (springs on
         the diagonal, a convection's boundary matrix ``h ∫ N Nᵀ``), so that a config check
         refuses a solver that applies the cells' matrices only (the matrix-free multigrid).
+    diagonal : bool
+        Its stiffness term is a constant diagonal on the selected nodes' dofs (springs to
+        the ground), which a solver that declares ``ModelNeeds.diagonal`` adds itself.
     """
 
     name: str
@@ -249,6 +252,7 @@ class Section:
     anchors: str | None = None
     loads: bool = True
     stiffness: bool = False
+    diagonal: bool = False
 
     def __post_init__(self):
         if self.on not in SECTION_SELECTIONS:

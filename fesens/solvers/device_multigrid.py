@@ -453,6 +453,9 @@ class DeviceLatticeSolver(LinearSolver):
         if not isinstance(A, LatticeOperator):
             raise SolverError("device_gmg solves matrix-free lattice operators only "
                               f"(got {type(A).__name__}); for an assembled matrix use 'gmg'")
+        if A.structure.springs is not None:  # its levels are rediscretized from the cells
+            raise SolverError("the device multigrid has no springs on its levels: use gmg "
+                              "with device = 'cpu' (springs on the matrix-free operator)")
         self._matrix, self._held = None, None
         with self._timed("numeric_seconds"):
             if self.multigrid is None or self.multigrid.structure is not A.structure:

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.solvers.device_lattice import LatticeTransfer, LevelGeometry
+from fesens.solvers.grid_hierarchy import coarse_points
 from fesens.solvers.parallel import SlabPool
 
 if TYPE_CHECKING:
@@ -140,6 +141,40 @@ class Stencil:
                 for i in range(nc):
                     for j in range(nc):
                         np.add.at(flat[:, t, i, j], point, blocks[:, a * nc + i, b * nc + j])
+
+
+    def add_springs(self, fine_shape: tuple[int, ...], points: np.ndarray,
+                    components: np.ndarray, k: np.ndarray) -> None:
+        """Add ``Pᵀ diag(k) P`` of springs on the finer lattice of ``fine_shape`` points:
+        spring ``i`` at fine lattice point ``points[i]`` (lattice order), component
+        ``components[i]``, stiffness ``k[i]``, all ``(n_springs,)``; ``P`` the linear
+        interpolation from this lattice's points (:func:`~fesens.solvers.grid_hierarchy.
+        coarse_points` per axis). A spring couples the coarse points its fine point
+        interpolates from (one coarse cell at most), in its own component: weights
+        ``w_a w_b k`` (rows and columns of eliminated unknowns are never read)."""
+        index = np.unravel_index(points, fine_shape[::-1])[::-1]  # x first
+        ends = []  # per axis: the two coarse points and their weights
+        for axis, n in enumerate(fine_shape):
+            coarse = coarse_points(n)
+            fine = index[axis]
+            right = np.searchsorted(coarse, fine)
+            on = coarse[right] == fine
+            left = np.where(on, right, right - 1)
+            span = np.maximum(coarse[right] - coarse[left], 1)
+            w_left = np.where(on, 1.0, (coarse[right] - fine) / span)
+            ends.append(((left, w_left), (right, np.where(on, 0.0, 1.0 - w_left))))
+        flat = self.values.reshape(-1, 3**self.dim, self.nc, self.nc)
+        corners = list(range(2**self.dim))
+        for a in corners:
+            side_a = [ends[axis][(a >> axis) & 1] for axis in range(self.dim)]
+            point = np.ravel_multi_index(tuple(c for c, _ in side_a)[::-1], self.shape[::-1])
+            w_a = np.prod([w for _, w in side_a], axis=0)
+            for b in corners:
+                side_b = [ends[axis][(b >> axis) & 1] for axis in range(self.dim)]
+                t = sum((cb - ca + 1) * 3**axis for axis, ((ca, _), (cb, _)) in enumerate(
+                    zip(side_a, side_b, strict=True)))
+                w_b = np.prod([w for _, w in side_b], axis=0)
+                np.add.at(flat, (point, t, components, components), w_a * w_b * k)
 
 
 class StencilOperator:

@@ -27,6 +27,11 @@ level is applied by slicing (:class:`~fesens.solvers.lattice_coarse.StencilOpera
 column indices). Coarser levels are sparse Galerkin products as before, reading the first
 coarse level's rows a band at a time.
 
+Springs to the ground (``k_i`` on the diagonal of free dofs ``i``, design-independent) are
+a term beside the cells: ``A x + k ⊙ x`` on the fine level, ``Pᵀ diag(k) P`` added to
+the first coarse level (:meth:`Stencil.add_springs`), ``k`` on the diagonal that the
+smoothers read.
+
 Local numbering: corner ``c = i + 2 j + 4 k`` (x fastest) with components fastest, dof
 ``c · n_components + component``; cells and lattice points in lattice order, x fastest.
 """
@@ -78,10 +83,14 @@ class LatticeStructure:
     threads : int, optional
         Threads of the kernels on numpy arrays (default: the usable cores, or
         ``FESENS_THREADS``); settable as :attr:`threads`. The results do not depend on it.
+    springs : tuple of numpy.ndarray, optional
+        ``(rows, k)``, both ``(n_springs,)``: springs to the ground, stiffness ``k > 0``
+        added to the diagonal at the free-dof rows ``rows`` (distinct); None: none.
     """
 
     def __init__(self, grid: StructuredGrid, element: np.ndarray,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None,
+                 springs: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         dim, nc = len(grid.shape), grid.n_components
         m = 2**dim * nc
         element = np.asarray(element, dtype=float)
@@ -109,6 +118,7 @@ class LatticeStructure:
         self._slab = max(1, _SLAB_CELLS // layer_cells)  # slow-axis cells per slab
         self._resident: dict[int, tuple] = {}
         self.pool = SlabPool(threads)
+        self.springs = None if springs is None else _checked_springs(springs, self.n)
 
     @property
     def threads(self) -> int:
@@ -249,10 +259,22 @@ class LatticeStructure:
 
         self._run(xp, slab, coloured=True)
         if xp is not np:
-            return self.restrict(target)
+            return self._add_springs(self.restrict(target), x, xp)
         # the result in the source's buffer, which nothing reads any more: one lattice
         # vector fewer at a time (25 MB at 160x80x80 cells)
-        return self.restrict(target, out=source.reshape(-1)[:self.n])
+        return self._add_springs(self.restrict(target, out=source.reshape(-1)[:self.n]),
+                                 x, xp)
+
+    def _add_springs(self, y: np.ndarray, x: np.ndarray | None, xp) -> np.ndarray:
+        """``y + k ⊙ x`` on the spring rows (``k`` itself where ``x`` is None), in
+        place; ``y`` unchanged without springs."""
+        if self.springs is None:
+            return y
+        rows, k = self.springs
+        if xp is not np:
+            rows, k = xp.asarray(rows), xp.asarray(k)
+        y[rows] += k if x is None else k * x[rows]
+        return y
 
     def diagonal(self, coefficients: np.ndarray) -> np.ndarray:
         """The diagonal of ``A``, ``(n,)``, in the library of ``coefficients``."""
@@ -266,7 +288,7 @@ class LatticeStructure:
                           corners)
 
         self._run(xp, slab, coloured=True)
-        return self.restrict(target)
+        return self._add_springs(self.restrict(target), None, xp)
 
     def cell_bilinear(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``a_eᵀ K_ref b_e`` per cell ``(n_cells,)``, lattice order; ``a``, ``b`` ``(n,)``
@@ -307,7 +329,12 @@ class LatticeStructure:
         """``A`` assembled, ``(n, n)`` CSR (for checks and a one-level hierarchy)."""
         rows = self._cell_rows(self.grid.shape, np.asarray(self.grid.rows))
         values = coefficients[:, None, None] * self.element[None]
-        return assembled(rows, values, self.n)
+        matrix = assembled(rows, values, self.n)
+        if self.springs is None:
+            return matrix
+        spring_rows, k = self.springs
+        return (matrix + sp.csr_matrix((k, (spring_rows, spring_rows)),
+                                       shape=matrix.shape)).tocsr()
 
     @cached_property
     def _masked_cells(self) -> tuple[np.ndarray, np.ndarray]:
@@ -383,6 +410,12 @@ class LatticeStructure:
         del weights, blocks
         for cell_ids, values in corrections:
             stencil.add_cell_blocks(cell_ids, values)
+        if self.springs is not None:
+            rows, k = self.springs
+            # positions are component-major: component · points + point
+            component, point = np.divmod(self.positions[rows].astype(np.int64),
+                                         int(np.prod(self.grid.shape)))
+            stencil.add_springs(self.grid.shape, point, component, k)
         return StencilOperator(stencil, coarse_free)
 
     @cached_property
@@ -406,6 +439,23 @@ class LatticeStructure:
         coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
             *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
         return tuple(c.size for c in coarse), coarse_free
+
+
+def _checked_springs(springs: tuple[np.ndarray, np.ndarray], n: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, k)`` as int64 and float arrays, checked: distinct rows in ``[0, n)``,
+    finite positive ``k``."""
+    rows = np.asarray(springs[0], dtype=np.int64).ravel()
+    k = np.asarray(springs[1], dtype=float).ravel()
+    if rows.shape != k.shape:
+        raise ValueError(f"LatticeStructure: springs need one stiffness per row, got "
+                         f"{rows.size} rows and {k.size} values")
+    if rows.size and (rows.min() < 0 or rows.max() >= n or np.unique(rows).size != rows.size):
+        raise ValueError(f"LatticeStructure: spring rows must be distinct free-dof rows in "
+                         f"[0, {n})")
+    if not np.all(np.isfinite(k) & (k > 0)):
+        raise ValueError("LatticeStructure: spring stiffnesses must be finite and > 0")
+    return rows, k
 
 
 class LatticeOperator:

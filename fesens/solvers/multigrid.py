@@ -71,19 +71,20 @@ _WARM_STARTS = {False: "forward", True: "transpose"}
 #: the lattice's own cells (one reference cell matrix for all).
 MATRIX_FREE_CELL_TYPES = ("quad4", "hex8")
 #: What ``matrix_free=True`` needs of a model: a lattice of such cells, and zero prescribed
-#: values (the lift ``K_fc u_c`` of non-zero ones needs the assembled coupling block).
+#: values (the lift ``K_fc u_c`` of non-zero ones needs the assembled coupling block);
+#: springs it adds to the cells' operator itself.
 MATRIX_FREE_NEEDS = ModelNeeds(
     purpose="the matrix-free multigrid (gmg)", option="matrix_free",
     cell_types=MATRIX_FREE_CELL_TYPES, lattice=True, zero_prescribed=True,
     instead="use gmg with matrix_free = false (it assembles the fine level)",
     instead_unstructured="use backend \"cg\" with preconditioner \"amg\" (gmg with "
                          "matrix_free = false needs a lattice too)",
-    cells_only=True)
+    cells_only=True, diagonal=True)
 #: What the device multigrid (``device = "gpu"`` or ``"numpy"``) needs: the same, and it
 #: takes the lattice operator only, never an assembled matrix (its every level is
-#: rediscretized from the one reference cell matrix).
+#: rediscretized from the one reference cell matrix, with no springs).
 DEVICE_NEEDS = replace(
-    MATRIX_FREE_NEEDS,
+    MATRIX_FREE_NEEDS, diagonal=False,
     purpose="the device multigrid (gmg with solver.options.device = \"gpu\" or \"numpy\")",
     assembled=False,
     instead_assembled="use solver.options.device = \"cpu\" (gmg's CPU multigrid takes the "

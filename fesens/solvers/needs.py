@@ -35,6 +35,10 @@ class ModelNeeds:
         The stiffness must be the cells' own matrices: no further term such as springs on
         the diagonal or a convection's boundary matrix (it applies no assembled matrix
         that they could be added to).
+    diagonal : bool
+        With ``cells_only``: it adds a constant diagonal (springs to the ground) to the
+        cells' matrices itself, so a term that is such a diagonal (``Section.diagonal``)
+        passes.
     assembled : bool
         It also solves the assembled matrices a model forms besides its stiffness (a time
         step's ``a M + b K``). False: it solves the lattice operator of the cells'
@@ -51,5 +55,6 @@ class ModelNeeds:
     instead: str
     instead_unstructured: str
     cells_only: bool = False
+    diagonal: bool = False
     assembled: bool = True
     instead_assembled: str = ""

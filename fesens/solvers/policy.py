@@ -106,7 +106,8 @@ def distributed_choice(ranks: int) -> AutoChoice:
 
 def model_choice(n: int, dim: int, needed: float, available: float | None, *,
                  ranks: int = 1, on_lattice: Callable[[], bool],
-                 matrix_free_refusal: Callable[[], str | None]) -> AutoChoice:
+                 matrix_free_refusal: Callable[[], str | None],
+                 device_ok: bool = True) -> AutoChoice:
     """The backend ``auto`` stands for on a model, and why.
 
     Parameters
@@ -123,6 +124,9 @@ def model_choice(n: int, dim: int, needed: float, available: float | None, *,
         Whether the unknowns sit on a lattice (asked only when the choice depends on it).
     matrix_free_refusal : callable
         Why the model cannot be solved matrix-free, or None when it can (asked likewise).
+    device_ok : bool, default True
+        Whether the device multigrid may solve it (False: springs, which only the CPU's
+        matrix-free operator adds).
     """
     if ranks > 1:
         return distributed_choice(ranks)
@@ -137,7 +141,7 @@ def model_choice(n: int, dim: int, needed: float, available: float | None, *,
     if _multigrid_on(on_lattice):
         refusal = matrix_free_refusal()
         if refusal is None:
-            options, where = _device_of(n)
+            options, where = _device_of(n) if device_ok else ({}, "")
             return AutoChoice(MULTIGRID, {"matrix_free": True, **options},
                               f"{why}; lattice of identical linear cells: matrix-free "
                               f"multigrid-CG{where}")

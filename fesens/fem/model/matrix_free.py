@@ -9,10 +9,11 @@ components) times the cell's coefficient ``s_e``, and
 order of the cells, the free dofs) once per set of Dirichlet dofs; the solve and its
 adjoint are :func:`fesens.ad.lattice.lattice_solve`.
 
-Refused, with the reason (:func:`matrix_free_system`): meshes that are not such a
-lattice, stiffness that is not one field times constant weights (a per-cell or
-differentiated ``ν``), boundary matrices (convection), moved node coordinates (shape
-sensitivities) and non-zero prescribed values.
+Springs to the ground (``model.spring``) are a constant diagonal beside the cells, which
+the operator adds itself (``LatticeStructure(springs=...)``). Refused, with the reason
+(:func:`matrix_free_system`): meshes that are not such a lattice, stiffness that is not
+one field times constant weights (a per-cell or differentiated ``ν``), boundary matrices
+(convection), moved node coordinates (shape sensitivities) and non-zero prescribed values.
 """
 
 from __future__ import annotations
@@ -65,11 +66,8 @@ def matrix_free_system(model, weights, *, points=None, prescribed: bool = False
 
 
 def lattice_system(model, weights) -> LatticeSystem:
-    """The lattice system of ``model``'s current Dirichlet set and ``weights`` (kept on
-    the model while both stay the same)."""
-    if model.springs:
-        raise SolverError("the matrix-free multigrid has no assembled matrix to add the "
-                          f"springs' stiffness to: {_INSTEAD}")
+    """The lattice system of ``model``'s current Dirichlet set, springs and ``weights``
+    (kept on the model while they stay the same)."""
     weights = folded_weights(model, weights)
     if weights is None:
         raise SolverError(
@@ -77,7 +75,8 @@ def lattice_system(model, weights) -> LatticeSystem:
             "constant weights (e.g. E with one ν); this solve has several fields (ν per "
             f"cell or differentiated): {_INSTEAD}")
     constrained = model.constrained_dofs
-    key = tuple(float(w) for w in weights)
+    # the springs are part of the structure: a new spring builds a new system
+    key = (tuple(float(w) for w in weights), tuple(sorted(model.springs.items())))
     kept = model.__dict__.get("_lattice_system")
     if kept is None or kept[1] != key or not np.array_equal(kept[0], constrained):
         model._check_free_modes(constrained)
@@ -96,7 +95,7 @@ def folded_weights(model, weights: tuple[float, ...] | None) -> tuple[float, ...
     return weights
 
 
-def _build(model, weights: tuple[float, ...]) -> LatticeSystem:
+def _build(model, key: tuple) -> LatticeSystem:
     mesh = model.mesh
     purpose = "the matrix-free multigrid (gmg with matrix_free = true)"
     if mesh.cell_type not in MATRIX_FREE_CELL_TYPES:
@@ -129,10 +128,22 @@ def _build(model, weights: tuple[float, ...]) -> LatticeSystem:
     cell_order = np.empty(mesh.n_cells, dtype=np.int64)
     cell_order[base @ strides] = np.arange(mesh.n_cells)
     # the reference matrix in the lattice's local numbering (corner-major, x fastest)
-    element = sum(w * Kk[0] for w, Kk in zip(weights, components, strict=True))
+    element = sum(w * Kk[0] for w, Kk in zip(key[0], components, strict=True))
     local = (corner[0][:, None] * nc + np.arange(nc)).ravel()  # lattice dof of node dofs
     permutation = np.empty_like(local)
     permutation[local] = np.arange(local.size)
     element = element[np.ix_(permutation, permutation)]
     grid = structured_grid(mesh, nc, model.free_dofs)
-    return LatticeSystem(LatticeStructure(grid, element), cell_order)
+    return LatticeSystem(LatticeStructure(grid, element, springs=_spring_rows(model)),
+                         cell_order)
+
+
+def _spring_rows(model) -> tuple[np.ndarray, np.ndarray] | None:
+    """The model's springs as ``(rows of K_ff, k)``, None without springs."""
+    springs = model.springs
+    if not springs:
+        return None
+    dofs = np.fromiter(springs, dtype=np.int64, count=len(springs))
+    model._check_springs_free(dofs)
+    values = np.fromiter(springs.values(), dtype=float, count=dofs.size)
+    return np.searchsorted(model.free_dofs, dofs), values

@@ -87,7 +87,7 @@ class SolverChoice:
         choice = model_choice(
             n, dim, factor_bytes(n, dim), available_bytes(), ranks=launched().size,
             on_lattice=lambda: lattice_of(self.mesh) is not None,
-            matrix_free_refusal=self._matrix_free_refusal)
+            matrix_free_refusal=self._matrix_free_refusal, device_ok=not self.springs)
         if solver_class(choice).is_direct:
             warn_direct_fallback(choice)
         return choice
