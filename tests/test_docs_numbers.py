@@ -102,6 +102,12 @@ SOLVERS, MPI, BENCH = "fesens/docs/solvers.md", "fesens/docs/mpi.md", "fesens/do
 E = EXAMPLES
 
 
+#: A row of bench_stress_bracket.py's table of a rerun from a moved start: its iteration
+#: count and thresholded peak.
+PERTURBED_ROW = (rf"\| +preset, start moved by 1e-12 \(seed {{seed}}\) \|[^|]*\| +{N} "
+                 rf"\(converged\) \|[^|]*\|[^|]*\| +{N} MPa = ")
+
+
 def preset3d_quote(preset: str, cells: str, iterations: str = N) -> Quote:
     """A row of the 3D preset table in topology.md, from bench_3d_presets.py's table: cell
     count, iterations (``iterations``: the pattern of the record's, "(10)" for the large
@@ -283,6 +289,11 @@ QUOTES = [
     Quote("fesens/docs/topology.md", rf"within {N} mm of the corner its stress peaks at {N} MPa",
           RESULTS, rf"near the corner \(< {N} mm\) \|[^\n]*\n[^\n]*\n\| +local \(preset\) "
           rf"\|(?:[^|]*\|){{6}} +[\d/]+ solid, peak {N} MPa \|"),
+    Quote("fesens/docs/topology.md", rf"moved by 1e-12 the run stops after {N} and {N} "
+          rf"iterations with thresholded peaks of {N} MPa \(at the end of the clamped edge\) "
+          rf"and {N} MPa", RESULTS,
+          rf"{PERTURBED_ROW.format(seed=1)}[^\n]*\n{PERTURBED_ROW.format(seed=2)}",
+          order=(0, 2, 1, 3)),
     Quote("fesens/docs/topology.md", rf"it stops at its {N} iterations", RESULTS,
           rf"\| +local, λ every iteration, fixed move \|[^|]*\| +{N} \(max_iter\)"),
     Quote("fesens/docs/topology.md", rf"where its stress peaks at {N} MPa", RESULTS,
