@@ -13,7 +13,7 @@ iterations are part of the timed run) in its own process, whose peak resident me
   more nodes and the compliances are not the default size's), with the matrix-free
   multigrid (``[solver] backend = "gmg"``, ``matrix_free = true``) where the config check
   accepts it (otherwise ``gmg`` with its assembled fine level, with the refusal's reason
-  below the table: springs add to an assembled matrix), stopped after
+  below the table), stopped after
   ``--large-iterations`` iterations (default 10: a whole run at this size takes hours on the
   shared 2-core machine);
 * top3d's paper case, the preset ``cantilever3d_top3d`` (60x20x4), also by

@@ -437,7 +437,8 @@ ALLOWED = [
     ("fesens/docs/topology.md", r"after the first 250 iterations",
      "the stress preset's move_shrink_after"),
     ("fesens/docs/topology.md", r"E_min = 1e-9|30 % (?:material|conductor)|radius 1\.5|"
-     r"below 0\.01, at most 200 iterations|above 150,000 free unknowns|10[⁵⁶] cells|"
+     r"below\n?\s*0\.01; top3d stops at 200 iterations, the preset at 300|"
+     r"above 150,000 free unknowns|10[⁵⁶] cells|"
      r"for 10 iterations|stop after 10 iterations",
      "the settings of the 3D presets and of bench_3d_presets.py"),
     ("fesens/docs/topology.md", r"below 0\.01 of its limit|\(default 1e-3\)|default 1e-9,"

@@ -22,6 +22,8 @@ CONVERGED = {
     "heatsink": (224, 1.5760e-4),
     "lbracket_stress": (278, 119.28),  # the middle of 241 to 325: see ITERATION_RTOL
     "cantilever3d": (162, 140.24),
+    # the 3D heat sink: thermal compliance of a uniform source drained at one face's middle
+    "heatsink3d": (133, 4.8037e-4),
     # −KS of the lowest three eigenvalues (maximized); the middle of 205 to 312 iterations
     "frequency": (258, -1.8039e5),
     # compliant mechanisms: the output displacement (minimized; negative against the input)
@@ -69,7 +71,11 @@ LONG = {"lbracket_stress_local": (
     "benchmarks/bench_stress_bracket.py", "the augmented Lagrangian converges after 362 "
     "iterations (36 s through the CLI on a loaded machine, near this test's budget); starts "
     "moved by 1e-12 stopped after 359 and 363 with objectives 3 % apart, beyond this test's "
-    "1 %")}
+    "1 %"),
+    "cantilever3d_top3d": (
+        "benchmarks/bench_3d_presets.py", "top3d's own cantilever, 200 OC iterations on 4800 "
+        "hex8 cells (some 40 s); tests/opt/test_top3d.py follows it with the reference code "
+        "at a smaller size")}
 #: These take under 10 s each on an idle machine; the others up to a minute (the 3D one).
 FAST = ("lbracket", "cantilever", "inverter", "gripper", "inverter3d", "heatsink_pulse",
         "dynamic_compliance", "column_buckling")
@@ -80,8 +86,8 @@ def test_every_preset_states_its_stopping_rule_and_is_checked_here():
     assert not set(CONVERGED) & set(LONG)
     for name in LONG:
         stop = tomllib.loads(preset_text(name))["stop"]
-        assert set(stop) == {"max_iter", "tol_change", "constraint_tol"}, name
-        assert stop["tol_change"] == 0.01 and stop["constraint_tol"] <= 0.02, name
+        assert set(stop) <= {"max_iter", "tol_change", "constraint_tol"}, name
+        assert stop["tol_change"] == 0.01 and stop.get("constraint_tol", 0) <= 0.02, name
     for name in CONVERGED:
         stop = tomllib.loads(preset_text(name))["stop"]
         assert set(stop) == {"max_iter", "tol_change"}, name
