@@ -23,7 +23,7 @@ import numpy as np
 
 from fesens.config.checks import ConfigError, show
 from fesens.config.objectives import objective_kind
-from fesens.opt import INTERPOLATIONS, OPTIMIZERS
+from fesens.opt import INTERPOLATIONS, OPTIMIZERS, capable_optimizers
 from fesens.opt.frequency import FrequencyProblem
 from fesens.physics import PHYSICS
 
@@ -109,8 +109,7 @@ def _physics_sections(physics: str) -> list[str]:
 def _check_optimizer_and_penalization(data: dict, what: str) -> None:
     optimizer = data["optimizer"]["type"]
     if not OPTIMIZERS[optimizer].general_constraints:
-        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                              if cls.general_constraints)
+        capable = capable_optimizers("general_constraints")
         raise ConfigError(f"optimizer.type = {show(optimizer)} cannot maximize an eigenvalue "
                           f"({what}: its update assumes an objective that falls as material "
                           f"is added, like compliance); use optimizer.type = {capable}")

@@ -25,7 +25,7 @@ from fesens.config.checks import (
     show,
     string,
 )
-from fesens.opt import OPTIMIZERS, case_state
+from fesens.opt import OPTIMIZERS, capable_optimizers, case_state
 
 
 def _load_names(path: str, value) -> list[str]:
@@ -107,8 +107,7 @@ def check_load_case_use(data: dict) -> None:
                 f"has {len(cases)}: the worst of one case is that case; add a second "
                 "[[load_cases]] table or drop objective.combine")
         if optimizer and not OPTIMIZERS[optimizer["type"]].bound_constraints:
-            capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                                  if cls.bound_constraints)
+            capable = capable_optimizers("bound_constraints")
             raise ConfigError(
                 f"objective.combine = \"max\" needs optimizer.type = {capable}: the worst "
                 f"case is minimized with the bound formulation (min z s.t. each case's "

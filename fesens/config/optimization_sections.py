@@ -48,6 +48,7 @@ from fesens.opt import (
     INTERPOLATIONS,
     OPTIMIZERS,
     PROJECTIONS,
+    capable_optimizers,
     make_optimizer,
     optimizer_options,
 )
@@ -375,8 +376,7 @@ def check_cost(data: dict, physics: str) -> None:
                           "(not a frequency or time-dependent one): remove it")
     optimizer = data.get("optimizer")
     if optimizer is not None and not OPTIMIZERS[optimizer["type"]].general_constraints:
-        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                              if cls.general_constraints)
+        capable = capable_optimizers("general_constraints")
         raise ConfigError(f"constraints.cost_fraction is a second constraint, which "
                           f"optimizer.type = \"{optimizer['type']}\" cannot handle: use "
                           f"optimizer.type = {capable}")
@@ -421,8 +421,7 @@ def check_robust(data: dict, physics: str) -> None:
                           f"lie in (0, 1), so Δη < {min(eta, 1.0 - eta):g}; e.g. 0.1")
     optimizer = data.get("optimizer")
     if optimizer is not None and not OPTIMIZERS[optimizer["type"]].bound_constraints:
-        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                              if cls.bound_constraints)
+        capable = capable_optimizers("bound_constraints")
         raise ConfigError(f"projection.robust = true minimizes the worst of three designs "
                           f"(the bound formulation): optimizer.type = \"{optimizer['type']}\" "
                           f"cannot; use optimizer.type = {capable}")

@@ -111,6 +111,7 @@ from fesens.mesh import (
 from fesens.opt import (
     OPTIMIZERS,
     AdaptiveTolerance,
+    capable_optimizers,
 )
 from fesens.physics import PHYSICS
 
@@ -335,8 +336,7 @@ def _check_consistency(data: dict) -> None:
         raise ConfigError(f"constraints.volume_fraction = {show(constraints['volume_fraction'])} "
                           f"leaves the {optimizer['type'].upper()} optimizer no design freedom "
                           "(every cell full meets it): give a value below 1, e.g. 0.5")
-    capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                          if cls.general_constraints)
+    capable = capable_optimizers("general_constraints")
     if not general and constraints["extra"]:
         raise ConfigError(f"optimizer.type = \"{optimizer['type']}\" handles the volume "
                           f"constraint only; use optimizer.type = {capable} for "

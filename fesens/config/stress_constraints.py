@@ -32,7 +32,7 @@ from fesens.config.frequency import eigen_kind
 from fesens.config.time_sections import STATIC, analysis_type
 from fesens.objectives.local_stress import RELAXATIONS
 from fesens.opt.augmented_lagrangian import LocalStress
-from fesens.opt.optimizers import OPTIMIZERS
+from fesens.opt.optimizers import OPTIMIZERS, capable_optimizers
 
 if TYPE_CHECKING:
     from fesens.config.schema import Config
@@ -113,8 +113,7 @@ def check_stress_combinations(data: dict, physics: str) -> None:
         return
     optimizer = data.get("optimizer")
     if optimizer is not None and not OPTIMIZERS[optimizer["type"]].general_constraints:
-        capable = " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items()
-                              if cls.general_constraints)
+        capable = capable_optimizers("general_constraints")
         raise ConfigError(f"optimizer.type = {show(optimizer['type'])} is not offered with "
                           f"[{PATH}]: the augmented Lagrangian's objective has sensitivities "
                           f"of both signs; use optimizer.type = {capable}")

@@ -35,7 +35,12 @@ from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.oc import OC
-from fesens.opt.optimizers import OPTIMIZERS, make_optimizer, optimizer_options
+from fesens.opt.optimizers import (
+    OPTIMIZERS,
+    capable_optimizers,
+    make_optimizer,
+    optimizer_options,
+)
 from fesens.opt.overhang import OverhangFilter
 from fesens.opt.problem import Constraint, DesignProblem, Evaluation
 from fesens.opt.robust import RobustProblem, RobustProjection
@@ -89,4 +94,5 @@ __all__ = [
     "make_optimizer",
     "optimize",
     "optimizer_options",
+    "capable_optimizers",
 ]

@@ -20,6 +20,13 @@ from fesens.opt.oc import OC
 OPTIMIZERS: dict[str, type[OC] | type[MMA]] = {cls.name: cls for cls in (OC, MMA)}
 
 
+def capable_optimizers(flag: str) -> str:
+    """The optimizers whose class attribute ``flag`` (``"general_constraints"``,
+    ``"bound_constraints"``) is true, quoted and joined by "or", for a message that names
+    the fix: ``'"mma"'``."""
+    return " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items() if getattr(cls, flag))
+
+
 def optimizer_options(name: str) -> dict[str, Any]:
     """The keyword options of an optimizer and their defaults.
 
