@@ -278,6 +278,17 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def record(text: str, append: bool) -> None:
+    """Print a script's report; with ``append``, also append it to benchmarks/RESULTS.md
+    (paths inside the repository written relative to its root, so the record reads the
+    same from any checkout)."""
+    print(text)
+    if append:
+        root = Path(__file__).resolve().parents[1]
+        with open(root / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as results:
+            results.write("\n" + text.replace(str(root) + "/", "") + "\n")
+
+
 def load_average() -> tuple[float, ...]:
     """The 1, 5 and 15 minute load averages (empty where unsupported)."""
     return os.getloadavg() if hasattr(os, "getloadavg") else ()

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from _common import load_average, load_line, machine_lines, table
+from _common import load_average, load_line, machine_lines, record, table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -203,10 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "inverter, 2.4 MBB) both ways, and the density filter of the same radius.", "",
              filters, "", load_line(loads)]
     text = "\n".join(lines)
-    print(text)
-    if args.append:
-        with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as results:
-            results.write("\n" + text + "\n")
+    record(text, args.append)
     return 0
 
 

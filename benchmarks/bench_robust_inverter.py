@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from _common import load_average, load_line, machine_lines, table
+from _common import load_average, load_line, machine_lines, record, table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -158,10 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rows_3d:
         lines.append(f"wrote {draw_3d(rows_3d, PICTURES / 'inverter3d_robust.png')}")
     text = "\n".join(lines)
-    print(text)
-    if args.append:
-        with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as results:
-            results.write("\n" + text.replace(str(ROOT) + "/", "") + "\n")
+    record(text, args.append)
     return 0
 
 

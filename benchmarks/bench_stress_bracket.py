@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from _common import load_average, load_line, machine_lines, table
+from _common import load_average, load_line, machine_lines, record, table
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "lbracket_stress_local"
@@ -207,10 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "volume.", "", report(rows + perturbed, limit), "", load_line(loads),
              f"wrote {draw(rows, limit, PICTURE)}"]
     text = "\n".join(lines)
-    print(text)
-    if args.append:
-        with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as results:
-            results.write("\n" + text.replace(str(ROOT) + "/", "") + "\n")
+    record(text, args.append)
     return 0
 
 
