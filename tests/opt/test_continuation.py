@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from opt_helpers import mbb_model, mbb_problem
+from opt_helpers import Standstill, mbb_model, mbb_problem
 
 from fesens.cli import cli
 from fesens.config import ConfigError, resolve
@@ -23,28 +23,6 @@ from fesens.opt.robust import RobustProblem, RobustProjection
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
-
-
-class Standstill:
-    """Keeps the design it is given: the change is 0 at every iteration, so only the
-    schedules and the problem decide when the loop stops."""
-
-    name = "standstill"
-    general_constraints = True
-    bound_constraints = True
-    design_sized_state: tuple[str, ...] = ()
-
-    def start(self, x):
-        return x
-
-    def step(self, x, evaluation, volume_excess, iteration):
-        return x.copy()
-
-    def state(self) -> dict:
-        return {}
-
-    def load_state(self, state: dict) -> None:
-        pass
 
 
 def test_final_value_is_held_for_final_iterations():

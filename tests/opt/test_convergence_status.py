@@ -9,32 +9,11 @@ a uniform design stays uniform under the filter, so its volume fraction is the s
 
 import numpy as np
 import pytest
-from opt_helpers import mbb_problem
+from opt_helpers import Standstill, mbb_problem
 
 from fesens.objectives import compliance
 from fesens.opt import OC, Constraint, optimize
 from fesens.opt.status import STATUSES
-
-
-class Standstill:
-    """An optimizer that keeps the design it is given: the change is 0, so the stop rule
-    holds at the first iteration and the status is decided on the start design alone."""
-
-    name = "standstill"
-    general_constraints = True
-    design_sized_state: tuple[str, ...] = ()
-
-    def start(self, x):
-        return x
-
-    def step(self, x, evaluation, volume_excess, iteration):
-        return x.copy()
-
-    def state(self) -> dict:
-        return {}
-
-    def load_state(self, state: dict) -> None:
-        pass
 
 
 def small_problem(**options):
