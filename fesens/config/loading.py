@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 
 from fesens.config.checks import ConfigError
-from fesens.config.schema import TOP_LEVEL, Config, documented_keys, resolve
+from fesens.config.documented_keys import documented_keys
+from fesens.config.schema import TOP_LEVEL, Config, resolve
 from fesens.config.stray_keys import check_stray_keys
 from fesens.errors import read_failure
 

@@ -27,12 +27,11 @@ folder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fesens.config import selections, time_sections
+from fesens.config import selections
 from fesens.config.checks import (
     ConfigError,
     Key,
@@ -53,20 +52,17 @@ from fesens.config.checks import (
 from fesens.config.frequency import check_frequency, wants_modes
 from fesens.config.load_cases import (
     COMBINE,
-    LOAD_CASE,
     check_load_case_use,
     check_load_cases,
 )
-from fesens.config.manufacturing import MANUFACTURING, check_manufacturing
+from fesens.config.manufacturing import check_manufacturing
 from fesens.config.mechanism import check_output_spring
 from fesens.config.mesh_section import MESH, check_cells_fit, make_mesh, mesh_type
-from fesens.config.nonlinear import LOAD_PATH, NEWTON, check_nonlinear
 from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_OBJECTIVE_KEYS
 from fesens.config.nonlinear import SECTIONS as NONLINEAR_SECTIONS
+from fesens.config.nonlinear import check_nonlinear
 from fesens.config.optimization_sections import (
-    FILTER,
     OUTPUT,
-    PENALIZATION,
     PROJECTION,
     STOP,
     check_constraint_analyses,
@@ -78,7 +74,6 @@ from fesens.config.optimization_sections import (
     check_penalization,
     check_response,
     check_robust,
-    optimizer_variants,
     warn_about_filter,
 )
 from fesens.config.physics_keys import (
@@ -94,14 +89,13 @@ from fesens.config.physics_keys import (
     physics_variants,
     response_variants,
     section_names,
-    section_spec,
     support_spec,
 )
 from fesens.config.solver_needs import check_solver_needs
 from fesens.config.stress_constraints import check_stress_combinations
 from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_OBJECTIVE_KEYS
 from fesens.config.time_sections import SECTIONS as TIME_SECTIONS
-from fesens.config.time_sections import check_time_sections, has_initial_state, initial_spec
+from fesens.config.time_sections import check_time_sections, has_initial_state
 from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
@@ -454,53 +448,3 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     check_load_case_use(data)
     warn_about_filter(data, mesh, source)
     return config
-
-
-def documented_keys() -> dict[str, set[str]]:
-    """Every key of every section, every optimizer's options included (for the
-    documentation test, and for the check of keys written below a table header)."""
-    def keys(*specs: Mapping[str, Key]) -> set[str]:
-        return {key for spec in specs for key in spec}
-
-    names = PHYSICS.names()
-    loads = [spec for name in names for spec in load_variants(name, 2).values()]
-    responses = [spec for name in names for spec in (*response_variants(name).values(),
-                                                     *eigen_variants(name).values())]
-    return {
-        "": set(TOP_LEVEL),
-        "mesh": keys(*MESH.values()) | {"type"},
-        "physics": keys(*physics_variants(2).values()) | {"type"},
-        "material": keys(*material_variants().values()),
-        "supports": keys(*(support_spec(name) for name in names)),
-        "loads": keys(*loads) | {"type"},
-        "load_cases": set(LOAD_CASE),
-        **{section.name: keys(section_spec(section)) for cls in PHYSICS
-           for section in cls.config.sections},
-        "design": {"passive", "type", "group", "region", "initial"},
-        "manufacturing": set(MANUFACTURING),
-        "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS,
-                                         *LEVEL_OBJECTIVE_KEYS},
-        "constraints": {"volume_fraction", "extra", "limit", "name", "cost_fraction"},
-        "penalization": keys(*PENALIZATION.values()) | {"type"},
-        "filter": keys(*FILTER.values()) | {"type"},
-        "projection": keys(*PROJECTION.values()) | {"type"},
-        "optimizer": keys(*optimizer_variants().values()) | {"type"},
-        "stop": set(STOP),
-        "output": set(OUTPUT),
-        "solver": {"backend", "options", "adaptive_rtol", "adaptive_rtol_factor",
-                   "adaptive_rtol_max"},
-        "schedule": {"start", "final", "every", "step", "factor", "final_iterations"},
-        "region": set(selections.REGION),
-        "newton": set(NEWTON),
-        "load_path": set(LOAD_PATH),
-        **time_keys(),
-    }
-
-
-def time_keys() -> dict[str, set[str]]:
-    """The keys of the sections of a time-dependent analysis (for the documentation test)."""
-    return {"analysis": set(time_sections.ANALYSIS), "time": set(time_sections.TIME),
-            "damping": set(time_sections.DAMPING), "harmonic": set(time_sections.HARMONIC),
-            "initial": {key for cls in PHYSICS if cls.config.inertia is not None
-                        for key in initial_spec(cls)},
-            "probes": set(time_sections.PROBE)}

@@ -19,7 +19,7 @@ map comes first, before the density filter: the filter then sees an exactly symm
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from fesens.ad.linear_map import apply_linear
-from fesens.errors import MeshError
+from fesens.errors import MeshError, PassiveRegionError
 from fesens.mesh.mesh import Mesh
 from fesens.opt.cell_lattice import AXES, axis_index, cell_lattice
 
@@ -260,3 +260,36 @@ def _mirror_images(tree: cKDTree, centroids: np.ndarray, axis: int, position: fl
         raise MeshError(f"the cells are not mirror images of each other about the plane "
                         f"{AXES[axis]} = {position:g}: two cells share one image")
     return image
+
+
+def refuse_mixed_ties(design_map: CellGroups, kinds: np.ndarray,
+                      centroids: Callable[[], np.ndarray]) -> None:
+    """Refuse a design map that ties a passive cell to a cell of another kind.
+
+    The passive values are set after the design map, so such a tie would silently break
+    (a one-sided passive region gives a symmetric problem an asymmetric design).
+
+    Parameters
+    ----------
+    design_map : CellGroups
+    kinds : numpy.ndarray
+        ``(n_cells,)`` each cell's kind (:func:`passive_kinds`).
+    centroids : callable
+        ``() -> (n_cells, dim)`` the cell centroids, for the message (called on refusal).
+
+    Raises
+    ------
+    PassiveRegionError
+        Naming the two cells, their kinds and centroids, and the fix.
+    """
+    pair = design_map.mixed_pair(kinds)
+    if pair is None:
+        return
+    points = centroids()
+    cell, other = (f"cell {i} ({PASSIVE_KINDS[kinds[i]]}, centroid "
+                   f"{np.round(points[i], 6).tolist()})" for i in pair)
+    raise PassiveRegionError(
+        f"the design map ties {cell} to {other}: passive_solid and passive_void must be "
+        "mapped onto themselves by the design map (solid onto solid, void onto void); add "
+        "the tied cells (mirror images, whole extruded columns) to the passive set, or "
+        "give no design_map")

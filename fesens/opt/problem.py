@@ -17,12 +17,12 @@ import numpy as np
 
 from fesens.ad.api import value_and_grad, vjp
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.errors import PassiveRegionError, SolverError
+from fesens.errors import SolverError
 from fesens.fem.model.linear import LinearModel
 from fesens.mpi import SERIAL, Collective
 from fesens.objectives.differentiable import Differentiable, State
 from fesens.objectives.static import volume
-from fesens.opt.design_maps import PASSIVE_KINDS, CellGroups, passive_kinds
+from fesens.opt.design_maps import passive_kinds, refuse_mixed_ties
 from fesens.opt.filters import Filter, NoFilter
 from fesens.opt.interpolation import SIMP, NoProjection
 from fesens.opt.tolerance import AdaptiveTolerance
@@ -215,7 +215,8 @@ class DesignProblem:
                              "cells' densities, which a design map's reduced variables do not "
                              "have: use the density or Helmholtz filter with a design map")
         if design_map is not None:
-            self._refuse_mixed_ties(design_map)
+            refuse_mixed_ties(design_map, passive_kinds(self.solid, self.void),
+                              self.mesh.cell_centroids)
         if self.constraints and \
                 type(self.filter).filter_gradient is not Filter.filter_gradient:
             raise ValueError(f"the {self.filter.name} filter replaces the objective's gradient "
@@ -223,23 +224,6 @@ class DesignProblem:
                              f"({', '.join(c.name for c in self.constraints)}) cannot share: "
                              "use the density or Helmholtz filter, whose gradients are exact "
                              "for every response")
-
-    def _refuse_mixed_ties(self, design_map: CellGroups) -> None:
-        """The passive values are set after the design map, so a passive cell tied to a cell
-        of another kind would silently break the tie (a one-sided passive region gives a
-        symmetric problem an asymmetric design): refuse it."""
-        kinds = passive_kinds(self.solid, self.void)
-        pair = design_map.mixed_pair(kinds)
-        if pair is None:
-            return
-        centroids = self.mesh.cell_centroids()
-        cell, other = (f"cell {i} ({PASSIVE_KINDS[kinds[i]]}, centroid "
-                       f"{np.round(centroids[i], 6).tolist()})" for i in pair)
-        raise PassiveRegionError(
-            f"the design map ties {cell} to {other}: passive_solid and passive_void must be "
-            "mapped onto themselves by the design map (solid onto solid, void onto void); add "
-            "the tied cells (mirror images, whole extruded columns) to the passive set, or "
-            "give no design_map")
 
     def _checked_tolerance(self, tolerance: AdaptiveTolerance | None
                            ) -> AdaptiveTolerance | None:

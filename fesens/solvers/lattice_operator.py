@@ -57,6 +57,7 @@ from fesens.solvers.lattice_coarse import (
     children,
     coarse_cell_ids,
 )
+from fesens.solvers.lattice_springs import checked_springs
 from fesens.solvers.parallel import SlabPool
 
 #: Cells per slab of a batched cell operation: temporaries of a few MB, and slabs enough
@@ -118,7 +119,7 @@ class LatticeStructure:
         self._slab = max(1, _SLAB_CELLS // layer_cells)  # slow-axis cells per slab
         self._resident: dict[int, tuple] = {}
         self.pool = SlabPool(threads)
-        self.springs = None if springs is None else _checked_springs(springs, self.n)
+        self.springs = None if springs is None else checked_springs(springs, self.n)
 
     @property
     def threads(self) -> int:
@@ -439,23 +440,6 @@ class LatticeStructure:
         coarse_free = (np.asarray(self.grid.rows) >= 0).reshape(
             *self.grid.shape[::-1], nc)[np.ix_(*coarse[::-1], np.arange(nc))].reshape(-1, nc)
         return tuple(c.size for c in coarse), coarse_free
-
-
-def _checked_springs(springs: tuple[np.ndarray, np.ndarray], n: int
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, k)`` as int64 and float arrays, checked: distinct rows in ``[0, n)``,
-    finite positive ``k``."""
-    rows = np.asarray(springs[0], dtype=np.int64).ravel()
-    k = np.asarray(springs[1], dtype=float).ravel()
-    if rows.shape != k.shape:
-        raise ValueError(f"LatticeStructure: springs need one stiffness per row, got "
-                         f"{rows.size} rows and {k.size} values")
-    if rows.size and (rows.min() < 0 or rows.max() >= n or np.unique(rows).size != rows.size):
-        raise ValueError(f"LatticeStructure: spring rows must be distinct free-dof rows in "
-                         f"[0, {n})")
-    if not np.all(np.isfinite(k) & (k > 0)):
-        raise ValueError("LatticeStructure: spring stiffnesses must be finite and > 0")
-    return rows, k
 
 
 class LatticeOperator:

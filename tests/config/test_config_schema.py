@@ -20,7 +20,7 @@ from fesens.config import (
     preset_text,
     resolve,
 )
-from fesens.config.schema import documented_keys
+from fesens.config.documented_keys import documented_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = tomllib.loads((ROOT / "tests" / "data" / "small_mbb.toml").read_text())
