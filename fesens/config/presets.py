@@ -166,7 +166,8 @@ def _constraints(config: Mapping[str, Any]) -> list[str]:
     parts = [f"{key.replace('_', ' ')} ≤ {_value(value)}" for key, value in
              sorted(constraints.items(), key=lambda item: item[0] != "volume_fraction")
              if isinstance(value, int | float)]
-    parts += [f"{key} limit {_value(value['limit'])}" if "limit" in value else key
+    parts += [(f"{key} limit {_value(value['limit'])}" if "limit" in value else key)
+              + (f" ({value['method'].replace('_', ' ')})" if "method" in value else "")
               for key, value in constraints.items() if isinstance(value, Mapping)]
     # the limit's sense is the kind's (a buckling load factor's is a lower bound)
     parts += [f"{extra.get('name', extra['type'])} limit {_value(extra['limit'])}"
