@@ -8,6 +8,9 @@ analysis; a Krylov backend with AMG gets the rigid-body modes of a vector field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import numpy as np
 
 from fesens.errors import MeshError, SolverError
@@ -36,6 +39,10 @@ class SolverChoice:
     """
 
     solver_choice: AutoChoice | None = None
+    #: Spring supports, global dof -> stiffness: none unless the model grounds dofs by
+    #: springs (:class:`~fesens.fem.model.springs.SpringSupports` sets its own), which the
+    #: device multigrid cannot take.
+    _springs: Mapping[int, float] = MappingProxyType({})
     #: One rank's part of a distributed model (:mod:`fesens.fem.partition.model_part`), else None.
     partition = None
 
@@ -87,7 +94,7 @@ class SolverChoice:
         choice = model_choice(
             n, dim, factor_bytes(n, dim), available_bytes(), ranks=launched().size,
             on_lattice=lambda: lattice_of(self.mesh) is not None,
-            matrix_free_refusal=self._matrix_free_refusal, device_ok=not self.springs)
+            matrix_free_refusal=self._matrix_free_refusal, device_ok=not self._springs)
         if solver_class(choice).is_direct:
             warn_direct_fallback(choice)
         return choice
