@@ -120,8 +120,8 @@ class Stepper:
 
     def __init__(self, raw: dict, name: str):
         from fesens.config import build_optimizer, resolve
-        from fesens.config.distributed import build_run
         from fesens.config.initial_design import initial_design
+        from fesens.config.mpi_run import build_run
         from fesens.workflow.design_fields import grayness_report
 
         config = resolve(raw, base_dir=Path("."), source=name, default_name="bench")

@@ -2,7 +2,7 @@
 writes, and how a failure ends every rank.
 
 How fesens runs under MPI. A design run splits one problem among the ranks (the
-*distributed model*, :mod:`fesens.config.distributed`): every rank reads the config and the
+*distributed model*, :mod:`fesens.config.mpi_run`): every rank reads the config and the
 mesh, the cells are partitioned (PETSc DMDA blocks on a structured grid, PT-Scotch on the
 cell graph otherwise: :mod:`fesens.fem.partition.cells`), and each rank keeps its cells
 only: it builds their model, assembles their matrices, and PETSc adds the ranks'

@@ -155,7 +155,7 @@ def _connect(scheduler: str | None, timeout: float):
     if scheduler is None:
         return None
     try:
-        from fesens.study.distributed import connect
+        from fesens.study.dask_cluster import connect
     except ImportError as err:
         raise FesensCliError(f"--scheduler needs dask.distributed (pip install "
                              f"'dask[distributed]'): {err}") from None

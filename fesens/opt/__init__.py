@@ -8,8 +8,6 @@ from fesens.opt.checkpoint import (
     load_fingerprint,
 )
 from fesens.opt.design_maps import CellGroups, Extrusion, MirrorSymmetry
-from fesens.opt.distributed import DistributedDesignProblem
-from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
 from fesens.opt.filters import (
     FILTERS,
     DensityFilter,
@@ -43,6 +41,8 @@ from fesens.opt.optimizers import (
 )
 from fesens.opt.overhang import OverhangFilter
 from fesens.opt.problem import Constraint, DesignProblem, Evaluation
+from fesens.opt.rank_filters import DistributedDensityFilter, DistributedSensitivityFilter
+from fesens.opt.rank_problem import DistributedDesignProblem
 from fesens.opt.robust import RobustProblem, RobustProjection
 from fesens.opt.tolerance import AdaptiveTolerance
 

@@ -19,7 +19,7 @@ Every filter is a :class:`Filter`: it maps design variables to filtered densitie
 :meth:`~Filter.filter_gradient` (only the sensitivity filter). The cone weights
 (:func:`cone_values`), the volume-weighted normalisation (:func:`volume_weighted`) and the
 sensitivity quotient (:func:`filtered_sensitivity`) are functions of their own, so the
-filters split over MPI ranks (:mod:`fesens.opt.distributed_filter`) compute the same numbers
+filters split over MPI ranks (:mod:`fesens.opt.rank_filters`) compute the same numbers
 with the same operations.
 """
 

@@ -11,7 +11,7 @@ local processes or on a Dask cluster.
 
 Modules: :mod:`~fesens.study.parametric` (the model), :mod:`~fesens.study.designs`,
 :mod:`~fesens.study.runner` (:func:`run_study`), :mod:`~fesens.study.local` and
-:mod:`~fesens.study.distributed` (where samples run), :mod:`~fesens.study.worker` (what a
+:mod:`~fesens.study.dask_cluster` (where samples run), :mod:`~fesens.study.worker` (what a
 worker process does), :mod:`~fesens.study.journal` (results on disk as they come),
 :mod:`~fesens.study.results` and :mod:`~fesens.study.tablefiles` (the table),
 :mod:`~fesens.study.sensitivity`, :mod:`~fesens.study.report`, and for study files

@@ -56,7 +56,7 @@ def _check_resumed(records: list[dict], design: Design, journal: Journal) -> Non
 def _records(model: ParametricModel, pending: list, workers: int | None, scheduler,
              options: dict) -> Iterator[dict]:
     if scheduler is not None:
-        from fesens.study.distributed import connect, run_dask
+        from fesens.study.dask_cluster import connect, run_dask
 
         client, owned = connect(scheduler, options["scheduler_timeout"])
         try:

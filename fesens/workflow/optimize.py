@@ -18,10 +18,10 @@ import numpy as np
 
 from fesens import __version__
 from fesens.config import Config, build_optimizer, dumps
-from fesens.config.distributed import build_run
 from fesens.config.fingerprint import encode
 from fesens.config.initial_design import initial_design
 from fesens.config.load_cases import case_names, case_report
+from fesens.config.mpi_run import build_run
 from fesens.errors import NewtonError
 from fesens.fem import LinearModel
 from fesens.fem.analysis.modal import Modes

@@ -1,4 +1,4 @@
-"""The primitives that connect MPI ranks (fesens.ad.distributed) and the operator they apply
+"""The primitives that connect MPI ranks (fesens.ad.rank_primitives) and the operator they apply
 (fesens.solvers.petsc_operator), on one rank; their 2-rank run is in
 tests/opt/test_distributed_filter.py."""
 
@@ -9,7 +9,7 @@ from ad_helpers import assert_gradient, normal, scalarise, uniform
 
 from fesens.ad import grad, hvp, jvp, vjp
 from fesens.ad.api import _forward_jvp
-from fesens.ad.distributed import apply_operator, apply_operator_transpose, total
+from fesens.ad.rank_primitives import apply_operator, apply_operator_transpose, total
 from fesens.errors import SolverError
 from fesens.mpi import SERIAL, Collective
 from fesens.solvers.petsc_operator import DistributedOperator

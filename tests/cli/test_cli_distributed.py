@@ -1,5 +1,5 @@
 """``mpirun -n 2 fesens optimize``: one problem split between two ranks (the distributed model:
-each rank builds, assembles and designs its own cells; fesens.config.distributed).
+each rank builds, assembles and designs its own cells; fesens.config.mpi_run).
 
 Every run is compared with the serial run of the same config (CHOLMOD): the design history
 must agree to the solver tolerance, and the fields rank 0 writes (assembled from both ranks'
@@ -15,7 +15,7 @@ import pytest
 from mpi_helpers import FESENS, config, history, mpirun, needs_mpi
 
 from fesens.config import load_preset
-from fesens.config.distributed import distributed_refusal
+from fesens.config.mpi_run import distributed_refusal
 
 
 def _serial(tmp_path, path, out, *extra):

@@ -22,10 +22,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from fesens.ad import grad, hvp, jvp, vjp
-from fesens.ad.distributed import total
+from fesens.ad.rank_primitives import total
 from fesens.mesh.generators import box, rectangle
 from fesens.mpi import collective
-from fesens.opt.distributed_filter import DistributedDensityFilter, DistributedSensitivityFilter
+from fesens.opt.rank_filters import DistributedDensityFilter, DistributedSensitivityFilter
 
 #: (case name, mesh, filter radii)
 CASES = (("rectangle", lambda: rectangle(30, 10), (0.05, 0.12)),

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from fesens.config import load_preset
-from fesens.config.distributed import build_run
+from fesens.config.mpi_run import build_run
 from fesens.mpi import collective
 
 out = Path(sys.argv[1])

@@ -1,4 +1,4 @@
-"""The distributed density and sensitivity filters (fesens.opt.distributed_filter): on one
+"""The distributed density and sensitivity filters (fesens.opt.rank_filters): on one
 rank they are the serial filters (matrix and stencil forms); under ``mpirun -n 2``
 (tests/opt/distributed_filter_script.py) the ranks' gathered results are the serial ones."""
 
@@ -12,12 +12,12 @@ import pytest
 from mpi_launch import mpirun
 
 from fesens.ad import grad, jvp, vjp
-from fesens.ad.distributed import total
+from fesens.ad.rank_primitives import total
 from fesens.errors import MeshError
 from fesens.mesh import Mesh, box, rectangle
 from fesens.mpi import SERIAL, Collective
 from fesens.opt import FILTERS, DensityFilter, Filter, NoFilter, SensitivityFilter
-from fesens.opt.distributed_filter import (
+from fesens.opt.rank_filters import (
     COUNTERPARTS,
     DistributedDensityFilter,
     DistributedSensitivityFilter,

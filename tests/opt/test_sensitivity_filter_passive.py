@@ -14,8 +14,8 @@ from opt_helpers import mbb_model
 
 from fesens.objectives import compliance
 from fesens.opt import SIMP, DesignProblem, NoFilter, SensitivityFilter
-from fesens.opt.distributed_filter import DistributedSensitivityFilter
 from fesens.opt.filters import cone_weights
+from fesens.opt.rank_filters import DistributedSensitivityFilter
 
 RADIUS = 1.5
 

@@ -15,7 +15,7 @@ Its columns are renumbered to the rank-ordered cell numbering (rank 0's cells in
 global id, then rank 1's, ...: rank ``r``'s cell ``part.cells[i]`` is
 ``part.cell_start + i``), and the rows become a
 :class:`~fesens.solvers.petsc_operator.DistributedOperator` applied with
-:func:`~fesens.ad.distributed.apply_operator` (traced: the VJP is the transposed product).
+:func:`~fesens.ad.rank_primitives.apply_operator` (traced: the VJP is the transposed product).
 
 The map from global cell id to rank-ordered id needs every rank's cells: the constructor
 gathers ``part.cells`` from all ranks (one ``allgather`` of ``n_cells`` integers, a
@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from fesens.ad.distributed import apply_operator
+from fesens.ad.rank_primitives import apply_operator
 from fesens.errors import MeshError
 from fesens.fem.integrals.geometry import cell_geometry
 from fesens.mesh.mesh import Mesh

@@ -2,9 +2,9 @@
 variables (a distributed model, :mod:`fesens.fem.partition.model_part`).
 
 Every rank evaluates the same program as a serial :class:`~fesens.opt.DesignProblem` on its
-part: the filter is a distributed matrix (:mod:`fesens.opt.distributed_filter`), the solve
+part: the filter is a distributed matrix (:mod:`fesens.opt.rank_filters`), the solve
 adds the ranks' matrices in PETSc (:mod:`fesens.solvers.petsc_distributed`), and the responses
-are sums over the ranks (:func:`fesens.ad.distributed.total`: compliance ``Σ_r f_r·u_r``,
+are sums over the ranks (:func:`fesens.ad.rank_primitives.total`: compliance ``Σ_r f_r·u_r``,
 volume ``Σ_r Σ_e ρ_e |Ω_e|``), so the objective, the constraints and their values are the
 same numbers on every rank, and each rank's gradient is the part of the serial gradient for
 its design variables. The optimizers reduce over the ranks through
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.ad.distributed import total
+from fesens.ad.rank_primitives import total
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.partition.mesh_part import MeshPart
 from fesens.mpi import Collective

@@ -5,7 +5,7 @@ Under ``mpirun -n N`` (N > 1) :func:`build_run` partitions the mesh
 (:func:`fesens.fem.partition.cells.cell_ranks`: PETSc DMDA blocks on a structured grid,
 PT-Scotch otherwise), builds each rank's model of its cells
 (:func:`fesens.fem.partition.model_part.adopt`) and a
-:class:`~fesens.opt.distributed.DistributedDesignProblem` with a distributed filter. A config
+:class:`~fesens.opt.rank_problem.DistributedDesignProblem` with a distributed filter. A config
 that needs what the distributed model does not offer (:func:`distributed_refusal` says what)
 runs replicated as before: every rank builds the whole model, PETSc solves across the ranks.
 """
@@ -31,9 +31,9 @@ from fesens.fem import LinearModel
 from fesens.fem.partition.model_part import split_model
 from fesens.mpi import collective, launched
 from fesens.opt import DesignProblem
-from fesens.opt.distributed import DistributedDesignProblem, DistributedMinMaxProblem
-from fesens.opt.distributed_filter import COUNTERPARTS, make_distributed_filter
 from fesens.opt.filters import NoFilter
+from fesens.opt.rank_filters import COUNTERPARTS, make_distributed_filter
+from fesens.opt.rank_problem import DistributedDesignProblem, DistributedMinMaxProblem
 
 
 @dataclass
