@@ -43,6 +43,7 @@ from fesens.opt.checkpoint import (
     restore_warm_start,
     save_checkpoint,
 )
+from fesens.opt.optimizer_base import Optimizer
 from fesens.opt.problem import DesignProblem, Evaluation
 from fesens.opt.resident import resident_path
 from fesens.opt.status import CONSTRAINT_TOL, decide_status
@@ -80,7 +81,7 @@ class Result:
     reason: str = ""
 
 
-def _gathered_state(problem: DesignProblem, optimizer, state: dict) -> dict:
+def _gathered_state(problem: DesignProblem, optimizer: Optimizer, state: dict) -> dict:
     """The optimizer's ``state`` with each array it declares design-sized
     (``optimizer.design_sized_state``: this rank's part) replaced by the whole array.
 
@@ -93,7 +94,7 @@ def _gathered_state(problem: DesignProblem, optimizer, state: dict) -> dict:
             for key, value in state.items()}
 
 
-def _state_part(problem: DesignProblem, optimizer, state: dict) -> dict:
+def _state_part(problem: DesignProblem, optimizer: Optimizer, state: dict) -> dict:
     """The inverse of :func:`_gathered_state`: this rank's part of each array the optimizer
     declares design-sized."""
     sized = optimizer.design_sized_state
@@ -103,7 +104,7 @@ def _state_part(problem: DesignProblem, optimizer, state: dict) -> dict:
 
 def optimize(
     problem: DesignProblem,
-    optimizer,
+    optimizer: Optimizer,
     x0: np.ndarray | None = None,
     *,
     max_iter: int = 200,
@@ -120,7 +121,9 @@ def optimize(
     Parameters
     ----------
     problem : DesignProblem
-    optimizer : OC or MMA
+    optimizer : Optimizer
+        OC or MMA (:data:`~fesens.opt.optimizers.OPTIMIZERS`); one with ``bound_constraints``
+        for a :attr:`~fesens.opt.problem.DesignProblem.bounded` problem.
     x0 : numpy.ndarray, optional
         Starting design (default: uniform at the volume fraction).
     max_iter : int
@@ -157,10 +160,9 @@ def optimize(
     is set before every evaluation from the previous change and recorded in the history
     (``rtol``); the loop stops only on an iteration solved to its ``rtol_min``.
     """
-    if getattr(problem, "bounded", False) and not getattr(optimizer, "bound_constraints", False):
+    if problem.bounded and not optimizer.bound_constraints:
         raise ValueError(f"{type(problem).__name__} minimizes the largest of several functions "
-                         "(the bound formulation); the optimizer "
-                         f"{getattr(optimizer, 'name', type(optimizer).__name__)!r} cannot: "
+                         f"(the bound formulation); the optimizer {optimizer.name!r} cannot: "
                          "use MMA")
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     history: list[dict] = []
@@ -188,7 +190,7 @@ def optimize(
         restore_warm_start(solves, checkpoint)
     evaluation = None
     converged = False
-    tolerance = getattr(problem, "adaptive_tolerance", None)
+    tolerance = problem.adaptive_tolerance
     evaluate, volume_excess = ((problem.evaluate, problem.volume_excess) if path is None
                                else (path.evaluate, path.volume_excess))
     host = (lambda values: values) if path is None else path.to_host

@@ -56,6 +56,7 @@ from collections.abc import Callable
 import numpy as np
 
 from fesens.mpi import SERIAL, Collective
+from fesens.opt.optimizer_base import Optimizer
 from fesens.opt.problem import Evaluation
 
 #: Barrier parameter at which the interior-point subproblem solver stops.
@@ -66,7 +67,7 @@ ASYMPTOTE_MIN, ASYMPTOTE_MAX = 0.01, 10.0
 MAX_NEWTON, MAX_HALVINGS = 200, 50
 
 
-class MMA:
+class MMA(Optimizer):
     """Method of Moving Asymptotes for ``min f0(x)`` s.t. ``g_i(x) ≤ 0`` and bounds.
 
     Same interface as :class:`~fesens.opt.oc.OC`; any number of constraints (the volume
@@ -112,13 +113,9 @@ class MMA:
     """
 
     name = "mma"
-    #: Handles constraints besides the volume (``[[constraints.extra]]``): yes.
     general_constraints = True
-    #: Minimizes the largest of several functions (``Evaluation.bounds``): yes.
     bound_constraints = True
-    #: The :meth:`state` entries with one value per design variable (the previous designs
-    #: and the asymptotes): a distributed checkpoint gathers exactly these into the whole
-    #: design's; ``scale`` and ``steps`` are one number each.
+    #: The previous designs and the asymptotes; ``scale`` and ``steps`` are one number each.
     design_sized_state: tuple[str, ...] = ("xold1", "xold2", "low", "upp")
 
     def __init__(
@@ -199,11 +196,6 @@ class MMA:
         self._history = {k: np.array(v, dtype=int if k == "steps" else float)
                          for k, v in state.items()}
 
-    def start(self, x: np.ndarray) -> np.ndarray:
-        """The design a run starts from when asked to start at ``x`` ``(n,)``: ``x`` itself
-        (:meth:`step` refuses one outside the bounds)."""
-        return x
-
     # ------------------------------------------------------------ the update
     def step(self, x: np.ndarray, evaluation: Evaluation, volume_excess: Callable | None = None,
              iteration: int = 1) -> np.ndarray:
@@ -225,7 +217,7 @@ class MMA:
             1-based; ``iteration <= 1`` discards the previous designs and asymptotes.
         """
         x = np.asarray(x, dtype=float)
-        collective = getattr(evaluation, "collective", SERIAL)
+        collective = evaluation.collective
         lower = np.broadcast_to(np.asarray(self.lower, dtype=float), x.shape)
         upper = np.broadcast_to(np.asarray(self.upper, dtype=float), x.shape)
         if collective.max(float(np.any(x < lower) or np.any(x > upper))) > 0:
@@ -233,7 +225,7 @@ class MMA:
         constraints = np.atleast_1d(np.asarray(evaluation.constraints, dtype=float))
         jacobian = np.asarray(evaluation.constraint_gradients, dtype=float).reshape(
             constraints.size, x.size)
-        bounds = getattr(evaluation, "bounds", None)
+        bounds = evaluation.bounds
         if bounds is not None:
             bounds = np.atleast_1d(np.asarray(bounds, dtype=float))
             bound_gradients = np.asarray(evaluation.bound_gradients, dtype=float).reshape(

@@ -28,14 +28,14 @@ from collections.abc import Callable
 import numpy as np
 
 from fesens.arrays import namespace
-from fesens.mpi import SERIAL
+from fesens.opt.optimizer_base import Optimizer
 from fesens.opt.problem import Evaluation
 
 #: Bisection stops before ``λ`` underflows (the bound is then met at any ``λ`` > 0).
 _SMALLEST_LAMBDA = np.finfo(float).tiny
 
 
-class OC:
+class OC(Optimizer):
     """Optimality-criteria optimizer (volume constraint only).
 
     Parameters
@@ -63,13 +63,8 @@ class OC:
     """
 
     name = "oc"
-    #: Handles constraints besides the volume (``[[constraints.extra]]``): no.
-    general_constraints = False
-    #: No bound formulation: OC cannot minimize the largest of several functions.
-    bound_constraints = False
-    #: The :meth:`state` entries with one value per design variable (none): a distributed
-    #: checkpoint gathers exactly these into the whole design's.
-    design_sized_state: tuple[str, ...] = ()
+    # the volume constraint only, no bound formulation, no design-sized state: the
+    # defaults of Optimizer
 
     def __init__(self, move: float = 0.2, tolerance: float = 1e-3, damping: float = 0.5,
                  x_min: float = 1e-9, lambda_max: float = 1e9):
@@ -127,7 +122,7 @@ class OC:
         dc = xp.minimum(evaluation.gradient, 0.0)
         # λ is found by bisection on [0, λ_max]; scaling ∂V/∂x to mean 1 makes λ (and so the
         # bisection path) the same as top88's, which uses ∂V/∂x = 1 per unit-volume cell.
-        collective = getattr(evaluation, "collective", SERIAL)
+        collective = evaluation.collective
         dv = (np.asarray(evaluation.constraint_gradients[0], dtype=float) if xp is np
               else evaluation.constraint_gradients[0, ...])
         mean = collective.sum(float(xp.sum(dv))) / collective.sum(dv.shape[0])

@@ -11,19 +11,19 @@ from typing import Any
 
 from fesens.opt.mma import MMA
 from fesens.opt.oc import OC
+from fesens.opt.optimizer_base import Optimizer
 
-#: Optimizers by name; each has ``start`` (the design a run starts from, within the
-#: optimizer's bounds), ``step``, ``state``, ``load_state`` and the class attributes
-#: ``general_constraints`` (whether it handles constraints besides the volume),
-#: ``bound_constraints`` (whether it minimizes the largest of several functions) and
-#: ``design_sized_state`` (the ``state`` entries with one value per design variable).
-OPTIMIZERS: dict[str, type[OC] | type[MMA]] = {cls.name: cls for cls in (OC, MMA)}
+#: Optimizers by name: :class:`~fesens.opt.optimizer_base.Optimizer` subclasses, whose
+#: capabilities (``general_constraints``, ``bound_constraints``, ``design_sized_state``)
+#: are class attributes.
+OPTIMIZERS: dict[str, type[Optimizer]] = {cls.name: cls for cls in (OC, MMA)}
 
 
 def capable_optimizers(flag: str) -> str:
-    """The optimizers whose class attribute ``flag`` (``"general_constraints"``,
-    ``"bound_constraints"``) is true, quoted and joined by "or", for a message that names
-    the fix: ``'"mma"'``."""
+    """The optimizers whose capability ``flag`` (``"general_constraints"``,
+    ``"bound_constraints"``, a boolean class attribute of
+    :class:`~fesens.opt.optimizer_base.Optimizer`) is true, quoted and joined by "or", for a
+    message that names the fix: ``'"mma"'``."""
     return " or ".join(f'"{name}"' for name, cls in OPTIMIZERS.items() if getattr(cls, flag))
 
 
@@ -52,7 +52,7 @@ def optimizer_options(name: str) -> dict[str, Any]:
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
-def make_optimizer(name: str, **options: Any) -> OC | MMA:
+def make_optimizer(name: str, **options: Any) -> Optimizer:
     """An optimizer by name (a key of :data:`OPTIMIZERS`) with its keyword options.
 
     Raises

@@ -6,7 +6,8 @@ import numpy as np
 
 from fesens.mesh import rectangle
 from fesens.objectives import compliance
-from fesens.opt import SIMP, DesignProblem, make_filter
+from fesens.opt import SIMP, DesignProblem, Evaluation, make_filter
+from fesens.opt.optimizer_base import Optimizer
 from fesens.physics import Elasticity
 
 
@@ -39,17 +40,21 @@ def objectives(result) -> np.ndarray:
     return np.array([record["objective"] for record in result.history])
 
 
-class Standstill:
+def toy_evaluation(*, gradient, constraints, constraint_gradients, objective=0.0,
+                   **fields) -> Evaluation:
+    """The :class:`Evaluation` of an optimizer test's closed-form responses: no model, so
+    no densities, volume or state."""
+    return Evaluation(objective, gradient, constraints, constraint_gradients, density=None,
+                      volume_fraction=float("nan"), state=None, **fields)
+
+
+class Standstill(Optimizer):
     """An optimizer that keeps the design it is given: the change is 0 at every iteration,
     so only the schedules, the problem and the constraints decide how the loop ends."""
 
     name = "standstill"
     general_constraints = True
     bound_constraints = True
-    design_sized_state: tuple[str, ...] = ()
-
-    def start(self, x):
-        return x
 
     def step(self, x, evaluation, volume_excess, iteration):
         return x.copy()

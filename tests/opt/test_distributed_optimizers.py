@@ -10,11 +10,11 @@ values recorded before the reductions went through a collective.
 
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from mpi_scripts import mpirun_python, needs_mpi, run
+from opt_helpers import toy_evaluation
 
 from fesens.opt import MMA, load_checkpoint
 
@@ -99,7 +99,7 @@ def _evaluations(rng, n: int, m: int, k: int):
     B = rng.uniform(0.5, 1.5, (k, n))
 
     def evaluate(x):
-        return SimpleNamespace(
+        return toy_evaluation(
             objective=float(c @ (1.0 / x)), gradient=-c / x**2, constraints=A @ x - 0.1,
             constraint_gradients=A, bounds=B @ (1.0 / x) - 1.0 if k else None,
             bound_gradients=-B / x**2 if k else None)

@@ -1,11 +1,9 @@
 """Min–max (worst case) by the bound formulation: MMA's bound constraints on analytic
 problems with known solutions, MinMaxProblem's per-case gradients, its refusals."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
-from opt_helpers import mbb_model
+from opt_helpers import mbb_model, toy_evaluation
 
 from fesens.ad import grad
 from fesens.ad.checks import taylor_test
@@ -14,10 +12,10 @@ from fesens.opt import MMA, OC, SIMP, MinMaxProblem, case_state, make_filter, op
 
 
 def bounded(values, gradients, constraints=(), constraint_gradients=None):
-    """An Evaluation-like record whose objective is the largest of ``values``."""
+    """An Evaluation whose objective is the largest of ``values``."""
     values, gradients = np.asarray(values, float), np.asarray(gradients, float)
     n = gradients.shape[1]
-    return SimpleNamespace(
+    return toy_evaluation(
         objective=float(values.max()), gradient=gradients[int(values.argmax())],
         bounds=values, bound_gradients=gradients,
         constraints=np.asarray(constraints, float),

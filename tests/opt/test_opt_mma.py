@@ -1,10 +1,8 @@
 """MMA: Svanberg's toy problem, closed-form optima, the MBB beam, extra constraints, state."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
-from opt_helpers import mbb_problem
+from opt_helpers import mbb_problem, toy_evaluation
 
 from fesens.objectives import displacement_at
 from fesens.opt import MMA, OC, OPTIMIZERS, Constraint, make_optimizer, optimize
@@ -21,8 +19,8 @@ TOY_ITERATES = np.array([[2.3903, 1.8057, 0.9929], [2.0385, 1.7624, 1.2417],
 
 
 def toy(x):
-    """An Evaluation-like record of the toy problem at ``x``."""
-    return SimpleNamespace(
+    """An Evaluation of the toy problem at ``x``."""
+    return toy_evaluation(
         objective=float(x @ x), gradient=2.0 * x,
         constraints=np.sum((x - TOY_CENTRES) ** 2, axis=1) - 9.0,
         constraint_gradients=2.0 * (x - TOY_CENTRES))
@@ -59,9 +57,9 @@ def test_toy_problem_iterates_match_reference_implementation():
 def test_more_constraints_than_variables():
     """min (x − 3)² s.t. x ≤ 2 and x ≤ 2.5, 0 ≤ x ≤ 5: closed form x = 2."""
     def evaluate(x):
-        return SimpleNamespace(objective=float((x[0] - 3.0) ** 2), gradient=2.0 * (x - 3.0),
-                               constraints=np.array([x[0] - 2.0, x[0] - 2.5]),
-                               constraint_gradients=np.ones((2, 1)))
+        return toy_evaluation(objective=float((x[0] - 3.0) ** 2), gradient=2.0 * (x - 3.0),
+                              constraints=np.array([x[0] - 2.0, x[0] - 2.5]),
+                              constraint_gradients=np.ones((2, 1)))
 
     x = run(MMA(lower=0.0, upper=5.0), evaluate, np.array([0.5]), 30)
     assert x[0] == pytest.approx(2.0, abs=1e-4)
@@ -71,9 +69,9 @@ def test_bounds_and_move_limit_are_respected():
     """An objective that pulls every variable down hard: steps stop at the move limit
     (0.2 of the box) and then at the lower bound."""
     def evaluate(x):
-        return SimpleNamespace(objective=float(np.sum(x)), gradient=np.ones_like(x),
-                               constraints=np.array([-1.0]),
-                               constraint_gradients=np.zeros((1, x.size)))
+        return toy_evaluation(objective=float(np.sum(x)), gradient=np.ones_like(x),
+                              constraints=np.array([-1.0]),
+                              constraint_gradients=np.zeros((1, x.size)))
 
     optimizer = MMA(move=0.2, lower=np.array([0.1, 0.0]), upper=np.array([1.0, 2.0]))
     x = np.array([0.9, 1.5])
@@ -87,9 +85,9 @@ def test_shrinking_move_limit_bounds_each_step():
     """move_min: the move limit is 0.2 for two iterations, then 0.2 · 0.5^k down to 0.03;
     an objective that pulls every variable down hard steps by exactly that much."""
     def evaluate(x):
-        return SimpleNamespace(objective=float(np.sum(x)), gradient=np.ones_like(x),
-                               constraints=np.array([-1.0]),
-                               constraint_gradients=np.zeros((1, x.size)))
+        return toy_evaluation(objective=float(np.sum(x)), gradient=np.ones_like(x),
+                              constraints=np.array([-1.0]),
+                              constraint_gradients=np.zeros((1, x.size)))
 
     optimizer = MMA(move=0.2, move_min=0.03, move_shrink=0.5, move_shrink_after=2)
     expected = [0.2, 0.2, 0.1, 0.05, 0.03, 0.03]

@@ -1,10 +1,8 @@
 """DesignProblem: gradients of every response, passive cells, input validation."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
-from opt_helpers import mbb_model, mbb_problem
+from opt_helpers import mbb_model, mbb_problem, toy_evaluation
 
 from fesens.objectives import compliance, displacement_at
 from fesens.opt import OC, Constraint, DesignProblem, Heaviside, make_filter, optimize
@@ -82,8 +80,8 @@ def test_oc_bisection_ends_when_the_volume_bound_never_binds(gradient):
     zero gradient) sends λ to 0; the step returns the fullest design allowed instead of
     dividing by zero."""
     x = np.full(8, 0.5)
-    evaluation = SimpleNamespace(gradient=gradient, constraints=np.zeros(1),
-                                 constraint_gradients=np.full((1, 8), 1 / 8))
+    evaluation = toy_evaluation(gradient=gradient, constraints=np.zeros(1),
+                                constraint_gradients=np.full((1, 8), 1 / 8))
     step = OC(move=0.2).step(x, evaluation, lambda design: np.mean(design) - 1.0, 1)
     expected = 0.7 if gradient.any() else 0.3
     np.testing.assert_allclose(step, np.full(8, expected))
