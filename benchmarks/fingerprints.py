@@ -274,8 +274,9 @@ def preset_digest(name: str, iterations: int, timeout: float) -> str:
     """The digest of a preset's first ``iterations`` iterations (history and design)."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / name
-        command = [sys.executable, "-c", "from fesens.cli import main; main()", "optimize", "--preset", name,
-                   "--max-iter", str(iterations), "--out", str(out), "--force", "-q"]
+        command = [sys.executable, "-c", "from fesens.cli import main; main()", "optimize",
+                   "--preset", name, "--max-iter", str(iterations), "--out", str(out),
+                   "--force", "-q"]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         arrays: list[np.ndarray] = []
         for history in sorted(out.glob("*.csv")):

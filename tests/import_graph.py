@@ -148,9 +148,9 @@ def wrong_way(root: Path) -> list[str]:
         path = module.replace(".", "/") + ".py"
         why = layer_problem(path, target)
         source, imported = _fem_part(module), _fem_part(target)
-        if why is None and source and imported and source != imported:
-            if FEM_LEVEL.get(imported, 0) > FEM_LEVEL.get(source, 0):
-                why = f"fesens.fem.{source} imports the higher fesens.fem.{imported}"
+        if (why is None and source and imported and source != imported
+                and FEM_LEVEL.get(imported, 0) > FEM_LEVEL.get(source, 0)):
+            why = f"fesens.fem.{source} imports the higher fesens.fem.{imported}"
         if why is not None:
             found.append(f"{module}:{line} -> {target}: {why}")
     return found
