@@ -16,6 +16,13 @@ from fesens.fem.post.probe import node_at
 from fesens.mesh.mesh import Mesh
 from fesens.objectives.differentiable import State
 
+#: What ``from fesens.objectives import ...`` offers of this module (the package exports
+#: exactly these): a new objective is its function here and its name in this list.
+__all__ = [
+    "compliance", "displacement_at", "displacement_norm", "mean_displacement",
+    "mean_temperature", "mean_value", "misfit", "strain_energy", "stress_ks",
+    "stress_pnorm", "thermal_compliance", "value_at", "volume", "von_mises_squared",
+]
 
 def compliance(state: State):
     """``C = fᵀ u`` (external work; structural or thermal compliance)."""
