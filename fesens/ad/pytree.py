@@ -69,3 +69,18 @@ def match_leaf(g, leaf):
         g = g if np.shape(g) == leaf.shape else np.reshape(g, leaf.shape)
         return g.copy() if type(g) is np.ndarray and not g.flags.writeable else g
     return g if not isinstance(g, np.ndarray) else float(g)
+
+
+def flatten_like(tree, like) -> list:
+    """The leaves of ``tree`` taken in the structure of ``like``: one per leaf of
+    ``like``, in :func:`flatten`'s order; a ``None`` in place of a subtree of ``like``
+    stands for a ``None`` at each of its leaves (a cotangent tree whose untraced parts
+    are left out)."""
+    if tree is None:
+        return [None] * len(flatten(like)[0])
+    if isinstance(like, dict):
+        return [leaf for k in sorted(like) for leaf in flatten_like(tree[k], like[k])]
+    if isinstance(like, list | tuple):
+        return [leaf for item, part in zip(tree, like, strict=True)
+                for leaf in flatten_like(item, part)]
+    return [tree]

@@ -13,15 +13,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fesens.ad.pytree import flatten
 from fesens.ad.registry import defvjp_joint
-from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
-from fesens.fem.transient.checkpointing import (
-    forward_snapshots,
-    reverse_sweep,
-    with_next_state,
+from fesens.ad.tree_primitive import defvjp_tree, tree_primitive
+from fesens.fem.transient.run_inputs import DynamicInputs
+from fesens.fem.transient.steps import (
+    PatternOuters,
+    StepTermCotangent,
+    prescribed_cotangents,
 )
-from fesens.fem.transient.steps import PatternOuters, Run, prescribed_cotangents, term_pullback
+from fesens.fem.transient.sweep import (
+    Run,
+    refuse_second_derivatives,
+    sweep_backwards,
+    sweep_forward,
+)
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
@@ -97,36 +104,58 @@ defvjp_joint(newmark_rates, _newmark_rates_vjp)
 
 class NewmarkStepper:
     """The steps of one set of (plain) matrices, damping, loads and prescribed motion; a
-    state is ``(u, v, a)`` on the free dofs.
+    state is ``(u, v, a)`` on the free dofs, a level's record the state itself (a
+    :class:`~fesens.fem.transient.sweep.SweepStepper` of one level).
 
-    ``K_fc``, ``M_fc``, ``g`` and ``rates`` (``[φ, φ̇, φ̈]`` ``(N + 1, 3)`` of
-    :data:`newmark_rates`) are None without prescribed motion; with it, the constrained
-    dofs move as ``g φ_n`` (velocity ``g φ̇_n``, acceleration ``g φ̈_n``) and each residual
-    gains ``K_fc (u_c + c_K v_c) + M_fc (a_c + c_M v_c)`` at the blended levels."""
+    Without prescribed motion ``inputs``' coupling blocks, ``g`` and rates (``[φ, φ̇, φ̈]``
+    ``(N + 1, 3)`` of :data:`newmark_rates`) are None; with it, the constrained dofs move
+    as ``g φ_n`` (velocity ``g φ̇_n``, acceleration ``g φ̈_n``) and each residual gains
+    ``K_fc (u_c + c_K v_c) + M_fc (a_c + c_M v_c)`` at the blended levels."""
 
-    def __init__(self, problem: DynamicProblem, K_ff, M_ff, mass_damping, stiffness_damping,
-                 F, H, K_fc=None, M_fc=None, g=None, rates=None):
-        self.problem, self.c = problem, problem.coefficients
-        self.K, self.M = K_ff, M_ff
-        self.K_csr, self.M_csr = K_ff.tocsr(), M_ff.tocsr()
+    levels = 1
+
+    def __init__(self, problem: DynamicProblem, inputs: DynamicInputs):
+        self.problem, self.coefficients = problem, problem.coefficients
+        self.inputs = inputs
+        self.K, self.M = inputs.stiffness, inputs.mass
+        self.K_csr, self.M_csr = self.K.tocsr(), self.M.tocsr()
         self.K_T, self.M_T = self.K_csr.T, self.M_csr.T  # the adjoint's, made once
-        self.cM, self.cK = float(mass_damping), float(stiffness_damping)
-        self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
+        self.cM, self.cK = float(inputs.mass_damping), float(inputs.stiffness_damping)
+        self.F = np.asarray(inputs.forces, dtype=float)
+        self.H = np.asarray(inputs.histories, dtype=float)
         model = problem.model
         self.free, self.n_dofs = model.free_dofs, model.dofmap.n_dofs
         self.constrained = model.constrained_dofs
-        self.prescribed = g is not None
+        self.prescribed = inputs.prescribed is not None
         if self.prescribed:
-            self.g, self.rates = np.asarray(g, dtype=float), np.asarray(rates, dtype=float)
-            self.Kg = K_fc.tocsr() @ self.g  # K_fc g, M_fc g: (n_free,)
-            self.Mg = M_fc.tocsr() @ self.g
+            self.g = np.asarray(inputs.prescribed, dtype=float)
+            self.rates = np.asarray(inputs.prescribed_rates, dtype=float)
+            self.Kg = inputs.coupling_stiffness.tocsr() @ self.g  # K_fc g, M_fc g: (n_free,)
+            self.Mg = inputs.coupling_mass.tocsr() @ self.g
         self._step_solver: LinearSolver | None = None
+
+    def start(self) -> tuple:
+        """State 0, ``(u_0, v_0, a_0)`` (:meth:`initial`)."""
+        return self.initial(self.inputs.initial_displacement, self.inputs.initial_velocity)
+
+    def advance(self, n: int, state: tuple) -> tuple:
+        return self.step(n, state)
+
+    def pack(self, state: tuple) -> tuple:
+        return state
+
+    def unpack(self, n: int, records: dict) -> tuple:
+        return records[n]
+
+    def observed(self, n: int, state: tuple) -> np.ndarray:
+        """``u_n`` on all dofs."""
+        return self.full(state[0], n)
 
     @property
     def step_solver(self) -> LinearSolver:
         """The factorized ``S = s_M M + s_K K`` of every step."""
         if self._step_solver is None:
-            key = self.c.step_key(self.cM, self.cK)
+            key = self.coefficients.step_key(self.cM, self.cK)
             self._step_solver = self.problem.step_solver(key, self.K, self.M)
         return self._step_solver
 
@@ -138,7 +167,7 @@ class NewmarkStepper:
         """``{level: weight}`` of ``h_n`` (level 0: ``H_0`` alone)."""
         if n == 0:
             return {0: 1.0}
-        af = self.c.alpha_f
+        af = self.coefficients.alpha_f
         return {n: 1.0 - af, n - 1: af} if af != 0.0 else {n: 1.0}
 
     def coupling_weights(self, n: int) -> dict[int, tuple[float, float]]:
@@ -146,7 +175,7 @@ class NewmarkStepper:
         ``u``, ``v``) and ``α_m`` (of ``a``) of level ``n``'s residual (level 0: itself)."""
         if n == 0:
             return {0: (1.0, 1.0)}
-        af, am = self.c.alpha_f, self.c.alpha_m
+        af, am = self.coefficients.alpha_f, self.coefficients.alpha_m
         return {n: (1.0 - af, 1.0 - am), n - 1: (af, am)}
 
     def coupling(self, n: int) -> tuple[float, float]:
@@ -185,13 +214,13 @@ class NewmarkStepper:
         """``u_(n−1) + Δt v_(n−1) + Δt² (½ − β) a_(n−1)`` and ``v_(n−1) + Δt (1 − γ)
         a_(n−1)``: the new level without its acceleration."""
         u, v, a = state
-        c = self.c
+        c = self.coefficients
         return (u + c.dt * v + c.dt ** 2 * (0.5 - c.beta) * a,
                 v + c.dt * (1 - c.gamma) * a)
 
     def step(self, n: int, state: tuple) -> tuple:
         """``(u_n, v_n, a_n)`` from ``(u_(n−1), v_(n−1), a_(n−1))``."""
-        c = self.c
+        c = self.coefficients
         u, v, a = state
         u_hat, v_hat = self.predictors(state)
         h = sum(w * self.H[level] for level, w in self.load_weights(n).items())
@@ -205,7 +234,7 @@ class NewmarkStepper:
 
     def blended(self, state: tuple, new: tuple) -> tuple:
         """``(u_(n−α_f), v_(n−α_f), a_(n−α_m))``."""
-        af, am = self.c.alpha_f, self.c.alpha_m
+        af, am = self.coefficients.alpha_f, self.coefficients.alpha_m
         return (_blend(af, new[0], state[0]), _blend(af, new[1], state[1]),
                 _blend(am, new[2], state[2]))
 
@@ -220,94 +249,57 @@ class NewmarkStepper:
         return full
 
 
-def _dynamic_integrate(run: Run, K_ff, M_ff, mass_damping, stiffness_damping, F, H, u0, v0,
-                       K_fc, M_fc, g, rates, *term_args):
-    """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``: the forward sweep (keeping
-    every state, or the snapshots of the binomial schedule, when traced)."""
-    problem = run.problem
-    stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
-                             K_fc, M_fc, g, rates)
-    N = problem.n_steps
-    values = np.empty(N + 1)
-    if not run.keep:
-        keep = set()
-    elif problem.max_states is None:
-        keep = set(range(N + 1))
-    else:
-        keep = {0, *forward_snapshots(N, problem.max_states)}
-    # the step solvers (and their factorizations) are the problem's: one run at a time
-    with problem.lock, stepper.thread_limit():
-        state = stepper.initial(u0, v0)
-        for n in range(N + 1):
-            if n > 0:
-                state = stepper.step(n, state)
-            values[n] = run.term(n, stepper.full(state[0], n), term_args)
-            if n in keep:
-                run.stored[n] = state
-    problem.stats.update(steps=N, advanced=0, taped=0, kept=len(run.stored))
-    return values
+def _dynamic_integrate(run: Run, inputs: DynamicInputs):
+    """``values[n] = j(u_n, t_n, *term_args)``, ``(N + 1,)``
+    (:func:`~fesens.fem.transient.sweep.sweep_forward`)."""
+    return sweep_forward(run, NewmarkStepper(run.problem, inputs), inputs.term_args)
 
 
-dynamic_integrate = primitive(_dynamic_integrate, "dynamic_integrate")
+dynamic_integrate = tree_primitive(_dynamic_integrate, "dynamic_integrate")
 
 
-class DynamicAdjoint:
+class DynamicAdjoint(StepTermCotangent):
     """The reverse sweep: the cotangent of the state after the step being reversed and
     the cotangent of every input."""
 
-    #: Primitive argument of the first step-term argument.
-    FIRST_TERM_ARG = 13
-
-    def __init__(self, run: Run, stepper: NewmarkStepper, gbar, term_args, argnums):
-        self.run, self.s, self.term_args = run, stepper, term_args
-        self.gbar = np.asarray(gbar, dtype=float)
+    def __init__(self, run: Run, stepper: NewmarkStepper, gbar, inputs: DynamicInputs,
+                 traced: DynamicInputs):
+        self.start_terms(run, stepper, gbar, inputs.term_args, traced.term_args)
         n_free = stepper.free.size
         zero = np.zeros(n_free)
         self.carry = (zero, zero, zero)  # (ū, v̄, ā) of the level after the reversed step
-        # K̄ (argument 1), M̄ (2) of the traced matrices only (one pattern: checked)
-        self.matrices = [i for i in (1, 2) if i in argnums]
+        # K̄, M̄ of the traced matrices only (one pattern: checked)
+        self.matrices = [name for name in ("stiffness", "mass") if getattr(traced, name)]
         self.outers = PatternOuters.for_sweep(stepper.K.pattern, len(self.matrices),
                                               run.problem.n_steps,
                                               run.problem.max_states is not None)
         self.matrix_bars = dict(zip(self.matrices, self.outers.sums, strict=True))
         self.cM_bar = self.cK_bar = 0.0
-        self.damping_traced = (3 in argnums, 4 in argnums)  # c_M (3), c_K (4)
-        # F̄ (5), H̄ (6) where traced
-        self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if 5 in argnums else None
-        self.H_bar = np.zeros_like(stepper.H) if 6 in argnums else None
-        self.positions = [i - self.FIRST_TERM_ARG for i in argnums
-                          if i >= self.FIRST_TERM_ARG]
-        self.args_bar = [0.0] * len(self.positions)
+        self.damping_traced = (traced.mass_damping, traced.stiffness_damping)
+        self.F_bar = np.zeros((n_free, stepper.F.shape[1])) if traced.forces else None
+        self.H_bar = np.zeros_like(stepper.H) if traced.histories else None
+        self.lam_K = self.lam_M = self.g_bar = self.rates_bar = None
         if stepper.prescribed:
             self.lam_K = np.zeros(n_free)  # Σ_n s_K,n λ_n
             self.lam_M = np.zeros(n_free)
             self.g_bar = np.zeros(stepper.constrained.size)
             self.rates_bar = np.zeros_like(stepper.rates)
 
-    def term_cotangent(self, n: int, u_free: np.ndarray) -> np.ndarray:
-        """``ḡ_n ∂j_n/∂u_n`` on the free dofs (``term_args``' and the prescribed part's
-        cotangents accumulated)."""
-        s = self.s
-        if self.gbar[n] == 0.0:
-            return np.zeros(s.free.size)
-        u_bar, cotangents = term_pullback(self.run, n, s.full(u_free, n), self.gbar[n],
-                                          self.term_args, self.positions)
-        self.args_bar = [total + c for total, c in zip(self.args_bar, cotangents,
-                                                       strict=True)]
-        if s.prescribed:
-            u_c = u_bar[s.constrained]
-            self.g_bar += s.rates[n, 0] * u_c
-            self.rates_bar[n, 0] += float(s.g @ u_c)
-        return u_bar[s.free]
+    def prescribed_term(self, n: int, u_c: np.ndarray) -> None:
+        """The step term's cotangent at the prescribed dofs of level ``n`` into ``ḡ`` and
+        the cotangent of ``φ_n``."""
+        stepper = self.stepper
+        self.g_bar += stepper.rates[n, 0] * u_c
+        self.rates_bar[n, 0] += float(stepper.g @ u_c)
 
     def residual(self, n: int, lam: np.ndarray, blended: tuple, mass: bool = False
                  ) -> tuple:
         """The parameter cotangents of level ``n``'s residual ``M (a + c_M v) + K (u + c_K
         v) − F h_n`` at the blended levels, for multiplier ``lam``; returns ``(Mᵀ λ, Kᵀ λ)``
         (``Mᵀ λ`` None unless ``mass``, the mass damping or its cotangent reads it)."""
-        s = self.s
+        s = self.stepper
         u, v, a = blended
-        operands = {1: lambda: _plus(u, s.cK, v), 2: lambda: _plus(a, s.cM, v)}
+        operands = {"stiffness": lambda: _plus(u, s.cK, v), "mass": lambda: _plus(a, s.cM, v)}
         self.outers.subtract(lam, *(operands[i]() for i in self.matrices))
         need_M = mass or s.cM != 0.0 or self.damping_traced[0]
         M_lam, K_lam = (s.M_T @ lam if need_M else None), s.K_T @ lam
@@ -329,7 +321,7 @@ class DynamicAdjoint:
         """The cotangents of the prescribed motion's part ``s_K K_fc g + s_M M_fc g`` of
         level ``n``'s residual for multiplier ``lam``: its factors per level, the damping
         it reads, and ``λ`` summed for ``K̄_fc``, ``M̄_fc``, ``ḡ``."""
-        s = self.s
+        s = self.stepper
         s_K, s_M = s.coupling(n)
         self.lam_K += s_K * lam
         self.lam_M += s_M * lam
@@ -345,9 +337,9 @@ class DynamicAdjoint:
     def step(self, n: int, state: tuple, new: tuple) -> None:
         """The adjoint of step ``n`` (``state`` the level before, ``new`` its result):
         ``carry`` becomes the cotangent of ``state``."""
-        s, c = self.s, self.s.c
+        s, c = self.stepper, self.stepper.coefficients
         u_bar, v_bar, a_bar = self.carry
-        u_bar = u_bar + self.term_cotangent(n, new[0])
+        u_bar = u_bar + self.term_cotangent(n, new)
         lam = s.step_solver.solve_transpose(a_bar + c.beta * c.dt ** 2 * u_bar
                                             + c.gamma * c.dt * v_bar)
         af, am, dt = c.alpha_f, c.alpha_m, c.dt
@@ -366,15 +358,15 @@ class DynamicAdjoint:
 
     def damping(self, M_x: np.ndarray | None, K_x: np.ndarray) -> np.ndarray | None:
         """``c_M M_x + c_K K_x`` ``(n_free,)``; None without damping."""
-        s = self.s
+        s = self.stepper
         terms = [w * x for w, x in ((s.cM, M_x), (s.cK, K_x)) if w != 0.0]
         return terms[0] + terms[1] if len(terms) == 2 else (terms[0] if terms else None)
 
     def finish(self, initial: tuple) -> tuple:
         """``(ū_0, v̄_0)`` on the free dofs, through the initial acceleration's solve."""
-        s = self.s
+        s = self.stepper
         u_bar, v_bar, a_bar = self.carry
-        u_bar = u_bar + self.term_cotangent(0, initial[0])
+        u_bar = u_bar + self.term_cotangent(0, initial)
         mu = s.problem.step_solver(MASS_KEY, s.K, s.M).solve_transpose(a_bar)
         M_mu, K_mu = self.residual(0, mu, initial)
         self.outers.flush()  # the matrix cotangents complete
@@ -382,54 +374,32 @@ class DynamicAdjoint:
         return u_bar - K_mu, v_bar if damped is None else v_bar - damped
 
 
-def _dynamic_vjp(argnums, values, run, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
-                 u0, v0, K_fc, M_fc, g, rates, *term_args):
+def _dynamic_vjp(traced: DynamicInputs, values, run: Run, inputs: DynamicInputs):
     def pullback(gbar):
-        if any(isinstance(x, Traced) for x in (gbar, K_ff, M_ff, mass_damping,
-                                              stiffness_damping, F, H, u0, v0, K_fc, M_fc,
-                                              g, rates, *term_args)):
-            raise NotImplementedError(
-                "second derivatives through a dynamic run (grad of grad, hvp) are not "
-                "available: its adjoint runs on plain arrays; differentiate once")
+        refuse_second_derivatives("a dynamic run", NotImplementedError,
+                                  "its adjoint runs on plain arrays", gbar,
+                                  *flatten(inputs)[0])
         problem = run.problem
-        stepper = NewmarkStepper(problem, K_ff, M_ff, mass_damping, stiffness_damping, F, H,
-                                 K_fc, M_fc, g, rates)
-        adjoint = DynamicAdjoint(run, stepper, gbar, term_args, argnums)
-        stored, N = run.stored, problem.n_steps
+        stepper = NewmarkStepper(problem, inputs)
+        adjoint = DynamicAdjoint(run, stepper, gbar, inputs, traced)
         with problem.lock, stepper.thread_limit():  # as the forward sweep
-            if problem.max_states is None:
-                for n in range(N, 0, -1):
-                    adjoint.step(n, stored[n - 1], stored[n])
-            else:
-                stats = problem.stats
-
-                def advance(n, state):
-                    stats["advanced"] += 1
-                    return stepper.step(n, state)
-
-                def adjoint_step(n, state, after):
-                    if after is None:  # the last state, not among the snapshots: re-run
-                        stats["taped"] += 1
-                        after = stepper.step(n, state)
-                    adjoint.step(n, state, after)
-
-                # handed over, not named here: the sweep frees each snapshot past it
-                reverse_sweep(N, problem.max_states, stored[0], advance,
-                              with_next_state(adjoint_step),
-                              run.release(forward_snapshots(N, problem.max_states),
-                                          stored.__getitem__))
-            u0_bar, v0_bar = adjoint.finish(stored[0])
-        cotangents = {**adjoint.matrix_bars, 3: adjoint.cM_bar, 4: adjoint.cK_bar,
-                      5: adjoint.F_bar, 6: adjoint.H_bar, 7: u0_bar, 8: v0_bar}
+            sweep_backwards(run, stepper, adjoint)
+            u0_bar, v0_bar = adjoint.finish(stepper.unpack(0, run.stored))
+        cotangents = DynamicInputs(
+            stiffness=adjoint.matrix_bars.get("stiffness"),
+            mass=adjoint.matrix_bars.get("mass"), mass_damping=adjoint.cM_bar,
+            stiffness_damping=adjoint.cK_bar, forces=adjoint.F_bar, histories=adjoint.H_bar,
+            initial_displacement=u0_bar, initial_velocity=v0_bar, coupling_stiffness=None,
+            coupling_mass=None, prescribed=None, prescribed_rates=adjoint.rates_bar,
+            term_args=adjoint.term_args_bar())
         if stepper.prescribed:
-            cotangents[9], cotangents[10], cotangents[11] = prescribed_cotangents(
-                K_fc, M_fc, adjoint, stepper.g)
-            cotangents[12] = adjoint.rates_bar
-        for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
-            cotangents[DynamicAdjoint.FIRST_TERM_ARG + p] = c
-        return tuple(cotangents[i] for i in argnums)
+            K_fc_bar, M_fc_bar, g_bar = prescribed_cotangents(
+                inputs.coupling_stiffness, inputs.coupling_mass, adjoint, stepper.g)
+            cotangents = cotangents._replace(coupling_stiffness=K_fc_bar,
+                                             coupling_mass=M_fc_bar, prescribed=g_bar)
+        return cotangents
 
     return pullback
 
 
-defvjp_joint(dynamic_integrate, _dynamic_vjp)
+defvjp_tree(dynamic_integrate, _dynamic_vjp)

@@ -59,6 +59,7 @@ from fesens.fem.transient.dynamic_steps import (
     newmark_rates,
 )
 from fesens.fem.transient.integrate import TransientProblem
+from fesens.fem.transient.run_inputs import DynamicInputs
 from fesens.fem.transient.schemes import TimeFunction, dirichlet_factors
 from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern
 from fesens.solvers import LinearSolver
@@ -265,7 +266,7 @@ class DynamicProblem(TransientProblem):
         run.keep = any(isinstance(x, Traced) for x in inputs)
         if run.keep:
             self.check_gradient_memory()
-        return dynamic_integrate(run, *inputs)
+        return dynamic_integrate(run, DynamicInputs(*system, term_args=tuple(term_args)))
 
     def states(self, *, at=None, u0=0.0, v0=0.0, loads: dict | None = None,
                histories: dict | None = None, dirichlet=None,
@@ -283,7 +284,7 @@ class DynamicProblem(TransientProblem):
                                       dirichlet_rates, density, damping, points, parameters)
         if any(isinstance(x, Traced) for x in system):
             raise TypeError("states runs plain values only; differentiate values() instead")
-        stepper = NewmarkStepper(self, *system[:6], *system[8:])
+        stepper = NewmarkStepper(self, DynamicInputs(*system))
         self.stats.update(steps=0, kept=0, advanced=0, taped=0)
         with stepper.thread_limit():
             state = stepper.initial(*system[6:8])

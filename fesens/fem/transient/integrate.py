@@ -77,6 +77,7 @@ from fesens.fem.transient.schemes import (
     step_coefficients,
     time_grid,
 )
+from fesens.fem.transient.run_inputs import HeatInputs, NonlinearHeatInputs
 from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, integrate
 from fesens.readonly import freeze
 from fesens.solvers import LinearSolver, make_solver
@@ -261,7 +262,7 @@ class TransientProblem:
         run.keep = any(isinstance(x, Traced) for x in inputs)
         if run.keep:
             self.check_gradient_memory()
-        return integrate(run, *inputs)
+        return integrate(run, HeatInputs(*system, term_args=tuple(term_args)))
 
     def states(self, *, at=None, T0=0.0, loads: dict | None = None,
                histories: dict | None = None, dirichlet=None,
@@ -282,18 +283,16 @@ class TransientProblem:
         if any(isinstance(x, Traced) for x in system if x is not None):
             raise TypeError("states runs plain values only; differentiate values() instead")
         if self.nonlinear:
-            stepper = NonlinearStepper(self, *system[:6], system[7], tuple(fields),
-                                       system[8:])
-            state = (np.asarray(system[6], dtype=float), None)
+            stepper = NonlinearStepper(self, NonlinearHeatInputs(*system[:8], fields))
         else:
-            stepper = Stepper(self, *system[:8])
-            state = (np.asarray(system[8], dtype=float), None)
+            stepper = Stepper(self, HeatInputs(*system))
+        state = stepper.start()
         if wanted is None or 0 in wanted:
             yield 0, float(self.times[0]), stepper.full(0, state[0])
         with self.lock, stepper.thread_limit():  # one run of the problem at a time
             self.stats.update(steps=0, kept=0, advanced=0, taped=0)
             for n in range(1, self.n_steps + 1):
-                state = (stepper.step(n, state), state[0])
+                state = stepper.advance(n, state)
                 self.stats["steps"] += 1
                 if wanted is None or n in wanted:
                     yield n, float(self.times[n]), stepper.full(n, state[0])

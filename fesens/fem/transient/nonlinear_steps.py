@@ -43,18 +43,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.ad.api import vjp
-from fesens.ad.registry import NotDifferentiableError, defvjp_joint
+from fesens.ad.pytree import flatten
+from fesens.ad.registry import NotDifferentiableError
 from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
-from fesens.ad.tracer import primitive
+from fesens.ad.tree_primitive import defvjp_tree, tree_primitive
 from fesens.errors import NewtonError
 from fesens.fem.nonlinear.newton import Evaluation, solve_steps
+from fesens.fem.transient.run_inputs import NonlinearHeatInputs
 from fesens.fem.transient.steps import (
-    Run,
-    Stepper,
-    StepTerm,
+    LevelStates,
     StepTermCotangent,
     check_same_pattern,
+    step_levels,
+)
+from fesens.fem.transient.sweep import (
+    Run,
+    StepTerm,
+    refuse_second_derivatives,
     sweep_backwards,
     sweep_forward,
 )
@@ -63,55 +69,37 @@ from fesens.solvers import LinearSolver
 if TYPE_CHECKING:
     from fesens.fem.transient.integrate import TransientProblem
 
-# argument positions of integrate_nonlinear (0: the run); the material fields follow
-# _POINTS, then the step term's arguments
-_M_FF, _M_FC, _F, _H, _G, _PHI, _T0, _POINTS = range(1, 9)
-_FIELDS = 9
+#: The inputs of the internal forces besides the material fields (keys of the adjoint's
+#: cotangents; a field's key is ``("fields", name)``).
+_FORCE_INPUTS = ("prescribed", "prescribed_history", "points")
 
 
-class NonlinearRun(Run):
-    """One traced call of a nonlinear run: :class:`~fesens.fem.transient.steps.Run` and the
-    names of the model's material fields, in the order of the primitive's arguments."""
-
-    def __init__(self, problem: TransientProblem, step_term: StepTerm,
-                 names: tuple[str, ...]):
-        super().__init__(problem, step_term)
-        self.names = names
-
-    @property
-    def first_term_arg(self) -> int:
-        """The primitive's argument position of the first step-term argument."""
-        return _FIELDS + len(self.names)
-
-
-class NonlinearStepper:
+class NonlinearStepper(LevelStates):
     """The Newton time steps of one set of (plain) mass matrices, material fields, loads
     and prescribed values."""
 
-    # the scheme's weights and the field on all dofs are those of the linear stepper
-    weights = Stepper.weights
-    g_weights = Stepper.g_weights
-    full = Stepper.full
-
-    def __init__(self, problem: TransientProblem, M_ff, M_fc, F, H, g, phi, points,
-                 names: tuple[str, ...], fields):
-        self.problem, self.c = problem, problem.coefficients
+    def __init__(self, problem: TransientProblem, inputs: NonlinearHeatInputs):
+        self.problem, self.coefficients = problem, problem.coefficients
+        self.levels = step_levels(self.coefficients)
         model = self.model = problem.model
-        self.M, self.M_csr = M_ff, M_ff.tocsr()
-        self.F, self.H = np.asarray(F, dtype=float), np.asarray(H, dtype=float)
+        self.M = inputs.mass
+        self.M_csr = self.M.tocsr()
+        self.F = np.asarray(inputs.forces, dtype=float)
+        self.H = np.asarray(inputs.histories, dtype=float)
+        self.initial = np.asarray(inputs.initial, dtype=float)
         self.free, self.constrained = model.free_dofs, model.constrained_dofs
         self.n_dofs = model.dofmap.n_dofs
-        self.prescribed = g is not None
+        self.prescribed = inputs.prescribed is not None
         self.g = self.phi = None
         if self.prescribed:
-            self.g, self.phi = np.asarray(g, dtype=float), np.asarray(phi, dtype=float)
-            self.Mg = M_fc.tocsr() @ self.g  # M_fc g: (n_free,)
-        self.points = None if points is None else np.asarray(points, dtype=float)
-        self.names = names
-        self.fields = {k: np.asarray(v, dtype=float) for k, v in zip(names, fields,
-                                                                     strict=True)}
+            self.g = np.asarray(inputs.prescribed, dtype=float)
+            self.phi = np.asarray(inputs.prescribed_history, dtype=float)
+            self.Mg = inputs.coupling_mass.tocsr() @ self.g  # M_fc g: (n_free,)
+        self.points = None if inputs.points is None else np.asarray(inputs.points, dtype=float)
+        self.fields = {name: np.asarray(value, dtype=float)
+                       for name, value in inputs.fields.items()}
         self.operator = model.operator("ff")
-        check_same_pattern(self.operator, M_ff)
+        check_same_pattern(self.operator, self.M)
         self.backend: LinearSolver = problem.tangent_backend()
         self.options = problem.newton_options
 
@@ -157,7 +145,7 @@ class NonlinearStepper:
         """
         a, b = self.weights(n)
         known = -(self.F @ (b[0] * self.H[n] + b[1] * self.H[n - 1]))
-        for k in (1, 2):
+        for k in range(1, self.levels + 1):
             if a[k] != 0.0:
                 known = known + a[k] * (self.M_csr @ state[k - 1])
         if b[1] != 0.0:
@@ -171,8 +159,8 @@ class NonlinearStepper:
             times = self.problem.times
             # a step that reuses earlier levels (not backward Euler's) may have no
             # admissible solution where it ended outside the admissible states
-            advice = (self._overshoot_hint() if system.refused and (a[2] != 0.0 or b[1] != 0.0)
-                      else "Give")
+            advice = (self._overshoot_hint()
+                      if system.refused and (np.any(a[2:] != 0.0) or b[1] != 0.0) else "Give")
             raise NewtonError(
                 f"time step {n} (t = {times[n - 1]:.6g} to {times[n]:.6g}) did not converge: "
                 f"{exc.reason}. {advice} smaller time steps (the last converged state is that "
@@ -211,13 +199,13 @@ class _StepSystem:
 
     def __init__(self, stepper: NonlinearStepper, n: int, a: float, b: float,
                  known: np.ndarray):
-        self.s, self.n, self.a, self.b, self.known = stepper, n, a, b, known
+        self.stepper, self.n, self.a, self.b, self.known = stepper, n, a, b, known
         # whether the last state evaluated was inadmissible: a failed step that ended
         # there may have no admissible solution at all
         self.refused = False
 
     def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
-        s = self.s
+        s = self.stepper
         u = s.model.state(x, s.prescribed_at(self.n))
         reason = s.model.inadmissibility(u, s.fields, s.points)
         self.refused = reason is not None
@@ -230,26 +218,24 @@ class _StepSystem:
         return Evaluation(capacity + forces + self.known, scale)
 
     def solve_tangent(self, x: np.ndarray, t: float, rhs: np.ndarray) -> np.ndarray:
-        s = self.s
+        s = self.stepper
         K = s.tangent(self.n, x)
         with s.backend.lock:  # the model's tangent solver: other threads' solves share it
             return s.factorized(self.a, self.b, K).solve(rhs)
 
 
 # ------------------------------------------------------------------ the primitive
-def _integrate_nonlinear(run: NonlinearRun, M_ff, M_fc, F, H, g, phi, T0_free, points,
-                         *rest):
+def _integrate_nonlinear(run: Run, inputs: NonlinearHeatInputs):
     """``values[n] = j(T_n, t_n, *term_args)``, ``(N + 1,)``
-    (:func:`~fesens.fem.transient.steps.sweep_forward`, each step a Newton solve)."""
-    problem, n_fields = run.problem, len(run.names)
-    stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
-                               rest[:n_fields])
+    (:func:`~fesens.fem.transient.sweep.sweep_forward`, each step a Newton solve)."""
+    problem = run.problem
+    stepper = NonlinearStepper(problem, inputs)
     with problem.lock:  # the statistics of this run, not of another thread's
         problem.stats.update(newton_iterations=0)
-        return sweep_forward(run, stepper, T0_free, rest[n_fields:])
+        return sweep_forward(run, stepper, inputs.term_args)
 
 
-integrate_nonlinear = primitive(_integrate_nonlinear, "transient_integrate_nonlinear")
+integrate_nonlinear = tree_primitive(_integrate_nonlinear, "transient_integrate_nonlinear")
 
 
 class NonlinearAdjoint(StepTermCotangent):
@@ -257,10 +243,9 @@ class NonlinearAdjoint(StepTermCotangent):
     last ``λ`` with its weight on the internal forces of the level before, and the
     cotangent of every input."""
 
-    def __init__(self, run: NonlinearRun, stepper: NonlinearStepper, gbar, term_args,
-                 argnums):
-        self.run, self.s, self.term_args = run, stepper, term_args
-        self.gbar = np.asarray(gbar, dtype=float)
+    def __init__(self, run: Run, stepper: NonlinearStepper, gbar,
+                 inputs: NonlinearHeatInputs, traced: NonlinearHeatInputs):
+        self.start_terms(run, stepper, gbar, inputs.term_args, traced.term_args)
         self.owed: dict[int, np.ndarray] = {}  # level -> −Σ a M_ffᵀ λ of later steps
         self.later: tuple[np.ndarray, float] | None = None  # (λ_(n+1), β_(n+1,1))
         n_free = stepper.free.size
@@ -270,32 +255,33 @@ class NonlinearAdjoint(StepTermCotangent):
         self.lam_M = np.zeros(n_free)  # Σ_n (Σ_k a_(n,k) φ_g(t_(n−k))) λ_n
         self.g_bar = np.zeros(stepper.constrained.size) if stepper.prescribed else None
         self.phi_bar = np.zeros(stepper.phi.size) if stepper.prescribed else None
-        first = run.first_term_arg
-        # the inputs of the internal forces that are differentiated (and their cotangents)
-        self.inner = {i: 0.0 for i in argnums if i in (_G, _PHI, _POINTS) or _FIELDS <= i < first}
-        self.positions = [i - first for i in argnums if i >= first]
-        self.args_bar = [0.0] * len(self.positions)
+        # the differentiated inputs of the internal forces and their cotangents
+        self.inner = {key: 0.0 for key in (
+            *(name for name in _FORCE_INPUTS if getattr(traced, name)),
+            *(("fields", name) for name, wanted in traced.fields.items() if wanted))}
 
     def _forces_pullback(self, m: int, T_m: np.ndarray, mu: np.ndarray) -> None:
         """``−μᵀ ∂[R_int(u_m)]_f`` into the differentiated fields, coordinates and
         prescribed values, by one traced evaluation of the internal forces."""
         if not self.inner or not np.any(mu):
             return
-        s = self.s
-        plain = {_G: s.g, _PHI: s.phi, _POINTS: s.points,
-                 **{_FIELDS + i: s.fields[name] for i, name in enumerate(s.names)}}
+        s = self.stepper
+        plain = {"prescribed": s.g, "prescribed_history": s.phi, "points": s.points,
+                 **{("fields", name): value for name, value in s.fields.items()}}
         wanted = tuple(self.inner)
 
         def forces(*differentiated):
             values = {**plain, **dict(zip(wanted, differentiated, strict=True))}
-            g_m = values[_G] * values[_PHI][m] if s.prescribed else s.prescribed_at(m)
-            fields = {name: values[_FIELDS + i] for i, name in enumerate(s.names)}
+            g_m = (values["prescribed"] * values["prescribed_history"][m] if s.prescribed
+                   else s.prescribed_at(m))
+            fields = {name: values["fields", name] for name in s.fields}
             u = s.model.state(T_m, g_m)
-            return s.model.internal_forces(u, fields, values[_POINTS])[s.free]
+            return s.model.internal_forces(u, fields, values["points"])[s.free]
 
-        _, pull = vjp(forces, *(plain[i] for i in wanted), argnums=tuple(range(len(wanted))))
-        for i, cotangent in zip(wanted, pull(-mu), strict=True):
-            self.inner[i] = self.inner[i] + cotangent
+        _, pull = vjp(forces, *(plain[key] for key in wanted),
+                      argnums=tuple(range(len(wanted))))
+        for key, cotangent in zip(wanted, pull(-mu), strict=True):
+            self.inner[key] = self.inner[key] + cotangent
 
     def _closing(self, m: int, T_m: np.ndarray, rhs: np.ndarray
                  ) -> tuple[np.ndarray, PatternMatrix | None]:
@@ -303,16 +289,17 @@ class NonlinearAdjoint(StepTermCotangent):
         ``−β_(m+1,1) K_T(u_m)ᵀ λ_(m+1)``, and the tangent ``K_T(u_m)`` when assembled."""
         if self.later is None or self.later[1] == 0.0:
             return rhs, None
-        K = self.s.tangent(m, T_m)
+        K = self.stepper.tangent(m, T_m)
         lam, weight = self.later
         return rhs - weight * (K.tocsr().T @ lam), K
 
-    def step(self, n: int, state: tuple, T_n: np.ndarray) -> None:
+    def step(self, n: int, before: tuple, after: tuple) -> None:
         """The adjoint of step ``n``: ``λ_n``, what it owes earlier levels, and its part of
         every cotangent."""
-        s = self.s
+        s = self.stepper
         a, b = s.weights(n)
-        rhs = self.term_cotangent(n, T_n)
+        T_n = after[0]
+        rhs = self.term_cotangent(n, after)
         owed = self.owed.pop(n, None)
         if owed is not None:
             rhs = rhs + owed
@@ -321,14 +308,14 @@ class NonlinearAdjoint(StepTermCotangent):
             K = s.tangent(n, T_n)
         with s.backend.lock:  # as in the forward step
             lam = s.factorized(a[0], b[0], K).solve_transpose(rhs)
-        for k in (1, 2):
+        for k in range(1, s.levels + 1):
             if a[k] != 0.0:
                 push = a[k] * (s.M_csr.T @ lam)
                 self.owed[n - k] = self.owed[n - k] - push if n - k in self.owed else -push
         mu = b[0] * lam if self.later is None else b[0] * lam + self.later[1] * self.later[0]
         self._forces_pullback(n, T_n, mu)
-        levels = (T_n, *state)
-        self.M_bar -= s.M.pattern.outer(lam, sum(a[k] * levels[k] for k in range(3)
+        levels = (T_n, *before)
+        self.M_bar -= s.M.pattern.outer(lam, sum(a[k] * levels[k] for k in range(s.levels + 1)
                                                  if a[k] != 0.0))
         self.F_bar += np.outer(lam, b[0] * s.H[n] + b[1] * s.H[n - 1])
         FT_lam = s.F.T @ lam
@@ -337,15 +324,16 @@ class NonlinearAdjoint(StepTermCotangent):
         if s.prescribed:
             self.lam_M += s.g_weights(n)[0] * lam
             Mg_lam = float(s.Mg @ lam)
-            for k in range(3):
+            for k in range(s.levels + 1):
                 if a[k] != 0.0:
                     self.phi_bar[n - k] -= a[k] * Mg_lam
         self.later = (lam, float(b[1]))
 
-    def finish(self, T0_free: np.ndarray) -> np.ndarray:
-        """``T̄_0`` on the free dofs (after the last step's adjoint), and the first
-        step's pull on the internal forces of the initial state."""
-        T0_bar = self.term_cotangent(0, T0_free)
+    def finish(self, start: tuple) -> np.ndarray:
+        """``T̄_0`` on the free dofs (after the last step's adjoint; ``start``: state 0),
+        and the first step's pull on the internal forces of the initial state."""
+        T0_free = start[0]
+        T0_bar = self.term_cotangent(0, start)
         owed = self.owed.pop(0, None)
         if owed is not None:
             T0_bar = T0_bar + owed
@@ -355,39 +343,39 @@ class NonlinearAdjoint(StepTermCotangent):
         return T0_bar
 
 
-def _integrate_nonlinear_vjp(argnums, values, run, M_ff, M_fc, F, H, g, phi, T0_free,
-                             points, *rest):
+def _integrate_nonlinear_vjp(traced: NonlinearHeatInputs, values, run: Run,
+                             inputs: NonlinearHeatInputs):
     def pullback(gbar):
-        if any(isinstance(x, Traced) for x in (gbar, M_ff, M_fc, F, H, g, phi, T0_free,
-                                              points, *rest)):
-            raise NotDifferentiableError(
-                "second derivatives through a nonlinear transient run (grad of grad, hvp) "
-                "are not available: its adjoint uses the hand-derived tangent, whose own "
-                "derivative is not implemented; differentiate once")
-        problem, n_fields = run.problem, len(run.names)
-        stepper = NonlinearStepper(problem, M_ff, M_fc, F, H, g, phi, points, run.names,
-                                   rest[:n_fields])
-        adjoint = NonlinearAdjoint(run, stepper, gbar, rest[n_fields:], argnums)
-        T0 = np.asarray(T0_free, dtype=float)
+        refuse_second_derivatives(
+            "a nonlinear transient run", NotDifferentiableError,
+            "its adjoint uses the hand-derived tangent, whose own derivative is not "
+            "implemented", gbar, *flatten(inputs)[0])
+        problem = run.problem
+        stepper = NonlinearStepper(problem, inputs)
+        adjoint = NonlinearAdjoint(run, stepper, gbar, inputs, traced)
         with problem.lock, stepper.thread_limit():  # one run of the problem at a time
-            sweep_backwards(run, stepper, adjoint, T0)
-            T0_bar = adjoint.finish(T0)
-        cotangents = {_M_FF: adjoint.M_bar, _F: adjoint.F_bar, _H: adjoint.H_bar,
-                      _T0: T0_bar, **adjoint.inner}
+            sweep_backwards(run, stepper, adjoint)
+            T0_bar = adjoint.finish(stepper.start())
+        inner = adjoint.inner
+        cotangents = NonlinearHeatInputs(
+            mass=adjoint.M_bar, coupling_mass=None, forces=adjoint.F_bar,
+            histories=adjoint.H_bar, prescribed=None, prescribed_history=None,
+            initial=T0_bar, points=inner.get("points"),
+            fields={name: inner.get(("fields", name)) for name in inputs.fields},
+            term_args=adjoint.term_args_bar())
         if stepper.prescribed:
-            cotangents[_M_FC] = -M_fc.pattern.outer(adjoint.lam_M, stepper.g)
-            cotangents[_G] = (adjoint.g_bar - M_fc.tocsr().T @ adjoint.lam_M
-                              + adjoint.inner.get(_G, 0.0))
-            cotangents[_PHI] = adjoint.phi_bar + adjoint.inner.get(_PHI, 0.0)
-        first = run.first_term_arg
-        for p, c in zip(adjoint.positions, adjoint.args_bar, strict=True):
-            cotangents[first + p] = c
-        return tuple(cotangents[i] for i in argnums)
+            M_fc = inputs.coupling_mass
+            cotangents = cotangents._replace(
+                coupling_mass=-M_fc.pattern.outer(adjoint.lam_M, stepper.g),
+                prescribed=(adjoint.g_bar - M_fc.tocsr().T @ adjoint.lam_M
+                            + inner.get("prescribed", 0.0)),
+                prescribed_history=adjoint.phi_bar + inner.get("prescribed_history", 0.0))
+        return cotangents
 
     return pullback
 
 
-defvjp_joint(integrate_nonlinear, _integrate_nonlinear_vjp)
+defvjp_tree(integrate_nonlinear, _integrate_nonlinear_vjp)
 
 
 def nonlinear_values(problem: TransientProblem, step_term: StepTerm, system: tuple,
@@ -395,11 +383,9 @@ def nonlinear_values(problem: TransientProblem, step_term: StepTerm, system: tup
     """``values[n] = step_term(T_n, t_n, *term_args)`` ``(N + 1,)`` of a nonlinear run
     from its inputs ``(M_ff, M_fc, F, H, g, φ_g, T0_f, points, fields)`` (``fields`` the
     model's material fields by name); one primitive, traced when an input is."""
-    *inputs, fields = system
-    names = tuple(fields)
-    run = NonlinearRun(problem, step_term, names)
-    arguments = (*inputs, *(fields[k] for k in names), *term_args)
-    run.keep = any(isinstance(x, Traced) for x in arguments)
+    run = Run(problem, step_term)
+    inputs = NonlinearHeatInputs(*system, term_args=tuple(term_args))
+    run.keep = any(isinstance(x, Traced) for x in flatten(inputs)[0])
     if run.keep:
         problem.check_gradient_memory()
-    return integrate_nonlinear(run, *arguments)
+    return integrate_nonlinear(run, inputs)
