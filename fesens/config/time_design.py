@@ -31,7 +31,7 @@ from fesens.config.time_sections import (
 from fesens.errors import ResonanceError
 from fesens.fem.model.parameters import SCALE
 from fesens.fem.model.solution import Solution
-from fesens.fem.transient import DynamicProblem, TransientProblem
+from fesens.fem.transient import DynamicProblem, TransientProblem, time_scheme
 from fesens.opt.time_design import HarmonicDesignProblem, TransientDesignProblem
 
 
@@ -49,11 +49,13 @@ def time_problem(config: Config, model) -> TransientProblem:
     time = config.data["time"]
     solver = config.data["solver"]
     backend, options = solver["backend"], dict(solver["options"])
+    scheme_options = {key: time[key] for key in time_scheme(time["scheme"]).options
+                      if key in time}
     common = {"times": time_levels(time), "scheme": time["scheme"],
               "lumped": time["lumped"], "max_states": time.get("max_states"),
-              "solver": backend, "solver_options": options}
+              "solver": backend, "solver_options": options, **scheme_options}
     if analysis_type(config.data) == "dynamic":
-        return DynamicProblem(model, rho_inf=time.get("rho_inf"), **common)
+        return DynamicProblem(model, **common)
     return TransientProblem(model, newton=newton_options(config.data), **common)
 
 

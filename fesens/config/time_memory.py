@@ -18,6 +18,7 @@ from fesens.fem.transient.run_memory import (
     snapshot_vectors,
     states_bytes,
 )
+from fesens.fem.transient.time_levels import step_count
 from fesens.solvers.memory import available_bytes
 
 #: Bytes per number ``fesens solve`` keeps per time level for ``history.csv``: a float in a
@@ -57,7 +58,7 @@ def check_time_memory(kind: str, time: dict, n_loads: int, n_probes: int, mesh,
         return
     name = "steps" if "steps" in time else "step"
     n_steps = float(time["steps"] if name == "steps"
-                    else round((time["end"] - time["start"]) / time["step"]))
+                    else step_count(time["start"], time["end"], time["step"]))
     n_levels = n_steps + 1.0
     columns = 3 + n_probes  # with the time, the largest and the smallest field value
     levels = levels_bytes(n_levels, n_loads) + n_levels * columns * SOLVE_NUMBER_BYTES

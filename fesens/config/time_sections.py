@@ -38,8 +38,13 @@ from fesens.config.objectives import objective_kind
 from fesens.config.solver_needs import check_assembled_system
 from fesens.config.time_memory import check_time_memory
 from fesens.fem.model.nonlinear import NonlinearModel
-from fesens.fem.transient.dynamics import DYNAMIC_SCHEMES
-from fesens.fem.transient.schemes import SCHEMES
+from fesens.fem.transient.schemes import (
+    DEFAULT_SCHEMES,
+    TIME_SCHEMES,
+    schemes_of_order,
+    time_scheme,
+)
+from fesens.fem.transient.time_levels import interval, step_count, time_grid
 
 #: The top-level sections this module checks.
 SECTIONS = ("analysis", "time", "damping", "harmonic", "initial", "probes")
@@ -54,10 +59,19 @@ STEPPED = ("transient", "dynamic")
 STEP_MATRIX = "the assembled step matrix a M + b K at every time step"
 #: The time-dependent analyses a nonlinear physics offers (each step a Newton solve).
 NONLINEAR_ANALYSES = ("transient",)
-#: Heat schemes offered by name (θ itself is not a config key).
-FIRST_ORDER_SCHEMES = tuple(name for name, theta in SCHEMES.items() if name != "theta")
-DEFAULT_SCHEME = {"transient": "bdf2", "dynamic": "newmark"}
-SCHEMES_OF = {"transient": FIRST_ORDER_SCHEMES, "dynamic": DYNAMIC_SCHEMES}
+#: The order of the equation each stepped analysis integrates (:data:`ANALYSES_OF_ORDER`).
+STEPPED_ORDER = {kind: order for order, kinds in ANALYSES_OF_ORDER.items()
+                 for kind in kinds if kind in STEPPED}
+#: The schemes a config names for each stepped analysis (the records of
+#: :data:`~fesens.fem.transient.schemes.TIME_SCHEMES` whose options are config keys, or
+#: have defaults), and the default.
+SCHEMES_OF = {kind: tuple(s.name for s in schemes_of_order(order, config=True))
+              for kind, order in STEPPED_ORDER.items()}
+DEFAULT_SCHEME = {kind: DEFAULT_SCHEMES[order] for kind, order in STEPPED_ORDER.items()}
+#: The schemes' options that are ``[time]`` keys, with the schemes that take each.
+SCHEME_KEYS = {key: (option, tuple(s.name for s in TIME_SCHEMES.values() if key in s.options))
+               for s in TIME_SCHEMES.values() for key, option in s.options.items()
+               if option.config}
 #: Time aggregates of an objective's value per time level.
 OVER_TIME = ("final", "integral", "ks")
 
@@ -72,11 +86,13 @@ TIME = {
     "step": Key(number(0.0, low_open=True), None, "the constant time step Δt (it must "
                 "divide end − start); or steps"),
     "steps": Key(integer(1), None, "the number of equal time steps; or step"),
-    "scheme": Key(choice(*FIRST_ORDER_SCHEMES, *DYNAMIC_SCHEMES), None,
-                  "transient: bdf2 (default), crank_nicolson, backward_euler; dynamic: "
-                  "newmark (default, average acceleration), generalized_alpha"),
-    "rho_inf": Key(number(0.0, 1.0), None, "generalized_alpha: spectral radius at "
-                   "infinite frequency (default 1)"),
+    "scheme": Key(choice(*(name for names in SCHEMES_OF.values() for name in names)), None,
+                  "; ".join(f"{kind}: " + ", ".join(
+                      name + (" (default)" if name == DEFAULT_SCHEME[kind] else "")
+                      for name in names) for kind, names in SCHEMES_OF.items())),
+    **{key: Key(number(option.low, None if np.isinf(option.high) else option.high), None,
+                f"{', '.join(owners)}: {option.doc}")
+       for key, (option, owners) in SCHEME_KEYS.items()},
     "lumped": Key(boolean(), False, "lumped (HRZ) instead of consistent mass"),
     "output_every": Key(integer(1), 1, "fields written every this many steps (and the "
                         "last)"),
@@ -312,26 +328,30 @@ def _check_time(raw: Any, kind: str) -> dict:
     time = check_table("time", raw, TIME)
     if "end" not in time:
         raise ConfigError("missing key 'time.end': the last time level")
-    span = time["end"] - time["start"]
-    if span <= 0:
-        raise ConfigError(f"time.end = {time['end']:g} is not after time.start = "
-                          f"{time['start']:g}: give an end after the start")
+    try:  # the rules of a time grid live in fesens.fem.transient.time_levels
+        interval(time["start"], time["end"])
+    except ValueError as exc:
+        raise ConfigError(f"time.end = {time['end']:g} is refused: {exc}") from None
     if ("step" in time) == ("steps" in time):
         raise ConfigError("[time]: give exactly one of step (the time step) and steps (their "
                           "number)")
     if "step" in time:
-        n = round(span / time["step"])
-        if n < 1 or abs(n * time["step"] - span) > 1e-9 * span:
-            raise ConfigError(f"time.step = {time['step']:g} does not divide time.end - "
-                              f"time.start = {span:g}: give a step that does, or steps")
+        try:
+            step_count(time["start"], time["end"], time["step"],
+                       fix="give a step that does, or steps")
+        except ValueError as exc:
+            raise ConfigError(f"time.step = {time['step']:g} is refused: {exc}") from None
     time.setdefault("scheme", DEFAULT_SCHEME[kind])
     if time["scheme"] not in SCHEMES_OF[kind]:
         raise ConfigError(f"time.scheme = {show(time['scheme'])} is not a scheme of "
                           f"analysis.type = {show(kind)}: choose one of "
                           f"{', '.join(SCHEMES_OF[kind])}")
-    if "rho_inf" in time and time["scheme"] != "generalized_alpha":
-        raise ConfigError(f"time.rho_inf applies to time.scheme = \"generalized_alpha\", not "
-                          f"{show(time['scheme'])}")
+    options = time_scheme(time["scheme"]).options
+    for key, (_, owners) in SCHEME_KEYS.items():
+        if key in time and key not in options:
+            raise ConfigError(f"time.{key} applies to time.scheme = "
+                              f"{' or '.join(show(name) for name in owners)}, not "
+                              f"{show(time['scheme'])}")
     return time
 
 
@@ -421,10 +441,11 @@ def check_step_objective(kind_name: str, type_name: str, *, linear: bool = False
 
 
 def time_levels(time: dict) -> np.ndarray:
-    """The time levels ``(N + 1,)`` of a resolved ``[time]``."""
-    span = time["end"] - time["start"]
-    n = time["steps"] if "steps" in time else round(span / time["step"])
-    return time["start"] + span * np.arange(n + 1) / n
+    """The time levels ``(N + 1,)`` of a resolved ``[time]``: its ``steps``, or as many as
+    its ``step`` makes, equal from ``start`` to ``end``."""
+    steps = (time["steps"] if "steps" in time
+             else step_count(time["start"], time["end"], time["step"]))
+    return time_grid(t_start=time["start"], t_end=time["end"], steps=steps)
 
 
 def load_histories(data: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -44,8 +44,8 @@ blend's weights, then one outer product with ``g``), ``ḡ`` and the cotangents 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,79 +60,15 @@ from fesens.fem.transient.dynamic_steps import (
 )
 from fesens.fem.transient.integrate import TransientProblem
 from fesens.fem.transient.run_inputs import DynamicInputs
-from fesens.fem.transient.schemes import TimeFunction, dirichlet_factors
+from fesens.fem.transient.schemes import (
+    DEFAULT_SCHEMES,
+    NewmarkCoefficients,
+    schemes_of_order,
+    time_scheme,
+)
 from fesens.fem.transient.steps import Run, StepTerm, check_same_pattern
+from fesens.fem.transient.time_levels import TimeFunction, dirichlet_factors
 from fesens.solvers import LinearSolver
-
-#: The schemes of :class:`DynamicProblem`.
-DYNAMIC_SCHEMES = ("newmark", "generalized_alpha")
-
-
-
-@dataclass(frozen=True)
-class NewmarkCoefficients:
-    """``γ``, ``β``, ``α_m``, ``α_f`` of a generalized-α step and the constant step ``Δt``."""
-
-    gamma: float
-    beta: float
-    alpha_m: float
-    alpha_f: float
-    dt: float
-
-    def step_key(self, mass_damping: float, stiffness_damping: float) -> tuple[float, float]:
-        """``(s_M, s_K)`` with ``S = s_M M + s_K K`` the matrix of every step."""
-        g, b, am, af, dt = self.gamma, self.beta, self.alpha_m, self.alpha_f, self.dt
-        return (float(1 - am + (1 - af) * g * dt * mass_damping),
-                float((1 - af) * (b * dt ** 2 + g * dt * stiffness_damping)))
-
-
-def newmark_coefficients(times: np.ndarray, scheme: str, gamma: float | None = None,
-                         beta: float | None = None, rho_inf: float | None = None
-                         ) -> NewmarkCoefficients:
-    """The coefficients of ``scheme`` on constant steps ``times`` ``(N + 1,)``.
-
-    ``newmark``: ``γ`` (default ½) and ``β`` (default ¼); ``generalized_alpha``: ``ρ∞``
-    (default 1; Chung & Hulbert's ``α_m``, ``α_f``, ``γ``, ``β``).
-
-    Raises
-    ------
-    ValueError
-        Unknown scheme, parameters of the other scheme, ``γ < ½`` (negative numerical
-        damping: unstable), ``β < 0``, ``ρ∞`` outside ``[0, 1]``, or steps that are not
-        constant.
-    """
-    if scheme not in DYNAMIC_SCHEMES:
-        raise ValueError(f"unknown dynamic scheme {scheme!r}; choose one of "
-                         f"{list(DYNAMIC_SCHEMES)}")
-    steps = np.diff(times)
-    if np.max(np.abs(steps - steps[0])) > 1e-9 * steps[0]:
-        raise ValueError("a dynamic run needs a constant time step (one factorization of "
-                         "the step matrix); give t_end and dt, or equally spaced times")
-    dt = float(steps[0])
-    if scheme == "newmark":
-        if rho_inf is not None:
-            raise ValueError("rho_inf belongs to scheme='generalized_alpha'; Newmark takes "
-                             "gamma and beta")
-        gamma = 0.5 if gamma is None else float(gamma)
-        beta = 0.25 if beta is None else float(beta)
-        if not (np.isfinite(gamma) and gamma >= 0.5):
-            raise ValueError(f"Newmark needs gamma >= 1/2 (smaller gamma damps negatively "
-                             f"and is unstable), got gamma={gamma!r}")
-        if not (np.isfinite(beta) and beta >= 0.0):
-            raise ValueError(f"Newmark needs beta >= 0, got beta={beta!r} (beta >= gamma/2 "
-                             "is unconditionally stable)")
-        return NewmarkCoefficients(gamma, beta, 0.0, 0.0, dt)
-    if gamma is not None or beta is not None:
-        raise ValueError("scheme='generalized_alpha' sets gamma and beta from rho_inf; give "
-                         "rho_inf only")
-    rho = 1.0 if rho_inf is None else float(rho_inf)
-    if not 0.0 <= rho <= 1.0:
-        raise ValueError(f"rho_inf must be in [0, 1] (the spectral radius at infinite "
-                         f"frequency), got {rho_inf!r}")
-    alpha_m, alpha_f = (2 * rho - 1) / (rho + 1), rho / (rho + 1)
-    gamma = 0.5 - alpha_m + alpha_f
-    return NewmarkCoefficients(gamma, 0.25 * (1 - alpha_m + alpha_f) ** 2, alpha_m, alpha_f,
-                               dt)
 
 
 class DynamicProblem(TransientProblem):
@@ -149,11 +85,14 @@ class DynamicProblem(TransientProblem):
     t_end, dt : float, optional
         A constant step ``dt`` from ``t_start`` to ``t_end``.
     t_start : float
-    scheme : {"newmark", "generalized_alpha"}
+    scheme : str
+        A second-order scheme of :data:`~fesens.fem.transient.schemes.TIME_SCHEMES`
+        (default Newmark).
     gamma, beta : float, optional
-        Newmark's parameters (default ½, ¼: average acceleration).
+        Newmark's parameters (default ½, ¼: average acceleration; γ >= ½, β >= 0).
     rho_inf : float, optional
-        The generalized-α method's spectral radius at infinite frequency (default 1).
+        The generalized-α method's spectral radius at infinite frequency (default 1; in
+        ``[0, 1]``).
     lumped : bool
         HRZ-lumped mass instead of the consistent one.
     max_states : int, optional
@@ -183,7 +122,7 @@ class DynamicProblem(TransientProblem):
     state_vectors = 3
 
     def __init__(self, model, *, times=None, t_end: float | None = None,
-                 dt: float | None = None, t_start: float = 0.0, scheme: str = "newmark",
+                 dt: float | None = None, t_start: float = 0.0, scheme: str = DEFAULT_SCHEMES[2],
                  gamma: float | None = None, beta: float | None = None,
                  rho_inf: float | None = None, lumped: bool = False,
                  max_states: int | None = None, solver=None,
@@ -194,7 +133,9 @@ class DynamicProblem(TransientProblem):
                          solver_options=solver_options)
 
     def _scheme_coefficients(self, scheme: str, theta: float | None) -> NewmarkCoefficients:
-        return newmark_coefficients(self.times, scheme, *self._scheme_parameters)
+        gamma, beta, rho_inf = self._scheme_parameters
+        return time_scheme(scheme, 2).coefficients(self.times, gamma=gamma, beta=beta,
+                                                   rho_inf=rho_inf)
 
     def step_solver(self, key: tuple[float, float], K, M) -> LinearSolver:
         """The solver of ``a M_ff + b K_ff`` for ``key = (a, b)``: ``M`` alone (the initial
@@ -360,3 +301,18 @@ class DynamicProblem(TransientProblem):
         if not np.all(np.isfinite(raw)):
             raise NonFiniteError(f"{name} contains NaN or infinity; give a finite field")
         return value * np.ones(n_dofs)
+
+
+def __getattr__(name: str):
+    """The names this module had before the scheme records, for one release."""
+    if name == "newmark_coefficients":
+        warnings.warn("dynamics.newmark_coefficients(times, scheme, gamma, beta, rho_inf) is "
+                      "deprecated; use schemes.time_scheme(scheme, 2).coefficients(times, "
+                      "gamma=..., beta=..., rho_inf=...)", DeprecationWarning, stacklevel=2)
+        return lambda times, scheme, gamma=None, beta=None, rho_inf=None: time_scheme(
+            scheme, 2).coefficients(times, gamma=gamma, beta=beta, rho_inf=rho_inf)
+    if name == "DYNAMIC_SCHEMES":
+        warnings.warn("dynamics.DYNAMIC_SCHEMES is deprecated; use "
+                      "schemes.schemes_of_order(2)", DeprecationWarning, stacklevel=2)
+        return tuple(s.name for s in schemes_of_order(2))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

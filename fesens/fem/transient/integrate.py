@@ -3,8 +3,8 @@ time-discrete objectives (discrete adjoint, with checkpointing).
 
 :class:`TransientProblem` integrates a :class:`~fesens.fem.model.linear.LinearModel` (heat
 conduction: ``M`` the heat capacity matrix ``∫ ρ c N Nᵀ``, ``K`` the conductance) with one
-of the schemes of :mod:`fesens.fem.transient.schemes`. :meth:`TransientProblem.values` is
-the traced program::
+of the first-order schemes of :mod:`fesens.fem.transient.schemes`.
+:meth:`TransientProblem.values` is the traced program::
 
     K_ff, K_fc = assemble(c_k(θ), X)          as in LinearModel.solve
     M_ff, M_fc = assemble(ρ c t, X)           mass cell matrices (fesens.fem.integrals.mass)
@@ -64,21 +64,20 @@ from fesens.fem.transient.checkpointing import (
     check_snapshots,
 )
 from fesens.fem.transient.nonlinear_steps import NonlinearStepper, nonlinear_values
+from fesens.fem.transient.run_inputs import HeatInputs, NonlinearHeatInputs
 from fesens.fem.transient.run_memory import (
     check_kept_states,
     kept_states,
     snapshot_vectors,
 )
-from fesens.fem.transient.schemes import (
-    StepCoefficients,
+from fesens.fem.transient.schemes import DEFAULT_SCHEMES, StepCoefficients, time_scheme
+from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, integrate
+from fesens.fem.transient.time_levels import (
     TimeFunction,
     dirichlet_factors,
     history_values,
-    step_coefficients,
     time_grid,
 )
-from fesens.fem.transient.run_inputs import HeatInputs, NonlinearHeatInputs
-from fesens.fem.transient.steps import Run, Stepper, StepTerm, check_same_pattern, integrate
 from fesens.readonly import freeze
 from fesens.solvers import LinearSolver, make_solver
 
@@ -97,14 +96,16 @@ class TransientProblem:
     t_end, dt : float, optional
         A constant step ``dt`` from ``t_start`` to ``t_end`` (``dt`` must divide it).
     t_start : float
-    scheme : {"bdf2", "crank_nicolson", "backward_euler", "theta"}
-        BDF2 starts with one backward Euler step.
+    scheme : str
+        A first-order scheme of :data:`~fesens.fem.transient.schemes.TIME_SCHEMES`
+        (default BDF2, started by one backward Euler step).
     theta : float, optional
-        θ in ``[1/2, 1]`` of ``scheme="theta"``.
+        θ in ``[1/2, 1]`` of the θ-method (its record's option).
     lumped : bool
         HRZ-lumped heat capacity matrix instead of the consistent one.
     max_states : int, optional
-        Snapshots the gradient may keep (``>= 2``; BDF2 keeps two vectors per snapshot):
+        Snapshots the gradient may keep (``>= 2``; a multistep scheme keeps the ``levels``
+        vectors its step reads per snapshot):
         states between them are recomputed on Griewank's binomial schedule. None: every
         state is kept during a traced run.
     solver : str or (str, dict), optional
@@ -151,7 +152,7 @@ class TransientProblem:
     state_vectors = 1
 
     def __init__(self, model, *, times=None, t_end: float | None = None,
-                 dt: float | None = None, t_start: float = 0.0, scheme: str = "bdf2",
+                 dt: float | None = None, t_start: float = 0.0, scheme: str = DEFAULT_SCHEMES[1],
                  theta: float | None = None, lumped: bool = False,
                  max_states: int | None = None, solver=None,
                  solver_options: dict | None = None, newton: dict | None = None):
@@ -180,7 +181,7 @@ class TransientProblem:
 
     def _scheme_coefficients(self, scheme: str, theta: float | None) -> StepCoefficients:
         """The coefficients of every step (a subclass with other schemes overrides it)."""
-        return step_coefficients(self.times, scheme, theta)
+        return time_scheme(scheme, 1).coefficients(self.times, theta=theta)
 
     @property
     def n_steps(self) -> int:
@@ -189,8 +190,9 @@ class TransientProblem:
 
     def check_gradient_memory(self) -> None:
         """Refuse a traced run whose kept states (every one without ``max_states``, else
-        the snapshots; BDF2's with the level before each) and levels exceed the available
-        memory (:mod:`fesens.fem.transient.run_memory`), before it steps.
+        the snapshots, each with the earlier levels its scheme's step reads) and levels
+        exceed the available memory (:mod:`fesens.fem.transient.run_memory`), before it
+        steps.
 
         Raises
         ------

@@ -19,11 +19,13 @@ memory is a sum of known array sizes.
 from __future__ import annotations
 
 from fesens.errors import TooLargeError
+from fesens.fem.transient.schemes import time_scheme
 from fesens.solvers.memory import available_bytes
 
-#: Bytes per time level of every run: the level and its step length, the scheme's at most
-#: five coefficients, the objective's value and the prescribed values' time factor (nine
-#: float64), twice for the temporaries of building them (``np.diff``, ``np.concatenate``).
+#: Bytes per time level of every run: the level and its step length, the scheme's
+#: coefficients (five; BDF3's six are within the rounding), the objective's value and the
+#: prescribed values' time factor (nine float64), twice for the temporaries of building
+#: them (``np.diff``, ``np.concatenate``).
 LEVEL_BYTES = 2 * 9 * 8
 #: Bytes of a kept state vector besides its values: the numpy array object (112) and its
 #: entries in the run's dictionary of states and set of levels to keep (about 200).
@@ -31,9 +33,9 @@ STATE_OVERHEAD_BYTES = 112 + 200
 
 
 def snapshot_vectors(scheme: str) -> int:
-    """State vectors a snapshot of ``scheme`` keeps: BDF2's step reads two levels, so its
-    snapshots keep the level before as well."""
-    return 2 if scheme == "bdf2" else 1
+    """State vectors a snapshot of ``scheme`` keeps: the earlier levels its step reads (its
+    record's ``levels``: BDF2's snapshots keep the level before as well)."""
+    return time_scheme(scheme).levels
 
 
 def levels_bytes(n_levels: float, n_loads: int = 0) -> float:
