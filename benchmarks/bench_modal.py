@@ -51,6 +51,7 @@ N_MODES = 6
 def case_modal(label: str, repeats: int) -> dict[str, Any]:
     """Times of one size (runs in a child process)."""
     from fesens.ad import value_and_grad
+    from fesens.fem.analysis import ModalAnalysis
 
     model = cantilever_model(GridSize.parse(label))
     n_cells = model.mesh.n_cells
@@ -59,7 +60,7 @@ def case_modal(label: str, repeats: int) -> dict[str, Any]:
         return np.random.default_rng(i).uniform(0.3, 1.0, n_cells)
 
     def modes(x):
-        return model.modes(N_MODES, density=x, scale=x**3, solver="cholmod")
+        return ModalAnalysis(model, N_MODES, solver="cholmod").run(density=x, scale=x**3)
 
     eigenvalue_sum = value_and_grad(lambda x: np.sum(modes(x).values))
     result = {

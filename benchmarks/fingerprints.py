@@ -144,14 +144,14 @@ def _dynamic_case(**options) -> Callable[[], tuple]:
 
 def _harmonic_case() -> tuple:
     from fesens.ad import value_and_grad
-    from fesens.fem.transient.harmonic import harmonic_response
+    from fesens.fem.transient.harmonic import HarmonicAnalysis
 
     model = _cantilever()
     rng = np.random.default_rng(4)
     E = 100.0 * (1.0 + 0.3 * rng.random(model.mesh.n_cells))
 
     def J(E, omegas, rho):
-        response = harmonic_response(model, omegas, density=rho, damping=(0.02, 0.001), E=E)
+        response = HarmonicAnalysis(model).run(omegas, density=rho, damping=(0.02, 0.001), E=E)
         return np.sum(response.compliance())
 
     value, grads = value_and_grad(J, argnums=(0, 1, 2))(E, np.array([0.1, 0.3]),

@@ -7,7 +7,7 @@ buckling criteria in 250 lines of Matlab" (Struct. Multidisc. Optim. 63, 2021): 
 row of cells is passive solid, so the load always meets material. The design variables
 (one per quad4 cell) go through a density filter (radius 1.5 cells) to densities ``ρ``;
 the stiffness is SIMP ``ρ³`` and the prestress is interpolated by ``ρ³`` without the SIMP
-floor, so void cells buckle on nothing (:class:`fesens.opt.buckling.BucklingProblem`).
+floor, so void cells buckle on nothing (:class:`fesens.opt.buckling_design.BucklingProblem`).
 
 The objective is ``−KS(μ₁, μ₂, μ₃) / μ₁⁰``, a smooth lower bound of the lowest load factor
 that stays differentiable when they coalesce (four are computed per iteration; ``μ₁⁰`` is
@@ -39,7 +39,7 @@ from fesens.ad import taylor_test, value_and_grad
 from fesens.mesh import rectangle
 from fesens.objectives import eigenvalue_ks
 from fesens.opt import MMA, SIMP, DensityFilter, optimize
-from fesens.opt.buckling import BucklingProblem
+from fesens.opt.buckling_design import BucklingProblem
 from fesens.physics import Elasticity
 from fesens.plotting import plot_cell_field, plot_density
 

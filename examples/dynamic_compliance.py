@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from fesens.config import build_problem, load_preset
+from fesens.fem.analysis import ModalAnalysis
 from fesens.plotting import plot_density
 from fesens.plotting.histories import plot_histories
 from fesens.workflow.optimize import run_optimization
@@ -46,8 +47,8 @@ def response(problem, rho: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
 def first_frequency(problem, rho: np.ndarray) -> float:
     """The design's lowest eigenfrequency (Hz), with the problem's stiffness and mass."""
     interpolation = problem.interpolation
-    modes = problem.model.modes(1, density=problem.material_density * interpolation.mass(rho),
-                                scale=interpolation(rho))
+    density = problem.material_density * interpolation.mass(rho)
+    modes = ModalAnalysis(problem.model, 1).run(density=density, scale=interpolation(rho))
     return float(modes.frequencies[0])
 
 

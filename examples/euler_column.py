@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from fesens.mesh import box, rectangle
-from fesens.physics import Elasticity, linear_buckling
+from fesens.physics import ElasticBuckling, Elasticity
 
 E, NU = 1e3, 0.3
 #: 2D strip: length, height; meshes (nx, ny) and cell types.
@@ -72,7 +72,7 @@ def run(fast: bool = False) -> dict:
         for nx, ny in MESHES_2D[:count]:
             model = strip(nx, ny, cell_type)
             start = time.perf_counter()
-            mu = np.asarray(linear_buckling(model, 3).load_factors)
+            mu = np.asarray(ElasticBuckling(model, 3).run().load_factors)
             seconds = time.perf_counter() - start
             rows.append(((nx, ny), model.dofmap.n_dofs, *(mu / exact_2d)))
             print(f"  {nx:3d} x {ny:2d}  {model.dofmap.n_dofs:7d}  {mu[0] / exact_2d:8.5f}  "
@@ -85,7 +85,7 @@ def run(fast: bool = False) -> dict:
     for divisions in MESHES_3D[:count]:
         model = column(*divisions)
         start = time.perf_counter()
-        mu = np.asarray(linear_buckling(model, 2).load_factors)
+        mu = np.asarray(ElasticBuckling(model, 2).run().load_factors)
         seconds = time.perf_counter() - start
         rows.append((divisions, model.dofmap.n_dofs, *(mu / exact_3d)))
         mesh = " x ".join(f"{n:2d}" for n in divisions)

@@ -1,6 +1,6 @@
 """Differentiable buckling load factors of ``K φ = μ G φ`` (``G = −K_σ``) for pattern matrices.
 
-:func:`load_factors` solves on the raw values (:mod:`fesens.solvers.buckling`, with the
+:func:`load_factors` solves on the raw values (:mod:`fesens.solvers.buckling_eigen`, with the
 factorization of ``K`` that the static solve left on its pattern's solver) and returns the
 load factors through the eigenvalue primitive :func:`fesens.ad.eigen.eigenvalues`: the
 Rayleigh quotients ``μ_i = φ_iᵀ K φ_i / φ_iᵀ G φ_i``, whose rule holds because
@@ -21,7 +21,7 @@ from __future__ import annotations
 from fesens.ad.eigen import eigenvalues
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.sparse import PatternMatrix
-from fesens.solvers.buckling import lowest_load_factors
+from fesens.solvers.buckling_eigen import lowest_load_factors
 
 
 def load_factors(K: PatternMatrix, G: PatternMatrix, k: int, *, solver) -> tuple:
@@ -48,7 +48,7 @@ def load_factors(K: PatternMatrix, G: PatternMatrix, k: int, *, solver) -> tuple
     Raises
     ------
     ModeCountError, NonFiniteError, NoBucklingError
-        See :func:`fesens.solvers.buckling.lowest_load_factors`.
+        See :func:`fesens.solvers.buckling_eigen.lowest_load_factors`.
     """
     K_raw, G_raw = getval(K), getval(G)
     backend = K_raw.pattern.solver(solver)

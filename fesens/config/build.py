@@ -43,7 +43,7 @@ from fesens.opt import (
     make_filter,
 )
 from fesens.opt.augmented_lagrangian import AugmentedLagrangianProblem
-from fesens.opt.buckling import BucklingProblem, load_factor_reports
+from fesens.opt.buckling_design import BucklingProblem, load_factor_reports
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.problem import Response
 from fesens.opt.robust import RobustProblem, RobustProjection
@@ -229,7 +229,7 @@ def _on_solution(response: Response) -> Response:
 
 def build_buckling_problem(config: Config, model: LinearModel,
                            design: dict) -> BucklingProblem:
-    """The :class:`~fesens.opt.buckling.BucklingProblem` of a config with buckling
+    """The :class:`~fesens.opt.buckling_design.BucklingProblem` of a config with buckling
     constraints: its static objective and other constraints of the reference load's static
     solution, each buckling constraint ``limit / KS(μ) ≤ 1``, the load factors in the
     history (``load_factor_<i>``); the evaluation's state is the static solution.

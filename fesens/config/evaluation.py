@@ -51,7 +51,7 @@ from fesens.config.time_sections import (
 )
 from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_KEYS
 from fesens.fem.model.parameters import SCALE
-from fesens.fem.transient import harmonic_response
+from fesens.fem.transient import HarmonicAnalysis
 from fesens.objectives import Differentiable
 from fesens.opt import case_state
 from fesens.opt.time_design import mass_factor
@@ -229,10 +229,9 @@ class ConfigEvaluation:
     def _harmonic(self, mass, loads, points, inputs) -> list:
         damping = self.config.data["damping"]
         with refusing_resonance(self.config):
-            solved = harmonic_response(self.model, self._omegas, loads=loads, points=points,
-                                       density=inertia(self.config, mass),
-                                       damping=(damping["mass"], damping["stiffness"]),
-                                       **inputs)
+            solved = HarmonicAnalysis(self.model).run(
+                self._omegas, loads=loads, points=points, density=inertia(self.config, mass),
+                damping=(damping["mass"], damping["stiffness"]), **inputs)
         # the weight outside the magnitude: inside, its sign would vanish in |·|
         return [harmonic_objective(spec, self.config, self.model, loads, points)(solved)
                 for spec in self.specs]

@@ -4,7 +4,15 @@ kernels, the cached-pattern assembler, loads, the model base class and its solut
 The physics themselves (elasticity, heat conduction, ...) live in :mod:`fesens.physics`.
 """
 
-from fesens.fem.analysis.buckling import Buckling, buckling
+from fesens.fem.analysis import (
+    Analysis,
+    Buckling,
+    BucklingAnalysis,
+    ModalAnalysis,
+    Modes,
+    StaticAnalysis,
+)
+from fesens.fem.analysis.buckling import buckling
 from fesens.fem.assembly.assembler import Assembler, BlockGather
 from fesens.fem.assembly.dofs import DofMap
 from fesens.fem.model.linear import LinearModel
@@ -15,15 +23,20 @@ from fesens.fem.model.solution import Solution
 from fesens.fem.partition.model_part import split_model
 
 __all__ = [
+    "Analysis",
     "Assembler",
     "BlockGather",
     "Buckling",
+    "BucklingAnalysis",
     "DofMap",
     "LinearModel",
+    "ModalAnalysis",
+    "Modes",
     "NonlinearModel",
     "NonlinearSolution",
     "Parameter",
     "Solution",
+    "StaticAnalysis",
     "buckling",
     "split_model",
 ]

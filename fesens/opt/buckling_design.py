@@ -1,7 +1,7 @@
 """Buckling topology optimization: the design problem of a linear buckling analysis.
 
 :class:`BucklingProblem` is a :class:`~fesens.opt.problem.DesignProblem` whose traced
-"solve" is :func:`~fesens.physics.geometric_stiffness.linear_buckling` with stiffness scale
+"solve" is :class:`~fesens.physics.geometric_stiffness.ElasticBuckling` with stiffness scale
 ``s(ρ)`` (SIMP or RAMP, with its floor ``s_min``) and stress scale ``s(ρ)`` *without* the
 floor: as Ferrari, Sigmund & Guest ("Topology optimization with linearized buckling
 criteria in 250 lines of Matlab", Struct. Multidisc. Optim. 63, 2021; after Gao & Ma,
@@ -20,7 +20,7 @@ import numpy as np
 
 from fesens.fem.analysis.buckling import Buckling
 from fesens.opt.problem import DesignProblem, Evaluation
-from fesens.physics.geometric_stiffness import linear_buckling
+from fesens.physics.geometric_stiffness import ElasticBuckling
 
 
 class BucklingProblem(DesignProblem):
@@ -70,9 +70,8 @@ class BucklingProblem(DesignProblem):
 
     def solve(self, rho) -> Buckling:
         """The lowest :attr:`n_modes` load factors at densities ``ρ`` (traced)."""
-        return linear_buckling(self.model, self.n_modes, scale=self.interpolation(rho),
-                               stress_scale=self.stress_scale(rho),
-                               solver=self.differentiable.solver)
+        analysis = ElasticBuckling(self.model, self.n_modes, solver=self.differentiable.solver)
+        return analysis.run(scale=self.interpolation(rho), stress_scale=self.stress_scale(rho))
 
     def evaluate(self, x: np.ndarray) -> Evaluation:
         """As :meth:`DesignProblem.evaluate`; with :attr:`static_state` the evaluation's

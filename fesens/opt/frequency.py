@@ -19,7 +19,7 @@ stall the optimization. Two published fixes keep that ratio away from zero below
   ``s / m`` stays constant in the void.
 
 :class:`FrequencyProblem` is a :class:`~fesens.opt.problem.DesignProblem` whose traced
-"solve" is :meth:`~fesens.fem.analysis.modal.ModalAnalysis.modes` with density
+"solve" is :class:`~fesens.fem.analysis.modal.ModalAnalysis` with density
 ``ρ₀ m(ρ) + ρ_added`` and stiffness scale ``s(ρ)``: its objective and constraints receive
 the :class:`~fesens.fem.analysis.modal.Modes` (``f(modes, ρ)``) and the same loop, filters and
 optimizers run it. No static solve is made.
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fesens.fem.analysis.modal import Modes
+from fesens.fem.analysis.modal import ModalAnalysis, Modes
 from fesens.opt.interpolation import THRESHOLD, DuOlhoff, Pedersen
 from fesens.opt.problem import DesignProblem
 
@@ -84,6 +84,6 @@ class FrequencyProblem(DesignProblem):
     def solve(self, rho) -> Modes:
         """The lowest :attr:`n_modes` eigenpairs at densities ``ρ`` (traced)."""
         density = self.material_density * self.interpolation.mass(rho) + self.added_density
-        return self.model.modes(self.n_modes, density=density, lumped=self.lumped,
-                                scale=self.interpolation(rho),
-                                solver=self.differentiable.solver)
+        analysis = ModalAnalysis(self.model, self.n_modes, lumped=self.lumped,
+                                 solver=self.differentiable.solver)
+        return analysis.run(density=density, scale=self.interpolation(rho))

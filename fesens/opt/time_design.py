@@ -7,7 +7,7 @@ Multidisc. Optim. 54, 2016, 1113–1141).
 
 Both are :class:`~fesens.opt.problem.DesignProblem` subclasses whose traced "solve" is the
 run's one primitive (:meth:`~fesens.fem.transient.TransientProblem.values`, its VJP the
-discrete adjoint) or :func:`~fesens.fem.transient.harmonic_response`, so the same loop,
+discrete adjoint) or :class:`~fesens.fem.transient.HarmonicAnalysis`, so the same loop,
 filters, optimizers and checkpoints run them. The stiffness is the interpolation ``s(ρ)``;
 the coefficient of the time derivative (heat capacity or mass) is the interpolation's
 ``mass(ρ)`` where it has one (Du & Olhoff, Pedersen), else linear in ``ρ``.
@@ -23,7 +23,7 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
-from fesens.fem.transient import TransientProblem, harmonic_response
+from fesens.fem.transient import HarmonicAnalysis, TransientProblem
 from fesens.opt.problem import DesignProblem
 
 
@@ -167,8 +167,8 @@ class HarmonicDesignProblem(DesignProblem):
     def solve(self, rho) -> TimeState:
         """``w |j(u(ω))|`` per driving frequency at densities ``ρ`` (traced)."""
         scale = self.interpolation(rho)
-        response = harmonic_response(
-            self.model, self.omegas, scale=scale, damping=self.damping, lumped=self.lumped,
+        response = HarmonicAnalysis(self.model, lumped=self.lumped).run(
+            self.omegas, scale=scale, damping=self.damping,
             density=self.material_density * mass_factor(self.interpolation, rho))
         values = self.weight * response.magnitudes(self.functional)
         return TimeState(values, lambda: getval(response.real[0]), self.model, scale)

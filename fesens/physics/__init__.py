@@ -7,13 +7,13 @@
 * :mod:`fesens.physics.hyperelasticity`: :class:`FiniteStrainElasticity` (finite-strain
   hyperelasticity, plane strain and 3D).
 * :mod:`fesens.physics.truss`: :class:`Truss` (pin-jointed bars in 2D and 3D).
-* :mod:`fesens.physics.geometric_stiffness`: :func:`linear_buckling` (buckling load
-  factors of an elastic model and their sensitivities).
+* :mod:`fesens.physics.geometric_stiffness`: :class:`ElasticBuckling` (buckling load
+  factors of an elastic model and their sensitivities; :func:`linear_buckling`, deprecated).
 """
 
 from fesens.physics.conduction import HeatConduction, HeatSolution
 from fesens.physics.elasticity import Elasticity, ElasticSolution
-from fesens.physics.geometric_stiffness import linear_buckling
+from fesens.physics.geometric_stiffness import ElasticBuckling, linear_buckling
 from fesens.physics.hyperelasticity import FiniteStrainElasticity, FiniteStrainSolution
 from fesens.physics.nonlinear_conduction import NonlinearHeatConduction, NonlinearHeatSolution
 from fesens.physics.registry import PHYSICS, physics_class, register_physics
@@ -21,6 +21,7 @@ from fesens.physics.truss import Truss, TrussSolution
 
 __all__ = [
     "PHYSICS",
+    "ElasticBuckling",
     "ElasticSolution",
     "Elasticity",
     "FiniteStrainElasticity",

@@ -1,5 +1,5 @@
 """Constraints from a config: the adaptively normalized stress p-norm of Le et al. (2010),
-buckling load factors (a :class:`~fesens.opt.buckling.BucklingProblem`), several at once;
+buckling load factors (a :class:`~fesens.opt.buckling_design.BucklingProblem`), several at once;
 their gradients (Taylor tests and central differences, the normalization held fixed within
 an iteration), the history, picture and summary of a run, and the refusals naming the key
 (exit code 2 from the command line)."""
@@ -17,7 +17,7 @@ from fesens.ad import taylor_test
 from fesens.cli import cli
 from fesens.config import ConfigError, build_problem, parse_config, preset_text
 from fesens.config.objectives import objective_kind
-from fesens.opt.buckling import BucklingProblem
+from fesens.opt.buckling_design import BucklingProblem
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.workflow.optimize import run_optimization
 

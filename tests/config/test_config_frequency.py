@@ -16,6 +16,7 @@ from fesens.config import (
     load_preset,
     resolve,
 )
+from fesens.fem.analysis import ModalAnalysis
 from fesens.opt import INTERPOLATIONS, FrequencyProblem, optimize
 
 #: A clamped-clamped beam 4 x 1 on 16 x 4 quads, KS of the lowest two eigenvalues.
@@ -106,7 +107,7 @@ def test_uniform_design_eigenvalue_is_the_solid_one_scaled_by_the_interpolation(
     config = resolved(with_changes(objective={"type": "eigenvalue", "index": 0}))
     problem = build_problem(config)
     uniform = problem.evaluate(problem.initial_design()).state.values[0]
-    solid = build_model(config).modes(2, density=2.0).values[0]
+    solid = ModalAnalysis(build_model(config), 2).run(density=2.0).values[0]
     v = np.full(1, 0.5)
     ratio = problem.interpolation(v)[0] / problem.interpolation.mass(v)[0]
     assert uniform == pytest.approx(solid * ratio, rel=1e-8)

@@ -9,7 +9,7 @@ import pytest
 from example_helpers import load_example
 from matplotlib.image import imread
 
-from fesens.fem.analysis.buckling import buckling
+from fesens.fem.analysis.buckling import BucklingAnalysis
 from fesens.mesh import rectangle
 from fesens.physics import Elasticity
 
@@ -49,7 +49,7 @@ def test_buckling_column_raises_the_lowest_load_factor(tmp_path, capsys):
         return rho[:, None, None] ** 3 * (2 * mu * strain + lam * trace[:, None, None]
                                           * np.eye(2))
 
-    factors = buckling(model, 4, prestress, scale=s).load_factors
+    factors = BucklingAnalysis(model, 4, prestress).run(scale=s).load_factors
     assert factors[0] == pytest.approx(after, rel=1e-4)
     for picture in numbers["pictures"]:
         pixels = imread(picture)

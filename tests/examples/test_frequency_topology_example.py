@@ -9,6 +9,7 @@ import pytest
 from example_helpers import load_example
 from matplotlib.image import imread
 
+from fesens.fem.analysis import ModalAnalysis
 from fesens.mesh import rectangle
 from fesens.opt import DuOlhoff
 from fesens.physics import Elasticity
@@ -44,7 +45,8 @@ def test_frequency_topology_raises_the_first_frequency(tmp_path, capsys):
     model = Elasticity(rectangle(48, 6, 8.0, 1.0), E=1e7, nu=0.3, plane="stress")
     model.fix(lambda p: (p[:, 0] < 1e-9) | (p[:, 0] > 8.0 - 1e-9))
     rho, interpolation = numbers["density"], DuOlhoff(penalty=3.0)
-    lam = model.modes(4, density=interpolation.mass(rho), scale=interpolation(rho)).values
+    lam = ModalAnalysis(model, 4).run(density=interpolation.mass(rho),
+                                      scale=interpolation(rho)).values
     assert np.sqrt(lam[0]) / (2 * np.pi) == pytest.approx(after, abs=1e-4)
     for picture in numbers["pictures"]:
         pixels = imread(picture)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.linalg import eigh
 
+from fesens.fem.analysis import ModalAnalysis
 from fesens.fem.transient.dynamics import DynamicProblem
 from fesens.mesh.generators import rectangle
 from fesens.physics import Elasticity
@@ -25,7 +26,7 @@ def _cantilever(nx=12, ny=2):
 
 def _first_mode(model):
     """ω₁ and the first mode on all dofs (mass-normalized), scaled to tip deflection 0.01."""
-    modes = model.modes(1, density=RHO)
+    modes = ModalAnalysis(model, 1).run(density=RHO)
     phi = modes.vectors[:, 0]
     return float(modes.omega[0]), 0.01 * phi / np.max(np.abs(phi))
 

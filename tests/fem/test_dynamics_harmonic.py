@@ -12,7 +12,7 @@ from scipy.linalg import eigh
 from fesens.ad import grad, taylor_test
 from fesens.errors import SingularMatrixError
 from fesens.fem.transient.dynamics import DynamicProblem
-from fesens.fem.transient.harmonic import harmonic_response
+from fesens.fem.transient.harmonic import HarmonicAnalysis
 from fesens.mesh.generators import rectangle
 from fesens.physics import Elasticity
 
@@ -31,7 +31,7 @@ def test_response_equals_the_modal_superposition(lumped):
     """u = Σ_i φ_i φ_iᵀ f / (ω_i² − ω² + i ω (c_M + c_K ω_i²)) over all modes, to 1e-9."""
     model = _model()
     damping = (0.05, 0.002)
-    response = harmonic_response(model, OMEGAS, density=1.5, damping=damping, lumped=lumped)
+    response = HarmonicAnalysis(model, lumped=lumped).run(OMEGAS, density=1.5, damping=damping)
     free = model.free_dofs
     K = model.stiffness("ff").tocsr().toarray()
     M = model.mass(1.5, lumped=lumped).tocsr().toarray()
@@ -47,7 +47,7 @@ def test_response_equals_the_modal_superposition(lumped):
 
 def test_zero_frequency_is_the_static_solve():
     model = _model()
-    response = harmonic_response(model, np.array([0.0]), damping=(0.1, 0.01))
+    response = HarmonicAnalysis(model).run(np.array([0.0]), damping=(0.1, 0.01))
     static = model.solve()
     assert np.allclose(response.real[0], static.u, rtol=1e-12, atol=1e-12 * np.max(
         np.abs(static.u)))
@@ -74,9 +74,9 @@ def _real_part(response):
 
 def _objective(model, objective):
     def J(p):
-        response = harmonic_response(model, p["omegas"], loads={"tip": p["m"]},
-                                     density=p["rho"] * p["x"], damping=(p["cM"], p["cK"]),
-                                     E=p["E"] * p["x"] ** 3, points=p["X"])
+        response = HarmonicAnalysis(model).run(
+            p["omegas"], loads={"tip": p["m"]}, density=p["rho"] * p["x"],
+            damping=(p["cM"], p["cK"]), E=p["E"] * p["x"] ** 3, points=p["X"])
         return objective(response)
     return J
 
@@ -119,14 +119,14 @@ def test_refusals():
     empty = np.ones(model.mesh.n_cells)
     empty[-1] = 0.0  # the corner node of this cell has neither stiffness nor mass
     with pytest.raises(SingularMatrixError, match="neither stiffness nor mass"):
-        harmonic_response(model, OMEGAS, density=empty, scale=empty)
+        HarmonicAnalysis(model).run(OMEGAS, density=empty, scale=empty)
     with pytest.raises(ValueError, match="1D"):
-        harmonic_response(model, 1.0)
+        HarmonicAnalysis(model).run(1.0)
     with pytest.raises(ValueError, match="Rayleigh"):
-        harmonic_response(model, OMEGAS, damping=(0.1,))
+        HarmonicAnalysis(model).run(OMEGAS, damping=(0.1,))
     model.fix("right", "x", value=0.1)
     with pytest.raises(ValueError, match="homogeneous"):
-        harmonic_response(model, OMEGAS)
+        HarmonicAnalysis(model).run(OMEGAS)
 
 
 def test_steady_state_of_the_time_integration_is_the_harmonic_response():
@@ -135,7 +135,7 @@ def test_steady_state_of_the_time_integration_is_the_harmonic_response():
     Im u sin ωt within 1e-4 of their amplitude (ωΔt = 0.01)."""
     model = _model()
     omega, damping = 0.5, (0.36, 0.001)
-    response = harmonic_response(model, np.array([omega]), density=1.5, damping=damping)
+    response = HarmonicAnalysis(model).run(np.array([omega]), density=1.5, damping=damping)
     problem = DynamicProblem(model, t_end=100.0, dt=0.02)
     amplitude = np.max(np.hypot(response.real[0], response.imag[0]))
     for _, t, u, _, _ in problem.states(at=range(4500, 5001, 25), density=1.5,

@@ -11,7 +11,7 @@ from scipy.linalg import eigh
 
 from fesens.ad import grad
 from fesens.errors import ResonanceError, SingularMatrixError
-from fesens.fem.transient.harmonic import RESONANCE_TOLERANCE, harmonic_response
+from fesens.fem.transient.harmonic import RESONANCE_TOLERANCE, HarmonicAnalysis
 from fesens.mesh.generators import rectangle
 from fesens.physics import Elasticity
 
@@ -37,7 +37,7 @@ def test_a_frequency_at_an_undamped_resonance_is_refused(mode, offset):
     omega_i = _eigen_omegas(model)[mode]
     omegas = np.array([0.5 * omega_i, omega_i * (1 + offset)])
     with pytest.raises(ResonanceError) as refused:
-        harmonic_response(model, omegas, density=1.0)
+        HarmonicAnalysis(model).run(omegas, density=1.0)
     error = refused.value
     assert isinstance(error, SingularMatrixError)  # what the guide promised
     assert error.index == 1 and error.omega == omegas[1]
@@ -55,8 +55,7 @@ def test_a_damped_resonance_and_a_frequency_beyond_the_tolerance_run():
     model = _model()
     omega_1 = _eigen_omegas(model)[0]
     c_K = 2e-3 / omega_1
-    response = harmonic_response(model, np.array([omega_1]), density=1.0,
-                                 damping=(0.0, c_K))
+    response = HarmonicAnalysis(model).run(np.array([omega_1]), density=1.0, damping=(0.0, c_K))
     # the resonant mode dominates: |f·u| ≈ (φᵀf)² / (ω λ c_K) with φ M-normalized
     K = model.stiffness("ff").tocsr().toarray()
     M = model.mass(1.0).tocsr().toarray()
@@ -66,8 +65,8 @@ def test_a_damped_resonance_and_a_frequency_beyond_the_tolerance_run():
     z = lam - omega_1 ** 2 + 1j * omega_1 * c_K * lam
     exact = abs(np.sum(modal ** 2 / z))
     assert response.compliance()[0] == pytest.approx(exact, rel=1e-6)
-    beyond = harmonic_response(model, np.array([omega_1 * (1 + 2 * RESONANCE_TOLERANCE)]),
-                               density=1.0)
+    beyond = HarmonicAnalysis(model).run(np.array([omega_1 * (1 + 2 * RESONANCE_TOLERANCE)]),
+                                         density=1.0)
     assert np.isfinite(beyond.compliance()[0])
 
 
@@ -77,16 +76,16 @@ def test_the_gradient_at_a_resonance_is_refused_too():
     omega_1 = _eigen_omegas(model)[0]
     scale = np.ones(model.mesh.n_cells)
     with pytest.raises(ResonanceError):
-        grad(lambda s: harmonic_response(model, np.array([omega_1]), density=1.0,
-                                         scale=s).compliance()[0])(scale)
+        grad(lambda s: HarmonicAnalysis(model).run(np.array([omega_1]), density=1.0,
+                                                   scale=s).compliance()[0])(scale)
 
 
 def test_the_tolerance_can_be_set_and_is_checked():
     model = _model()
     omega_1 = _eigen_omegas(model)[0]
     near = np.array([omega_1 * (1 + 1e-3)])
-    harmonic_response(model, near, density=1.0)
+    HarmonicAnalysis(model).run(near, density=1.0)
     with pytest.raises(ResonanceError, match="below 0.01"):
-        harmonic_response(model, near, density=1.0, resonance_tolerance=1e-2)
+        HarmonicAnalysis(model, resonance_tolerance=1e-2).run(near, density=1.0)
     with pytest.raises(ValueError, match="resonance_tolerance"):
-        harmonic_response(model, near, density=1.0, resonance_tolerance=-1.0)
+        HarmonicAnalysis(model, resonance_tolerance=-1.0).run(near, density=1.0)

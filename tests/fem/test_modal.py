@@ -14,6 +14,7 @@ from fesens.errors import (
     SingularMassError,
     SingularMatrixError,
 )
+from fesens.fem.analysis import ModalAnalysis
 from fesens.mesh import Mesh, box, rectangle
 from fesens.objectives import eigenvalue, eigenvalue_ks, eigenvalue_sum, frequency
 from fesens.physics import Elasticity, HeatConduction, Truss
@@ -38,8 +39,8 @@ def test_bar_in_axial_vibration_converges_to_the_closed_form():
     for nx in sizes:
         model = Elasticity(rectangle(nx, 1, L, 0.1), E=E, nu=0.0, plane="stress")
         model.fix("left", "x").fix(lambda p: np.ones(len(p), bool), "y")
-        consistent = model.modes(4, density=rho).omega[:3]
-        lumped = model.modes(4, density=rho, lumped=True).omega[:3]
+        consistent = ModalAnalysis(model, 4).run(density=rho).omega[:3]
+        lumped = ModalAnalysis(model, 4, lumped=True).run(density=rho).omega[:3]
         errors.append(np.concatenate([consistent / exact - 1, lumped / exact - 1]))
     errors = np.array(errors)
     _convergence("axial bar: relative errors of ω1..ω3 (consistent, then lumped)", sizes, errors)
@@ -64,7 +65,7 @@ def test_cantilever_first_bending_frequency_converges_to_euler_bernoulli():
             model = Elasticity(rectangle(nx, 1, L, H, cell_type=cell_type), E=E, nu=0.0,
                                plane="stress")
             model.fix("left")
-            row.append(model.modes(2, density=rho, lumped=lumped).omega[0] / exact - 1)
+            row.append(ModalAnalysis(model, 2, lumped=lumped).run(density=rho).omega[0] / exact - 1)
         errors.append(row)
     errors = np.array(errors)
     _convergence("cantilever: relative error of ω1 (quad8, quad8 lumped, quad4)", sizes, errors)
@@ -79,7 +80,7 @@ def test_heat_capacity_gives_the_decay_rates_of_a_rod():
     L, kappa, capacity = 2.0, 3.0, 1.5
     model = HeatConduction(rectangle(40, 1, L, 0.05, cell_type="quad8"), conductivity=kappa)
     model.fix("left")
-    values = model.modes(3, density=capacity).values
+    values = ModalAnalysis(model, 3).run(density=capacity).values
     exact = kappa / capacity * ((2 * np.arange(1, 4) - 1) * np.pi / (2 * L)) ** 2
     assert np.allclose(values, exact, rtol=1e-5)
 
@@ -95,26 +96,26 @@ def _plate():
 @pytest.mark.parametrize("lumped", [False, True])
 def test_simple_eigenvalue_taylor_in_density_and_E(lumped):
     model, rho, E = _plate()
-    result = taylor_test(lambda r: model.modes(3, density=r, E=E, lumped=lumped).values[0],
-                         rho)
+    analysis = ModalAnalysis(model, 3, lumped=lumped)
+    result = taylor_test(lambda r: analysis.run(density=r, E=E).values[0], rho)
     assert result.rate == pytest.approx(2, abs=0.1)
-    result = taylor_test(lambda e: model.modes(3, density=rho, E=e, lumped=lumped).values[1],
-                         E)
+    result = taylor_test(lambda e: analysis.run(density=rho, E=e).values[1], E)
     assert result.rate == pytest.approx(2, abs=0.1)
 
 
 def test_simple_eigenvalue_taylor_in_poisson_ratio():
     model, rho, E = _plate()
     nu = 0.3 * np.ones(model.mesh.n_cells)
-    result = taylor_test(lambda v: model.modes(3, density=rho, E=E, nu=v).values[2], nu)
+    analysis = ModalAnalysis(model, 3)
+    result = taylor_test(lambda v: analysis.run(density=rho, E=E, nu=v).values[2], nu)
     assert result.rate == pytest.approx(2, abs=0.1)
 
 
 @pytest.mark.parametrize("lumped", [False, True])
 def test_simple_eigenvalue_taylor_in_node_coordinates(lumped):
     model, rho, E = _plate()
-    result = taylor_test(lambda X: model.modes(3, density=rho, E=E, points=X,
-                                               lumped=lumped).values[0],
+    analysis = ModalAnalysis(model, 3, lumped=lumped)
+    result = taylor_test(lambda X: analysis.run(density=rho, E=E, points=X).values[0],
                          model.mesh.points.copy(), step=1e-3)
     assert result.rate == pytest.approx(2, abs=0.1)
 
@@ -124,7 +125,8 @@ def test_frequency_gradient_of_heat_conduction():
     model.fix("left")
     rng = np.random.default_rng(1)
     kappa, capacity = 1 + rng.random(model.mesh.n_cells), 1 + rng.random(model.mesh.n_cells)
-    result = taylor_test(lambda c: frequency(model.modes(2, density=capacity, conductivity=c)),
+    analysis = ModalAnalysis(model, 2)
+    result = taylor_test(lambda c: frequency(analysis.run(density=capacity, conductivity=c)),
                          kappa)
     assert result.rate == pytest.approx(2, abs=0.1)
 
@@ -146,9 +148,10 @@ def _square_beam():
                          ids=["sum", "ks"])
 def test_symmetric_function_of_a_repeated_eigenvalue_taylor(objective):
     model, rho, direction = _square_beam()
-    modes = model.modes(3, density=rho)
+    modes = ModalAnalysis(model, 3).run(density=rho)
     assert modes.clusters == ((0, 1),)
-    result = taylor_test(lambda r: objective(model.modes(3, density=r)), rho, direction)
+    result = taylor_test(lambda r: objective(ModalAnalysis(model, 3).run(density=r)), rho,
+                         direction)
     assert result.rate == pytest.approx(2, abs=0.1)
 
 
@@ -156,21 +159,21 @@ def test_an_individual_repeated_eigenvalue_has_no_gradient():
     """What a user gets for λ₀ of a cluster: a basis-dependent directional derivative, whose
     Taylor remainder is first order; eigenvalue() and frequency() refuse it."""
     model, rho, direction = _square_beam()
-    result = taylor_test(lambda r: model.modes(3, density=r).values[0], rho, direction)
+    result = taylor_test(lambda r: ModalAnalysis(model, 3).run(density=r).values[0], rho, direction)
     assert result.rate < 1.5
     with pytest.raises(ValueError, match="eigenvalue 0 is repeated .*eigenvalue_sum"):
-        eigenvalue(model.modes(3, density=rho), 0)
+        eigenvalue(ModalAnalysis(model, 3).run(density=rho), 0)
     with pytest.raises(ValueError, match="cut a cluster"):
-        eigenvalue_sum(model.modes(3, density=rho), 1)
+        eigenvalue_sum(ModalAnalysis(model, 3).run(density=rho), 1)
     with pytest.raises(ValueError, match="count = 3 needs 1 <= count < k = 3"):
-        eigenvalue_sum(model.modes(3, density=rho), 3)
+        eigenvalue_sum(ModalAnalysis(model, 3).run(density=rho), 3)
 
 
 def test_gradients_of_a_sum_are_the_per_cell_formula():
     """θ̄_e = Σ_i φ_(i,e)ᵀ (∂K_e/∂ρ_e − λ_i ∂M_e/∂ρ_e) φ_(i,e) with ∂K_e/∂ρ_e = 0."""
     model, rho, _ = _plate()
-    modes = model.modes(2, density=rho)
-    g = grad(lambda r: eigenvalue_sum(model.modes(2, density=r), 1))(rho)
+    modes = ModalAnalysis(model, 2).run(density=rho)
+    g = grad(lambda r: eigenvalue_sum(ModalAnalysis(model, 2).run(density=r), 1))(rho)
     operator, _ = model.mass_operator()
     phi = modes.vectors[:, 0]
     Me = operator.components[0]
@@ -183,16 +186,16 @@ def test_bad_input():
     model, rho, E = _plate()
     n = model.free_dofs.size
     with pytest.raises(ModeCountError, match=f"k = {n + 1} eigenpairs.*{n} free dofs"):
-        model.modes(n + 1)
+        ModalAnalysis(model, n + 1).run()
     with pytest.raises(NonFiniteError, match="parameter 'density' contains NaN"):
-        model.modes(2, density=np.full(model.mesh.n_cells, np.nan))
+        ModalAnalysis(model, 2).run(density=np.full(model.mesh.n_cells, np.nan))
     empty = rho.copy()
     empty[model.mesh.points[model.mesh.cells].mean(axis=1)[:, 0] > 3.0] = 0.0
     with pytest.raises(SingularMassError, match="free dofs have no mass"):
-        model.modes(2, density=empty, lumped=True)
+        ModalAnalysis(model, 2, lumped=True).run(density=empty)
     free = Elasticity(model.mesh, plane="stress")
     with pytest.raises(SingularMatrixError, match="free rigid-body motion"):
-        free.modes(2)
+        ModalAnalysis(free, 2).run()
 
 
 def test_lobpcg_with_amg_matches_shift_invert_and_static_solves_are_unchanged():
@@ -201,9 +204,9 @@ def test_lobpcg_with_amg_matches_shift_invert_and_static_solves_are_unchanged():
     model = Elasticity(box(12, 3, 3, 4.0, 1.0, 1.0), E=1.0, nu=0.3)
     model.fix("left").body_force((0.0, 0.0, -1.0))
     before = model.solve(solver="cholmod").u.copy()
-    direct = model.modes(4, solver="cholmod").values
-    assert np.allclose(model.modes(4, method="lobpcg").values, direct, rtol=1e-7)
-    assert np.allclose(model.modes(4, solver="cg").values, direct, rtol=1e-7)
+    direct = ModalAnalysis(model, 4, solver="cholmod").run().values
+    assert np.allclose(ModalAnalysis(model, 4, method="lobpcg").run().values, direct, rtol=1e-7)
+    assert np.allclose(ModalAnalysis(model, 4, solver="cg").run().values, direct, rtol=1e-7)
     assert np.array_equal(model.solve(solver="cholmod").u, before)
     assert model.solver("cholmod").stats["n_symbolic"] == 1  # one analysis for K and K + τM
 
@@ -215,11 +218,11 @@ def test_truss_bar_modes_and_their_shape_gradient():
     cells = np.stack([np.arange(n), np.arange(1, n + 1)], axis=1)
     model = Truss(Mesh(points, cells, "line2"), A=2.0, E=3.0)
     model.fix(lambda p: p[:, 0] < 1e-9).fix(lambda p: np.ones(len(p), bool), "y")
-    omega = model.modes(3, density=1.5).omega
+    omega = ModalAnalysis(model, 3).run(density=1.5).omega
     exact = (2 * np.arange(1, 4) - 1) * np.pi / (2 * L) * np.sqrt(3.0 / 1.5)
     assert np.allclose(omega, exact, rtol=1e-2) and np.all(omega > exact)
     direction = np.zeros_like(points)
     direction[:, 0] = np.random.default_rng(3).random(n + 1)
-    result = taylor_test(lambda X: model.modes(3, density=1.5, points=X).values[0], points,
-                         direction, step=1e-3)
+    result = taylor_test(lambda X: ModalAnalysis(model, 3).run(density=1.5, points=X).values[0],
+                         points, direction, step=1e-3)
     assert result.rate == pytest.approx(2, abs=0.1)

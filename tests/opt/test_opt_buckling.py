@@ -8,8 +8,8 @@ from fesens.ad import taylor_test
 from fesens.mesh import rectangle
 from fesens.objectives import compliance, eigenvalue_ks
 from fesens.opt import SIMP, Constraint, DensityFilter
-from fesens.opt.buckling import BucklingProblem
-from fesens.physics import Elasticity, linear_buckling
+from fesens.opt.buckling_design import BucklingProblem
+from fesens.physics import ElasticBuckling, Elasticity
 
 
 def column():
@@ -25,8 +25,8 @@ def test_solve_interpolates_the_stiffness_and_the_stress_without_the_floor():
                               interpolation=SIMP(3.0, minimum=1e-3))
     rho = np.random.default_rng(0).uniform(0.2, 1.0, model.mesh.n_cells)
     assert problem.stress_scale(rho) == pytest.approx(rho**3, rel=1e-12)
-    expected = linear_buckling(model, 4, scale=1e-3 + rho**3 * (1 - 1e-3),
-                               stress_scale=rho**3).load_factors
+    expected = ElasticBuckling(model, 4).run(scale=1e-3 + rho**3 * (1 - 1e-3),
+                                             stress_scale=rho**3).load_factors
     assert problem.solve(rho).load_factors == pytest.approx(expected, rel=1e-12)
 
 

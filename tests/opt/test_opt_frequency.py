@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from fesens.ad import grad, taylor_test
+from fesens.fem.analysis import ModalAnalysis
 from fesens.mesh import rectangle
 from fesens.objectives import eigenvalue, eigenvalue_ks
 from fesens.opt import SIMP
@@ -44,7 +45,8 @@ def test_frequency_problem_solves_modes_with_interpolated_mass_and_stiffness():
     x = np.random.default_rng(0).uniform(0.05, 1.0, problem.n_design)
     rho = problem.density(x)
     interpolation = problem.interpolation
-    direct = model.modes(3, density=2.0 * interpolation.mass(rho), scale=interpolation(rho))
+    direct = ModalAnalysis(model, 3).run(density=2.0 * interpolation.mass(rho),
+                                         scale=interpolation(rho))
     evaluation = problem.evaluate(x)
     np.testing.assert_allclose(evaluation.state.values, direct.values, rtol=1e-10)
     assert evaluation.objective == pytest.approx(-direct.values[0], rel=1e-10)

@@ -16,7 +16,8 @@ components, each a per-cell coefficient of a constant component matrix: it is as
 (and differentiated, per cell) by the stiffness's primitives on the free–free pattern
 (:class:`PrestressForm`; the quadrature is the stiffness's).
 
-:func:`buckling` is the traced program (the ``model.modes`` of buckling)::
+:class:`BucklingAnalysis` (the shape of :mod:`fesens.fem.analysis.base`) runs the traced
+program::
 
     u = model.solve(θ)                       static solve under the reference load
     σ = prestress(u, θ)                      per-cell stress (the physics'; traced in u)
@@ -25,19 +26,23 @@ components, each a per-cell coefficient of a constant component matrix: it is as
 
 and :func:`fesens.ad.grad` of a function of ``μ`` gives ``θ̄`` through both paths: the
 explicit ``dK/dθ − μ dG/dθ`` and, because ``σ`` is traced in ``u``, the adjoint of the
-static solve for ``dK_σ/du`` (:mod:`fesens.ad.buckling`).
+static solve for ``dK_σ/du`` (:mod:`fesens.ad.buckling_factors`).
+
+:func:`buckling`, the function this analysis was, stays for one release and warns.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from fesens.ad.buckling import load_factors
+from fesens.ad.buckling_factors import load_factors
 from fesens.ad.numpy_wrapper import getval
 from fesens.errors import NoBucklingError
+from fesens.fem.analysis.base import Analysis
 from fesens.fem.analysis.modal import clusters_of
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_points
@@ -150,7 +155,7 @@ class Buckling:
     ----------
     load_factors : array
         ``μ``, ``(k,)`` ascending and positive: the load that buckles is ``μ`` times the
-        static solve's; traced when an input of :func:`buckling` is.
+        static solve's; traced when an input of :meth:`BucklingAnalysis.run` is.
     vectors : numpy.ndarray
         Buckling modes on all dofs, ``(n_dofs, k)``, ``φᵀ (−K_σ) φ = 1`` (zero at Dirichlet
         dofs; constants).
@@ -183,11 +188,8 @@ class Buckling:
                         self.solution.detached())
 
 
-def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
-             solver=None, solver_options: dict | None = None, points=None,
-             **parameters) -> Buckling:
-    """The ``k`` lowest buckling load factors of ``model`` under its loads (traced when an
-    input is).
+class BucklingAnalysis(Analysis):
+    """The ``k`` lowest buckling load factors of a model under its loads.
 
     Parameters
     ----------
@@ -198,51 +200,88 @@ def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
     prestress : callable
         ``solution ↦ σ``, the per-cell stress ``(n_cells, dim, dim)`` of the static
         solution, in the traced numpy subset (the physics'; see
-        :func:`fesens.physics.geometric_stiffness.linear_buckling`).
-    loads : dict, optional
-        Load magnitudes of the static solve (as :meth:`LinearModel.solve`).
+        :class:`fesens.physics.geometric_stiffness.ElasticBuckling`).
     solver, solver_options
         A direct backend (see :meth:`LinearModel.solver`): its factorization of ``K``
         serves the static solve, its adjoint and the eigen solve.
-    points : array_like, optional
-        Node coordinates ``(n_points, dim)`` (shape sensitivities).
-    **parameters
-        The physics' stiffness parameters (``scale``, E, ...).
-
-    Returns
-    -------
-    Buckling
 
     Raises
     ------
     ValueError
-        A matrix-free or iterative backend, or a model of bars.
-    NoBucklingError
-        No cell in compression (every principal stress >= 0), or fewer than ``k``
-        positive load factors.
-    ModeCountError, NonFiniteError
-        See :func:`fesens.solvers.buckling.lowest_load_factors`.
+        A model of bars.
     """
-    if model.bars:
-        raise ValueError(f"buckling needs volume cells; {type(model).__name__} has bars")
-    model.check_parameters(parameters)
-    points = model.checked_points(points)
-    backend = model.solver(solver, **(solver_options or {}))
-    if backend.matrix_free or not backend.is_direct:
-        raise ValueError(f"buckling needs a direct solver (its factorization of K serves the "
-                         f"eigen solve), not {backend.name!r}: give solver='cholmod' or "
-                         "'superlu'")
-    solution = model.solve(solver=backend, loads=loads, points=points, **parameters)
-    stress = prestress(solution)
-    smallest, largest = _principal_range(getval(stress))
-    G = negative_geometric_stiffness(model, stress, points)
-    K = model.stiffness("ff", points=points, **parameters)  # the solve's values: no new factor
-    try:
-        values, modes = load_factors(K, G, k, solver=backend)
-    except NoBucklingError as exc:
-        exc.args = (f"{exc} (prestress: lowest principal stress {smallest:.4g}, largest "
-                    f"stress magnitude {largest:.4g})", *exc.args[1:])
-        raise
-    vectors = np.zeros((model.dofmap.n_dofs, modes.shape[1]))
-    vectors[model.free_dofs] = modes
-    return Buckling(values, vectors, clusters_of(getval(values)), solution)
+
+    def __init__(self, model, k: int, prestress: Callable, *, solver=None,
+                 solver_options: dict | None = None):
+        if model.bars:
+            raise ValueError(f"buckling needs volume cells; {type(model).__name__} has bars")
+        super().__init__(model)
+        self.k = k
+        self.prestress = prestress
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def run(self, *, loads: dict | None = None, points=None, **parameters) -> Buckling:
+        """The load factors for these inputs (traced when one is).
+
+        Parameters
+        ----------
+        loads : dict, optional
+            Load magnitudes of the static solve (as :meth:`LinearModel.solve`).
+        points : array_like, optional
+            Node coordinates ``(n_points, dim)`` (shape sensitivities).
+        **parameters
+            The physics' stiffness parameters (``scale``, E, ...).
+
+        Returns
+        -------
+        Buckling
+
+        Raises
+        ------
+        ValueError
+            A matrix-free or iterative backend.
+        NoBucklingError
+            No cell in compression (every principal stress >= 0), or fewer than ``k``
+            positive load factors.
+        ModeCountError, NonFiniteError
+            See :func:`fesens.solvers.buckling_eigen.lowest_load_factors`.
+        """
+        return self._run(self.prestress, loads, points, parameters)
+
+    def _run(self, prestress: Callable, loads, points, parameters) -> Buckling:
+        model = self.model
+        model.check_parameters(parameters)
+        points = model.checked_points(points)
+        backend = model.solver(self.solver, **(self.solver_options or {}))
+        if backend.matrix_free or not backend.is_direct:
+            raise ValueError(f"buckling needs a direct solver (its factorization of K serves "
+                             f"the eigen solve), not {backend.name!r}: give solver='cholmod' "
+                             "or 'superlu'")
+        solution = model.solve(solver=backend, loads=loads, points=points, **parameters)
+        stress = prestress(solution)
+        smallest, largest = _principal_range(getval(stress))
+        G = negative_geometric_stiffness(model, stress, points)
+        K = model.stiffness("ff", points=points, **parameters)  # the solve's values: no new factor
+        try:
+            values, modes = load_factors(K, G, self.k, solver=backend)
+        except NoBucklingError as exc:
+            exc.args = (f"{exc} (prestress: lowest principal stress {smallest:.4g}, largest "
+                        f"stress magnitude {largest:.4g})", *exc.args[1:])
+            raise
+        vectors = np.zeros((model.dofmap.n_dofs, modes.shape[1]))
+        vectors[model.free_dofs] = modes
+        return Buckling(values, vectors, clusters_of(getval(values)), solution)
+
+
+def buckling(model, k: int, prestress: Callable, *, loads: dict | None = None,
+             solver=None, solver_options: dict | None = None, points=None,
+             **parameters) -> Buckling:
+    """Deprecated: ``BucklingAnalysis(model, k, prestress, solver=...).run(loads=...,
+    points=..., **parameters)`` (:class:`BucklingAnalysis`)."""
+    warnings.warn("buckling(model, k, prestress, ...) is deprecated: use "
+                  "fesens.fem.analysis.BucklingAnalysis(model, k, prestress, solver=).run("
+                  "loads=, points=, **parameters)", DeprecationWarning, stacklevel=2)
+    return BucklingAnalysis(model, k, prestress, solver=solver,
+                            solver_options=solver_options).run(loads=loads, points=points,
+                                                               **parameters)

@@ -1,10 +1,10 @@
-"""Free vibration of a model: the mass matrix and the eigen solve, traced like the solve.
+"""Free vibration of a model: the eigen solve ``K φ = λ M φ``, traced like the solve.
 
-A mixin of :class:`~fesens.fem.model.linear.LinearModel`. :meth:`ModalAnalysis.modes` is the
-traced program::
+:class:`ModalAnalysis` (the shape of :mod:`fesens.fem.analysis.base`) runs the traced
+program::
 
     K_ff = assemble(c_k(θ), X)               as in LinearModel.solve
-    M_ff = assemble(ρ t, X)                  mass cell matrices (fesens.fem.integrals.mass)
+    M_ff = assemble(ρ t, X)                  LinearModel.mass (fesens.fem.model.mass)
     λ, Φ = eigenpairs(K_ff, M_ff, k)         shift-invert Lanczos or LOBPCG + AMG
 
 and :func:`fesens.ad.grad` of a function of ``λ`` gives, per cell,
@@ -15,23 +15,24 @@ coordinates (``points=``).
 For a repeated eigenvalue only symmetric functions of its cluster have a gradient (see
 :mod:`fesens.ad.eigen`; :func:`fesens.objectives.eigen.eigenvalue_sum` and
 :func:`~fesens.objectives.eigen.eigenvalue_ks`).
+
+``model.modes(k, ...)``, the method this analysis was, stays for one release: this module
+attaches it to :class:`~fesens.fem.model.linear.LinearModel` (the model does not import its
+analyses) and it warns, naming :class:`ModalAnalysis`.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from fesens.ad.eigen import eigenpairs
 from fesens.ad.numpy_wrapper import getval
-from fesens.fem.assembly.assembler import Assembler
-from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_points
-from fesens.fem.integrals.mass import MassForm
-from fesens.fem.model.parameters import Parameter
+from fesens.fem.analysis.base import Analysis
+from fesens.fem.model.linear import LinearModel
 
-#: The density of :meth:`ModalAnalysis.modes` (for conduction: the heat capacity ``ρ c``).
-DENSITY = Parameter("density", "the mass", lower=0.0, lower_open=False)
 #: Eigenvalues closer than this (relative) form a cluster of repeated eigenvalues.
 CLUSTER_RTOL = 1e-6
 
@@ -44,7 +45,7 @@ class Modes:
     ----------
     values : array
         Eigenvalues ``λ = ω²``, ``(k,)`` ascending; traced when an input of
-        :meth:`ModalAnalysis.modes` is.
+        :meth:`ModalAnalysis.run` is.
     vectors : numpy.ndarray
         Mass-normalized modes on all dofs, ``(n_dofs, k)`` (zero at Dirichlet dofs;
         constants, not differentiated).
@@ -86,51 +87,51 @@ def clusters_of(values: np.ndarray, rtol: float = CLUSTER_RTOL) -> tuple:
     return tuple(tuple(group) for group in groups if len(group) > 1)
 
 
-class ModalAnalysis:
-    """Mass matrices and eigen solves of a :class:`~fesens.fem.model.linear.LinearModel`."""
+class ModalAnalysis(Analysis):
+    """The ``k`` lowest eigenpairs of ``K_ff φ = λ M_ff φ`` of a linear model.
 
-    def mass_operator(self, lumped: bool = False) -> tuple[BlockOperator, MassForm]:
-        """The free–free mass operator for the current Dirichlet dofs, and its form (kept
-        until the set of Dirichlet dofs changes)."""
-        dofs = self.constrained_dofs
-        kept = self.__dict__.setdefault("_mass_operators", {})
-        entry = kept.get(bool(lumped))
-        if entry is None or not np.array_equal(entry[0], dofs):
-            form = MassForm(self, lumped)
-            assembler = Assembler(self.dofmap.cell_dofs, self.dofmap.n_dofs, dofs,
-                                  form.cell_matrices())
-            entry = kept[bool(lumped)] = (dofs, BlockOperator(assembler, "ff"), form)
-        return entry[1], entry[2]
+    Parameters
+    ----------
+    model : LinearModel
+        With its Dirichlet conditions (no loads needed).
+    k : int
+        Number of modes, ``1 <= k <=`` the number of free dofs.
+    lumped : bool
+        HRZ-lumped mass instead of consistent (:mod:`fesens.fem.integrals.mass`).
+    method : {"auto", "shift-invert", "lobpcg"}
+        ``auto``: shift-invert Lanczos with the factorization of a direct backend,
+        LOBPCG with AMG when the model's backend is iterative (large 3D problems).
+    solver, solver_options
+        The backend factorizing ``K + τ M`` (see :meth:`LinearModel.solver`).
 
-    def mass(self, density=1.0, *, lumped: bool = False, points=None):
-        """The free–free mass matrix ``M_ff`` as a :class:`~fesens.ad.sparse.PatternMatrix`
-        (traced in ``density`` ``()`` or ``(n_cells,)`` and ``points``)."""
-        DENSITY.check(density, self.mesh.n_cells)
-        operator, form = self.mass_operator(lumped)
-        coefficient = form.coefficient(density)
-        if points is None:
-            return assemble(operator, coefficient)
-        return assemble_at_points(operator, form, None, points, coefficient)
+    Examples
+    --------
+    >>> from fesens.mesh import rectangle
+    >>> from fesens.physics import Elasticity
+    >>> model = Elasticity(rectangle(20, 2, 10.0, 1.0), E=1.0, nu=0.3, plane="stress")
+    >>> _ = model.fix("left")
+    >>> modes = ModalAnalysis(model, 3).run(density=2.0)
+    >>> modes.values.shape
+    (3,)
+    """
 
-    def modes(self, k: int, *, density=1.0, lumped: bool = False, method: str = "auto",
-              solver=None, solver_options: dict | None = None, points=None,
-              **parameters) -> Modes:
-        """The ``k`` lowest eigenpairs of ``K_ff φ = λ M_ff φ`` (traced when an input is).
+    def __init__(self, model, k: int, *, lumped: bool = False, method: str = "auto",
+                 solver=None, solver_options: dict | None = None):
+        super().__init__(model)
+        self.k = k
+        self.lumped = lumped
+        self.method = method
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def run(self, *, density=1.0, points=None, **parameters) -> Modes:
+        """The eigenpairs for these inputs (traced when one is).
 
         Parameters
         ----------
-        k : int
-            Number of modes, ``1 <= k <=`` the number of free dofs.
         density : float or array_like
             Mass density ``ρ``, ``()`` or per cell ``(n_cells,)``, ``>= 0`` (conduction: the
             heat capacity ``ρ c``); differentiable.
-        lumped : bool
-            HRZ-lumped mass instead of consistent (:mod:`fesens.fem.integrals.mass`).
-        method : {"auto", "shift-invert", "lobpcg"}
-            ``auto``: shift-invert Lanczos with the factorization of a direct backend,
-            LOBPCG with AMG when the model's backend is iterative (large 3D problems).
-        solver, solver_options
-            The backend factorizing ``K + τ M`` (see :meth:`solver`).
         points : array_like, optional
             Node coordinates ``(n_points, dim)`` (shape sensitivities).
         **parameters
@@ -145,19 +146,37 @@ class ModalAnalysis:
         ModeCountError, SingularMassError, ZeroModeError, NonFiniteError
             See :func:`fesens.solvers.eigen.smallest_eigenpairs`.
         """
-        self.check_parameters(parameters)
-        points = self.checked_points(points)
-        K = self.stiffness("ff", points=points, **parameters)
-        M = self.mass(density, lumped=lumped, points=points)
-        backend = self.solver(solver, **(solver_options or {}))
+        model = self.model
+        model.check_parameters(parameters)
+        points = model.checked_points(points)
+        K = model.stiffness("ff", points=points, **parameters)
+        M = model.mass(density, lumped=self.lumped, points=points)
+        backend = model.solver(self.solver, **(self.solver_options or {}))
+        method = self.method
         if backend.matrix_free:
-            raise ValueError("modes needs an assembled stiffness: give solver='cholmod' "
-                             "or method='lobpcg' with solver='cg'")
+            raise ValueError("a modal analysis needs an assembled stiffness: give "
+                             "solver='cholmod' or method='lobpcg' with solver='cg'")
         if method == "auto":
             method = "shift-invert" if backend.is_direct else "lobpcg"
-        near_nullspace = self.near_nullspace() if method == "lobpcg" else None
-        values, modes = eigenpairs(K, M, k, method=method, solver=backend,
+        near_nullspace = model.near_nullspace() if method == "lobpcg" else None
+        values, modes = eigenpairs(K, M, self.k, method=method, solver=backend,
                                    near_nullspace=near_nullspace)
-        vectors = np.zeros((self.dofmap.n_dofs, modes.shape[1]))
-        vectors[self.free_dofs] = modes
+        vectors = np.zeros((model.dofmap.n_dofs, modes.shape[1]))
+        vectors[model.free_dofs] = modes
         return Modes(values, vectors, clusters_of(getval(values)))
+
+
+def _deprecated_modes(self, k: int, *, density=1.0, lumped: bool = False,
+                      method: str = "auto", solver=None, solver_options: dict | None = None,
+                      points=None, **parameters) -> Modes:
+    """Deprecated: ``ModalAnalysis(model, k, lumped=..., method=..., solver=...).run(
+    density=..., points=..., **parameters)`` (:class:`ModalAnalysis`)."""
+    warnings.warn("model.modes(k, ...) is deprecated: use fesens.fem.analysis.ModalAnalysis("
+                  "model, k, lumped=, method=, solver=).run(density=, points=, **parameters)",
+                  DeprecationWarning, stacklevel=2)
+    return ModalAnalysis(self, k, lumped=lumped, method=method, solver=solver,
+                         solver_options=solver_options).run(density=density, points=points,
+                                                            **parameters)
+
+
+LinearModel.modes = _deprecated_modes

@@ -38,10 +38,10 @@ from fesens.errors import (
     NonFiniteError,
     SolverError,
 )
-from fesens.fem.analysis.modal import ModalAnalysis
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_points, unfolded
 from fesens.fem.model.base import Model
+from fesens.fem.model.mass import MassMatrices
 from fesens.fem.model.matrix_free import matrix_free_system
 from fesens.fem.model.solution import Solution
 from fesens.fem.model.springs import SpringSupports
@@ -49,7 +49,7 @@ from fesens.fem.post.fields import dof_gradients
 from fesens.mesh.mesh import Mesh
 
 
-class LinearModel(Model, SpringSupports, ModalAnalysis):
+class LinearModel(Model, SpringSupports, MassMatrices):
     """Base class of every physics whose equations are linear in the unknowns
     (:mod:`fesens.physics`): ``K(θ, X) u = f(θ, X)``.
 
@@ -76,8 +76,9 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
     registry, which checks the declarations).
 
     **A user calls** (set up, solve, inspect):
-    ``fix``, ``spring``, ``point_load``, ``surface_load``, ``volume_load``; ``solve``,
-    ``modes``;
+    ``fix``, ``spring``, ``point_load``, ``surface_load``, ``volume_load``; ``solve``;
+    ``modes`` (deprecated: :class:`~fesens.fem.analysis.modal.ModalAnalysis`, which
+    attaches it for one release);
     ``stiffness``, ``mass``, ``load_vector``, ``describe``, ``solver``,
     ``parameter_names``, ``free_dofs``, ``constrained_dofs``, ``prescribed_values``,
     ``n_components``, ``check_supports``.
@@ -97,11 +98,12 @@ class LinearModel(Model, SpringSupports, ModalAnalysis):
 
     What is common to every model (mesh, dofs, conditions, loads, geometry, solver choice)
     lives in :class:`~fesens.fem.model.base.Model`; the Dirichlet conditions, the load
-    terms, the solver choice and the modal analysis are its mixins
+    terms, the solver choice and the mass matrix are its mixins
     (:mod:`~fesens.fem.model.dirichlet`, :mod:`~fesens.fem.model.load_terms`,
-    :mod:`~fesens.fem.model.solvers`, :mod:`~fesens.fem.analysis.modal`), and so are the
+    :mod:`~fesens.fem.model.solvers`, :mod:`~fesens.fem.model.mass`), and so are the
     spring supports (:mod:`~fesens.fem.model.springs`), added to every ``K_ff`` the model
-    assembles (solves, modes, buckling).
+    assembles (solves, modes, buckling). The analyses of a model (:mod:`fesens.fem.analysis`)
+    import it, never the reverse.
     """
 
     def __init__(self, mesh: Mesh, n_components: int, *, thickness: float = 1.0,

@@ -13,20 +13,21 @@ structural dynamics ``M ü + C u̇ + K u = f(t)`` with its frequency response.
   keeps at most ``max_states`` states and recomputes the others;
 * :mod:`~fesens.fem.transient.dynamics`: :class:`DynamicProblem`, ``M ü + C u̇ + K u = f(t)``
   by Newmark or generalized-α with Rayleigh damping, its ``values`` one primitive likewise;
-* :mod:`~fesens.fem.transient.harmonic`: :func:`harmonic_response`, the frequency response
-  ``(K − ω² M + i ω C) u = f`` and its adjoint.
+* :mod:`~fesens.fem.transient.harmonic`: :class:`HarmonicAnalysis`, the frequency response
+  ``(K − ω² M + i ω C) u = f`` and its adjoint (``harmonic_response``, deprecated).
 """
 
 import warnings
 
 from fesens.fem.transient.checkpointing import minimal_advances
 from fesens.fem.transient.dynamics import DynamicProblem
-from fesens.fem.transient.harmonic import HarmonicResponse, harmonic_response
+from fesens.fem.transient.harmonic import HarmonicAnalysis, HarmonicResponse, harmonic_response
 from fesens.fem.transient.integrate import TransientProblem
 from fesens.fem.transient.schemes import TIME_SCHEMES, TimeScheme, time_scheme
 from fesens.fem.transient.time_levels import time_grid
 
-__all__ = ["TIME_SCHEMES", "DynamicProblem", "HarmonicResponse", "TimeScheme",
+__all__ = ["TIME_SCHEMES", "DynamicProblem", "HarmonicAnalysis",
+           "HarmonicResponse", "TimeScheme",
            "TransientProblem", "harmonic_response", "minimal_advances", "time_grid",
            "time_scheme"]
 

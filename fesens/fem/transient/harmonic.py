@@ -2,7 +2,9 @@
 
 For a harmonic load ``f e^(iωt)`` (``f`` real) the steady response is ``u e^(iωt)`` with
 ``Z(ω) u = f``, ``Z = (1 + i ω c_K) K + (−ω² + i ω c_M) M`` for Rayleigh damping
-``C = c_M M + c_K K``. :func:`harmonic_response` is the traced program::
+``C = c_M M + c_K K``. :class:`HarmonicAnalysis` (the shape of
+:mod:`fesens.fem.analysis.base`; :func:`harmonic_response`, the function it was, stays for
+one release and warns) runs the traced program::
 
     K_ff = assemble(c_k(θ), X),  M_ff = assemble(ρ t, X),  f = Σ_L m_L f_L(X)
     U = harmonic_solve(K_ff, M_ff, c_M, c_K, ω, f_f)        one primitive, all frequencies
@@ -51,6 +53,7 @@ physical one) always runs, resonance included.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +66,7 @@ from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import primitive
 from fesens.errors import NonFiniteError, ResonanceError, SingularMatrixError
+from fesens.fem.analysis.base import Analysis
 from fesens.fem.transient.steps import check_same_pattern
 
 #: ``τ``: a driving frequency within ``τ`` (relative) of an eigenfrequency whose damping
@@ -108,89 +112,122 @@ class HarmonicResponse:
                          for i in range(np.size(getval(self.omegas)))])
 
 
-def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
-                      damping=(0.0, 0.0), lumped: bool = False, points=None,
-                      resonance_tolerance: float = RESONANCE_TOLERANCE,
-                      **parameters) -> HarmonicResponse:
-    """The response ``u`` of ``(K − ω² M + i ω C) u = f`` for each ``ω`` of ``omegas``.
+class HarmonicAnalysis(Analysis):
+    """The steady response ``u`` of ``(K − ω² M + i ω C) u = f`` of a linear model.
 
     Parameters
     ----------
     model : LinearModel
         Its mesh, homogeneous Dirichlet conditions, load terms (the amplitude ``f``) and
         parameters.
-    omegas : array_like
-        Angular driving frequencies ``(n_omegas,)``, ``>= 0``; differentiable.
-    loads : dict, optional
-        Magnitude of each named load term (default 1); differentiable.
-    density : float or array_like
-        Mass density, ``()`` or per cell ``(n_cells,)``; differentiable.
-    damping : (float, float)
-        Rayleigh coefficients ``(c_M, c_K)``, ``C = c_M M + c_K K``, ``>= 0``;
-        differentiable.
     lumped : bool
         HRZ-lumped mass.
-    points : array_like, optional
-        Node coordinates ``(n_points, dim)`` (shape sensitivities).
     resonance_tolerance : float
         ``τ`` of the resonance check (module docstring), ``>= 0``; 0 turns it off.
-    **parameters
-        The model's stiffness parameters.
-
-    Returns
-    -------
-    HarmonicResponse
 
     Raises
     ------
     ValueError
-        Non-zero prescribed values, a bad damping pair, negative or non-1D ``omegas``, a
-        negative ``resonance_tolerance``.
-    ResonanceError
-        A driving frequency within ``τ`` of an eigenfrequency of a mode whose damping
-        ratio is below ``τ`` (naming both frequencies).
-    SingularMatrixError
-        A matrix that cannot be factorized (an exact resonance, dofs with neither
-        stiffness nor mass).
+        A negative ``resonance_tolerance``.
     """
-    model.check_parameters(parameters)
-    points = model.checked_points(points)
-    if model.constrained_dofs.size and np.any(model.prescribed_values()):
-        raise ValueError("harmonic_response takes homogeneous Dirichlet conditions only; fix "
-                         "the dofs at zero and apply a support motion as a load")
-    raw = np.asarray(getval(omegas), dtype=float)
-    if raw.ndim != 1 or raw.size == 0:
-        raise ValueError(f"omegas must be a 1D array of frequencies, got shape {raw.shape}")
-    if not np.all(np.isfinite(raw)) or np.any(raw < 0):
-        raise NonFiniteError(f"omegas must be finite and >= 0, got {raw.tolist()}")
-    try:
-        mass_damping, stiffness_damping = damping
-    except (TypeError, ValueError):
-        raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
-                         f"{damping!r}") from None
-    for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
-        c = np.asarray(getval(value), dtype=float)
-        if c.shape != () or not np.isfinite(c) or c < 0:
-            raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, got {c!r}")
-    if not np.isfinite(resonance_tolerance) or resonance_tolerance < 0:
-        raise ValueError(f"resonance_tolerance must be a finite number >= 0, got "
-                         f"{resonance_tolerance!r}")
-    K = model.stiffness("ff", points=points, **parameters)
-    M = model.mass(density, lumped=lumped, points=points)
-    check_same_pattern(getval(K), getval(M))
-    f = model.load_vector(loads, points)
-    extra = model.parameter_load(points, **parameters)
-    if extra is not None:
-        f = f + extra
-    free, n_dofs = model.free_dofs, model.dofmap.n_dofs
-    run = _HarmonicRun(float(resonance_tolerance))
-    run.keep = any(isinstance(x, Traced) for x in (K, M, mass_damping, stiffness_damping,
-                                                   omegas, f))
-    U = harmonic_solve(run, K, M, mass_damping, stiffness_damping, omegas, f[free])
-    n_omegas = raw.size
-    real = untake(U[:, 0, :].T, free, (n_dofs, n_omegas), unique=True).T
-    imag = untake(U[:, 1, :].T, free, (n_dofs, n_omegas), unique=True).T
-    return HarmonicResponse(omegas, real, imag, f)
+
+    def __init__(self, model, *, lumped: bool = False,
+                 resonance_tolerance: float = RESONANCE_TOLERANCE):
+        if not np.isfinite(resonance_tolerance) or resonance_tolerance < 0:
+            raise ValueError(f"resonance_tolerance must be a finite number >= 0, got "
+                             f"{resonance_tolerance!r}")
+        super().__init__(model)
+        self.lumped = lumped
+        self.resonance_tolerance = float(resonance_tolerance)
+
+    def run(self, omegas, *, loads: dict | None = None, density=1.0, damping=(0.0, 0.0),
+            points=None, **parameters) -> HarmonicResponse:
+        """The response for each ``ω`` of ``omegas`` (traced when an input is).
+
+        Parameters
+        ----------
+        omegas : array_like
+            Angular driving frequencies ``(n_omegas,)``, ``>= 0``; differentiable.
+        loads : dict, optional
+            Magnitude of each named load term (default 1); differentiable.
+        density : float or array_like
+            Mass density, ``()`` or per cell ``(n_cells,)``; differentiable.
+        damping : (float, float)
+            Rayleigh coefficients ``(c_M, c_K)``, ``C = c_M M + c_K K``, ``>= 0``;
+            differentiable.
+        points : array_like, optional
+            Node coordinates ``(n_points, dim)`` (shape sensitivities).
+        **parameters
+            The model's stiffness parameters.
+
+        Returns
+        -------
+        HarmonicResponse
+
+        Raises
+        ------
+        ValueError
+            Non-zero prescribed values, a bad damping pair, negative or non-1D ``omegas``.
+        ResonanceError
+            A driving frequency within ``τ`` of an eigenfrequency of a mode whose damping
+            ratio is below ``τ`` (naming both frequencies).
+        SingularMatrixError
+            A matrix that cannot be factorized (an exact resonance, dofs with neither
+            stiffness nor mass).
+        """
+        model = self.model
+        model.check_parameters(parameters)
+        points = model.checked_points(points)
+        if model.constrained_dofs.size and np.any(model.prescribed_values()):
+            raise ValueError("a harmonic analysis takes homogeneous Dirichlet conditions "
+                             "only; fix the dofs at zero and apply a support motion as a load")
+        raw = np.asarray(getval(omegas), dtype=float)
+        if raw.ndim != 1 or raw.size == 0:
+            raise ValueError(f"omegas must be a 1D array of frequencies, got shape "
+                             f"{raw.shape}")
+        if not np.all(np.isfinite(raw)) or np.any(raw < 0):
+            raise NonFiniteError(f"omegas must be finite and >= 0, got {raw.tolist()}")
+        try:
+            mass_damping, stiffness_damping = damping
+        except (TypeError, ValueError):
+            raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
+                             f"{damping!r}") from None
+        for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
+            c = np.asarray(getval(value), dtype=float)
+            if c.shape != () or not np.isfinite(c) or c < 0:
+                raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, "
+                                 f"got {c!r}")
+        K = model.stiffness("ff", points=points, **parameters)
+        M = model.mass(density, lumped=self.lumped, points=points)
+        check_same_pattern(getval(K), getval(M))
+        f = model.load_vector(loads, points)
+        extra = model.parameter_load(points, **parameters)
+        if extra is not None:
+            f = f + extra
+        free, n_dofs = model.free_dofs, model.dofmap.n_dofs
+        run = _HarmonicRun(self.resonance_tolerance)
+        run.keep = any(isinstance(x, Traced) for x in (K, M, mass_damping, stiffness_damping,
+                                                       omegas, f))
+        U = harmonic_solve(run, K, M, mass_damping, stiffness_damping, omegas, f[free])
+        n_omegas = raw.size
+        real = untake(U[:, 0, :].T, free, (n_dofs, n_omegas), unique=True).T
+        imag = untake(U[:, 1, :].T, free, (n_dofs, n_omegas), unique=True).T
+        return HarmonicResponse(omegas, real, imag, f)
+
+
+def harmonic_response(model, omegas, *, loads: dict | None = None, density=1.0,
+                      damping=(0.0, 0.0), lumped: bool = False, points=None,
+                      resonance_tolerance: float = RESONANCE_TOLERANCE,
+                      **parameters) -> HarmonicResponse:
+    """Deprecated: ``HarmonicAnalysis(model, lumped=..., resonance_tolerance=...).run(omegas,
+    loads=..., density=..., damping=..., points=..., **parameters)``
+    (:class:`HarmonicAnalysis`)."""
+    warnings.warn("harmonic_response(model, omegas, ...) is deprecated: use fesens.fem."
+                  "transient.HarmonicAnalysis(model, lumped=, resonance_tolerance=).run("
+                  "omegas, loads=, density=, damping=, points=, **parameters)",
+                  DeprecationWarning, stacklevel=2)
+    return HarmonicAnalysis(model, lumped=lumped, resonance_tolerance=resonance_tolerance).run(
+        omegas, loads=loads, density=density, damping=damping, points=points, **parameters)
 
 
 class _HarmonicRun:

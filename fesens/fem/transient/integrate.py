@@ -56,6 +56,7 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
 from fesens.errors import NonFiniteError
+from fesens.fem.analysis.base import Analysis
 from fesens.fem.assembly.assembler import Assembler
 from fesens.fem.assembly.primitives import BlockOperator, assemble, assemble_at_points
 from fesens.fem.integrals.mass import MassForm
@@ -82,7 +83,7 @@ from fesens.readonly import freeze
 from fesens.solvers import LinearSolver, make_solver
 
 
-class TransientProblem:
+class TransientProblem(Analysis):
     """A transient run of a model: time levels, scheme, mass, checkpointing, solver.
 
     Parameters
@@ -211,6 +212,10 @@ class TransientProblem:
                           len(self.model.loads), what, fix)
 
     # ------------------------------------------------------------ the traced run
+    def run(self, step_term: StepTerm, **inputs):
+        """The analyses' name of :meth:`values` (:mod:`fesens.fem.analysis.base`)."""
+        return self.values(step_term, **inputs)
+
     def values(self, step_term: StepTerm, *, term_args: tuple = (), T0=0.0,
                loads: dict | None = None, histories: dict | None = None, dirichlet=None,
                dirichlet_history: TimeFunction | None = None, density=1.0,
