@@ -3,8 +3,9 @@ discrete adjoint: :class:`NewmarkStepper` advances ``(u, v, a)`` by Newmark or
 generalized-α with the effective stiffness's factorization; :data:`dynamic_integrate` is
 the primitive of a :class:`~fesens.fem.transient.dynamics.DynamicProblem` run, whose VJP
 (:class:`DynamicAdjoint`) runs the adjoint steps backwards with the forward factorizations;
-:data:`newmark_rates` is the velocity and acceleration factors of a prescribed motion
-``g φ(t)`` by the same update, a primitive whose VJP reverses that recursion.
+:data:`~fesens.fem.transient.motion_rates.newmark_rates` (offered here with the stepper)
+is the velocity and acceleration factors of a prescribed motion ``g φ(t)`` by the same
+update.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fesens.ad.pytree import flatten
-from fesens.ad.registry import defvjp_joint
-from fesens.ad.tracer import primitive
 from fesens.ad.tree_primitive import defvjp_tree, tree_primitive
+from fesens.fem.transient.motion_rates import newmark_rates
 from fesens.fem.transient.run_inputs import DynamicInputs
 from fesens.fem.transient.steps import (
     PatternOuters,
@@ -34,6 +34,11 @@ from fesens.solvers import LinearSolver
 if TYPE_CHECKING:
     from fesens.fem.transient.dynamics import DynamicProblem
 
+#: What the module offers; ``newmark_rates`` (:mod:`~fesens.fem.transient.motion_rates`)
+#: with the stepper whose prescribed motion it gives.
+__all__ = ["MASS_KEY", "DynamicAdjoint", "NewmarkStepper", "dynamic_integrate",
+           "newmark_rates"]
+
 #: ``(a, b)`` of ``a M + b K`` for ``M`` alone: the initial acceleration's matrix.
 MASS_KEY = (1.0, 0.0)
 
@@ -47,59 +52,6 @@ def _plus(x: np.ndarray, w: float, y: np.ndarray) -> np.ndarray:
 def _blend(w: float, new: np.ndarray, old: np.ndarray) -> np.ndarray:
     """``(1 − w) new + w old``; ``new`` itself where ``w`` is 0."""
     return new if w == 0.0 else (1 - w) * new + w * old
-
-
-def _newmark_rates(phi, rates0, coefficients) -> np.ndarray:
-    """``[φ_n, φ̇_n, φ̈_n]`` ``(N + 1, 3)`` of displacement factors ``φ`` ``(N + 1,)``: the
-    velocity and acceleration that the Newmark update gives a displacement known at every
-    level, from ``rates0 = (φ̇_0, φ̈_0)`` ``(2,)``::
-
-        φ̈_n = (φ_n − φ_(n−1) − Δt φ̇_(n−1) − Δt² (½ − β) φ̈_(n−1)) / (β Δt²)
-        φ̇_n = φ̇_(n−1) + Δt ((1 − γ) φ̈_(n−1) + γ φ̈_n)
-
-    so a prescribed ``(u_c, v_c, a_c)`` satisfies the update the free dofs do (a rigid
-    motion of every dof is a solution of the discrete equations with ``K`` of no rigid
-    energy). ``coefficients``: a ``NewmarkCoefficients`` with ``β > 0``."""
-    c = coefficients
-    phi, rates0 = np.asarray(phi, dtype=float), np.asarray(rates0, dtype=float)
-    out = np.empty((phi.size, 3))
-    out[:, 0] = phi
-    out[0, 1:] = rates0
-    scale = 1.0 / (c.beta * c.dt ** 2)
-    for n in range(1, phi.size):
-        _, v, a = out[n - 1]
-        a_new = scale * (phi[n] - phi[n - 1] - c.dt * v - c.dt ** 2 * (0.5 - c.beta) * a)
-        out[n, 1] = v + c.dt * ((1 - c.gamma) * a + c.gamma * a_new)
-        out[n, 2] = a_new
-    return out
-
-
-newmark_rates = primitive(_newmark_rates, "newmark_rates")
-
-
-def _newmark_rates_vjp(argnums, out, phi, rates0, coefficients):
-    def pullback(out_bar):
-        c = coefficients
-        bar = np.array(out_bar, dtype=float)  # a copy: accumulated in place, last first
-        phi_bar = np.zeros(bar.shape[0])
-        scale = 1.0 / (c.beta * c.dt ** 2)
-        for n in range(bar.shape[0] - 1, 0, -1):
-            v_bar = bar[n, 1]  # φ̇_n reads φ̈_n: its cotangent first
-            bar[n - 1, 1] += v_bar
-            bar[n - 1, 2] += c.dt * (1 - c.gamma) * v_bar
-            a_bar = scale * (bar[n, 2] + c.dt * c.gamma * v_bar)
-            phi_bar[n] += a_bar
-            phi_bar[n - 1] -= a_bar
-            bar[n - 1, 1] -= c.dt * a_bar
-            bar[n - 1, 2] -= c.dt ** 2 * (0.5 - c.beta) * a_bar
-        phi_bar += bar[:, 0]
-        cotangents = {0: phi_bar, 1: bar[0, 1:].copy()}
-        return tuple(cotangents[i] for i in argnums)
-
-    return pullback
-
-
-defvjp_joint(newmark_rates, _newmark_rates_vjp)
 
 
 class NewmarkStepper:
