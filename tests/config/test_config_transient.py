@@ -9,13 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from fesens.config import ConfigError, resolve
+from fesens.config import ConfigError, build_model, resolve
+from fesens.config.time_design import time_problem
 from fesens.config.time_sections import (
+    SCHEMES_OF,
     angular_frequencies,
     load_histories,
     offered_analyses,
     time_levels,
 )
+from fesens.fem.transient import time_scheme
 from fesens.physics import PHYSICS
 
 #: A plate heated by a pulsed source, cooled through its left side.
@@ -168,3 +171,21 @@ def test_bad_histories_are_refused(tmp_path, history, match):
 def test_a_history_of_a_static_run_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"loads\[0\]\.history"):
         resolved(with_(PLATE, analysis=None, time=None), tmp_path)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES_OF["transient"])
+def test_every_first_order_scheme_of_the_registry_runs_from_a_config(tmp_path, scheme):
+    """``time.scheme`` offers the registry's records (BDF3 among them) and the config's run
+    takes the record's coefficients."""
+    config = resolved(with_(PLATE, time={"end": 0.2, "step": 0.01, "scheme": scheme}),
+                      tmp_path)
+    problem = time_problem(config, build_model(config))
+    expected = time_scheme(scheme).coefficients(problem.times)
+    assert np.array_equal(problem.coefficients.alpha, expected.alpha)
+    assert problem.coefficients.alpha.shape[1] == time_scheme(scheme).levels + 1
+
+
+def test_the_scheme_choices_and_keys_come_from_the_registry(tmp_path):
+    assert "bdf3" in SCHEMES_OF["transient"] and "theta" not in SCHEMES_OF["transient"]
+    with pytest.raises(ConfigError, match="bdf3"):
+        resolved(with_(PLATE, time={**STEP, "scheme": "bdf4"}), tmp_path)

@@ -289,6 +289,9 @@ TIME_SCHEMES: Mapping[str, TimeScheme] = MappingProxyType({s.name: s for s in (
     TimeScheme("bdf2", 1, 2, 2, lambda times: _bdf(times, 2),
                "BDF2 with variable steps, started by backward Euler: second order, "
                "L-stable"),
+    TimeScheme("bdf3", 1, 3, 3, lambda times: _bdf(times, 3),
+               "BDF3 with variable steps, started by backward Euler and BDF2: third order "
+               "(A(86°)-stable; keep step ratios within 1.4)"),
     TimeScheme("newmark", 2, 1, 2, _newmark,
                "Newmark's method, by default average acceleration (γ = ½, β = ¼): second "
                "order, no numerical damping", options={"gamma": GAMMA, "beta": BETA},
