@@ -114,8 +114,8 @@ def study_command(study_path: Path, out_dir: Path | None, workers: int | None,
     from fesens.errors import WriteError
     from fesens.output.folder import ResultsFolder, ResultsFolderError
     from fesens.study.config import load_study
+    from fesens.study.errors import SchedulerError
     from fesens.study.journal import JournalError
-    from fesens.study.runner import SchedulerError
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("give --workers (local processes) or --scheduler (Dask), "

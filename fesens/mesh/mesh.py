@@ -9,6 +9,7 @@ import numpy as np
 
 from fesens.errors import MeshError, UnknownGroupError
 from fesens.mesh.cell_types import BAR_CELL_TYPES, VOLUME_CELL_TYPES, CellType, cell_type
+from fesens.mesh.facet_set import FacetSet
 from fesens.mesh.validation import (
     check_element_quality,
     checked_connectivity,
@@ -18,34 +19,6 @@ from fesens.mesh.validation import (
 
 #: A coordinate predicate: takes points ``(n, dim)`` and returns a boolean mask ``(n,)``.
 Predicate = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class FacetSet:
-    """A set of boundary (or interior) facets.
-
-    Attributes
-    ----------
-    facet_type : str
-        fesens cell-type name of the facets (``"line2"``, ``"tri3"``, ...).
-    facets : numpy.ndarray
-        Node ids, shape ``(n_facets, n_facet_nodes)``.
-    cells : numpy.ndarray or None
-        Id of the volume cell each facet belongs to, shape ``(n_facets,)``, when known
-        (used to orient normals outwards).
-    """
-
-    facet_type: str
-    facets: np.ndarray
-    cells: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.facets)
-
-    @property
-    def nodes(self) -> np.ndarray:
-        """Sorted unique node ids touched by the facets."""
-        return np.unique(self.facets)
 
 
 def _names_hint(kind: str, names) -> str:
@@ -138,7 +111,7 @@ class Mesh:
                 )
         if not np.all(np.isfinite(self.points)):
             raise MeshError("mesh points contain NaN or infinity")
-        check_element_quality(self)
+        check_element_quality(self.points, self.cells, self.cell_type)
         self.node_sets = {
             name: checked_ids(f"node set {name!r}", ids, self.n_points)
             for name, ids in self.node_sets.items()
@@ -148,7 +121,8 @@ class Mesh:
             for name, ids in self.cell_sets.items()
         }
         self.facet_sets = {
-            name: checked_facet_set(name, facet_set, self)
+            name: checked_facet_set(name, facet_set, self.cell_type, self.n_points,
+                                    self.n_cells)
             for name, facet_set in self.facet_sets.items()
         }
 

@@ -1,22 +1,20 @@
 """Mesh checks: element quality (degenerate or inverted cells) and named-set ids.
 
 Both run from :meth:`Mesh.validate <fesens.mesh.mesh.Mesh.validate>`, i.e. whenever a
-:class:`~fesens.mesh.mesh.Mesh` is built; they are vectorised over all cells.
+:class:`~fesens.mesh.mesh.Mesh` is built; they are vectorised over all cells. They read the
+mesh's arrays (points, cells, cell type), not the mesh, which is built on them.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from itertools import product
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fesens.errors import DegenerateElementError, MeshError
 from fesens.mesh.cell_types import CENTRE_NODES, MIDSIDE_EDGES, cell_type
-
-if TYPE_CHECKING:
-    from fesens.mesh.mesh import FacetSet, Mesh
+from fesens.mesh.facet_set import FacetSet
 
 #: ``|det J| / h**dim`` below this (``h``: longest cell edge) counts as degenerate.
 DEGENERATE_TOLERANCE = 1e-12
@@ -206,16 +204,15 @@ def jacobian_ratios(points: np.ndarray, cells: np.ndarray, name: str, rule: str)
     return np.linalg.det(jacobians) / scale[:, None]
 
 
-def _check_bar_lengths(mesh: Mesh) -> None:
+def _check_bar_lengths(points: np.ndarray, cells: np.ndarray, name: str) -> None:
     """Raise if a bar (1D cell) has zero length: ``L ≤ DEGENERATE_TOLERANCE`` times the
     mesh's extent."""
-    lengths = np.linalg.norm(mesh.points[mesh.cells[:, 1]] - mesh.points[mesh.cells[:, 0]],
-                             axis=1)
-    extent = max(float(np.ptp(mesh.points, axis=0).max()), 1e-300)
+    lengths = np.linalg.norm(points[cells[:, 1]] - points[cells[:, 0]], axis=1)
+    extent = max(float(np.ptp(points, axis=0).max()), 1e-300)
     bad = np.flatnonzero(lengths <= DEGENERATE_TOLERANCE * extent)
     if len(bad):
         raise DegenerateElementError(
-            f"{len(bad)} of {mesh.n_cells} {mesh.cell_type} cells are invalid: zero length "
+            f"{len(bad)} of {len(cells)} {name} cells are invalid: zero length "
             f"(both ends on the same point): ids {_listed(bad)}", bad)
 
 
@@ -223,7 +220,7 @@ def _check_bar_lengths(mesh: Mesh) -> None:
 _QUALITY_BLOCK = 20_000
 
 
-def check_element_quality(mesh: Mesh) -> None:
+def check_element_quality(points: np.ndarray, cells: np.ndarray, name: str) -> None:
     """Raise if any cell is inverted or degenerate.
 
     The Jacobian determinant is checked where the cell type's criterion says (see
@@ -235,7 +232,12 @@ def check_element_quality(mesh: Mesh) -> None:
 
     Parameters
     ----------
-    mesh : Mesh
+    points : numpy.ndarray
+        Node coordinates ``(n_points, dim)``.
+    cells : numpy.ndarray
+        Connectivity ``(n_cells, n_nodes_per_cell)``, int64, every id a node.
+    name : str
+        The fesens name of the cell type (``"hex8"``).
 
     Raises
     ------
@@ -243,17 +245,17 @@ def check_element_quality(mesh: Mesh) -> None:
         Names the rule that refused each group of cells and lists their first ids; all
         are in ``.cell_ids``.
     """
-    if mesh.type_info.dim == 1:
-        return _check_bar_lengths(mesh)
+    if cell_type(name).dim == 1:
+        return _check_bar_lengths(points, cells, name)
     problems, bad = [], []
-    refused = np.zeros(mesh.n_cells, dtype=bool)
-    for rule in _RULES[mesh.cell_type]:
+    n_cells = len(cells)
+    refused = np.zeros(n_cells, dtype=bool)
+    for rule in _RULES[name]:
         # in blocks of cells: the Jacobians of all points of a large mesh at once would
         # need ~2 kB per hex8 cell of temporaries
         worst = np.concatenate([
-            jacobian_ratios(mesh.points, mesh.cells[start:start + _QUALITY_BLOCK],
-                            mesh.cell_type, rule).min(axis=1)
-            for start in range(0, mesh.n_cells, _QUALITY_BLOCK)])
+            jacobian_ratios(points, cells[start:start + _QUALITY_BLOCK], name, rule).min(axis=1)
+            for start in range(0, n_cells, _QUALITY_BLOCK)])
         where = "at a node" if rule == "node" else f"at an {rule}" if rule[0] == "i" \
             else f"at a {rule}"
         inverted = np.flatnonzero((worst < -DEGENERATE_TOLERANCE) & ~refused)
@@ -275,7 +277,7 @@ def check_element_quality(mesh: Mesh) -> None:
         return
     bad = np.unique(np.concatenate(bad))
     raise DegenerateElementError(
-        f"{len(bad)} of {mesh.n_cells} {mesh.cell_type} cells are invalid: " + "; ".join(problems),
+        f"{len(bad)} of {n_cells} {name} cells are invalid: " + "; ".join(problems),
         bad,
     )
 
@@ -349,8 +351,10 @@ def checked_connectivity(cells, n_points: int) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
-def checked_facet_set(name: str, facet_set: FacetSet, mesh: Mesh) -> FacetSet:
-    """Validate a facet set against ``mesh`` and return it with int64 arrays.
+def checked_facet_set(name: str, facet_set: FacetSet, cells_name: str, n_points: int,
+                      n_cells: int) -> FacetSet:
+    """Validate a facet set against a mesh of ``n_points`` nodes and ``n_cells`` cells of
+    type ``cells_name`` and return it with int64 arrays.
 
     Raises
     ------
@@ -359,23 +363,23 @@ def checked_facet_set(name: str, facet_set: FacetSet, mesh: Mesh) -> FacetSet:
         array whose length differs from the number of facets.
     """
     what = f"facet set {name!r}"
-    expected = cell_type(mesh.type_info.facet_type)
+    expected = cell_type(cell_type(cells_name).facet_type)
     if cell_type(facet_set.facet_type).name != expected.name:
         raise MeshError(
             f"{what} holds {facet_set.facet_type} facets; "
-            f"{mesh.cell_type} cells have {expected.name} facets"
+            f"{cells_name} cells have {expected.name} facets"
         )
     facets = np.asarray(facet_set.facets)
     if facets.size == 0:
         facets = facets.reshape(0, expected.n_nodes)
-    facets = checked_ids(what, facets, mesh.n_points, ndim=2)
+    facets = checked_ids(what, facets, n_points, ndim=2)
     if facets.shape[1] != expected.n_nodes:
         raise MeshError(
             f"{what} must have shape (n_facets, {expected.n_nodes}), got {facets.shape}"
         )
     owners = facet_set.cells
     if owners is not None:
-        owners = checked_ids(f"owner cells of {what}", owners, mesh.n_cells)
+        owners = checked_ids(f"owner cells of {what}", owners, n_cells)
         if owners.shape != (len(facets),):
             raise MeshError(
                 f"{what} has {len(facets)} facets but owner cells of shape {owners.shape}"

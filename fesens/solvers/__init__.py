@@ -18,6 +18,7 @@ Examples
 >>> lam = solver.solve_transpose(u_bar)     # adjoint: same factorization  # doctest: +SKIP
 """
 
+from fesens.solvers.auto import AutoSolver
 from fesens.solvers.base import DirectSolver, FesensPerformanceWarning, LinearSolver
 from fesens.solvers.cholmod import CholmodSolver, cholmod_available
 from fesens.solvers.iterative import CGSolver, GmresSolver, IterativeSolver, MinresSolver
@@ -35,6 +36,7 @@ from fesens.solvers.registry import (
 
 __all__ = [
     "SOLVER_ALIASES",
+    "AutoSolver",
     "CGSolver",
     "CholmodSolver",
     "DirectSolver",

@@ -27,11 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from fesens.solvers.base import LinearSolver
-from fesens.solvers.iterative import NearNullspace
+from fesens.solvers.iterative import CGSolver, NearNullspace
 from fesens.solvers.memory import available_bytes
 from fesens.solvers.policy import matrix_choice
 from fesens.solvers.preconditioners import default_preconditioner
-from fesens.solvers.registry import solver_class, warn_direct_fallback
+from fesens.solvers.registry import register_alias_maker, solver_class, warn_direct_fallback
 
 
 class AutoSolver(LinearSolver):
@@ -116,14 +116,15 @@ class AutoSolver(LinearSolver):
         self._backend.factorize(A)
 
     def _cg(self) -> LinearSolver:
-        from fesens.solvers.iterative import CGSolver
-
         return CGSolver(preconditioner=default_preconditioner(),
                         near_nullspace=self.near_nullspace)
 
     def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
         backend = self._backend
         return backend.solve_transpose(b, x0) if transpose else backend.solve(b, x0)
+
+
+register_alias_maker("auto", AutoSolver)
 
 
 def choose(A: sp.csr_matrix | sp.csc_matrix, dim: int | None = None) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,9 +25,6 @@ import scipy.sparse as sp
 from fesens.solvers.device_lattice import LatticeTransfer, LevelGeometry
 from fesens.solvers.grid_hierarchy import coarse_points
 from fesens.solvers.parallel import SlabPool
-
-if TYPE_CHECKING:
-    from fesens.solvers.lattice_operator import LatticeStructure
 
 #: Lattice points per piece of a stencil product on the pool's threads: 16 MB of a 3D
 #: elastic stencil's blocks, some 1 ms of work against a thread hand-off's 20 µs.
@@ -297,6 +294,23 @@ class StencilOperator:
         return whole[self._positions][:, self._positions]
 
 
+class FreeDofLattice(Protocol):
+    """What :class:`LatticeProlongation` reads of the fine level: the numbering of its free
+    dofs in the lattice arrays (a
+    :class:`~fesens.solvers.lattice_operator.LatticeStructure`)."""
+
+    #: Free dofs of the fine level.
+    n: int
+    #: Components per lattice point.
+    n_components: int
+
+    def expand(self, x: np.ndarray) -> np.ndarray:
+        """A free-dof vector ``(n,)`` as the lattice array ``(nc, *reversed shape)``."""
+
+    def restrict(self, lattice: np.ndarray) -> np.ndarray:
+        """The free-dof vector ``(n,)`` of a lattice array."""
+
+
 class LatticeProlongation:
     """The prolongation ``P`` ``(n, n_coarse)`` of the first coarsening, applied by
     strided slices of the lattice arrays (:class:`~fesens.solvers.device_lattice.
@@ -315,7 +329,7 @@ class LatticeProlongation:
         ``(coarse points, n_components)`` booleans: the coarse free dofs, lattice order.
     """
 
-    def __init__(self, structure: LatticeStructure, fine, coarse) -> None:
+    def __init__(self, structure: FreeDofLattice, fine, coarse) -> None:
         self._structure = structure
         self._transfer = LatticeTransfer(_HostLevel(fine), _HostLevel(coarse))
         nc = structure.n_components

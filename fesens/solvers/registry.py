@@ -3,7 +3,10 @@
 A backend registers itself with ``@register_solver("name")``; :func:`make_solver` resolves a
 name (or one of the aliases ``"auto"`` and ``"lu"``) to a configured instance, and
 :func:`solver_class` to its class, whose declared capabilities callers read without
-creating a solver.
+creating a solver. An alias that makes a solver of its own rather than its backend
+registers that maker with :func:`register_alias_maker` (``"auto"``:
+:class:`~fesens.solvers.auto.AutoSolver`, which decides at its first factorization); this
+module imports no backend.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ SOLVER_ALIASES: dict[str, tuple[str, ...]] = {
     "auto": ("cholmod", "superlu"),
     "lu": ("umfpack", "superlu"),
 }
+
+#: What :func:`make_solver` builds for an alias instead of its backend's class.
+_ALIAS_MAKERS: dict[str, Callable[..., LinearSolver]] = {}
 
 SolverT = TypeVar("SolverT", bound=LinearSolver)
 
@@ -61,6 +67,20 @@ def register_solver(name: str) -> Callable[[type[SolverT]], type[SolverT]]:
         return cls
 
     return decorator
+
+
+def register_alias_maker(alias: str, maker: Callable[..., LinearSolver]) -> None:
+    """Let :func:`make_solver` build ``maker(**options)`` for ``alias`` (a key of
+    :data:`SOLVER_ALIASES`) instead of its installed backend's class.
+
+    Raises
+    ------
+    ValueError
+        If ``alias`` is not an alias or already has a maker.
+    """
+    if alias not in SOLVER_ALIASES or alias in _ALIAS_MAKERS:
+        raise ValueError(f"{alias!r} is not an alias without a maker")
+    _ALIAS_MAKERS[alias] = maker
 
 
 def available_solvers() -> list[str]:
@@ -109,9 +129,7 @@ def make_solver(name: str = "auto", **options: Any) -> LinearSolver:
     cls = solver_class(name)
     if not cls.available():
         raise SolverError(f"solver {name!r} is not available: {cls.install_hint}")
-    from fesens.solvers.auto import AutoSolver  # it imports this module
-
-    return AutoSolver(**options) if name == "auto" else cls(**options)
+    return _ALIAS_MAKERS.get(name, cls)(**options)
 
 
 def solver_class(name: str) -> type[LinearSolver]:

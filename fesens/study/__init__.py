@@ -30,10 +30,11 @@ from fesens.study.designs import (
     latin_hypercube,
     sobol,
 )
+from fesens.study.errors import SchedulerError
 from fesens.study.journal import JournalError
 from fesens.study.parametric import Evaluation, OutputError, ParametricModel
 from fesens.study.results import StudyResults, gradient_column, read_results
-from fesens.study.runner import SchedulerError, run_study
+from fesens.study.runner import run_study
 from fesens.study.sensitivity import Sensitivities, normalized_sensitivities
 
 #: Plot functions of :mod:`fesens.plotting.study`, imported on first use: worker processes

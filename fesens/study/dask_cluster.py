@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 
 from distributed import Client, Future, WorkerPlugin, as_completed
 
+from fesens.study.errors import SchedulerError
 from fesens.study.results import error_record
-from fesens.study.runner import SchedulerError
 from fesens.study.worker import install, run_sample, uninstall
 
 Sample = tuple[int, dict[str, float]]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fesens.study.sensitivity import normalized_sensitivities
 from fesens.study.tablefiles import read_table, write_table
 
 #: Columns after the gradients.
@@ -173,8 +174,6 @@ class StudyResults:
     def sensitivities(self):
         """Normalised sensitivities
         (:func:`~fesens.study.sensitivity.normalized_sensitivities`)."""
-        from fesens.study.sensitivity import normalized_sensitivities
-
         return normalized_sensitivities(self)
 
 

@@ -17,7 +17,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from fesens.errors import FesensError
 from fesens.interrupts import interruption_point
 from fesens.study.designs import Design
 from fesens.study.journal import JOURNAL, Journal, JournalError
@@ -26,10 +25,6 @@ from fesens.study.progress import Progress
 from fesens.study.results import StudyResults
 from fesens.study.tablefiles import parquet_available
 from fesens.study.worker import dumps_model
-
-
-class SchedulerError(FesensError, ConnectionError):
-    """The Dask scheduler of a study cannot be reached (the message names its address)."""
 
 
 def default_workers() -> int:

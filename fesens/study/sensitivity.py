@@ -9,17 +9,37 @@ averaged over the samples that succeeded and have ``y ≠ 0``; the spread over t
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from fesens.study.results import StudyResults
 from fesens.study.tablefiles import write_table
 
 COLUMNS = ("output", "parameter", "mean", "std", "min", "max", "samples")
 
 
-def normalized_coefficients(results: StudyResults, output: str, parameter: str) -> np.ndarray:
+class SampledGradients(Protocol):
+    """What the sensitivities read of a study's results (a
+    :class:`~fesens.study.results.StudyResults`, whose :meth:`sensitivities` calls
+    :func:`normalized_sensitivities`)."""
+
+    outputs: Sequence[str]
+    parameters: Sequence[str]
+
+    def value(self, name: str) -> np.ndarray:
+        """An input's or output's value per sample ``(n_samples,)``."""
+
+    def gradient(self, output: str, parameter: str) -> np.ndarray:
+        """``∂output/∂parameter`` per sample ``(n_samples,)``."""
+
+    def ok(self) -> np.ndarray:
+        """Whether each sample succeeded ``(n_samples,)``."""
+
+
+def normalized_coefficients(results: SampledGradients, output: str, parameter: str
+                            ) -> np.ndarray:
     """``S`` at every usable sample: succeeded, finite, ``y ≠ 0``; ``(n_usable,)``."""
     y = results.value(output)
     p = results.value(parameter)
@@ -75,7 +95,7 @@ class Sensitivities:
         return write_table(path, self.columns(), types)
 
 
-def normalized_sensitivities(results: StudyResults) -> Sensitivities:
+def normalized_sensitivities(results: SampledGradients) -> Sensitivities:
     """Mean, spread and count of ``S = (∂y/∂p) p / y`` for every output and parameter."""
     rows = []
     for output in results.outputs:
