@@ -199,29 +199,31 @@ class _StepSystem:
 
     def __init__(self, stepper: NonlinearStepper, n: int, a: float, b: float,
                  known: np.ndarray):
-        self.stepper, self.n, self.a, self.b, self.known = stepper, n, a, b, known
+        self.stepper, self.level, self.known = stepper, n, known
+        self.mass_weight, self.forces_weight = a, b  # of M_ff x and of the internal forces
         # whether the last state evaluated was inadmissible: a failed step that ended
         # there may have no admissible solution at all
         self.refused = False
 
     def evaluate(self, x: np.ndarray, t: float) -> Evaluation:
         s = self.stepper
-        u = s.model.state(x, s.prescribed_at(self.n))
+        u = s.model.state(x, s.prescribed_at(self.level))
         reason = s.model.inadmissibility(u, s.fields, s.points)
         self.refused = reason is not None
         if reason is not None:
             return Evaluation(np.empty(0), 0.0, reason=reason)
-        capacity = self.a * (s.M_csr @ x)
-        forces = self.b * np.asarray(s.model.internal_forces(u, s.fields, s.points))[s.free]
+        capacity = self.mass_weight * (s.M_csr @ x)
+        internal = np.asarray(s.model.internal_forces(u, s.fields, s.points))[s.free]
+        forces = self.forces_weight * internal
         scale = max(float(np.linalg.norm(capacity)), float(np.linalg.norm(forces)),
                     float(np.linalg.norm(self.known)))
         return Evaluation(capacity + forces + self.known, scale)
 
     def solve_tangent(self, x: np.ndarray, t: float, rhs: np.ndarray) -> np.ndarray:
         s = self.stepper
-        K = s.tangent(self.n, x)
+        K = s.tangent(self.level, x)
         with s.backend.lock:  # the model's tangent solver: other threads' solves share it
-            return s.factorized(self.a, self.b, K).solve(rhs)
+            return s.factorized(self.mass_weight, self.forces_weight, K).solve(rhs)
 
 
 # ------------------------------------------------------------------ the primitive
