@@ -259,7 +259,8 @@ if __name__ == "__main__":
 
 #: What an addition may cost, in files of fesens (tests and docs come on top).
 ADDITION_FILES = {"A physics": (2, 2), "An element": (1, 4), "An objective": (1, 2),
-                  "A solver backend": (2, 2), "An optimizer": (2, 2)}
+                  "A solver backend": (2, 2), "An optimizer": (2, 2),
+                  "A command target": (1, 2)}
 
 
 def how_to_add() -> dict[str, str]:

@@ -35,8 +35,31 @@ class RegistryChoice(click.Choice):
         return tuple(self._options())
 
 
+class RegistryOption(click.Option):
+    """An option whose help text is read when the help is shown (from a registry that
+    importing would load the workflows: ``fesens --help`` imports nothing heavy)."""
+
+    def __init__(self, *args, help_text: Callable[[], str], **kwargs):
+        self._help_text = help_text
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str:
+        return self._help_text()
+
+    @help.setter
+    def help(self, value) -> None:  # click sets it; the registry's text stands
+        pass
+
+
+def _wrt_help() -> str:
+    from fesens.workflow.targets import wrt_help
+
+    return wrt_help()
+
+
 def _wrt_choices() -> tuple[str, ...]:
-    from fesens.workflow.analysis import wrt_choices
+    from fesens.workflow.targets import wrt_choices
 
     return wrt_choices()
 
@@ -63,10 +86,7 @@ def solve(config_path: Path | None, preset: str | None, out_dir: Path | None, fo
 @click.command()
 @source_options
 @click.option("--wrt", required=True,
-              type=RegistryChoice(_wrt_choices),
-              help="Differentiate with respect to the density scale, a per-cell material "
-                   "parameter of the config's physics, the load magnitudes, or the node "
-                   "coordinates (points: shape sensitivities).")
+              type=RegistryChoice(_wrt_choices), cls=RegistryOption, help_text=_wrt_help)
 @click.option("--objective", "objective", metavar="NAME",
               help="An objective type of the config's physics (e.g. compliance, "
                    "displacement, stress_pnorm) [default: the config's objective, else "

@@ -17,7 +17,9 @@ sweep per case) and the combined one (the weighted sum, or with ``objective.comb
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,16 +37,14 @@ from fesens.config.evaluation import ConfigEvaluation, solve_inputs
 from fesens.config.load_cases import combination, combined_value
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.physics_keys import response_variants
-from fesens.config.time_sections import STATIC, analysis_type
+from fesens.config.time_sections import analysis_type
 from fesens.errors import NewtonError
 from fesens.fem.model.linear import LinearModel
-from fesens.fem.model.matrix_free import folded_weights, wants_matrix_free
-from fesens.fem.model.parameters import SCALE
+from fesens.fem.model.matrix_free import wants_matrix_free
 from fesens.fem.model.solution import Solution
 from fesens.mesh import write_mesh
 from fesens.opt import case_state
-from fesens.output import ResultsFolder, sensitivity_name
-from fesens.physics import PHYSICS
+from fesens.output import ResultsFolder
 from fesens.plotting import plot_cell_field, plot_nodal_field
 from fesens.solvers import solver_class
 from fesens.workflow.common import input_files, reported_values
@@ -59,16 +59,11 @@ from fesens.workflow.nonlinear import (
     write_load_path,
 )
 from fesens.workflow.ranks import rank_output
+from fesens.workflow.targets import WRT, target, targets, wrt_choices
 
-
-def wrt_choices(physics: type[LinearModel] | None = None) -> tuple[str, ...]:
-    """``--wrt`` choices: ``density`` (the solve's ``scale``), the per-cell parameters of
-    ``physics`` (of every registered physics when None), ``loads`` (the load magnitudes),
-    ``points`` (the node coordinates: shape sensitivities)."""
-    classes = PHYSICS if physics is None else (physics,)
-    names = dict.fromkeys(name for cls in classes for name, parameter in cls.parameters.items()
-                          if parameter.per_cell and name != SCALE.name)
-    return ("density", *names, "loads", "points")
+__all__ = ["compute_sensitivity", "compute_solution", "objective_spec", "report_solve",
+           "report_sensitivity", "run_sensitivity", "run_solve", "solved_cases",
+           "write_sensitivity", "write_solution", "wrt_choices"]
 
 
 def _support_label(support: dict, index: int) -> str:
@@ -133,60 +128,77 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
 
     if is_time_dependent(config):  # the module imports this one
         return solve_in_time(config, folder, force=force, echo=echo)
+    model, solution = compute_solution(config, folder, force=force, echo=echo)
+    folder.prepare(clear=force)
+    cases = solved_cases(config, solution)
+    summary = report_solve(config, model, solution, cases, echo)
+    write_solution(config, folder, model, solution, cases, summary, echo)
+    return summary
+
+
+def compute_solution(config: Config, folder: ResultsFolder, *, force: bool,
+                     echo: Callable[[str], None]) -> tuple[LinearModel, Solution]:
+    """``(model, solution)`` of the config's static solve with full material. A Newton
+    solve that fails writes its last converged state to ``folder`` and raises."""
     model = build_model(config)
     backend, options = _solver(config)
-    nonlinear = is_nonlinear(config.physics_class)
     try:
-        solution = model.solve(solver=backend, solver_options=options,
-                               **solve_inputs(config))
+        return model, model.solve(solver=backend, solver_options=options,
+                                  **solve_inputs(config))
     except NewtonError as exc:  # keep what converged; the error names where it is
         folder.prepare(clear=force)
         write_last_converged(config, model, exc, folder, echo)
         raise
-    if model.solver_choice is not None:  # what "auto" chose, and why
-        echo(model.solver_choice.line())
-    folder.prepare(clear=force)
-    fragment = config.physics_class.config
-    point_data, cell_data, results, pngs = {}, {}, [], []
+
+
+def solved_cases(config: Config, solution: Solution) -> list[tuple[dict | None, Solution,
+                                                                    tuple[dict, dict], dict]]:
+    """Per load case (one ``None`` case without ``[[load_cases]]``): the case's table, its
+    solution, its output fields ``(point_data, cell_data)`` and its numbers (compliance,
+    the reactions on each support, the physics' reported values)."""
+    fragment, solved = config.physics_class.config, []
     for case, single in _cases(config, solution):
         fields = _output_fields(single)
-        point_data.update(_suffixed(fields[0], case))
-        cell_data.update(_suffixed(fields[1], case))
-        name = "solution" if case is None else f"solution_{case['name']}"
-        png = _solution_png(config, single, fields, folder.file(f"{name}.png"),
-                            "" if case is None else case["name"])
-        pngs += [] if png is None else [png.name]
         reactions = {}
         for i, support in enumerate(config.data["supports"]):
             where = selections.nodes(join("supports", i), support, config.mesh, config.label)
             reactions[_support_label(support, i)] = single.reaction_force(where).tolist()
-        results.append({"compliance": single.compliance(), "reactions": reactions,
-                        **reported_values(fragment, *fields)})
-    write_mesh(folder.file("solution.vtu"), config.mesh, point_data=point_data,
-               cell_data=cell_data)
+        solved.append((case, single, fields, {"compliance": single.compliance(),
+                                              "reactions": reactions,
+                                              **reported_values(fragment, *fields)}))
+    return solved
+
+
+def report_solve(config: Config, model, solution: Solution, cases: list,
+                 echo: Callable[[str], None]) -> dict:
+    """The summary of ``solution.json``, its lines printed: the solver, a nonlinear
+    solve's Newton report and load levels, each case's numbers and reactions."""
+    if model.solver_choice is not None:  # what "auto" chose, and why
+        echo(model.solver_choice.line())
+    backend, options = _solver(config)
+    nonlinear = is_nonlinear(config.physics_class)
+    results = [numbers for *_, numbers in cases]
     summary = {"name": config.name, "physics": config.physics, "dofs": model.dofmap.n_dofs,
                **_solve_numbers(config, results),
                "solver": (tangent_solver_name(model, backend, options) if nonlinear else
                           str(model.solver_choice or solver_class(backend).name)),
                "fesens_version": __version__}
     if nonlinear:
-        summary["newton"] = newton_summary(solution.report)
-        pngs += write_load_path(config, model, solution, folder)
-        echo(f"Newton: {summary['newton']['steps']} load step(s), "
-             f"{summary['newton']['iterations']} iteration(s), "
-             f"{len(summary['newton']['cutbacks'])} cut-back(s)"
-             + (f", {summary['newton']['fallbacks']} of {summary['newton']['factorizations']}"
-                f" tangent factorization(s) fell back: {summary['newton']['fallback_reason']}"
-                if summary["newton"]["fallbacks"] else ""))
+        newton = summary["newton"] = newton_summary(solution.report)
+        echo(f"Newton: {newton['steps']} load step(s), {newton['iterations']} iteration(s), "
+             f"{len(newton['cutbacks'])} cut-back(s)"
+             + (f", {newton['fallbacks']} of {newton['factorizations']} tangent "
+                f"factorization(s) fell back: {newton['fallback_reason']}"
+                if newton["fallbacks"] else ""))
         levels = objective_levels(config, solution, np.ones(config.mesh.n_cells), echo)
         if levels:
             summary["objective"] = {"type": config.data["objective"]["type"], **levels}
-    cases = config.data.get("load_cases") or []
-    if cases:
+    fragment = config.physics_class.config
+    if cases[0][0] is not None:
         echo(f"{config.name}: {model.describe()}; {len(cases)} load cases, "
              f"{fragment.compliance_name} {summary['compliance']:.6g} "
              f"({'the largest' if summary['combine'] == 'max' else 'weighted sum'})")
-    for case, result in zip(cases or [None], results, strict=True):
+    for case, _, _, result in cases:
         label = "" if case is None else f"case {case['name']}: "
         start = f"{config.name}: {model.describe()}; " if case is None else f"  {label}"
         echo(f"{start}{fragment.compliance_name} {result['compliance']:.6g}"
@@ -195,9 +207,27 @@ def _solve(config: Config, folder: ResultsFolder, *, force: bool,
             echo(f"{'  ' if case else ''}reaction on {support}"
                  f"{'' if case is None else ' (' + case['name'] + ')'}: "
                  f"{', '.join(f'{v:.6g}' for v in force_vector)}")
+    return summary
+
+
+def write_solution(config: Config, folder: ResultsFolder, model, solution: Solution,
+                   cases: list, summary: dict, echo: Callable[[str], None]) -> None:
+    """``solution.vtu`` (each case's fields, ``<field>_<case>``), the 2D pictures, a
+    nonlinear solve's load path, ``solution.json``."""
+    point_data, cell_data, pngs = {}, {}, []
+    for case, single, fields, _ in cases:
+        point_data.update(_suffixed(fields[0], case))
+        cell_data.update(_suffixed(fields[1], case))
+        name = "solution" if case is None else f"solution_{case['name']}"
+        png = _solution_png(config, single, fields, folder.file(f"{name}.png"),
+                            "" if case is None else case["name"])
+        pngs += [] if png is None else [png.name]
+    write_mesh(folder.file("solution.vtu"), config.mesh, point_data=point_data,
+               cell_data=cell_data)
+    if is_nonlinear(config.physics_class):
+        pngs += write_load_path(config, model, solution, folder)
     folder.write_json("solution.json", summary)
     echo(f"results in {folder.path}: " + ", ".join(["solution.vtu", "solution.json", *pngs]))
-    return summary
 
 
 def _solve_numbers(config: Config, results: list[dict]) -> dict:
@@ -239,51 +269,18 @@ def objective_spec(config: Config, name: str | None) -> dict:
                           f"[objective] table (type = \"{name}\")") from None
 
 
-def _wrt_check(config: Config, model, wrt: str) -> None:
-    allowed = wrt_choices(config.physics_class)
-    if wrt not in allowed:
-        raise ConfigError(f"--wrt {wrt} does not apply to {config.physics} (choose one of "
-                          f"{', '.join(allowed)})")
-    if wrt == "loads" and not model.loads:
-        raise ConfigError("--wrt loads: the config defines no loads")
-    backend, options = _solver(config)
-    if analysis_type(config.data) == STATIC and wants_matrix_free(backend, options) \
-            and _needs_assembly(config, model, wrt):
-        raise ConfigError(f"--wrt {wrt} needs the assembled stiffness, which "
-                          f"solver.options.matrix_free = true never forms (it solves one "
-                          f"per-cell field on the mesh's own coordinates): give "
-                          f"solver.options.matrix_free = false, or another --wrt")
-
-
-def _needs_assembly(config: Config, model, wrt: str) -> bool:
-    """Whether the static solve of ``--wrt wrt`` leaves the matrix-free path: the node
-    coordinates move, or the parameter per cell makes the stiffness several fields."""
-    if wrt in ("points", "density", "loads"):
-        return wrt == "points"
-    fields = model.stiffness_fields(**{wrt: wrt_point(config, model, wrt, None)})
-    return folded_weights(model, fields[0]) is None
-
-
 def wrt_inputs(wrt: str, parameter) -> dict:
-    """The keywords of :meth:`~fesens.config.evaluation.ConfigEvaluation.values` that
-    ``--wrt`` sets to ``parameter`` (the density is its first argument)."""
-    if wrt in ("loads", "points"):
-        return {wrt: parameter}
-    return {} if wrt == "density" else {"parameters": {wrt: parameter}}
+    """Deprecated: the record's ``keywords``, :func:`fesens.workflow.targets.target`."""
+    warnings.warn("wrt_inputs is deprecated; use fesens.workflow.targets.target(physics, "
+                  "wrt).keywords(parameter)", DeprecationWarning, stacklevel=2)
+    return targets()[wrt].keywords(parameter)
 
 
 def wrt_point(config: Config, model, wrt: str, rho: np.ndarray):
-    """Where ``--wrt`` differentiates: every load's magnitude factor 1, the density
-    ``rho``, the node coordinates, or a per-cell parameter's config value."""
-    if wrt == "loads":
-        return {name: 1.0 for name in model.loads}
-    if wrt == "density":
-        return rho.copy()
-    if wrt == "points":
-        return config.mesh.points.copy()
-    # the model keeps a parameter's value under its name (fesens.physics.spec)
-    return np.broadcast_to(np.asarray(getattr(model, wrt), dtype=float),
-                           (config.mesh.n_cells,)).copy()
+    """Deprecated: the record's ``start``, :func:`fesens.workflow.targets.target`."""
+    warnings.warn("wrt_point is deprecated; use fesens.workflow.targets.target(physics, "
+                  "wrt).start(config, model, rho)", DeprecationWarning, stacklevel=2)
+    return target(config.physics_class, wrt).start(config, model, rho)
 
 
 def run_sensitivity(config: Config, out: str | Path, *, wrt: str, objective: str | None = None,
@@ -326,81 +323,134 @@ def _interpolation_label(interpolation) -> str:
     return f"{interpolation.name} {interpolation.parameter:g}"
 
 
-def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
-                 design: str | Path | None, force: bool, echo: Callable[[str], None],
-                 check: bool = False, check_seed: int | None = None) -> dict:
-    from fesens.workflow.time_analysis import analysis_summary  # it imports this module
+@dataclass
+class Sensitivity:
+    """What one ``fesens sensitivity`` computed: the objective ``spec`` its ``evaluation``
+    differentiated with respect to ``target`` at ``at`` (the density of ``design``), its
+    ``value`` and ``gradient`` (of the combined load cases, each case's in ``case_values``
+    and ``case_gradients``, None without load cases), the static ``solution`` (None for a
+    run or a frequency response) and the differentiated function ``objective_of`` (for
+    ``--check``)."""
 
+    spec: dict
+    evaluation: ConfigEvaluation
+    target: WRT
+    design: object
+    at: object
+    value: float
+    gradient: object
+    case_values: list[float] | None
+    case_gradients: list | None
+    solution: Solution | None
+    objective_of: Callable
+
+
+def compute_sensitivity(config: Config, *, wrt: str, objective: str | None,
+                        design: str | Path | None) -> Sensitivity:
+    """The objective ``--objective objective`` and its gradient with respect to ``--wrt
+    wrt`` at the density of ``design`` (full material when None), by one adjoint solve
+    (one sweep per load case)."""
     spec = objective_spec(config, objective)
     evaluation = ConfigEvaluation(config, [spec])
-    model, interpolation = evaluation.model, evaluation.interpolation
-    _wrt_check(config, model, wrt)
+    model = evaluation.model
+    chosen = target(config.physics_class, wrt)
+    backend, options = _solver(config)
+    chosen.check(config, model, analysis_type(config.data), wants_matrix_free(backend, options))
     at_design = full_material(config) if design is None else read_design(config, design)
-    rho = at_design.density
-    cases = evaluation.cases
+    rho, cases = at_design.density, evaluation.cases
     captured = {}
 
     def objective_of(parameter):
-        values, captured["state"] = evaluation.values_and_state(
-            parameter if wrt == "density" else rho, **wrt_inputs(wrt, parameter))
+        density, keywords = chosen.evaluation_inputs(parameter, rho)
+        values, captured["state"] = evaluation.values_and_state(density, **keywords)
         return values[0]
 
-    at = wrt_point(config, model, wrt, rho)
+    at = chosen.start(config, model, rho)
     try:
         values, pullback = vjp(objective_of, at)
     except NewtonError as exc:  # as in `fesens solve`: the message names the keys to change
         add_config_hint(exc)
         raise
+    case_values = case_gradients = None
     if cases:  # one adjoint sweep per case, on the one factorization
         case_values = [float(v) for v in values]
         case_gradients = [pullback(np.eye(len(cases))[i]) for i in range(len(cases))]
         value, gradient = _combined(config, case_values, case_gradients)
     else:
         value, gradient = float(values), pullback(np.ones(()))
-    folder.prepare(clear=force)
-    if captured["state"] is None:  # a run or a frequency response: no one solution
-        solution, (about, count) = None, analysis_summary(config, evaluation)
+    state = captured["state"]
+    return Sensitivity(spec, evaluation, chosen, at_design, at, value, gradient, case_values,
+                       case_gradients, None if state is None else state.detached(),
+                       objective_of)
+
+
+def report_sensitivity(config: Config, result: Sensitivity,
+                       echo: Callable[[str], None]) -> dict:
+    """The summary of ``sensitivity.json`` (without ``check``), its lines printed: the
+    objective and where it was evaluated, its load levels and load cases, the gradient's
+    numbers (:attr:`WRT.output`)."""
+    from fesens.workflow.time_analysis import analysis_summary  # it imports this module
+
+    spec, evaluation, solution = result.spec, result.evaluation, result.solution
+    if solution is None:  # a run or a frequency response: no one solution
+        about, count = analysis_summary(config, evaluation)
     else:
-        solution, count = captured["state"].detached(), ""
-        about = {"solver": str(model.solver_choice
-                               or solver_class(config.data["solver"]["backend"]).name)}
-    summary = {"name": config.name, "objective": spec["type"], "value": value, "wrt": wrt,
-               **about, "design": at_design.source,
-               "interpolation": _interpolation_label(interpolation),
+        about, count = {"solver": str(evaluation.model.solver_choice or solver_class(
+            config.data["solver"]["backend"]).name)}, ""
+    summary = {"name": config.name, "objective": spec["type"], "value": result.value,
+               "wrt": result.target.name, **about, "design": result.design.source,
+               "interpolation": _interpolation_label(evaluation.interpolation),
                "fesens_version": __version__}
-    echo(f"{config.name}: {spec['type']}{count} at {at_design.source}, interpolation "
+    echo(f"{config.name}: {spec['type']}{count} at {result.design.source}, interpolation "
          f"{summary['interpolation']}")
     if solution is not None and spec is config.data.get("objective"):  # its load levels
-        summary.update(objective_levels(config, solution, rho, echo))
-    field_name = sensitivity_name(spec["type"], wrt)
-    cell_data, point_data = {"density": rho}, {}
-    for case, single in [] if solution is None else _cases(config, solution):
-        point_data.update(_suffixed(single.point_data(), case))
-        cell_data.update(_suffixed(single.cell_data(), case))
-    if cases:
+        summary.update(objective_levels(config, solution, result.design.density, echo))
+    if result.case_values is not None:
+        cases = evaluation.cases
         summary["combine"] = combination(config.data)
         summary["cases"] = [{"name": case["name"], "weight": case["weight"], "value": v}
-                            for case, v in zip(cases, case_values, strict=True)]
+                            for case, v in zip(cases, result.case_values, strict=True)]
         echo(f"{spec['type']} per load case: " + ", ".join(
-            f"{case['name']} {v:.6g}" for case, v in zip(cases, case_values, strict=True))
-             + f"; combined ({summary['combine']}): {value:.6g}")
-    if wrt == "loads":
-        _load_sensitivities(config, folder, summary, at, gradient,
-                            case_gradients if cases else None, echo)
-    elif wrt == "points":
-        point_data.update(_point_sensitivities(config, folder, summary, field_name, gradient,
-                                               case_gradients if cases else None, echo))
-    else:
-        cell_data.update(_field_sensitivities(config, folder, summary, field_name, gradient,
-                                              case_gradients if cases else None, echo))
+            f"{case['name']} {v:.6g}" for case, v in zip(cases, result.case_values,
+                                                           strict=True))
+             + f"; combined ({summary['combine']}): {result.value:.6g}")
+    result.target.output.report(config, summary, result.at, result.gradient,
+                                result.case_gradients, echo)
+    return summary
+
+
+def write_sensitivity(config: Config, folder: ResultsFolder, result: Sensitivity,
+                      summary: dict, *, echo: Callable[[str], None], check: bool = False,
+                      check_seed: int | None = None) -> None:
+    """``sensitivity.vtu`` (the density, the solution and the gradient's fields), the
+    target's own files, then with ``check`` the gradient check (its numbers under
+    ``check`` in ``summary``) and ``sensitivity.json``."""
+    cell_data, point_data = {"density": result.design.density}, {}
+    for case, single in [] if result.solution is None else _cases(config, result.solution):
+        point_data.update(_suffixed(single.point_data(), case))
+        cell_data.update(_suffixed(single.cell_data(), case))
+    output = result.target.output
+    fields = output.write(config, folder, summary, result.gradient, result.case_gradients)
+    {"cell": cell_data, "point": point_data}.get(output.location, {}).update(fields)
     write_mesh(folder.file("sensitivity.vtu"), config.mesh, point_data=point_data,
                cell_data=cell_data)
     if check:  # after the solution is written: the check's solves replace the captured one
-        summary["check"] = check_sensitivity(config, objective_of, at, gradient, wrt=wrt,
+        summary["check"] = check_sensitivity(config, result.objective_of, result.at,
+                                             result.gradient, wrt=result.target,
                                              seed=check_seed, echo=echo)
     folder.write_json("sensitivity.json", summary)
     echo(f"results in {folder.path}: " + ", ".join(sorted(
         p.name for p in folder.path.iterdir() if p.name.startswith("sensitivity"))))
+
+
+def _sensitivity(config: Config, folder: ResultsFolder, *, wrt: str, objective: str | None,
+                 design: str | Path | None, force: bool, echo: Callable[[str], None],
+                 check: bool = False, check_seed: int | None = None) -> dict:
+    result = compute_sensitivity(config, wrt=wrt, objective=objective, design=design)
+    folder.prepare(clear=force)
+    summary = report_sensitivity(config, result, echo)
+    write_sensitivity(config, folder, result, summary, echo=echo, check=check,
+                      check_seed=check_seed)
     return summary
 
 
@@ -418,81 +468,3 @@ def _combined(config: Config, values: list[float], gradients: list) -> tuple[flo
                        for name in gradients[0]}
     return value, sum(w * np.asarray(g, dtype=float)
                       for w, g in zip(weights, gradients, strict=True))
-
-
-def _load_sensitivities(config, folder, summary, at, gradient, case_gradients, echo) -> None:
-    """``sensitivity.csv`` and the summary's ``loads``: per load, the derivative of the
-    objective (and of each case's, ``derivative_<case>``) with respect to its magnitude."""
-    cases = config.data.get("load_cases") or []
-    rows = []
-    for name in at:
-        row = {"name": name, "magnitude": at[name], "derivative": float(gradient[name])}
-        for case, per_case in zip(cases, case_gradients or [], strict=True):
-            row[f"derivative_{case['name']}"] = float(per_case[name])
-        rows.append(row)
-    summary["loads"] = rows
-    columns = list(rows[0])
-    folder.write_text("sensitivity.csv", ",".join(columns) + "\n" + "".join(
-        ",".join(str(r[c]) if c == "name" else repr(r[c]) for c in columns) + "\n"
-        for r in rows))
-    echo(f"{summary['objective']} = {summary['value']:.6g}; derivatives with respect to the "
-         "load magnitudes:")
-    for row in rows:
-        echo(f"  {row['name']}: {row['derivative']:.6g}")
-
-
-def _gradient_numbers(field: str, gradient: np.ndarray) -> dict:
-    return {"field": field, "min": float(gradient.min()), "max": float(gradient.max()),
-            "sum": float(gradient.sum()), "norm": float(np.linalg.norm(gradient))}
-
-
-def _point_sensitivities(config, folder, summary, field_name, gradient, case_gradients,
-                         echo) -> dict:
-    """Shape sensitivities: the gradient with respect to the node coordinates as point data
-    ``(n_points, dim)`` (the combined one, and one per load case), its numbers in the summary
-    and, in 2D, ``sensitivity.png`` of its magnitude per node."""
-    objective = summary["objective"]
-    gradient = np.asarray(gradient, dtype=float)
-    fields = {field_name: gradient}
-    summary["gradient"] = _gradient_numbers(field_name, gradient)
-    for case, entry, per_case in zip(config.data.get("load_cases") or [],
-                                     summary.get("cases", []), case_gradients or [],
-                                     strict=True):
-        name = sensitivity_name(f"{objective}_{case['name']}", "points")
-        fields[name] = np.asarray(per_case, dtype=float)
-        entry["gradient"] = _gradient_numbers(name, fields[name])
-    magnitude = np.linalg.norm(gradient, axis=1)
-    if config.dim == 2:
-        plot_nodal_field(config.mesh, magnitude, folder.file("sensitivity.png"),
-                         title=f"{config.name}: |d {objective} / d x| per node",
-                         label=f"|{field_name}|", clip_percentile=99.0)
-    node = int(np.argmax(magnitude))
-    where = ", ".join(f"{c:.4g}" for c in config.mesh.points[node])
-    echo(f"{objective} = {summary['value']:.6g}; d/d(node coordinates): largest "
-         f"{magnitude[node]:.4g} at node {node} ({where}), norm "
-         f"{np.linalg.norm(gradient):.6g}")
-    return fields
-
-
-def _field_sensitivities(config, folder, summary, field_name, gradient, case_gradients,
-                         echo) -> dict:
-    """The gradient's cell fields (the combined one, and ``d_<objective>_<case>_d_<wrt>``
-    per load case), its numbers in the summary and, in 2D, ``sensitivity.png``."""
-    objective, wrt = summary["objective"], summary["wrt"]
-    gradient = np.asarray(gradient, dtype=float)
-    fields = {field_name: gradient}
-    summary["gradient"] = _gradient_numbers(field_name, gradient)
-    for case, entry, per_case in zip(config.data.get("load_cases") or [],
-                                     summary.get("cases", []), case_gradients or [],
-                                     strict=True):
-        name = sensitivity_name(f"{objective}_{case['name']}", wrt)
-        fields[name] = np.asarray(per_case, dtype=float)
-        entry["gradient"] = _gradient_numbers(name, fields[name])
-    if config.dim == 2:
-        plot_cell_field(config.mesh, gradient, folder.file("sensitivity.png"),
-                        title=f"{config.name}: d {objective} / d {wrt}",
-                        label=field_name, cmap="viridis", color_scale="symlog",
-                        clip_percentile=99.0)
-    echo(f"{objective} = {summary['value']:.6g}; d/d{wrt}: min {gradient.min():.4g}, max "
-         f"{gradient.max():.4g}, sum {gradient.sum():.6g}")
-    return fields

@@ -5,15 +5,16 @@ The check is :func:`fesens.ad.check_gradient` of the very objective the command
 differentiated (one code path: the same solves, the same adjoint): a central difference and
 a Taylor test along one random direction of the ``--wrt`` input, seeded (``--check-seed``
 repeats a direction), with its steps and tolerance from the round-off measured on the
-objective itself. The direction moves each entry in proportion to its own scale
-(:func:`direction_scale`), so that no step leaves where the objective is defined: a density
-or a material parameter by a fraction of its value, a load's magnitude by a fraction of
-itself, a node by a fraction of the smallest cell.
+objective itself. The direction moves each entry in proportion to its own scale (the
+target's ``check_scale``, :mod:`fesens.workflow.targets`), so that no step leaves where the
+objective is defined: a density or a material parameter by a fraction of its value, a
+load's magnitude by a fraction of itself, a node by a fraction of the smallest cell.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,25 +22,15 @@ from fesens.ad import check_gradient
 from fesens.config import Config
 from fesens.config.load_cases import combination
 
+if TYPE_CHECKING:  # the targets read smallest_cell from here
+    from fesens.workflow.targets import WRT
+
 
 def smallest_cell(config: Config) -> float:
     """The smallest diagonal of a cell's bounding box: how far a node may move before a
     cell degenerates."""
     corners = config.mesh.points[config.mesh.cells]  # (n_cells, n_nodes, dim)
     return float(np.min(np.linalg.norm(corners.max(axis=1) - corners.min(axis=1), axis=1)))
-
-
-def direction_scale(config: Config, wrt: str, at):
-    """How far each entry of the ``--wrt`` input ``at`` may move (the check's steps move
-    each entry by a small fraction of it): a density and a per-cell parameter their own
-    value (1 where a parameter is 0; a density of 0 stays 0), a load magnitude factor 1, a
-    node coordinate the smallest cell's size."""
-    if wrt == "loads":
-        return 1.0
-    if wrt == "points":
-        return smallest_cell(config)
-    magnitude = np.abs(np.asarray(at, dtype=float))
-    return magnitude if wrt == "density" else np.where(magnitude > 0.0, magnitude, 1.0)
 
 
 def combined(config: Config, objective: Callable) -> Callable:
@@ -55,17 +46,17 @@ def combined(config: Config, objective: Callable) -> Callable:
     return lambda parameter: np.sum(weights * objective(parameter))
 
 
-def check_sensitivity(config: Config, objective: Callable, at, gradient, *, wrt: str,
+def check_sensitivity(config: Config, objective: Callable, at, gradient, *, wrt: WRT,
                       seed: int | None, echo: Callable[[str], None]) -> dict:
     """Check ``gradient``, the gradient of ``objective`` (per load case, if the config has
-    them) at ``at`` that the command writes, along a random direction of seed ``seed`` (a
-    fresh one by default); print what was found and the verdict. Returns the numbers for
-    ``sensitivity.json`` (``passed`` and the verdict line, the seed, both derivatives, the
-    agreement, the Taylor remainders and rate)."""
+    them) at ``at`` that the command writes for the target ``wrt``, along a random
+    direction of seed ``seed`` (a fresh one by default); print what was found and the
+    verdict. Returns the numbers for ``sensitivity.json`` (``passed`` and the verdict
+    line, the seed, both derivatives, the agreement, the Taylor remainders and rate)."""
     check = check_gradient(combined(config, objective), at, gradient=gradient,
-                           scale=direction_scale(config, wrt, at), seed=seed)
-    echo(f"gradient check of d/d{wrt} along a random direction h (seed {check.seed}; "
+                           scale=wrt.check_scale(config, at), seed=seed)
+    echo(f"gradient check of d/d{wrt.name} along a random direction h (seed {check.seed}; "
          f"--check-seed {check.seed} repeats it):")
     for line in check.lines()[1:]:  # after the heading, which this one replaces
         echo(line)
-    return {"wrt": wrt, "verdict": check.verdict(), **check.as_dict()}
+    return {"wrt": wrt.name, "verdict": check.verdict(), **check.as_dict()}
