@@ -114,9 +114,9 @@ def _check_optimizer_and_penalization(data: dict, what: str) -> None:
                           f"({what}: its update assumes an objective that falls as material "
                           f"is added, like compliance); use optimizer.type = {capable}")
     penalization = data["penalization"]["type"]
-    if not callable(getattr(INTERPOLATIONS[penalization], "mass", None)):
+    if not INTERPOLATIONS[penalization].interpolates_mass:
         with_mass = " or ".join(f'"{name}"' for name, cls in INTERPOLATIONS.items()
-                                if callable(getattr(cls, "mass", None)))
+                                if cls.interpolates_mass)
         raise ConfigError(f"penalization.type = {show(penalization)} has no mass "
                           f"interpolation, which {what} needs (with a linear mass, void "
                           "regions carry spurious low-frequency modes); use "

@@ -106,6 +106,6 @@ def initial_design(design: dict, mesh: Mesh, problem) -> np.ndarray | None:
     groups = problem.design_map
     if groups is not None:  # a group's variable starts at its cells' mean
         return groups.apply_transpose(density) / groups.apply_transpose(np.ones_like(density))
-    part = getattr(problem, "part", None)  # a rank's cells: their global ids
+    part = problem.part  # a rank's cells: their global ids
     cells = problem.design if part is None else part.cells[problem.design]
     return density[cells]

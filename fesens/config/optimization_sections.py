@@ -366,7 +366,7 @@ def check_cost(data: dict, physics: str) -> None:
     if "cost_fraction" not in constraints:
         return
     penalization = data.get("penalization", {})
-    if not callable(getattr(INTERPOLATIONS[penalization.get("type", "simp")], "cost", None)) \
+    if not INTERPOLATIONS[penalization.get("type", "simp")].offers_cost \
             or "costs" not in penalization:
         raise ConfigError("constraints.cost_fraction needs the phases' costs: give "
                           "penalization.type = \"ordered\" with penalization.costs (one per "

@@ -7,6 +7,7 @@ from fesens.opt.checkpoint import (
     load_evaluated_design,
     load_fingerprint,
 )
+from fesens.opt.continuation import Continuation
 from fesens.opt.design_maps import CellGroups, Extrusion, MirrorSymmetry
 from fesens.opt.filters import (
     FILTERS,
@@ -18,21 +19,13 @@ from fesens.opt.filters import (
     make_filter,
 )
 from fesens.opt.frequency import DuOlhoff, FrequencyProblem, Pedersen
-from fesens.opt.interpolation import (
-    INTERPOLATIONS,
-    PROJECTIONS,
-    RAMP,
-    SIMP,
-    Continuation,
-    Heaviside,
-    NoProjection,
-    OrderedSIMP,
-)
+from fesens.opt.interpolation import INTERPOLATIONS, RAMP, SIMP, Interpolation, OrderedSIMP
 from fesens.opt.loop import Result, optimize
 from fesens.opt.minmax import MinMaxProblem, case_state
 from fesens.opt.mma import MMA
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.oc import OC
+from fesens.opt.optimizer_base import Optimizer
 from fesens.opt.optimizers import (
     OPTIMIZERS,
     capable_optimizers,
@@ -40,9 +33,11 @@ from fesens.opt.optimizers import (
     optimizer_options,
 )
 from fesens.opt.overhang import OverhangFilter
-from fesens.opt.problem import Constraint, DesignProblem, Evaluation
+from fesens.opt.problem import DesignProblem
+from fesens.opt.projection import PROJECTIONS, Heaviside, NoProjection, Projection
 from fesens.opt.rank_filters import DistributedDensityFilter, DistributedSensitivityFilter
 from fesens.opt.rank_problem import DistributedDesignProblem
+from fesens.opt.responses import Constraint, Evaluation
 from fesens.opt.robust import RobustProblem, RobustProjection
 from fesens.opt.tolerance import AdaptiveTolerance
 
@@ -78,7 +73,10 @@ __all__ = [
     "MirrorSymmetry",
     "NormalizedConstraint",
     "NoFilter",
+    "Interpolation",
     "NoProjection",
+    "Optimizer",
+    "Projection",
     "OrderedSIMP",
     "OverhangFilter",
     "Pedersen",

@@ -67,7 +67,7 @@ class FrequencyProblem(DesignProblem):
     def __init__(self, model, objective, *, n_modes: int = 4, density: float = 1.0,
                  added_density=0.0, lumped: bool = False, interpolation=None, **options):
         interpolation = interpolation or DuOlhoff()
-        if not callable(getattr(interpolation, "mass", None)):
+        if not interpolation.interpolates_mass:
             raise TypeError(f"a frequency problem needs an interpolation with a mass "
                             f"(DuOlhoff or Pedersen), not {type(interpolation).__name__}")
         if options.get("load_cases") is not None:

@@ -1,4 +1,4 @@
-"""Material interpolation and projection of densities, with continuation schedules.
+"""Material interpolation of densities: stiffness, and where one has them mass, cost and phases.
 
 * SIMP (Bendsøe 1989): ``s(ρ) = s_min + ρ^p (1 − s_min)``.
 * RAMP (Stolpe & Svanberg 2001): ``s(ρ) = s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``.
@@ -7,107 +7,59 @@
   :mod:`fesens.opt.frequency`).
 * Ordered SIMP (Zuo & Saitou 2017): several solid phases and void with one variable per
   cell, the density normalised by the densest phase's, SIMP-like between consecutive phases.
-* Heaviside projection (Wang, Lazarov & Sigmund 2011):
-  ``ρ̄ = (tanh(βη) + tanh(β(ρ − η))) / (tanh(βη) + tanh(β(1 − η)))``.
 
-Continuation: a parameter starts at ``start``, is multiplied (``factor``) or increased
-(``step``) every ``every`` iterations until it reaches ``final``, then holds it for at least
-``final_iterations`` iterations before the loop may stop (a design that has just been
-sharpened or penalized further has not yet answered the raise).
+Every interpolation subclasses :class:`Interpolation`, which declares what else one may
+offer (a mass law, the phases' cost, several solid phases) with its default; the
+projections of the densities are :mod:`fesens.opt.projection`.
+
+The penalty may follow a :class:`~fesens.opt.continuation.Continuation`.
 
 Grayness: each interpolation knows the values a crisp design variable takes
-(:meth:`SIMP.admissible_values`: void and solid, or void and every phase of the ordered
-SIMP); :meth:`SIMP.grayness` measures a cell's distance to the nearest of them, Sigmund's
-measure of non-discreteness between each two adjacent values.
+(:meth:`Interpolation.admissible_values`: void and solid, or void and every phase of the
+ordered SIMP); :meth:`Interpolation.grayness` measures a cell's distance to the nearest of
+them, Sigmund's measure of non-discreteness between each two adjacent values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from abc import ABC, abstractmethod
 
 import numpy as np
 
 from fesens.ad.numpy_wrapper import getval
 from fesens.arrays import namespace
+from fesens.opt import projection
+from fesens.opt.continuation import Continuation
 
 
-@dataclass
-class Continuation:
-    """Schedule ``value(iteration)``: ``start`` raised every ``every`` iterations to ``final``.
+class Interpolation(ABC):
+    """What every material interpolation is: the stiffness scale ``s(ρ)`` of densities, a
+    penalty ``p`` that may follow a continuation, the values of a crisp design, and what
+    else it offers, each declared here with its default.
 
-    The value at an iteration is a function of the iteration alone, so a resumed run takes
-    the schedule up where it stopped. ``final_iterations`` (≥ 1) iterations must follow the
-    one that first holds ``final`` before :meth:`done`: the design change measured at the
-    iteration of a raise is the answer to the old value, never a sign of convergence.
+    Parameters
+    ----------
+    penalty : float or Continuation
+        The penalty ``p`` (at least :attr:`least_penalty`).
+    minimum : float
+        Stiffness floor ``s_min``.
     """
 
-    start: float
-    final: float | None = None
-    every: int = 20
-    factor: float | None = None
-    step: float | None = None
-    final_iterations: int = 1
-
-    def value(self, iteration: int) -> float:
-        """The parameter at 1-based ``iteration``."""
-        if self.final is None:
-            return self.start
-        k = max(0, (iteration - 1) // max(self.every, 1))
-        return self._raised(k)
-
-    def _raised(self, k: int) -> float:
-        """The value after ``k`` raises, within ``final``."""
-        if self.factor is not None:
-            try:
-                raised = self.start * self.factor**k
-            except OverflowError:  # beyond any final value (asked of a distant iteration)
-                raised = np.inf
-        else:
-            raised = self.start + (self.step if self.step is not None else 1.0) * k
-        return min(raised, self.final) if self.final >= self.start else max(raised, self.final)
-
-    def first_final_iteration(self, limit: int = 10**9) -> int | None:
-        """The first 1-based iteration whose value is ``final`` (1 without a continuation),
-        or None when none up to ``limit`` is (a schedule that never reaches it)."""
-        if self.final is None:
-            return 1
-        raises = (limit - 1) // max(self.every, 1)
-        if self._raised(raises) != self.final:
-            return None
-        low, high = -1, raises  # _raised(high) is final, _raised(low) is not (monotone)
-        while high - low > 1:
-            middle = (low + high) // 2
-            if self._raised(middle) == self.final:
-                high = middle
-            else:
-                low = middle
-        return 1 + high * max(self.every, 1)
-
-    def iterations_needed(self, limit: int = 10**9) -> int | None:
-        """The smallest iteration limit at which :meth:`done` can hold: the first final
-        iteration plus ``final_iterations`` (1 without a continuation), or None when
-        ``final`` is not reached within ``limit`` iterations."""
-        if self.final is None:
-            return 1
-        first = self.first_final_iteration(limit)
-        return None if first is None else first + self.final_iterations
-
-    def done(self, iteration: int) -> bool:
-        """True when the value is final and has been for ``final_iterations`` iterations
-        before ``iteration`` (it will not change again, and the design has answered it)."""
-        if self.final is None:
-            return True
-        needed = self.iterations_needed(iteration)
-        return needed is not None and iteration >= needed
-
-
-class SIMP:
-    """SIMP interpolation ``s_min + ρ^p (1 − s_min)`` (``p`` may follow a continuation)."""
-
-    name = "simp"
-    #: Smallest sensible penalty: ``p < 1`` makes ``ρ^p`` concave, which rewards intermediate
-    #: densities instead of penalizing them (``p = 1`` is the variable-thickness sheet).
-    least_penalty = 1.0
+    name: str = ""
+    """The interpolation's name in :data:`INTERPOLATIONS` (the config's
+    ``[penalization] type``)."""
+    least_penalty: float = 0.0
+    """The smallest penalty that penalizes intermediate densities."""
+    interpolates_mass: bool = False
+    """True when :meth:`mass` is a law of its own that keeps void regions from carrying
+    spurious low-frequency modes (Du & Olhoff, Pedersen), which frequency design needs;
+    False: the mass is the density itself."""
+    offers_cost: bool = False
+    """True when the interpolation prices its phases, ``cost(x)`` (the ordered SIMP)."""
+    multiphase: bool = False
+    """True when it has several solid phases: ``phases(x)``, ``labels()`` and
+    ``mass_density(x)`` (the ordered SIMP)."""
 
     def __init__(self, penalty: float | Continuation = 3.0, minimum: float = 1e-9):
         self.schedule = penalty if isinstance(penalty, Continuation) else Continuation(penalty)
@@ -119,10 +71,16 @@ class SIMP:
         self.parameter = self.schedule.value(1)
 
     def update(self, iteration: int) -> None:
+        """Start 1-based ``iteration``: take the scheduled penalty."""
         self.parameter = self.schedule.value(iteration)
 
+    @abstractmethod
     def __call__(self, rho):
-        return self.minimum + rho**self.parameter * (1.0 - self.minimum)
+        """The stiffness scale ``s(ρ)`` ``(n,)`` of densities ``(n,)`` (traced)."""
+
+    def mass(self, rho):
+        """The mass factor ``m(ρ)`` of densities ``(n_cells,)`` (traced): ``ρ`` itself."""
+        return rho
 
     def admissible_values(self) -> np.ndarray:
         """The values of the design variable in a crisp design, increasing, ``(k,)``:
@@ -147,6 +105,18 @@ class SIMP:
         return worst
 
 
+class SIMP(Interpolation):
+    """SIMP interpolation ``s_min + ρ^p (1 − s_min)`` (``p`` may follow a continuation)."""
+
+    name = "simp"
+    #: Smallest sensible penalty: ``p < 1`` makes ``ρ^p`` concave, which rewards intermediate
+    #: densities instead of penalizing them (``p = 1`` is the variable-thickness sheet).
+    least_penalty = 1.0
+
+    def __call__(self, rho):
+        return self.minimum + rho**self.parameter * (1.0 - self.minimum)
+
+
 class RAMP(SIMP):
     """RAMP interpolation ``s_min + ρ / (1 + q (1 − ρ)) (1 − s_min)``."""
 
@@ -159,40 +129,6 @@ class RAMP(SIMP):
 
     def __call__(self, rho):
         return self.minimum + rho / (1.0 + self.parameter * (1.0 - rho)) * (1.0 - self.minimum)
-
-
-class Heaviside:
-    """Smoothed Heaviside projection with threshold ``eta`` and sharpness ``beta``."""
-
-    name = "heaviside"
-    linear = False
-
-    def __init__(self, beta: float | Continuation = 1.0, eta: float = 0.5):
-        self.schedule = beta if isinstance(beta, Continuation) else Continuation(beta)
-        self.eta = eta
-        self.beta = self.schedule.value(1)
-
-    def update(self, iteration: int) -> None:
-        self.beta = self.schedule.value(iteration)
-
-    def __call__(self, rho):
-        b, eta = self.beta, self.eta
-        return (np.tanh(b * eta) + np.tanh(b * (rho - eta))) / (
-            np.tanh(b * eta) + np.tanh(b * (1.0 - eta)))
-
-
-class NoProjection:
-    """Identity projection."""
-
-    name = "none"
-    beta = None
-    linear = True
-
-    def update(self, iteration: int) -> None:
-        """Nothing to schedule."""
-
-    def __call__(self, rho):
-        return rho
 
 
 #: Below this density the interpolations of Du & Olhoff and Pedersen switch branch.
@@ -215,6 +151,7 @@ class DuOlhoff(SIMP):
     """
 
     name = "du-olhoff"
+    interpolates_mass = True
     #: ``c₁ ρ⁶ + c₂ ρ⁷`` has value 0.1 and slope 1 at ρ = 0.1.
     C1, C2 = 6e5, -5e6
 
@@ -300,6 +237,8 @@ class OrderedSIMP(SIMP):
     """
 
     name = "ordered"
+    offers_cost = True
+    multiphase = True
     #: The numbers of solid phases offered.
     phase_counts = (2, 3)
 
@@ -401,10 +340,19 @@ def _phase_values(label: str, values) -> np.ndarray:
 
 
 #: Material interpolations by name (the config's ``[penalization] type``); each takes
-#: ``(penalty, minimum)``, those with a ``mass`` (for frequency design) ``mass_minimum`` too.
-INTERPOLATIONS: dict[str, type[SIMP]] = {cls.name: cls for cls in (SIMP, RAMP, DuOlhoff,
-                                                                      Pedersen, OrderedSIMP)}
-#: Density projections by name (the config's ``[projection] type``); each takes its
-#: parameters as keyword arguments (none for ``"none"``).
-PROJECTIONS: dict[str, type[Heaviside] | type[NoProjection]] = {
-    cls.name: cls for cls in (NoProjection, Heaviside)}
+#: ``(penalty, minimum)``, those that interpolate the mass (for frequency design)
+#: ``mass_minimum`` too.
+INTERPOLATIONS: dict[str, type[Interpolation]] = {
+    cls.name: cls for cls in (SIMP, RAMP, DuOlhoff, Pedersen, OrderedSIMP)}
+#: The projections' old home: their names here warn and give :mod:`fesens.opt.projection`'s.
+_MOVED = ("Heaviside", "NoProjection", "PROJECTIONS")
+
+
+def __getattr__(name: str):
+    """``Heaviside``, ``NoProjection`` and ``PROJECTIONS`` of :mod:`fesens.opt.projection`,
+    with a DeprecationWarning (they lived here; the aliases go in the next release)."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"fesens.opt.interpolation.{name} moved to fesens.opt.projection.{name}",
+                  DeprecationWarning, stacklevel=2)
+    return vars(projection)[name]

@@ -44,8 +44,9 @@ from fesens.opt.checkpoint import (
     save_checkpoint,
 )
 from fesens.opt.optimizer_base import Optimizer
-from fesens.opt.problem import DesignProblem, Evaluation
+from fesens.opt.problem import DesignProblem
 from fesens.opt.resident import resident_path
+from fesens.opt.responses import Evaluation
 from fesens.opt.status import CONSTRAINT_TOL, decide_status
 
 

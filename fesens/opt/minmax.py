@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from fesens.fem.model.linear import LinearModel
 from fesens.objectives.differentiable import State
-from fesens.opt.problem import DesignProblem, Response
+from fesens.opt.problem import DesignProblem
+from fesens.opt.responses import Response
 
 
 def case_state(state: State, index: int) -> State:

@@ -57,7 +57,7 @@ import numpy as np
 
 from fesens.mpi import SERIAL, Collective
 from fesens.opt.optimizer_base import Optimizer
-from fesens.opt.problem import Evaluation
+from fesens.opt.responses import Evaluation
 
 #: Barrier parameter at which the interior-point subproblem solver stops.
 EPSILON_MIN = 1e-7

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fesens.ad.numpy_wrapper import getval
-from fesens.opt.problem import Constraint, Response
+from fesens.opt.responses import Constraint, Response
 
 
 @dataclass

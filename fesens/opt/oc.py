@@ -29,7 +29,7 @@ import numpy as np
 
 from fesens.arrays import namespace
 from fesens.opt.optimizer_base import Optimizer
-from fesens.opt.problem import Evaluation
+from fesens.opt.responses import Evaluation
 
 #: Bisection stops before ``λ`` underflows (the bound is then met at any ``λ`` > 0).
 _SMALLEST_LAMBDA = np.finfo(float).tiny

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fesens.opt.problem import Evaluation
+    from fesens.opt.responses import Evaluation
 
 
 class Optimizer(ABC):

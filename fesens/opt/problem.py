@@ -11,7 +11,8 @@ extra constraints are functions of the traced solve; the volume constraint
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,85 +25,18 @@ from fesens.objectives.differentiable import Differentiable, State
 from fesens.objectives.static import volume
 from fesens.opt.design_maps import passive_kinds, refuse_mixed_ties
 from fesens.opt.filters import Filter, NoFilter
-from fesens.opt.interpolation import SIMP, NoProjection
+from fesens.opt.interpolation import SIMP
+from fesens.opt.projection import NoProjection
+from fesens.opt.responses import Constraint, Evaluation, Response
 from fesens.opt.tolerance import AdaptiveTolerance
 from fesens.solvers.base import LinearSolver
+
+if TYPE_CHECKING:
+    from fesens.fem.partition.mesh_part import MeshPart
 
 #: The prefixes of the checkpoint entries (``warm_`` then these) of the model's solver and
 #: of a PDE filter's (:meth:`DesignProblem.warm_start_arrays`).
 SOLVER_PREFIXES = ("solver_", "filter_solver_")
-#: A response: ``f(state, rho) -> scalar`` (traced).
-Response = Callable[[State, object], object]
-
-
-@dataclass
-class Evaluation:
-    """Responses at one design.
-
-    Attributes
-    ----------
-    objective : float
-    gradient : numpy.ndarray
-        ``(n_design,)``; already post-processed by a sensitivity filter if one is used.
-    constraints : numpy.ndarray
-        ``(m,)`` values ``g_i(x)`` of the constraints ``g_i ≤ 0`` (volume first).
-    constraint_gradients : numpy.ndarray
-        ``(m, n_design)``.
-    density : numpy.ndarray
-        Physical densities ``ρ``, ``(n_cells,)``.
-    volume_fraction : float
-    state : State
-        The (untraced) solution at ``ρ``.
-    extras : dict
-        Named values of the extra constraints' responses and of the problem's ``reports``.
-    bounds : numpy.ndarray or None
-        ``(k,)``: for a min–max problem (:class:`~fesens.opt.minmax.MinMaxProblem`), the
-        functions whose largest is the objective (``objective = max(bounds)``, ``gradient``
-        that of the largest); an optimizer with ``bound_constraints`` (MMA) minimizes their
-        maximum. None otherwise.
-    bound_gradients : numpy.ndarray or None
-        ``(k, n_design)``, filtered as ``gradient``.
-    collective : Collective
-        The ranks among which the design is split (:mod:`fesens.mpi`; :data:`SERIAL` in a
-        serial run). The arrays (``gradient``, the rows of ``constraint_gradients`` and
-        ``bound_gradients``, ``density``) are this rank's part; the numbers (``objective``,
-        ``constraints``, ``volume_fraction``, ``bounds``) are global, the same on every rank.
-    """
-
-    objective: float
-    gradient: np.ndarray
-    constraints: np.ndarray
-    constraint_gradients: np.ndarray
-    density: np.ndarray
-    volume_fraction: float
-    state: State
-    extras: dict = field(default_factory=dict)
-    bounds: np.ndarray | None = None
-    bound_gradients: np.ndarray | None = None
-    collective: Collective = SERIAL
-
-    def on_host(self) -> Evaluation:
-        """This evaluation with numpy arrays and its ``state``, what outputs are written
-        from: itself (an evaluation resident on a device,
-        :class:`~fesens.opt.resident.ResidentEvaluation`, makes it)."""
-        return self
-
-
-@dataclass
-class Constraint:
-    """``response(state, ρ) ≤ limit`` (scaled as ``response / limit − 1 ≤ 0``)."""
-
-    name: str
-    response: Response
-    limit: float
-
-    def update(self, iteration: int) -> None:
-        """Start ``iteration``: nothing here; a constraint that changes between iterations
-        (:class:`~fesens.opt.normalized.NormalizedConstraint`) does it here."""
-
-    def restore(self, history: list[dict]) -> None:
-        """Take back what the constraint derived from the iterations of ``history`` (a
-        resumed run's): nothing here."""
 
 
 class DesignProblem:
@@ -116,9 +50,12 @@ class DesignProblem:
         ``f(state, ρ)``, e.g. ``lambda s, rho: compliance(s)``.
     volume_fraction : float
         Upper bound of ``V(ρ)/V_Ω`` (over all cells, passive ones included).
-    interpolation : SIMP or RAMP
-    filter : NoFilter, DensityFilter, SensitivityFilter or HelmholtzFilter
-    projection : NoProjection or Heaviside
+    interpolation : Interpolation
+        SIMP (default), RAMP, ... (:data:`~fesens.opt.interpolation.INTERPOLATIONS`).
+    filter : Filter
+        NoFilter (default), DensityFilter, SensitivityFilter or HelmholtzFilter.
+    projection : Projection
+        NoProjection (default) or Heaviside.
     passive_solid, passive_void : numpy.ndarray, optional
         Cell ids held at 1 and 0.
     constraints : list of Constraint
@@ -162,6 +99,9 @@ class DesignProblem:
     #: Whether the objective is the largest of several functions (:meth:`objective_values`;
     #: :class:`~fesens.opt.minmax.MinMaxProblem`), each then an :attr:`Evaluation.bounds`.
     bounded = False
+    #: This rank's part of the mesh (its cells' global ids) in a distributed problem; None:
+    #: the whole mesh (:class:`~fesens.opt.rank_problem.DistributedDesignProblem` sets it).
+    part: MeshPart | None = None
 
     def __init__(
         self,
@@ -377,7 +317,7 @@ class DesignProblem:
     def schedules_done(self, iteration: int) -> bool:
         """True once the penalty and projection continuations have reached their final
         values at 1-based ``iteration`` (the loop may then stop on a small change)."""
-        schedules = [self.interpolation.schedule, getattr(self.projection, "schedule", None)]
+        schedules = [self.interpolation.schedule, self.projection.schedule]
         return all(s is None or s.done(iteration) for s in schedules)
 
     # ------------------------------------------------------------ density chain
@@ -422,8 +362,7 @@ class DesignProblem:
         evaluation at ``x`` as ``g(x) + ∇g·(x' − x)``: a dot product per call instead of a
         filter application (a solve, for the Helmholtz filter).
         """
-        if getattr(self.filter, "linear", False) and getattr(self.projection, "linear", False) \
-                and self.overhang is None:
+        if self.filter.linear and self.projection.linear and self.overhang is None:
             excess, slope = evaluation.constraints[0], evaluation.constraint_gradients[0]
             return lambda candidate: excess + self.collective.dot(slope, candidate - x)
         return lambda candidate: self.volume_fraction_of(candidate) - self.volume_fraction

@@ -37,9 +37,12 @@ import numpy as np
 from fesens.fem.model.matrix_free import lattice_system
 from fesens.objectives.static import compliance
 from fesens.opt.filters import DensityFilter, NoFilter
-from fesens.opt.interpolation import SIMP, NoProjection
+from fesens.opt.interpolation import SIMP
 from fesens.opt.oc import OC
-from fesens.opt.problem import DesignProblem, Evaluation
+from fesens.opt.optimizer_base import Optimizer
+from fesens.opt.problem import DesignProblem
+from fesens.opt.projection import NoProjection
+from fesens.opt.responses import Evaluation
 from fesens.solvers.device_multigrid import LatticeMultigrid
 from fesens.solvers.devices import array_library, refuse_unless_fits
 
@@ -53,12 +56,24 @@ def compliance_objective(state, rho):
     return compliance(state)
 
 
-def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
+@dataclass(frozen=True)
+class DensityReport:
+    """A report ``f(state, ρ)`` of a :class:`DesignProblem` that reads the densities only,
+    written against the array API: a resident design calls it with ``state`` None and ``ρ``
+    ``(n_cells,)`` in the device's library (the workflow's grayness)."""
+
+    function: Callable
+
+    def __call__(self, state, rho):
+        return self.function(state, rho)
+
+
+def resident_refusal(problem: DesignProblem, optimizer: Optimizer) -> str | None:
     """Why ``problem`` with ``optimizer`` cannot run resident in its solver's device
     library, or None when it can: a :class:`DesignProblem` itself (not a min-max, robust,
     frequency or distributed one), :func:`compliance_objective` alone (no extra
-    constraints or load cases; reports only of the densities, marked ``density_only`` and
-    written against the array API, as the workflow's grayness), OC, SIMP, no projection,
+    constraints or load cases; reports only of the densities, each a
+    :class:`DensityReport`, as the workflow's grayness), OC, SIMP, no projection,
     design map or overhang filter, no filter or a density filter on a lattice of cells,
     and ``gmg`` with ``matrix_free`` on a device other than ``"cpu"``."""
     if type(problem) is not DesignProblem:
@@ -67,10 +82,10 @@ def resident_refusal(problem: DesignProblem, optimizer) -> str | None:
     if solver.device == "cpu" or not solver.matrix_free:
         return "the solver is not the matrix-free multigrid on a device"
     checks = [
-        (isinstance(optimizer, OC), f"the optimizer {getattr(optimizer, 'name', '?')!r}"),
+        (isinstance(optimizer, OC), f"the optimizer {optimizer.name!r}"),
         (problem.objective is compliance_objective, "an objective other than compliance"),
         (not problem.constraints, "extra constraints"),
-        (all(getattr(report, "density_only", False) for report in problem.reports.values()),
+        (all(isinstance(report, DensityReport) for report in problem.reports.values()),
          "a report that reads more than the densities"),
         (problem.load_cases is None, "several load cases"),
         (type(problem.interpolation) is SIMP, "an interpolation other than SIMP"),
@@ -253,7 +268,7 @@ class ResidentCompliance:
         return lambda candidate: excess + float(slope @ (candidate - x))
 
 
-def resident_path(problem: DesignProblem, optimizer) -> ResidentCompliance | None:
+def resident_path(problem: DesignProblem, optimizer: Optimizer) -> ResidentCompliance | None:
     """The resident evaluations of ``problem``, or None where it does not qualify
     (:func:`resident_refusal`)."""
     if resident_refusal(problem, optimizer) is not None:

@@ -51,10 +51,11 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval
 from fesens.fem.model.linear import LinearModel
 from fesens.objectives.static import volume
+from fesens.opt.continuation import Continuation
 from fesens.opt.filters import Filter
-from fesens.opt.interpolation import Continuation, Heaviside
 from fesens.opt.minmax import MinMaxProblem, case_state
-from fesens.opt.problem import Constraint, Evaluation, Response
+from fesens.opt.projection import Heaviside, Projection
+from fesens.opt.responses import Constraint, Evaluation, Response
 
 #: The three designs in the order of :class:`RobustProjection`'s output rows.
 DESIGNS = ("eroded", "intermediate", "dilated")
@@ -62,7 +63,7 @@ DESIGNS = ("eroded", "intermediate", "dilated")
 INTERMEDIATE, DILATED = 1, 2
 
 
-class RobustProjection:
+class RobustProjection(Projection):
     """Three Heaviside projections of one filtered field: eroded, intermediate, dilated.
 
     Parameters
@@ -80,7 +81,6 @@ class RobustProjection:
     """
 
     name = "robust"
-    linear = False
 
     def __init__(self, beta: float | Continuation = 1.0, eta: float = 0.5,
                  delta_eta: float = 0.1):

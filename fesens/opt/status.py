@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fesens.opt.problem import DesignProblem, Evaluation
+from fesens.opt.problem import DesignProblem
+from fesens.opt.responses import Evaluation
 
 #: A design whose physical volume fraction is below this fraction of its volume limit is
 #: degenerate: one hundredth of the material it may use carries no load (a member one cell

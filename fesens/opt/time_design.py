@@ -24,13 +24,15 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
 from fesens.fem.transient import HarmonicAnalysis, TransientProblem
+from fesens.opt.interpolation import Interpolation
 from fesens.opt.problem import DesignProblem
 
 
-def mass_factor(interpolation, rho):
-    """``m(ρ)`` of an interpolation with a mass, else ``ρ``."""
-    mass = getattr(interpolation, "mass", None)
-    return mass(rho) if callable(mass) else rho
+def mass_factor(interpolation: Interpolation | None, rho):
+    """The mass factor of densities ``rho`` ``(n_cells,)`` (traced): the interpolation's
+    :meth:`~fesens.opt.interpolation.Interpolation.mass` (``ρ`` itself unless it
+    ``interpolates_mass``), ``ρ`` without an interpolation."""
+    return rho if interpolation is None else interpolation.mass(rho)
 
 
 @dataclass

@@ -9,7 +9,6 @@ eigenvalues and frequencies before and after.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from fesens.fem.analysis.modal import Modes
 from fesens.mesh import Mesh
 from fesens.objectives.static import volume
 from fesens.opt import DesignProblem, Evaluation, case_state
+from fesens.opt.resident import DensityReport
 from fesens.output import ResultsFolder, sensitivity_name
 from fesens.output.design_export import (
     LEVEL,
@@ -74,7 +74,7 @@ def phase_fields(problem: DesignProblem, density: np.ndarray) -> dict[str, np.nd
     ``mass_density`` ``(n_cells,)`` when the problem's interpolation has several solid
     phases (:class:`~fesens.opt.interpolation.OrderedSIMP`); nothing otherwise."""
     interpolation = problem.interpolation
-    if not callable(getattr(interpolation, "phases", None)) or np.ndim(density) != 1:
+    if not interpolation.multiphase or np.ndim(density) != 1:
         return {}
     return {"phase": interpolation.phases(density).astype(np.int32),
             "mass_density": interpolation.mass_density(density)}
@@ -116,7 +116,7 @@ def design_on_cells(problem: DesignProblem, values: np.ndarray) -> np.ndarray:
     return full
 
 
-def grayness_report(problem: DesignProblem) -> Callable:
+def grayness_report(problem: DesignProblem) -> DensityReport:
     """The report ``f(state, ρ)`` of the grayness of the physical densities, in percent,
     ``M = Σ_e g(ρ_e) v_e / Σ_e v_e · 100`` over the whole mesh, ``g`` the problem's
     interpolation's measure of a cell's distance to the nearest crisp value
@@ -133,9 +133,9 @@ def grayness_report(problem: DesignProblem) -> Callable:
     problem's designs ``(3, n_cells)`` (eroded, intermediate, dilated: the intermediate one
     counts).
 
-    It reads the densities only (``density_only``): a design resident on a device
-    (:mod:`fesens.opt.resident`) calls it with ``state`` None and ``ρ`` ``(n_cells,)`` in
-    the device's array library, where it keeps a copy of the cell volumes.
+    It reads the densities only (a :class:`~fesens.opt.resident.DensityReport`): a design
+    resident on a device calls it with ``state`` None and ``ρ`` ``(n_cells,)`` in the
+    device's array library, where it keeps a copy of the cell volumes.
     """
     model, interpolation = problem.model, problem.interpolation
     whole = problem.collective.sum(float(volume(model, 1.0)))
@@ -154,8 +154,7 @@ def grayness_report(problem: DesignProblem) -> Callable:
             rho = rho[rho.shape[0] // 2]
         return 100.0 * float(volume(model, interpolation.grayness(rho))) / whole
 
-    share.density_only = True
-    return share
+    return DensityReport(share)
 
 
 def mode_shape(problem: DesignProblem, modes: Modes, index: int = 0) -> np.ndarray:

@@ -150,7 +150,7 @@ def axes() -> tuple[Axis, ...]:
         Axis("wrt", wrt_choices(), "fesens.workflow.analysis.wrt_choices", sensitivity),
         Axis("optimizer", tuple(OPTIMIZERS), "fesens.opt.OPTIMIZERS", optimize),
         Axis("filter", tuple(FILTERS), "fesens.opt.filters.FILTERS", optimize),
-        Axis("projection", projections, "fesens.opt.interpolation.PROJECTIONS, ROBUST",
+        Axis("projection", projections, "fesens.opt.projection.PROJECTIONS, ROBUST",
              optimize),
         Axis("manufacturing", (None, *_switches(MANUFACTURING)),
              "fesens.config.manufacturing.MANUFACTURING", optimize),

@@ -22,8 +22,9 @@ from fesens.config.presets import (
     summary_line,
 )
 from fesens.config.time_sections import analysis_type
-from fesens.opt.interpolation import INTERPOLATIONS, PROJECTIONS
+from fesens.opt.interpolation import INTERPOLATIONS
 from fesens.opt.optimizers import OPTIMIZERS
+from fesens.opt.projection import PROJECTIONS
 
 #: A file with no optional section: the resolved config fills them with their defaults.
 BARE = """

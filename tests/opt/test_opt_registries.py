@@ -1,8 +1,11 @@
 """The registries of :mod:`fesens.opt` (optimizers, filters, interpolations, projections):
-each entry is found under its own ``name``, and the factories accept exactly the registry."""
+each entry is found under its own ``name`` and subclasses the base that declares its
+capabilities, and the factories accept exactly the registry."""
 
+import importlib
 import inspect
 
+import numpy as np
 import pytest
 from opt_helpers import mbb_model
 
@@ -15,16 +18,43 @@ from fesens.opt import (
     RAMP,
     Continuation,
     DesignProblem,
+    Filter,
     Heaviside,
+    Interpolation,
+    Optimizer,
+    Projection,
     make_filter,
     make_optimizer,
     optimizer_options,
 )
 
 
-@pytest.mark.parametrize("registry", [OPTIMIZERS, FILTERS, INTERPOLATIONS, PROJECTIONS])
-def test_every_entry_is_registered_under_its_name(registry):
+@pytest.mark.parametrize(("registry", "base"), [
+    (OPTIMIZERS, Optimizer), (FILTERS, Filter), (INTERPOLATIONS, Interpolation),
+    (PROJECTIONS, Projection)])
+def test_every_entry_is_registered_under_its_name(registry, base):
     assert registry and all(cls.name == name for name, cls in registry.items())
+    assert all(issubclass(cls, base) for cls in registry.values())
+
+
+def test_the_capabilities_are_declared_where_they_are_offered():
+    """What the loop, the design problem and the config read of a class, by its name."""
+    assert [n for n, c in OPTIMIZERS.items() if c.bound_constraints] == ["mma"]
+    assert [n for n, c in INTERPOLATIONS.items() if c.interpolates_mass] == ["du-olhoff",
+                                                                            "pedersen"]
+    assert [n for n, c in INTERPOLATIONS.items() if c.offers_cost] == ["ordered"]
+    assert [n for n, c in INTERPOLATIONS.items() if c.multiphase] == ["ordered"]
+    assert [n for n, c in PROJECTIONS.items() if c.linear] == ["none"]
+    rho = np.linspace(0.0, 1.0, 5)
+    assert INTERPOLATIONS["simp"]().mass(rho) is rho  # without a law of its own: ρ itself
+
+
+@pytest.mark.parametrize("name", ["Heaviside", "NoProjection", "PROJECTIONS"])
+def test_the_projections_old_home_warns(name):
+    interpolation = importlib.import_module("fesens.opt.interpolation")
+    with pytest.deprecated_call(match=f"fesens.opt.projection.{name}"):
+        moved = getattr(interpolation, name)
+    assert moved is importlib.import_module("fesens.opt.projection").__dict__[name]
 
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))

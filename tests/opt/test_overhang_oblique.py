@@ -28,7 +28,7 @@ from fesens.config.checks import ConfigError
 from fesens.config.manufacturing import problem_maps
 from fesens.mesh import box, rectangle
 from fesens.opt import MMA, Heaviside, optimize
-from fesens.opt.interpolation import Continuation
+from fesens.opt.continuation import Continuation
 from fesens.opt.overhang import OverhangAngleError, OverhangFilter
 from fesens.opt.overhang_oblique import (
     ObliqueOverhangFilter,
