@@ -259,7 +259,8 @@ if __name__ == "__main__":
 
 #: What an addition may cost, in files of fesens (tests and docs come on top).
 ADDITION_FILES = {"A physics": (2, 2), "An element": (1, 4), "An objective": (1, 2),
-                  "A solver backend": (2, 2), "An optimizer": (2, 2), "A time scheme": (2, 2)}
+                  "A solver backend": (2, 2), "An optimizer": (2, 2),
+                  "A command target": (1, 2), "A time scheme": (2, 2)}
 
 
 def how_to_add() -> dict[str, str]:
@@ -285,3 +286,53 @@ def test_how_to_add_names_files_that_exist():
     assert len(named) > 15
     missing = sorted(path for path in named if not (ROOT / path).exists())
     assert not missing, f"ARCHITECTURE.md's How to add names missing files: {missing}"
+
+
+#: The packages that read what an optimizer, problem, filter, projection or interpolation
+#: can do from the attribute its base class declares with a default, never by probing.
+DECLARING_PACKAGES = ("fesens/opt/", "fesens/workflow/", "fesens/config/")
+#: The probes that remain there, ``(path, attribute)``, each with its reason.
+ALLOWED_PROBES = {
+    ("fesens/opt/resident.py", "get"): "CuPy's copy to the host: a method of an optional "
+                                       "third-party array, not a fesens object",
+    ("fesens/config/stress_constraints.py", "von_mises_squared"):
+        "what a physics' solution offers is the set of its methods, as the objective "
+        "kinds' `reads` (fesens/config/objectives.py)",
+}
+
+
+def attribute_probes(source: str) -> Iterator[tuple[int, str]]:
+    """``(line, attribute)`` of each ``getattr(x, "<name>", default)`` and
+    ``hasattr(x, "<name>")`` in ``source`` (a name computed at run time is no probe, nor a
+    ``getattr`` without a default, which fails loudly)."""
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)):
+            continue
+        if node.func.id == "hasattr" or (node.func.id == "getattr" and len(node.args) == 3):
+            yield node.lineno, node.args[1].value
+
+
+def test_capabilities_are_declared_not_probed():
+    found = [f"{path}:{line}: {name!r}" for path, source in tree().items()
+             if path.startswith(DECLARING_PACKAGES)
+             for line, name in attribute_probes(source) if (path, name) not in ALLOWED_PROBES]
+    assert not found, ("declare the attribute with its default on the base class (Optimizer, "
+                       "Interpolation, Projection, Filter, DesignProblem, Evaluation) and read "
+                       f"it: {found}")
+    stale = sorted(path for path, name in ALLOWED_PROBES
+                   if name not in {n for _, n in attribute_probes(tree()[path])})
+    assert not stale, f"ALLOWED_PROBES lists probes that are gone: {stale}"
+
+
+@pytest.mark.parametrize(("source", "probes"), [
+    ('x = getattr(problem, "bounded", False)\n', [(1, "bounded")]),
+    ('if callable(getattr(cls, "mass", None)):\n    pass\n', [(1, "mass")]),
+    ('y = 1\nif hasattr(interpolation, "phases"):\n    pass\n', [(2, "phases")]),
+    ("value = getattr(model, name, None)\n", []),
+    ('value = getattr(model, "E")\n', []),
+    ("value = problem.bounded\n", []),
+])
+def test_the_checker_finds_probes(source, probes):
+    assert list(attribute_probes(source)) == probes
