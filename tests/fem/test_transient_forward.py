@@ -191,3 +191,19 @@ def test_bad_histories_and_initial_fields_are_refused(kwargs, error, match):
     problem = TransientProblem(model, t_end=1.0, dt=0.1)
     with pytest.raises(error, match=match):
         list(problem.states(**kwargs))
+
+
+def test_the_old_scheme_names_warn_and_give_the_records_coefficients():
+    import fesens.fem.transient as transient
+    from fesens.fem.transient import dynamics, schemes
+
+    times = np.linspace(0.0, 1.0, 5)
+    with pytest.deprecated_call(match="TIME_SCHEMES"):
+        assert "bdf2" in transient.SCHEMES
+    with pytest.deprecated_call(match="time_scheme"):
+        old = schemes.step_coefficients(times, "theta", 0.7)
+    assert np.array_equal(old.beta, schemes.time_scheme("theta").coefficients(
+        times, theta=0.7).beta)
+    with pytest.deprecated_call(match="time_scheme"):
+        old = dynamics.newmark_coefficients(times, "generalized_alpha", rho_inf=0.5)
+    assert old == schemes.time_scheme("generalized_alpha").coefficients(times, rho_inf=0.5)
