@@ -6,7 +6,8 @@ For each size, in one process per size (peak memory per case), with new random d
 
 * **forward**: one static solve ``model.solve(scale=x³)`` (numeric factorization and
   substitution; the symbolic analysis is done in the warm-up);
-* **modes(6)**: ``model.modes(6, density=x, scale=x³)``, shift-invert Lanczos with CHOLMOD
+* **modes(6)**: ``ModalAnalysis(model, 6).run(density=x, scale=x³)``, shift-invert Lanczos
+  with CHOLMOD
   factorizing ``K + τ M`` (several substitutions per mode);
 * **modes(6) + gradient**: ``value_and_grad`` of ``Σ_(i<6) λ_i`` w.r.t. ``x``, through
   both the mass (``ρ = x``) and the stiffness (``x³``): the eigen solve plus the per-cell
@@ -106,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results, start = run_sizes(__file__, "modal", "fesens modal benchmark", args)
     print(f"Cantilever (E = 1, nu = 0.3, clamped left), CHOLMOD; medians of {args.repeats} "
           "calls with new random densities x in [0.3, 1] each; forward = "
-          f"model.solve(scale=x³); modes({N_MODES}) = model.modes({N_MODES}, density=x, "
+          f"model.solve(scale=x³); modes({N_MODES}) = ModalAnalysis(model, {N_MODES})"
+          f".run(density=x, "
           f"scale=x³) (shift-invert Lanczos); + dΣλ/dx = value_and_grad of the sum of the "
           f"lowest {N_MODES} eigenvalues w.r.t. x.\n")
     print(report(results))

@@ -33,7 +33,7 @@ from fesens.config.time_design import (
     time_problem,
 )
 from fesens.config.time_sections import STATIC, analysis_type, angular_frequencies, probe_name
-from fesens.fem.transient import DynamicProblem, harmonic_response
+from fesens.fem.transient import DynamicProblem, HarmonicAnalysis
 from fesens.mesh import write_mesh
 from fesens.output import ResultsFolder
 from fesens.plotting.histories import plot_histories
@@ -164,8 +164,8 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
     omegas = angular_frequencies(data)
     damping = data["damping"]
     with refusing_resonance(config):  # before anything is written
-        result = harmonic_response(model, omegas, density=inertia(config),
-                                   damping=(damping["mass"], damping["stiffness"]))
+        result = HarmonicAnalysis(model).run(omegas, density=inertia(config),
+                                             damping=(damping["mass"], damping["stiffness"]))
     probes = _probes(config, model)
     folder.prepare(clear=force)
     columns = {"frequency": np.asarray(data["harmonic"]["frequencies"]), "omega": omegas,

@@ -13,7 +13,7 @@ from fesens.solvers import SOLVER_ALIASES, make_solver, solver_class
 ROOT = Path(__file__).resolve().parents[2] / "fesens"
 CAPABILITIES = ("symmetric", "is_direct", "distributes", "needs_grid", "offers_matrix_free",
                 "matrix_free")
-#: ``auto`` is also a method of the eigen solve (``model.modes(method="auto")``), no solver.
+#: ``auto`` is also a method of the eigen solve (``ModalAnalysis(method="auto")``), no solver.
 EIGEN_METHOD = re.compile(r'\bmethod\s*(==|!=)\s*"auto"')
 
 
