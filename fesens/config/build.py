@@ -1,12 +1,14 @@
-"""From a resolved :class:`~fesens.config.schema.Config` to objects: the FEM model, the
-objective and constraint responses, the :class:`~fesens.opt.DesignProblem` and its
-optimizer.
+"""From a resolved :class:`~fesens.config.resolved.Config` to objects: the FEM model (its
+physics sections applied, a section value that names another config file solved here,
+:func:`apply_sections`), the objective and constraint responses, the
+:class:`~fesens.opt.DesignProblem` and its optimizer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -14,21 +16,17 @@ from fesens.config import selections
 from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
+from fesens.config.loading import load_config
 from fesens.config.manufacturing import problem_maps
 from fesens.config.nonlinear import load_factors, newton_options, over_levels
-from fesens.config.objectives import OBJECTIVES, objective_kind
+from fesens.config.objectives import OBJECTIVES, objective_kind, response_kind
 from fesens.config.optimization_sections import ROBUST, create_optimizer
-from fesens.config.physics_keys import (
-    LOAD_SELECTIONS,
-    apply_sections,
-    constructor_material,
-    response_kind,
-)
-from fesens.config.schema import Config
+from fesens.config.physics_keys import LOAD_SELECTIONS, constructor_material
+from fesens.config.resolved import Config
 from fesens.config.stress_constraints import local_stress
 from fesens.config.time_design import build_time_problem
 from fesens.config.time_sections import STATIC, analysis_type
-from fesens.errors import TooLargeError
+from fesens.errors import FesensError, TooLargeError
 from fesens.fem import LinearModel
 from fesens.objectives.static import volume
 from fesens.opt import (
@@ -47,6 +45,7 @@ from fesens.opt.buckling_design import BucklingProblem, load_factor_reports
 from fesens.opt.normalized import NormalizedConstraint
 from fesens.opt.problem import Response
 from fesens.opt.robust import RobustProblem, RobustProjection
+from fesens.physics.spec import Section
 
 
 def solver_argument(config: Config):
@@ -333,3 +332,53 @@ def adaptive_tolerance(config: Config) -> AdaptiveTolerance | None:
 def build_optimizer(config: Config):
     """The optimizer of the ``[optimizer]`` table."""
     return create_optimizer(config.data["optimizer"])
+
+
+def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
+    """Call the model method of each physics section in the checked config ``data``.
+
+    Raises
+    ------
+    ConfigError
+        What the model refuses (e.g. facets inside the mesh, a temperature file of the
+        wrong length), naming the section.
+    """
+    for section in type(model).config.sections:
+        if section.name not in data:
+            continue
+        tables = data[section.name] if section.many else [data[section.name]]
+        method = getattr(model, section.method)
+        for i, item in enumerate(tables):
+            path = join(section.name, i) if section.many else section.name
+            values = {key.name: _solved_if_config(path, key.name, item.get(key.name), section,
+                                                  mesh)
+                      for key in section.keys}
+            try:
+                if section.on == "facets":
+                    method(selections.facets(path, item, mesh, label), **values,
+                           name=item["name"])
+                elif section.on == "nodes":
+                    method(selections.nodes(path, item, mesh, label), **values)
+                else:
+                    method(**values)
+            except (FesensError, ValueError) as exc:
+                raise ConfigError(f"[{path}]: {exc}") from exc
+
+
+def _solved_if_config(path: str, key: str, value: Any, section: Section, mesh) -> Any:
+    """``value``, or for the path of a config file (``.toml``) the solution of that config
+    (e.g. a heat solve whose temperature loads an elastic model); its mesh must be this
+    config's mesh (same nodes), and it may not have the section itself."""
+    if not (isinstance(value, str) and value.endswith(".toml")):
+        return value
+    where = f"{join(path, key)} = {show(value)}"
+    other = load_config(value, optimize=False)
+    if section.name in other.data:
+        raise ConfigError(f"{where}: that config has a [{section.name}] section itself; "
+                          "give a config without one (e.g. a heat solve)")
+    same = (other.mesh.points.shape == mesh.points.shape
+            and np.allclose(other.mesh.points, mesh.points))
+    if not same:
+        raise ConfigError(f"{where}: its mesh ({other.mesh.n_points} nodes) is not this "
+                          f"config's mesh ({mesh.n_points} nodes); both must use the same mesh")
+    return build_model(other).solve(solver=solver_argument(other))

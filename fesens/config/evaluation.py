@@ -30,8 +30,8 @@ from fesens.config.checks import ConfigError
 from fesens.config.load_cases import combination, magnitudes
 from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_KEYS
 from fesens.config.nonlinear import is_nonlinear, load_factors, newton_options
-from fesens.config.physics_keys import response_kind
-from fesens.config.schema import Config
+from fesens.config.objectives import response_kind
+from fesens.config.resolved import Config
 from fesens.config.time_design import (
     aggregate,
     harmonic_objective,

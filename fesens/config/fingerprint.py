@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from fesens.config.schema import Config
+from fesens.config.resolved import Config
 from fesens.mesh import Mesh
 
 #: Hex digits kept of each part's SHA-256 (64 bits: no accidental collision in practice).

@@ -28,7 +28,7 @@ from fesens.opt.frequency import FrequencyProblem
 from fesens.physics import PHYSICS
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
     from fesens.fem import LinearModel
 
 #: The mass density of the solid when the ``[material]`` table does not give it.

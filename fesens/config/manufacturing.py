@@ -36,7 +36,7 @@ from fesens.opt.overhang import OverhangAngleError
 from fesens.opt.overhang_oblique import overhang_filter
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
 
 
 def _axes(path: str, value: Any) -> list[str]:

@@ -20,7 +20,7 @@ cannot get one).
 from __future__ import annotations
 
 from fesens.config.checks import ConfigError, show
-from fesens.config.physics_keys import response_kind
+from fesens.config.objectives import response_kind
 from fesens.config.selections import nodes
 from fesens.config.time_sections import STATIC
 from fesens.mesh.mesh import Mesh

@@ -24,9 +24,8 @@ from fesens.config.build import (
     objective_of,
 )
 from fesens.config.frequency import eigen_kind
-from fesens.config.objectives import additive, static_kind
-from fesens.config.physics_keys import response_kind
-from fesens.config.schema import Config
+from fesens.config.objectives import additive, response_kind, static_kind
+from fesens.config.resolved import Config
 from fesens.fem import LinearModel
 from fesens.fem.partition.model_part import split_model
 from fesens.mpi import collective, launched

@@ -30,8 +30,7 @@ from fesens.config.checks import (
     numbers,
     show,
 )
-from fesens.config.objectives import objective_kind
-from fesens.config.physics_keys import response_kind
+from fesens.config.objectives import objective_kind, response_kind
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.nonlinear.newton import NewtonOptions
 from fesens.opt.problem import Response

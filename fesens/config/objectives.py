@@ -14,7 +14,7 @@ Adding a generic objective: its function in :mod:`fesens.objectives.static` and 
 here; a physics offers it by a line of its fragment's ``responses`` (or the record sets
 ``everywhere``). The names live here only: the config layer checks the kinds a fragment names
 against :func:`fragment_kinds` when it reads the fragment
-(:func:`fesens.config.physics_keys.check_offered_kinds`).
+(:func:`check_offered_kinds`).
 """
 
 from __future__ import annotations
@@ -50,9 +50,11 @@ from fesens.objectives.static import (
 )
 from fesens.opt.problem import Response
 from fesens.opt.resident import compliance_objective
+from fesens.physics import PHYSICS
+from fesens.physics.spec import PhysicsConfig
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
 
 
 #: What an objective kind is a function of (:attr:`ObjectiveKind.analysis`).
@@ -309,3 +311,64 @@ def fragment_kinds(analysis: str) -> tuple[str, ...]:
     list them; the kinds every physics offers under their own names are not among them."""
     return tuple(kind.name for kind in OBJECTIVES.values()
                  if kind.analysis == analysis and not kind.everywhere)
+
+
+def check_offered_kinds(fragment: PhysicsConfig, solution_class: type | None = None) -> None:
+    """Check that a physics' fragment maps its objective types to registered kinds: its
+    ``responses`` to kinds of a static solve, its ``eigen_responses`` to eigen kinds under
+    names its ``responses`` do not take, and, given the physics' ``solution_class``, that the
+    solution has what each kind reads (:attr:`ObjectiveKind.reads`). The physics layer
+    cannot check this when the fragment is defined, because the records live in this layer
+    above it.
+
+    Raises
+    ------
+    ValueError
+        Naming the first type that maps to no such kind, and the kinds it may map to, or
+        the types whose kinds read what the solution does not recover.
+    """
+    static, eigen = fragment_kinds("static"), fragment_kinds("eigen")
+    for name, kind in fragment.responses.items():
+        if kind not in static:
+            raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
+                             f"expected one of {', '.join(static)}")
+    for name, kind in fragment.eigen_responses.items():
+        if kind not in eigen or name in fragment.responses:
+            raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
+                             f"objective ({', '.join(eigen)}) or the name is taken")
+    if solution_class is None:
+        return
+    for name, kind in {**fragment.responses, **fragment.eigen_responses}.items():
+        missing = [method for method in objective_kind(kind).reads
+                   if not callable(getattr(solution_class, method, None))]
+        if missing:
+            raise ValueError(f"response {name!r}: {kind!r} reads {', '.join(missing)}, which "
+                             f"{solution_class.__name__} does not recover")
+
+
+def checked_fragment(physics: str) -> PhysicsConfig:
+    """The fragment of a registered physics, its objective kinds checked
+    (:func:`check_offered_kinds`; a physics may be registered after this module is
+    imported, so it is checked where its objective types are read)."""
+    cls = PHYSICS.get(physics)
+    fragment = cls.config
+    check_offered_kinds(fragment, cls.solution_class)
+    return fragment
+
+
+def response_kind(physics: str, type_name: str) -> str:
+    """The generic or eigen objective of a response type of a physics (a kind that every
+    physics offers, such as ``volume``, under its own name).
+
+    Raises
+    ------
+    ConfigError
+        ``type_name`` is no objective type of the physics, naming the ones it has.
+    """
+    fragment = checked_fragment(physics)
+    offered = {**fragment.responses, **{kind.name: kind.name for kind in everywhere()},
+               **fragment.eigen_responses}
+    if type_name not in offered:
+        raise ConfigError(f"physics {physics} has no objective type {type_name!r}; expected "
+                          f"one of {', '.join(offered)}")
+    return offered[type_name]

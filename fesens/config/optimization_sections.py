@@ -36,9 +36,9 @@ from fesens.config.checks import (
 )
 from fesens.config.frequency import eigen_kind
 from fesens.config.initial_design import check_initial
-from fesens.config.objectives import buckling_kinds, objective_kind
+from fesens.config.objectives import buckling_kinds, objective_kind, response_kind
 from fesens.config.passive import passive_cells
-from fesens.config.physics_keys import response_kind, response_variants, selects_nodes
+from fesens.config.physics_keys import response_variants, selects_nodes
 from fesens.config.schedules import SCHEDULE
 from fesens.config.stress_constraints import check_stress, check_stress_physics
 from fesens.config.time_sections import STATIC, analysis_type
@@ -57,7 +57,7 @@ from fesens.opt.robust import RobustProjection
 from fesens.opt.status import CONSTRAINT_TOL
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
 
 
 

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from fesens.config import selections
 from fesens.config.checks import (
     POSITIVE,
@@ -33,13 +31,18 @@ from fesens.config.checks import (
     show,
     string,
 )
-from fesens.config.objectives import everywhere, fragment_kinds, objective_kind, static_kind
+from fesens.config.objectives import (
+    checked_fragment,
+    everywhere,
+    objective_kind,
+    response_kind,
+    static_kind,
+)
 from fesens.config.time_sections import HISTORY, SUPPORT_HISTORY
-from fesens.errors import FesensError
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.parameters import Parameter
 from fesens.physics import PHYSICS
-from fesens.physics.spec import Option, PhysicsConfig, Section, SectionKey
+from fesens.physics.spec import Option, Section, SectionKey
 
 #: ``[material]`` mass density of a physics with eigen objectives (PhysicsConfig.mass).
 MASS_DENSITY = Key(POSITIVE, None, "mass density ρ₀ of the solid, for the eigen objectives "
@@ -140,67 +143,6 @@ def support_spec(physics: str) -> dict[str, Key]:
     return spec
 
 
-def check_offered_kinds(fragment: PhysicsConfig, solution_class: type | None = None) -> None:
-    """Check that a physics' fragment maps its objective types to registered kinds: its
-    ``responses`` to kinds of a static solve, its ``eigen_responses`` to eigen kinds under
-    names its ``responses`` do not take, and, given the physics' ``solution_class``, that the
-    solution has what each kind reads (:attr:`ObjectiveKind.reads`). The physics layer
-    cannot check this when the fragment is defined, because the records live in this layer
-    above it.
-
-    Raises
-    ------
-    ValueError
-        Naming the first type that maps to no such kind, and the kinds it may map to, or
-        the types whose kinds read what the solution does not recover.
-    """
-    static, eigen = fragment_kinds("static"), fragment_kinds("eigen")
-    for name, kind in fragment.responses.items():
-        if kind not in static:
-            raise ValueError(f"response {name!r}: {kind!r} is not a generic objective; "
-                             f"expected one of {', '.join(static)}")
-    for name, kind in fragment.eigen_responses.items():
-        if kind not in eigen or name in fragment.responses:
-            raise ValueError(f"eigen response {name!r}: {kind!r} is not an eigen "
-                             f"objective ({', '.join(eigen)}) or the name is taken")
-    if solution_class is None:
-        return
-    for name, kind in {**fragment.responses, **fragment.eigen_responses}.items():
-        missing = [method for method in objective_kind(kind).reads
-                   if not callable(getattr(solution_class, method, None))]
-        if missing:
-            raise ValueError(f"response {name!r}: {kind!r} reads {', '.join(missing)}, which "
-                             f"{solution_class.__name__} does not recover")
-
-
-def _fragment(physics: str) -> PhysicsConfig:
-    """The fragment of a registered physics, its objective kinds checked
-    (:func:`check_offered_kinds`; a physics may be registered after this module is
-    imported, so it is checked where its objective types are read)."""
-    cls = PHYSICS.get(physics)
-    fragment = cls.config
-    check_offered_kinds(fragment, cls.solution_class)
-    return fragment
-
-
-def response_kind(physics: str, type_name: str) -> str:
-    """The generic or eigen objective of a response type of a physics (a kind that every
-    physics offers, such as ``volume``, under its own name).
-
-    Raises
-    ------
-    ConfigError
-        ``type_name`` is no objective type of the physics, naming the ones it has.
-    """
-    fragment = _fragment(physics)
-    offered = {**fragment.responses, **{kind.name: kind.name for kind in everywhere()},
-               **fragment.eigen_responses}
-    if type_name not in offered:
-        raise ConfigError(f"physics {physics} has no objective type {type_name!r}; expected "
-                          f"one of {', '.join(offered)}")
-    return offered[type_name]
-
-
 def selects_nodes(physics: str, type_name: str) -> bool:
     """Whether the table of a response type of a physics selects nodes (``point`` or
     ``group``, one of them required)."""
@@ -212,12 +154,12 @@ def eigen_variants(physics: str) -> dict[str, dict[str, Key]]:
     """The eigen objective types of a physics (``[objective]`` of ``fesens optimize``
     only) and their keys."""
     return {name: dict(objective_kind(kind).keys)
-            for name, kind in _fragment(physics).eigen_responses.items()}
+            for name, kind in checked_fragment(physics).eigen_responses.items()}
 
 
 def response_variants(physics: str) -> dict[str, dict[str, Key]]:
     """Objective (and extra-constraint) types of a physics and their keys."""
-    fragment = _fragment(physics)
+    fragment = checked_fragment(physics)
     variants = {}
     for name, kind_name in fragment.responses.items():
         kind = objective_kind(kind_name)
@@ -334,54 +276,3 @@ def anchor_hint(physics: type[LinearModel]) -> str:
         for s in physics.config.sections if s.anchors is not None)
 
 
-def apply_sections(model: LinearModel, data: dict, mesh, label: str) -> None:
-    """Call the model method of each physics section in the checked config ``data``.
-
-    Raises
-    ------
-    ConfigError
-        What the model refuses (e.g. facets inside the mesh, a temperature file of the
-        wrong length), naming the section.
-    """
-    for section in type(model).config.sections:
-        if section.name not in data:
-            continue
-        tables = data[section.name] if section.many else [data[section.name]]
-        method = getattr(model, section.method)
-        for i, item in enumerate(tables):
-            path = join(section.name, i) if section.many else section.name
-            values = {key.name: _solved_if_config(path, key.name, item.get(key.name), section,
-                                                  mesh)
-                      for key in section.keys}
-            try:
-                if section.on == "facets":
-                    method(selections.facets(path, item, mesh, label), **values,
-                           name=item["name"])
-                elif section.on == "nodes":
-                    method(selections.nodes(path, item, mesh, label), **values)
-                else:
-                    method(**values)
-            except (FesensError, ValueError) as exc:
-                raise ConfigError(f"[{path}]: {exc}") from exc
-
-
-def _solved_if_config(path: str, key: str, value: Any, section: Section, mesh) -> Any:
-    """``value``, or for the path of a config file (``.toml``) the solution of that config
-    (e.g. a heat solve whose temperature loads an elastic model); its mesh must be this
-    config's mesh (same nodes), and it may not have the section itself."""
-    if not (isinstance(value, str) and value.endswith(".toml")):
-        return value
-    from fesens.config.build import build_model, solver_argument  # build imports this module
-    from fesens.config.loading import load_config
-
-    where = f"{join(path, key)} = {show(value)}"
-    other = load_config(value, optimize=False)
-    if section.name in other.data:
-        raise ConfigError(f"{where}: that config has a [{section.name}] section itself; "
-                          "give a config without one (e.g. a heat solve)")
-    same = (other.mesh.points.shape == mesh.points.shape
-            and np.allclose(other.mesh.points, mesh.points))
-    if not same:
-        raise ConfigError(f"{where}: its mesh ({other.mesh.n_points} nodes) is not this "
-                          f"config's mesh ({mesh.n_points} nodes); both must use the same mesh")
-    return build_model(other).solve(solver=solver_argument(other))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fesens.config.checks import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 

@@ -27,7 +27,6 @@ folder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,17 +90,13 @@ from fesens.config.physics_keys import (
     section_names,
     support_spec,
 )
+from fesens.config.resolved import Config
 from fesens.config.solver_needs import check_solver_needs
 from fesens.config.stress_constraints import check_stress_combinations
 from fesens.config.time_sections import OBJECTIVE_KEYS as TIME_OBJECTIVE_KEYS
 from fesens.config.time_sections import SECTIONS as TIME_SECTIONS
 from fesens.config.time_sections import check_time_sections, has_initial_state
-from fesens.config.toml_writer import dumps
 from fesens.errors import FesensError
-from fesens.fem.model.linear import LinearModel
-from fesens.mesh import (
-    Mesh,
-)
 from fesens.opt import (
     OPTIMIZERS,
     AdaptiveTolerance,
@@ -117,65 +112,6 @@ OPTIMIZATION_SECTIONS = ("design", "objective", "constraints", "penalization", "
 TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "loads",
              "load_cases", *section_names(), *OPTIMIZATION_SECTIONS, "solver",
              *NONLINEAR_SECTIONS, *TIME_SECTIONS)
-
-
-# ------------------------------------------------------------------ the resolved config
-@dataclass
-class Config:
-    """A checked configuration and its mesh.
-
-    Attributes
-    ----------
-    data : dict
-        The resolved config (defaults filled in), TOML-writable.
-    mesh : Mesh
-    source : str
-        Where it came from (a file path or ``preset 'mbb'``), for messages.
-    label : str
-        Short name of the mesh source for messages (file name or generator).
-    """
-
-    data: dict
-    mesh: Mesh
-    source: str
-    label: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.data["name"]
-
-    @property
-    def physics(self) -> str:
-        return self.data["physics"]["type"]
-
-    @property
-    def physics_class(self) -> type[LinearModel]:
-        """The registered physics of ``physics.type``."""
-        return PHYSICS.get(self.physics)
-
-    @property
-    def dim(self) -> int:
-        return self.mesh.dim
-
-    def toml(self, header: str = "") -> str:
-        """The resolved config as TOML text that runs from any folder.
-
-        Parameters
-        ----------
-        header : str
-            Comment lines written first.
-
-        Returns
-        -------
-        str
-            ``dumps(self.data)`` after ``header``; a mesh file's path is absolute (a
-            packaged mesh keeps its name), and a comment line says so.
-        """
-        if "file" in self.data["mesh"]:
-            header = (f"{header.rstrip()}\n" if header else "") + (
-                "# mesh.file is an absolute path, so this file runs from any folder (a "
-                "relative path\n# would be relative to this file's folder)")
-        return dumps(self.data, header=header)
 
 
 def _check_physics(raw: dict, dim: int) -> dict:

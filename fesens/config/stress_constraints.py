@@ -35,7 +35,7 @@ from fesens.opt.augmented_lagrangian import LocalStress
 from fesens.opt.optimizers import OPTIMIZERS, capable_optimizers
 
 if TYPE_CHECKING:
-    from fesens.config.schema import Config
+    from fesens.config.resolved import Config
 
 #: The methods of ``[constraints.stress] method``.
 METHODS = ("augmented_lagrangian",)

@@ -16,9 +16,8 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval, stop_gradient
 from fesens.config.checks import ConfigError
 from fesens.config.nonlinear import newton_options
-from fesens.config.objectives import objective_kind
-from fesens.config.physics_keys import response_kind
-from fesens.config.schema import Config
+from fesens.config.objectives import objective_kind, response_kind
+from fesens.config.resolved import Config
 from fesens.config.time_sections import (
     DEFAULT_TIME_RHO,
     analysis_type,

@@ -34,7 +34,7 @@ from fesens.config.checks import (
     show,
     string,
 )
-from fesens.config.objectives import objective_kind
+from fesens.config.objectives import objective_kind, response_kind
 from fesens.config.solver_needs import check_assembled_system
 from fesens.config.time_memory import check_time_memory
 from fesens.fem.model.nonlinear import NonlinearModel
@@ -398,13 +398,9 @@ def _check_objective(data: dict, kind: str, physics: type) -> None:
             raise ConfigError(f"objective.{given[0]} applies to a transient or dynamic "
                               f"analysis, not analysis.type = {show(kind)}")
         if kind == "harmonic":
-            from fesens.config.physics_keys import response_kind  # it imports this module
-
             check_step_objective(response_kind(physics.name, objective["type"]),
                                  objective["type"], linear=True)
         return
-    from fesens.config.physics_keys import response_kind  # it imports this module
-
     check_step_objective(response_kind(physics.name, objective["type"]), objective["type"],
                          nonlinear=issubclass(physics, NonlinearModel))
     objective.setdefault("over_time", "final")

@@ -15,8 +15,15 @@ from fesens.config import ConfigError, build_model, load_config
 from fesens.config.build import response
 from fesens.config.checks import Key, number
 from fesens.config.mpi_run import distributed_refusal
-from fesens.config.objectives import OBJECTIVES, ObjectiveKind, fragment_kinds, objective_kind
-from fesens.config.physics_keys import check_offered_kinds, response_kind, response_variants
+from fesens.config.objectives import (
+    OBJECTIVES,
+    ObjectiveKind,
+    check_offered_kinds,
+    fragment_kinds,
+    objective_kind,
+    response_kind,
+)
+from fesens.config.physics_keys import response_variants
 from fesens.objectives import Differentiable
 from fesens.physics import PHYSICS
 from fesens.physics.spec import PhysicsConfig

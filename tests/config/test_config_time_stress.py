@@ -19,8 +19,7 @@ import pytest
 
 from fesens.ad import taylor_test, value_and_grad
 from fesens.config import ConfigError, build_model, build_problem, parse_config
-from fesens.config.objectives import objective_kind
-from fesens.config.physics_keys import response_kind
+from fesens.config.objectives import objective_kind, response_kind
 from fesens.config.time_design import (
     aggregate,
     run_inputs,

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from fesens.ad import check_grad, taylor_test
-from fesens.config.objectives import objective_kind
-from fesens.config.physics_keys import check_offered_kinds
+from fesens.config.objectives import check_offered_kinds, objective_kind
 from fesens.mesh.generators import rectangle
 from fesens.objectives import (
     compliance,
