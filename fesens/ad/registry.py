@@ -182,11 +182,3 @@ def _argnum_cotangents(node, g, first: int, maker: Callable) -> list:
             raise _missing(node.fun, argnum, {first: maker})
         out.append(maker(argnum, node.ans, *node.args, **node.kwargs)(g))
     return out
-
-
-def has_rule(fun: Callable, argnum: int) -> bool:
-    """True when argument ``argnum`` of ``fun`` can be differentiated."""
-    if fun in _JOINT or argnum in _PER_ARGUMENT.get(fun, _NO_RULES):
-        return True
-    by_argnum = _ARGNUM.get(fun)
-    return by_argnum is not None and argnum >= by_argnum[0]

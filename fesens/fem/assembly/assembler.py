@@ -41,18 +41,6 @@ def split_fields(stacked: np.ndarray, n_fields: int) -> list[np.ndarray]:
     return [stacked[k::n_fields] for k in range(n_fields)]
 
 
-def fold_gather(gather: sp.csr_matrix, weights: Sequence[float]) -> sp.csr_matrix:
-    """The gather matrix of the one component ``Σ_k w_k K⁽ᵏ⁾``: ``(nnz, n_cells)`` CSR.
-
-    ``gather`` is a stacked gather matrix (:meth:`BlockGather.gather_matrix`) with one
-    weight per component: ``data = Σ_k G_k (w_k s) = fold_gather(G, w) s``.
-    """
-    n = len(weights)
-    values = gather.data.reshape(-1, n) @ np.asarray(weights, dtype=float)
-    return sp.csr_matrix((values, gather.indices[::n] // n, gather.indptr // n),
-                         shape=(gather.shape[0], gather.shape[1] // n))
-
-
 def index_type(largest: int) -> type:
     """``np.int32`` if indices up to ``largest`` fit in it, else ``np.int64``."""
     return np.int32 if largest < 2**31 - 1 else np.int64
@@ -154,12 +142,6 @@ class BlockGather:
         matrix.has_canonical_format = True  # sorted, no duplicates: by construction
         return matrix
 
-    def rows_cols(self) -> tuple[np.ndarray, np.ndarray]:
-        """Row and column of every stored entry, each ``(nnz,)``."""
-        rows = np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.indptr))
-        return rows, self.indices.astype(np.int64)
-
-
 class Assembler:
     """Cached-pattern assembler of ``K = Σ_k Σ_e c_(k,e) P_eᵀ K⁽ᵏ⁾_e P_e``.
 
@@ -234,7 +216,7 @@ class Assembler:
         """CSR ``data`` of the free–free block, ``(ff.nnz,)``: ``Σ_k G_k c_k``.
 
         With ``weights``, ``coefficients`` is one field ``[s]`` standing for ``c_k = w_k s``:
-        one gather of the folded component ``Σ_k w_k K⁽ᵏ⁾`` (see :func:`fold_gather`).
+        one gather of the folded component ``Σ_k w_k K⁽ᵏ⁾`` (see :meth:`gather_matrix`).
         """
         return self._data("ff", coefficients, weights)
 

@@ -73,11 +73,6 @@ def nodal_average(cells: np.ndarray, cell_values: np.ndarray, weights: np.ndarra
     return out.reshape(n_points, *cell_values.shape[1:])
 
 
-#: Component names of :func:`symmetric_tensor_components`, the order ParaView (VTK) labels
-#: a 6-component array with.
-SYMMETRIC_TENSOR_COMPONENTS = ("XX", "YY", "ZZ", "XY", "YZ", "XZ")
-
-
 def symmetric_tensor_components(tensors: np.ndarray) -> np.ndarray:
     """Symmetric tensors ``(..., d, d)`` (``d`` = 2 or 3; 2D ones padded with zeros) as
     ``(..., 6)`` in the order XX, YY, ZZ, XY, YZ, XZ, which ParaView reads as a symmetric
