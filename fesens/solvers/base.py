@@ -66,9 +66,9 @@ class LinearSolver(ABC):
     is_direct : bool
         True for factorization-based backends, False for Krylov methods.
 
-    The capabilities ``distributes``, ``needs_grid``, ``offers_matrix_free`` and
-    ``matrix_free`` default to False, ``rtol`` to None; a backend that has one says so in
-    its class (or sets it per instance).
+    The capabilities ``distributes``, ``needs_grid``, ``offers_matrix_free``,
+    ``matrix_free`` and ``reads_near_nullspace`` default to False, ``rtol`` to None; a
+    backend that has one says so in its class (or sets it per instance).
     """
 
     name: str = ""
@@ -86,6 +86,9 @@ class LinearSolver(ABC):
     offers_matrix_free: bool = False
     """True for a backend that a model can run without assembling its stiffness (the
     instance's :attr:`matrix_free` option)."""
+    reads_near_nullspace: bool = False
+    """Per instance: True when the backend builds its preconditioner from a near-null space
+    (``near_nullspace``, for elasticity the rigid-body modes), which a model then gives it."""
     matrix_free: bool = False
     """Per instance: True when a model applies its stiffness cell by cell for this solver
     instead of assembling it (only where the class :attr:`offers_matrix_free`)."""

@@ -38,6 +38,7 @@ from scipy.sparse.linalg import LinearOperator, cg, gmres, minres
 from fesens.errors import ConvergenceError, NonFiniteError, SolverError
 from fesens.solvers.base import LinearSolver
 from fesens.solvers.preconditioners import (
+    READS_NEAR_NULLSPACE,
     TRANSPOSE_INVARIANT,
     Preconditioner,
     check_near_nullspace,
@@ -131,6 +132,11 @@ class IterativeSolver(LinearSolver):
             vectors = check_near_nullspace(vectors)
         self._near_nullspace = vectors
 
+    @property
+    def reads_near_nullspace(self) -> bool:
+        """Whether the preconditioner is built from :attr:`near_nullspace` (AMG)."""
+        return self.preconditioner in READS_NEAR_NULLSPACE
+
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
         self._M_transpose = None
         self._M = self._build_preconditioner(A)
@@ -150,7 +156,7 @@ class IterativeSolver(LinearSolver):
     def _amg_near_nullspace(self) -> np.ndarray | None:
         """The near-null space for an AMG preconditioner (a callable is evaluated now)."""
         vectors = self._near_nullspace
-        if self.preconditioner != "amg" or vectors is None:
+        if not self.reads_near_nullspace or vectors is None:
             return None
         return vectors() if callable(vectors) else vectors
 

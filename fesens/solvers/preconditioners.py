@@ -45,6 +45,10 @@ Preconditioner = LinearOperator | sp.spmatrix | None
 #: Largest coarsest level (pyamg's default: 10) and its direct solver (default: pinv).
 AMG_MAX_COARSE, AMG_COARSE_SOLVER = 500, "splu"
 
+#: Preconditioners built from a near-null space when one is given (AMG: the rigid-body modes
+#: of an elastic body), in pyamg and in PETSc (GAMG).
+READS_NEAR_NULLSPACE = frozenset({"amg"})
+
 #: Preconditioners whose operator for ``A^T`` is their operator for ``A`` (for any ``A``):
 #: Jacobi reads the diagonal only, which ``A`` and ``A^T`` share.
 TRANSPOSE_INVARIANT = frozenset({"jacobi", "none"})

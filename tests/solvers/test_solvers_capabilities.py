@@ -62,3 +62,18 @@ def test_no_backend_name_or_alias_is_compared_as_a_string_outside_the_solvers():
     found = [str(path) for path, source in _outside_solvers()
              if compare.search(EIGEN_METHOD.sub("", source))]
     assert found == []
+
+
+def test_a_preconditioner_built_from_a_near_null_space_is_declared():
+    pytest.importorskip("pyamg")
+    assert make_solver("cg", preconditioner="amg").reads_near_nullspace
+    assert make_solver("minres", preconditioner="amg").reads_near_nullspace
+    assert not make_solver("cg", preconditioner="jacobi").reads_near_nullspace
+    assert not make_solver("superlu").reads_near_nullspace
+    assert not make_solver("auto").reads_near_nullspace
+
+
+def test_no_preconditioner_is_compared_as_a_string_outside_the_solvers():
+    compare = re.compile(r"preconditioner\s*(==|!=|in\b)")
+    found = [str(path) for path, source in _outside_solvers() if compare.search(source)]
+    assert found == []

@@ -20,7 +20,7 @@ from fesens.fem.model.structured_grid import structured_grid
 from fesens.fem.partition.model_part import dof_layout
 from fesens.mesh.structured import lattice_of
 from fesens.mpi import check_distributes, launched
-from fesens.solvers import IterativeSolver, LinearSolver, make_solver, solver_class
+from fesens.solvers import LinearSolver, make_solver, solver_class
 from fesens.solvers.memory import available_bytes, factor_bytes
 from fesens.solvers.policy import AutoChoice, distributes, is_auto, model_choice
 from fesens.solvers.registry import warn_direct_fallback
@@ -197,8 +197,7 @@ class SolverChoice:
         """Whether ``backend`` builds AMG for this vector field without a given near-null space."""
         return (
             self.n_components == self.mesh.dim
-            and isinstance(backend, IterativeSolver)
-            and backend.preconditioner == "amg"
+            and backend.reads_near_nullspace
             and "near_nullspace" not in options
         )
 
