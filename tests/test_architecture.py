@@ -343,12 +343,22 @@ def test_the_checker_finds_probes(source, probes):
 CYCLES_TOLERATED_IN = ("fesens.fem.transient.",)
 
 
+def cycles(root: Path, with_annotations: bool) -> list[list[str]]:
+    """:func:`import_graph.cycles`, leaving the interpreter's recursion limit as it was (the
+    search raises it, and a later test may count on the default)."""
+    import import_graph
+
+    limit = sys.getrecursionlimit()
+    try:
+        return import_graph.cycles(root, with_annotations)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def test_no_import_cycles():
     """No group of fesens modules imports each other, counting the imports that run (at
     module level or inside a function) and the annotation-only ones under ``if
     TYPE_CHECKING:``: what two modules share belongs in a lower module of its own."""
-    from import_graph import cycles
-
     found = [group for group in cycles(ROOT, with_annotations=True)
              if not all(module.startswith(CYCLES_TOLERATED_IN) for module in group)]
     assert not found, ("import cycles (`python -m tests.import_graph` lists them): "
@@ -358,8 +368,6 @@ def test_no_import_cycles():
 def test_the_cycle_finder_finds_a_cycle_of_three_modules(tmp_path):
     """A toy tree: ``a → b`` at module level, ``b → c`` inside a function, ``c → a`` as an
     annotation only, and ``d → a`` outside the cycle."""
-    from import_graph import cycles
-
     sources = {"a": "from fesens.toy import b\n",
                "b": "def f():\n    from fesens.toy.c import g\n",
                "c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
