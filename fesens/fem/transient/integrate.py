@@ -211,11 +211,11 @@ class TransientProblem(Analysis):
         check_kept_states(kept, self.model.free_dofs.size, self.state_vectors, n_levels,
                           len(self.model.loads), what, fix)
 
-    # ------------------------------------------------------------ the traced run
     def run(self, step_term: StepTerm, **inputs):
         """The analyses' name of :meth:`values` (:mod:`fesens.fem.analysis.base`)."""
         return self.values(step_term, **inputs)
 
+    # ------------------------------------------------------------ the traced run
     def values(self, step_term: StepTerm, *, term_args: tuple = (), T0=0.0,
                loads: dict | None = None, histories: dict | None = None, dirichlet=None,
                dirichlet_history: TimeFunction | None = None, density=1.0,
