@@ -116,10 +116,14 @@ def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
             if len(group) > 1:
                 groups.append(sorted(group))
 
-    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
-    for node in sorted(edges):
-        if node not in index:
-            visit(node)
+    limit = sys.getrecursionlimit()  # the search recurses once per module on a path
+    sys.setrecursionlimit(max(10_000, limit))
+    try:
+        for node in sorted(edges):
+            if node not in index:
+                visit(node)
+    finally:
+        sys.setrecursionlimit(limit)
     return sorted(groups, key=lambda g: (-len(g), g))
 
 

@@ -338,29 +338,18 @@ def test_the_checker_finds_probes(source, probes):
     assert list(attribute_probes(source)) == probes
 
 
-#: Modules whose import cycles are still tolerated: the time side, whose records are
-#: being written (every cycle with a module outside them fails).
-CYCLES_TOLERATED_IN = ("fesens.fem.transient.",)
-
-
 def cycles(root: Path, with_annotations: bool) -> list[list[str]]:
-    """:func:`import_graph.cycles`, leaving the interpreter's recursion limit as it was (the
-    search raises it, and a later test may count on the default)."""
+    """:func:`import_graph.cycles` of the tree at ``root``."""
     import import_graph
 
-    limit = sys.getrecursionlimit()
-    try:
-        return import_graph.cycles(root, with_annotations)
-    finally:
-        sys.setrecursionlimit(limit)
+    return import_graph.cycles(root, with_annotations)
 
 
 def test_no_import_cycles():
     """No group of fesens modules imports each other, counting the imports that run (at
     module level or inside a function) and the annotation-only ones under ``if
     TYPE_CHECKING:``: what two modules share belongs in a lower module of its own."""
-    found = [group for group in cycles(ROOT, with_annotations=True)
-             if not all(module.startswith(CYCLES_TOLERATED_IN) for module in group)]
+    found = cycles(ROOT, with_annotations=True)
     assert not found, ("import cycles (`python -m tests.import_graph` lists them): "
                        + "; ".join(" <-> ".join(group) for group in found))
 

@@ -22,15 +22,8 @@ from fesens.ad import check_gradient
 from fesens.config import Config
 from fesens.config.load_cases import combination
 
-if TYPE_CHECKING:  # the targets read smallest_cell from here
+if TYPE_CHECKING:
     from fesens.workflow.targets import WRT
-
-
-def smallest_cell(config: Config) -> float:
-    """The smallest diagonal of a cell's bounding box: how far a node may move before a
-    cell degenerates."""
-    corners = config.mesh.points[config.mesh.cells]  # (n_cells, n_nodes, dim)
-    return float(np.min(np.linalg.norm(corners.max(axis=1) - corners.min(axis=1), axis=1)))
 
 
 def combined(config: Config, objective: Callable) -> Callable:

@@ -30,7 +30,6 @@ from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.matrix_free import folded_weights
 from fesens.fem.model.parameters import SCALE
 from fesens.physics import PHYSICS
-from fesens.workflow.gradient_check import smallest_cell
 from fesens.workflow.sensitivity_output import CELLS, LOADS, NODES, GradientOutput
 
 #: Every analysis a config may ask for (``[analysis] type``).
@@ -41,6 +40,14 @@ ANALYSES: tuple[str, ...] = (STATIC, *(a for names in ANALYSES_OF_ORDER.values()
 PARAMETER_ABOUT = ("<per-cell parameter>", "a per-cell material parameter of the config's "
                                            "physics")
 
+
+
+
+def smallest_cell(config: Config) -> float:
+    """The smallest diagonal of a cell's bounding box: how far a node may move before a
+    cell degenerates (the scale of a node's move in ``--check``)."""
+    corners = config.mesh.points[config.mesh.cells]  # (n_cells, n_nodes, dim)
+    return float(np.min(np.linalg.norm(corners.max(axis=1) - corners.min(axis=1), axis=1)))
 
 @dataclass(frozen=True)
 class WRT:

@@ -10,8 +10,6 @@ update.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from fesens.ad.pytree import flatten
@@ -25,14 +23,12 @@ from fesens.fem.transient.steps import (
 )
 from fesens.fem.transient.sweep import (
     Run,
+    SteppedProblem,
     refuse_second_derivatives,
     sweep_backwards,
     sweep_forward,
 )
 from fesens.solvers import LinearSolver
-
-if TYPE_CHECKING:
-    from fesens.fem.transient.dynamics import DynamicProblem
 
 #: What the module offers; ``newmark_rates`` (:mod:`~fesens.fem.transient.motion_rates`)
 #: with the stepper whose prescribed motion it gives.
@@ -66,7 +62,7 @@ class NewmarkStepper:
 
     levels = 1
 
-    def __init__(self, problem: DynamicProblem, inputs: DynamicInputs):
+    def __init__(self, problem: SteppedProblem, inputs: DynamicInputs):
         self.problem, self.coefficients = problem, problem.coefficients
         self.inputs = inputs
         self.K, self.M = inputs.stiffness, inputs.mass

@@ -37,8 +37,6 @@ derivative is not implemented.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -59,15 +57,13 @@ from fesens.fem.transient.steps import (
 )
 from fesens.fem.transient.sweep import (
     Run,
+    SteppedProblem,
     StepTerm,
     refuse_second_derivatives,
     sweep_backwards,
     sweep_forward,
 )
 from fesens.solvers import LinearSolver
-
-if TYPE_CHECKING:
-    from fesens.fem.transient.integrate import TransientProblem
 
 #: The inputs of the internal forces besides the material fields (keys of the adjoint's
 #: cotangents; a field's key is ``("fields", name)``).
@@ -78,7 +74,7 @@ class NonlinearStepper(LevelStates):
     """The Newton time steps of one set of (plain) mass matrices, material fields, loads
     and prescribed values."""
 
-    def __init__(self, problem: TransientProblem, inputs: NonlinearHeatInputs):
+    def __init__(self, problem: SteppedProblem, inputs: NonlinearHeatInputs):
         self.problem, self.coefficients = problem, problem.coefficients
         self.levels = step_levels(self.coefficients)
         model = self.model = problem.model
@@ -380,7 +376,7 @@ def _integrate_nonlinear_vjp(traced: NonlinearHeatInputs, values, run: Run,
 defvjp_tree(integrate_nonlinear, _integrate_nonlinear_vjp)
 
 
-def nonlinear_values(problem: TransientProblem, step_term: StepTerm, system: tuple,
+def nonlinear_values(problem: SteppedProblem, step_term: StepTerm, system: tuple,
                      term_args: tuple):
     """``values[n] = step_term(T_n, t_n, *term_args)`` ``(N + 1,)`` of a nonlinear run
     from its inputs ``(M_ff, M_fc, F, H, g, φ_g, T0_f, points, fields)`` (``fields`` the

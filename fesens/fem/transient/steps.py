@@ -25,6 +25,7 @@ from fesens.fem.transient.pattern_sums import PatternOuters
 from fesens.fem.transient.run_inputs import HeatInputs
 from fesens.fem.transient.sweep import (
     Run,
+    SteppedProblem,
     StepTerm,
     refuse_second_derivatives,
     sweep_backwards,
@@ -33,7 +34,6 @@ from fesens.fem.transient.sweep import (
 from fesens.solvers import LinearSolver
 
 if TYPE_CHECKING:
-    from fesens.fem.transient.integrate import TransientProblem
     from fesens.fem.transient.schemes import StepCoefficients
 
 __all__ = ["Adjoint", "LevelStates", "PatternOuters", "Run", "StepTerm", "Stepper",
@@ -112,7 +112,7 @@ class LevelStates:
 class Stepper(LevelStates):
     """The time steps of one set of (plain) matrices, loads and prescribed values."""
 
-    def __init__(self, problem: TransientProblem, inputs: HeatInputs):
+    def __init__(self, problem: SteppedProblem, inputs: HeatInputs):
         self.problem, self.coefficients = problem, problem.coefficients
         self.levels = step_levels(self.coefficients)
         self.K, self.M = inputs.stiffness, inputs.mass

@@ -19,8 +19,9 @@ the sweep gave the step reversed before: one step re-run, the last).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,10 +32,36 @@ from fesens.fem.transient.checkpointing import (
     with_next_state,
 )
 
-if TYPE_CHECKING:
-    from fesens.fem.transient.integrate import TransientProblem
-
 StepTerm = Callable[..., float]
+
+
+class SteppedProblem(Protocol):
+    """What the sweeps and the steppers read of the problem a run belongs to (a
+    :class:`~fesens.fem.transient.integrate.TransientProblem` or a
+    :class:`~fesens.fem.transient.dynamics.DynamicProblem`): declared here, below the
+    problems, so that the steppers they build never import them back."""
+
+    model: Any
+    times: np.ndarray
+    coefficients: Any
+    scheme: str
+    max_states: int | None
+    lock: threading.RLock
+    stats: dict
+    newton_options: Any
+
+    @property
+    def n_steps(self) -> int:
+        """``N``, the steps of the run."""
+
+    def check_gradient_memory(self) -> None:
+        """Raise before a traced run keeps more states than the memory holds."""
+
+    def step_solver(self, key: tuple[float, float], K, M):
+        """The solver of the step matrix of weights ``key``, factorized once."""
+
+    def tangent_backend(self):
+        """A nonlinear model's solver of its step tangents."""
 
 
 class SweepStepper(Protocol):
@@ -72,7 +99,7 @@ class SweepAdjoint(Protocol):
 class Run:
     """One traced call: the problem, the step term and the records the forward sweep kept."""
 
-    def __init__(self, problem: TransientProblem, step_term: StepTerm):
+    def __init__(self, problem: SteppedProblem, step_term: StepTerm):
         self.problem = problem
         self.step_term = step_term
         self.keep = False
