@@ -9,6 +9,8 @@ one release and warns) runs the traced program::
     K_ff = assemble(c_k(θ), X),  M_ff = assemble(ρ t, X),  f = Σ_L m_L f_L(X)
     U = harmonic_solve(K_ff, M_ff, c_M, c_K, ω, f_f)        one primitive, all frequencies
 
+(its inputs named, :class:`HarmonicInputs`, so that its adjoint asks for them by name)
+
 and returns the real and imaginary parts of ``u`` as real traced arrays, so an objective
 (the dynamic compliance ``|f · u|`` of Olhoff & Du, ``Re(f̄ · u)``, an amplitude) is ordinary
 real traced code. With ``x̄, ȳ`` the cotangents of ``Re u`` and ``Im u``, ``dJ = Re(gᵀ du)``
@@ -55,16 +57,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from fesens.ad.numpy_wrapper import getval, untake
-from fesens.ad.registry import defvjp_joint
 from fesens.ad.sparse import PatternMatrix
 from fesens.ad.traced import Traced
-from fesens.ad.tracer import primitive
+from fesens.ad.tree_primitive import defvjp_tree, tree_primitive
 from fesens.errors import NonFiniteError, ResonanceError, SingularMatrixError
 from fesens.fem.analysis.base import Analysis
 from fesens.fem.transient.steps import check_same_pattern
@@ -206,9 +208,9 @@ class HarmonicAnalysis(Analysis):
             f = f + extra
         free, n_dofs = model.free_dofs, model.dofmap.n_dofs
         run = _HarmonicRun(self.resonance_tolerance)
-        run.keep = any(isinstance(x, Traced) for x in (K, M, mass_damping, stiffness_damping,
-                                                       omegas, f))
-        U = harmonic_solve(run, K, M, mass_damping, stiffness_damping, omegas, f[free])
+        inputs = HarmonicInputs(K, M, mass_damping, stiffness_damping, omegas, f[free])
+        run.keep = any(isinstance(x, Traced) for x in inputs)
+        U = harmonic_solve(run, inputs)
         n_omegas = raw.size
         real = untake(U[:, 0, :].T, free, (n_dofs, n_omegas), unique=True).T
         imag = untake(U[:, 1, :].T, free, (n_dofs, n_omegas), unique=True).T
@@ -261,10 +263,22 @@ def _factorized(K, M, mass_damping, stiffness_damping, omega: float):
             "scale and density); move ω, add damping or give those cells a floor") from None
 
 
-def _harmonic_solve(run: _HarmonicRun, K, M, mass_damping, stiffness_damping, omegas, f):
+class HarmonicInputs(NamedTuple):
+    """The inputs of :func:`harmonic_solve`, each of which may be traced."""
+
+    stiffness: PatternMatrix      #: ``K_ff``
+    mass: PatternMatrix           #: ``M_ff``
+    mass_damping: float           #: ``c_M``
+    stiffness_damping: float      #: ``c_K``
+    omegas: np.ndarray            #: ``ω`` ``(n_omegas,)``
+    forces: np.ndarray            #: ``f_f`` ``(n_free,)``
+
+
+def _harmonic_solve(run: _HarmonicRun, inputs: HarmonicInputs):
     """``[Re u, Im u]`` per frequency, ``(n_omegas, 2, n_free)``."""
-    omegas = np.asarray(omegas, dtype=float)
-    f = np.asarray(f, dtype=float)
+    K, M, mass_damping, stiffness_damping = inputs[:4]
+    omegas = np.asarray(inputs.omegas, dtype=float)
+    f = np.asarray(inputs.forces, dtype=float)
     out = np.empty((omegas.size, 2, f.size))
     run.factors = []
     for k, omega in enumerate(omegas):
@@ -315,13 +329,15 @@ def _check_resonance(lu, K: PatternMatrix, M: PatternMatrix, omega: float, index
         omega=omega, index=index, eigenfrequency=hertz)
 
 
-harmonic_solve = primitive(_harmonic_solve, "harmonic_solve")
+harmonic_solve = tree_primitive(_harmonic_solve, "harmonic_solve")
 
 
-def _harmonic_solve_vjp(argnums, U, run, K, M, mass_damping, stiffness_damping, omegas, f):
+def _harmonic_solve_vjp(traced: HarmonicInputs, U, run: _HarmonicRun,
+                        inputs: HarmonicInputs):
+    K, M, mass_damping, stiffness_damping, omegas, f = inputs
+
     def pullback(G):
-        if any(isinstance(x, Traced) for x in (G, K, M, mass_damping, stiffness_damping,
-                                              omegas, f)):
+        if any(isinstance(x, Traced) for x in (G, *inputs)):
             raise NotImplementedError("second derivatives through harmonic_solve are not "
                                       "available; differentiate once")
         G = np.asarray(G, dtype=float)
@@ -344,10 +360,9 @@ def _harmonic_solve_vjp(argnums, U, run, K, M, mass_damping, stiffness_damping, 
             cM_bar -= float(np.real(1j * omega * lam_Mu))
             omega_bar[k] = -np.real((-2 * omega + 1j * cM) * lam_Mu + 1j * cK * lam_Ku)
             f_bar += lam.real
-        cotangents = {1: K_bar, 2: M_bar, 3: cM_bar, 4: cK_bar, 5: omega_bar, 6: f_bar}
-        return tuple(cotangents[i] for i in argnums)
+        return HarmonicInputs(K_bar, M_bar, cM_bar, cK_bar, omega_bar, f_bar)
 
     return pullback
 
 
-defvjp_joint(harmonic_solve, _harmonic_solve_vjp)
+defvjp_tree(harmonic_solve, _harmonic_solve_vjp)
