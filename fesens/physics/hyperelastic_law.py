@@ -334,6 +334,9 @@ HYPERELASTIC_LAWS: Mapping[str, HyperelasticLaw] = MappingProxyType({
     )
 })
 
+#: The law of a finite-strain model that names none.
+DEFAULT_LAW = "neo-hookean"
+
 
 def hyperelastic_law(name: str) -> HyperelasticLaw:
     """The law registered as ``name`` in :data:`HYPERELASTIC_LAWS`.

@@ -56,6 +56,7 @@ from fesens.fem.model.parameters import SCALE
 from fesens.mesh.mesh import Mesh
 from fesens.physics.elasticity import DEFAULT_THICKNESS, Elasticity
 from fesens.physics.hyperelastic_law import (
+    DEFAULT_LAW,
     HYPERELASTIC_LAWS,
     hyperelastic_law,
     inverted_points,
@@ -64,8 +65,6 @@ from fesens.physics.hyperelastic_law import (
 from fesens.physics.hyperelastic_solution import FiniteStrainSolution
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
-#: The law of a model that names none.
-DEFAULT_LAW = "neo-hookean"
 #: How the nearly void cells of a design are modelled: by the law, or by the energy
 #: interpolation towards linear elasticity (see the module docstring).
 VOID_TREATMENTS = ("none", "energy_interpolation")
