@@ -59,7 +59,7 @@ from fesens.fem.transient.dynamic_steps import (
     newmark_rates,
 )
 from fesens.fem.transient.integrate import TransientProblem
-from fesens.fem.transient.run_inputs import DynamicInputs
+from fesens.fem.transient.run_inputs import DynamicInputs, rayleigh_damping
 from fesens.fem.transient.schemes import (
     DEFAULT_SCHEMES,
     NewmarkCoefficients,
@@ -247,16 +247,7 @@ class DynamicProblem(TransientProblem):
         model.check_parameters(parameters)
         points = model.checked_points(points)
         free = model.free_dofs
-        try:
-            mass_damping, stiffness_damping = damping
-        except (TypeError, ValueError):
-            raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
-                             f"{damping!r}") from None
-        for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
-            raw = np.asarray(getval(value), dtype=float)
-            if raw.shape != () or not np.isfinite(raw) or raw < 0:
-                raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, "
-                                 f"got {raw!r}")
+        mass_damping, stiffness_damping = rayleigh_damping(damping)
         K_ff = model.stiffness("ff", points=points, **parameters)
         M_ff = model.mass(density, lumped=self.lumped, points=points)
         check_same_pattern(getval(K_ff), getval(M_ff))

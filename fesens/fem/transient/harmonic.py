@@ -69,6 +69,7 @@ from fesens.ad.traced import Traced
 from fesens.ad.tree_primitive import defvjp_tree, tree_primitive
 from fesens.errors import NonFiniteError, ResonanceError, SingularMatrixError
 from fesens.fem.analysis.base import Analysis
+from fesens.fem.transient.run_inputs import rayleigh_damping
 from fesens.fem.transient.steps import check_same_pattern
 
 #: ``τ``: a driving frequency within ``τ`` (relative) of an eigenfrequency whose damping
@@ -189,16 +190,7 @@ class HarmonicAnalysis(Analysis):
                              f"{raw.shape}")
         if not np.all(np.isfinite(raw)) or np.any(raw < 0):
             raise NonFiniteError(f"omegas must be finite and >= 0, got {raw.tolist()}")
-        try:
-            mass_damping, stiffness_damping = damping
-        except (TypeError, ValueError):
-            raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
-                             f"{damping!r}") from None
-        for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
-            c = np.asarray(getval(value), dtype=float)
-            if c.shape != () or not np.isfinite(c) or c < 0:
-                raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, "
-                                 f"got {c!r}")
+        mass_damping, stiffness_damping = rayleigh_damping(damping)
         K = model.stiffness("ff", points=points, **parameters)
         M = model.mass(density, lumped=self.lumped, points=points)
         check_same_pattern(getval(K), getval(M))

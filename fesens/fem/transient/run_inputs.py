@@ -10,7 +10,30 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.ad.sparse import PatternMatrix
+
+
+def rayleigh_damping(damping) -> tuple:
+    """``(c_M, c_K)`` of ``C = c_M M + c_K K`` from a run's ``damping``, checked (each may be
+    traced).
+
+    Raises
+    ------
+    ValueError
+        Not a pair, or a coefficient that is not a finite number ``>= 0``.
+    """
+    try:
+        mass_damping, stiffness_damping = damping
+    except (TypeError, ValueError):
+        raise ValueError(f"damping must be the Rayleigh pair (c_M, c_K), got "
+                         f"{damping!r}") from None
+    for name, value in (("c_M", mass_damping), ("c_K", stiffness_damping)):
+        raw = np.asarray(getval(value), dtype=float)
+        if raw.shape != () or not np.isfinite(raw) or raw < 0:
+            raise ValueError(f"Rayleigh damping {name} must be a finite number >= 0, "
+                             f"got {raw!r}")
+    return mass_damping, stiffness_damping
 
 
 class HeatInputs(NamedTuple):
