@@ -15,15 +15,15 @@ first Piola–Kirchhoff stress ``P = ∂W/∂F`` and its tangent ``A = ∂P/∂F
 that of the in-plane ``F``; the out-of-plane stress ``P_zz`` (``= σ_zz J`` since
 ``F_zz = 1``) is reported by each law for the Cauchy and von Mises stresses.
 
-``energy`` and ``first_piola`` are written in the traced numpy subset (:mod:`fesens.ad`
-differentiates them in ``H`` and in the constants); ``tangent`` is hand-derived, plain
-numpy. The laws are registered by name in :data:`HYPERELASTIC_LAWS`.
+A law is its energy (:meth:`~fesens.physics.energy_law.HyperelasticLaw.from_energy`
+derives ``P`` and ``A``); the hand-derived ``first_piola`` (traced) and ``tangent`` (plain
+numpy) below are faster overrides, checked against the derived ones by the tests. The laws
+are registered by name in :data:`HYPERELASTIC_LAWS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import numpy as np
@@ -31,44 +31,22 @@ import numpy as np
 # det and inv by their closed forms for 2x2 and 3x3 stacks, several times faster than
 # LAPACK's per-matrix loop, on plain and traced arrays alike
 from fesens.ad.numpy_wrapper import det, getval, inv
-from fesens.physics.elastic_law import lame_parameters, von_mises
+from fesens.physics.elastic_law import lame_parameters
+from fesens.physics.energy_law import (  # noqa: F401 - deformation_gradient, jacobian re-exported
+    HyperelasticLaw,
+    deformation_gradient,
+    double_contraction,
+    jacobian,
+    log_jacobian,
+    per_point,
+    strain_part,
+    swap,
+    trace,
+)
 
 #: The 2D kinematic assumptions a finite-strain law supports (None: 3D). Plane stress
 #: would need the out-of-plane stretch solved at every point, which no law here does.
 FINITE_STRAIN_PLANES = (None, "strain")
-
-
-# ------------------------------------------------------------------ kinematics
-def deformation_gradient(H):
-    """``F = I + H`` ``(..., d, d)`` of displacement gradients ``H`` ``(..., d, d)``."""
-    return H + np.eye(np.shape(H)[-1])
-
-
-def jacobian(H):
-    """``J = det F`` ``(...)`` of displacement gradients ``H`` ``(..., d, d)`` (traced)."""
-    return det(deformation_gradient(H))
-
-
-def _volume_change(H):
-    """``J − 1 = det(I + H) − 1`` ``(...)`` from the invariants of ``H`` (traced):
-    ``tr H + det H`` in 2D, ``tr H + I₂(H) + det H`` in 3D with
-    ``I₂ = ((tr H)² − tr H²)/2``. Forming ``det F − 1`` would lose ``ε/|H|`` of its
-    relative precision at small strains."""
-    trace = _trace(H)
-    if np.shape(H)[-1] == 2:
-        return trace + det(H)
-    second = 0.5 * (trace * trace - _double_contraction(H, _swap(H)))  # tr H² = H:Hᵀ
-    return trace + second + det(H)
-
-
-def _log_jacobian(H):
-    """``ln J`` ``(...)`` without cancellation at small strains (traced)."""
-    return np.log1p(_volume_change(H))
-
-
-def _strain_part(H):
-    """``C − I = H + Hᵀ + HᵀH`` ``(..., d, d)``, without forming ``FᵀF − I`` (traced)."""
-    return H + _swap(H) + np.matmul(_swap(H), H)
 
 
 def inverted_points(H) -> np.ndarray:
@@ -80,25 +58,6 @@ def inverted_points(H) -> np.ndarray:
     return ~(det(deformation_gradient(np.asarray(getval(H), dtype=float))) > 0.0)
 
 
-def _per_point(constant):
-    """A constant broadcastable to ``H.shape[:-2]`` as one broadcastable to ``H``."""
-    if np.ndim(constant) == 0:
-        return constant
-    return np.reshape(constant, np.shape(constant) + (1, 1))
-
-
-def _swap(F):
-    return np.swapaxes(F, -1, -2)
-
-
-def _trace(T):
-    return sum(T[..., i, i] for i in range(np.shape(T)[-1]))
-
-
-def _double_contraction(A, B):
-    return np.sum(np.sum(A * B, axis=-1), axis=-1)
-
-
 def _outer(a, b) -> np.ndarray:
     """``a_iJ b_kL`` ``(..., d, d, d, d)`` of plain ``(..., d, d)``, C-ordered (so that
     :func:`_add_pairs` writes into it through views)."""
@@ -108,7 +67,7 @@ def _outer(a, b) -> np.ndarray:
 
 def _crossed(a, b) -> np.ndarray:
     """``a_iL b_kJ`` ``(..., d, d, d, d)`` of plain ``(..., d, d)``."""
-    return a[..., :, None, None, :] * _swap(b)[..., None, :, :, None]
+    return a[..., :, None, None, :] * swap(b)[..., None, :, :, None]
 
 
 def _add_pairs(A: np.ndarray, T, delta: str) -> None:
@@ -132,50 +91,50 @@ def _plain(H, lam, mu) -> tuple:
 
 # ------------------------------------------------------------------ compressible neo-Hookean
 def _neo_hookean_energy(H, lam, mu):
-    log_J = _log_jacobian(H)
+    log_J = log_jacobian(H)
     # I_C − 3 = tr(C − I): plane strain's out-of-plane stretch² = 1 adds nothing to it
-    return 0.5 * mu * _trace(_strain_part(H)) - mu * log_J + 0.5 * lam * log_J * log_J
+    return 0.5 * mu * trace(strain_part(H)) - mu * log_J + 0.5 * lam * log_J * log_J
 
 
 def _neo_hookean_first_piola(H, lam, mu):
     # F − F⁻ᵀ = F⁻ᵀ (C − I): the same stress without the cancellation of F against F⁻ᵀ
-    F_inv_T = _swap(inv(deformation_gradient(H)))
-    return (_per_point(mu) * np.matmul(F_inv_T, _strain_part(H))
-            + _per_point(lam * _log_jacobian(H)) * F_inv_T)
+    F_inv_T = swap(inv(deformation_gradient(H)))
+    return (per_point(mu) * np.matmul(F_inv_T, strain_part(H))
+            + per_point(lam * log_jacobian(H)) * F_inv_T)
 
 
 def _neo_hookean_tangent(H, lam, mu):
     # ∂F⁻ᵀ_iJ/∂F_kL = −F⁻¹_Jk F⁻¹_Li and ∂ln J/∂F_kL = F⁻¹_Lk give, with G = F⁻ᵀ,
     # A_iJkL = μ δ_ik δ_JL + (μ − λ ln J) G_iL G_kJ + λ G_iJ G_kL
     F, lam, mu = _plain(H, lam, mu)
-    G = _swap(inv(F))
+    G = swap(inv(F))
     A = _outer(lam[..., None, None] * G, G)
-    A += _crossed((mu - lam * _log_jacobian(F - np.eye(F.shape[-1])))[..., None, None] * G, G)
+    A += _crossed((mu - lam * log_jacobian(F - np.eye(F.shape[-1])))[..., None, None] * G, G)
     _add_pairs(A, mu[..., None, None] * np.eye(F.shape[-1]), "ik")
     return A
 
 
 def _neo_hookean_out_of_plane(H, lam, mu):
     # F_zz = 1 and (F⁻ᵀ)_zz = 1: P_zz = μ (1 − 1) + λ ln J
-    return lam * _log_jacobian(H)
+    return lam * log_jacobian(H)
 
 
 # ------------------------------------------------------------------ St. Venant–Kirchhoff
 def _green_lagrange(H):
     """``E = (FᵀF − I)/2 = (H + Hᵀ + HᵀH)/2`` ``(..., d, d)`` (the second form keeps full
     relative precision at small strains)."""
-    return 0.5 * _strain_part(H)
+    return 0.5 * strain_part(H)
 
 
 def _svk_energy(H, lam, mu):
     E = _green_lagrange(H)
-    tr_E = _trace(E)
-    return 0.5 * lam * tr_E * tr_E + mu * _double_contraction(E, E)
+    tr_E = trace(E)
+    return 0.5 * lam * tr_E * tr_E + mu * double_contraction(E, E)
 
 
 def _svk_first_piola(H, lam, mu):
     E = _green_lagrange(H)
-    S = _per_point(lam * _trace(E)) * np.eye(np.shape(H)[-1]) + 2.0 * _per_point(mu) * E
+    S = per_point(lam * trace(E)) * np.eye(np.shape(H)[-1]) + 2.0 * per_point(mu) * E
     return np.matmul(deformation_gradient(H), S)
 
 
@@ -186,17 +145,17 @@ def _svk_tangent(H, lam, mu):
     F, lam, mu = _plain(H, lam, mu)
     eye = np.eye(F.shape[-1])
     E = _green_lagrange(F - eye)
-    S = (lam * _trace(E))[..., None, None] * eye + 2.0 * mu[..., None, None] * E
+    S = (lam * trace(E))[..., None, None] * eye + 2.0 * mu[..., None, None] * E
     A = _outer(lam[..., None, None] * F, F)
     A += _crossed(mu[..., None, None] * F, F)
     _add_pairs(A, S, "ik")
-    _add_pairs(A, np.matmul(mu[..., None, None] * F, _swap(F)), "JL")
+    _add_pairs(A, np.matmul(mu[..., None, None] * F, swap(F)), "JL")
     return A
 
 
 def _svk_out_of_plane(H, lam, mu):
     # E_zz = 0 in plane strain, so S_zz = λ tr E, and P_zz = F_zz S_zz = S_zz
-    return lam * _trace(_green_lagrange(H))
+    return lam * trace(_green_lagrange(H))
 
 
 # ------------------------------------------------------------------ checks
@@ -247,90 +206,23 @@ def lame_constants(E, nu, plane: str | None = None) -> tuple:
     return lame_parameters(E, nu, plane)
 
 
-def _check_gradient(H) -> None:
-    shape = np.shape(H)
-    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] not in (2, 3):
-        raise ValueError(f"displacement gradients must have shape (..., d, d) with d = 2 "
-                         f"(plane strain) or 3; got {shape}")
-
-
-# ------------------------------------------------------------------ the laws
-@dataclass(frozen=True)
-class HyperelasticLaw:
-    """One finite-strain law: its functions of ``(H, λ, μ)`` and its constants' names.
-
-    The public methods check their inputs, then call the law's functions: ``H``
-    ``(..., d, d)`` (d = 2: plane strain, or 3), ``lam`` and ``mu`` broadcastable to
-    ``H.shape[:-2]`` (per cell ``(n_cells, 1)`` against points ``(n_cells, n_qp)``).
-    """
-
-    name: str
-    #: the form of ``W`` and its source
-    description: str
-    energy_of: Callable
-    first_piola_of: Callable
-    tangent_of: Callable
-    #: ``P_zz`` ``(...)`` of a 2D (plane strain) ``H``
-    out_of_plane_of: Callable
-    constants: tuple[str, ...] = ("lam", "mu")
-
-    def _checked(self, H, lam, mu) -> None:
-        _check_gradient(H)
-        check_constants(lam, mu)
-        try:
-            np.broadcast_shapes(np.shape(lam), np.shape(mu), np.shape(H)[:-2])
-        except ValueError:
-            raise ValueError(f"the constants' shapes {np.shape(lam)} (lam) and {np.shape(mu)} "
-                             f"(mu) do not broadcast to the points' shape {np.shape(H)[:-2]}; "
-                             "give per-cell constants as (n_cells, 1)") from None
-
-    def energy(self, H, lam, mu):
-        """Stored energy density ``W`` ``(...)`` per unit reference volume (traced)."""
-        self._checked(H, lam, mu)
-        return self.energy_of(H, lam, mu)
-
-    def first_piola(self, H, lam, mu):
-        """First Piola–Kirchhoff stress ``P = ∂W/∂F`` ``(..., d, d)`` (traced)."""
-        self._checked(H, lam, mu)
-        return self.first_piola_of(H, lam, mu)
-
-    def tangent(self, H, lam, mu) -> np.ndarray:
-        """``A_iJkL = ∂P_iJ/∂F_kL`` ``(..., d, d, d, d)``, hand-derived (plain numpy)."""
-        self._checked(H, lam, mu)
-        return self.tangent_of(H, lam, mu)
-
-    def cauchy(self, H, lam, mu) -> tuple:
-        """Cauchy stress ``σ = J⁻¹ P Fᵀ`` ``(..., d, d)`` and, in 2D, ``σ_zz`` ``(...)``.
-
-        Returns ``(σ, σ_zz)``; ``σ_zz`` is None in 3D. Traced.
-        """
-        self._checked(H, lam, mu)
-        J = jacobian(H)
-        P = self.first_piola_of(H, lam, mu)
-        sigma = np.matmul(P, _swap(deformation_gradient(H))) / _per_point(J)
-        if np.shape(H)[-1] == 3:
-            return sigma, None
-        return sigma, self.out_of_plane_of(H, lam, mu) / J
-
-    def von_mises(self, H, lam, mu):
-        """von Mises stress ``(...)`` of the Cauchy stress (with ``σ_zz`` in plane strain)."""
-        return von_mises(*self.cauchy(H, lam, mu))
-
-
 #: The finite-strain laws by name (read-only): config and command line read their choices
 #: here.
 HYPERELASTIC_LAWS: Mapping[str, HyperelasticLaw] = MappingProxyType({
     law.name: law for law in (
-        HyperelasticLaw(
+        HyperelasticLaw.from_energy(
             "neo-hookean",
             "compressible neo-Hookean, W = μ/2 (I_C − 3) − μ ln J + λ/2 (ln J)² "
             "(Bonet & Wood 2008, eq. 6.27)",
-            _neo_hookean_energy, _neo_hookean_first_piola, _neo_hookean_tangent,
-            _neo_hookean_out_of_plane),
-        HyperelasticLaw(
+            _neo_hookean_energy, first_piola=_neo_hookean_first_piola,
+            tangent=_neo_hookean_tangent, out_of_plane=_neo_hookean_out_of_plane,
+            check_constants=check_constants, check_points=False),
+        HyperelasticLaw.from_energy(
             "saint-venant-kirchhoff",
             "St. Venant–Kirchhoff, W = λ/2 (tr E)² + μ E:E (Bonet & Wood 2008, ch. 6)",
-            _svk_energy, _svk_first_piola, _svk_tangent, _svk_out_of_plane),
+            _svk_energy, first_piola=_svk_first_piola, tangent=_svk_tangent,
+            out_of_plane=_svk_out_of_plane, check_constants=check_constants,
+            check_points=False),
     )
 })
 

@@ -1,0 +1,109 @@
+"""Derivatives of a pointwise function over arrays of points, vectorized over the points.
+
+A *pointwise* function ``f(x, *params)`` maps points ``x`` ``(..., *event)`` (each point's
+variable an array of shape ``event``: a vector ``(m,)`` or a matrix ``(d, d)``) to one
+number per point ``(...)``; point ``p``'s value depends on ``x[p]`` only (and on the
+parameters, broadcast to the points). A stored energy density at the quadrature points
+is one: ``W(H, λ, μ)`` with ``H`` ``(n_cells, n_qp, d, d)``.
+
+Because the points are independent, the gradient of ``Σ_p f(x_p)`` *is* the pointwise
+gradient, so :func:`pointwise_grad` is one reverse pass of ``sum(f)``; it accepts traced
+``x`` and parameters (the stress stays differentiable for an adjoint). The Hessian
+(:func:`pointwise_hessian`) is reverse over reverse: the gradient is traced once and each
+of its ``m = prod(event)`` columns is one more reverse sweep with the unit direction
+``e_k`` at every point (``H e_k`` summed over no point: the points do not mix), all points
+at once. No Python loop over points.
+
+>>> import numpy as np
+>>> from fesens.ad.pointwise import pointwise_grad, pointwise_hessian
+>>> x = np.array([[1.0, 2.0], [3.0, 4.0]])          # two points in R²
+>>> f = lambda x, a: a * x[..., 0] ** 2 * x[..., 1]  # a x₀² x₁ per point
+>>> pointwise_grad(f, x, 2.0)
+array([[ 8.,  2.],
+       [48., 18.]])
+>>> pointwise_hessian(f, x, 2.0)[1]
+array([[16., 12.],
+       [12.,  0.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import prod
+
+import numpy as np
+
+from fesens.ad.api import grad
+from fesens.ad.hessian import value_grad_hvp
+from fesens.ad.numpy_wrapper import getval
+
+
+def _summed(f: Callable, params: tuple) -> Callable:
+    """``x ↦ Σ_p f(x, *params)_p``: its gradient is the pointwise gradient."""
+    def total(x):
+        return np.sum(f(x, *params))
+
+    return total
+
+
+def pointwise_grad(f: Callable, x, *params):
+    """``∂f/∂x`` at every point, shaped like ``x``, by one reverse pass of ``Σ f``.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *params) -> (...)``, written in the traced numpy subset; point ``p``'s value
+        depends on ``x[p]`` only.
+    x : numpy.ndarray or traced array
+        Points ``(..., *event)``; a traced ``x`` (or traced ``params``) gives a traced
+        gradient, differentiable again in both.
+    *params
+        Passed to ``f`` unchanged (numbers, arrays broadcastable to the points, traced).
+
+    Returns
+    -------
+    numpy.ndarray or traced array
+        ``(..., *event)``.
+    """
+    return grad(_summed(f, params))(x)
+
+
+def pointwise_hessian(f: Callable, x, *params, event_ndim: int = 1) -> np.ndarray:
+    """``∂²f/∂x²`` at every point ``(..., *event, *event)``, plain numpy.
+
+    Reverse over reverse: one trace of the gradient of ``Σ f``, then ``m = prod(event)``
+    reverse sweeps of it, sweep ``k`` with the unit direction ``e_k`` at every point; the
+    sweep gives column ``k`` of every point's Hessian (``f`` twice differentiable, so the
+    Hessian is symmetric and the column is also the row).
+
+    Parameters
+    ----------
+    f : callable
+        As for :func:`pointwise_grad`.
+    x : array_like
+        Points ``(..., *event)`` (plain values; a traced ``x`` is read through).
+    *params
+        Passed to ``f`` (plain or traced; read through: the result is not traced).
+    event_ndim : int
+        How many trailing axes of ``x`` form one point's variable: 1 for vectors
+        ``(..., m)``, 2 for matrices ``(..., d, d)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``A[..., I, J] = ∂²f/∂x_I ∂x_J`` with ``I`` and ``J`` multi-indices over ``event``.
+    """
+    x = np.asarray(getval(x), dtype=float)
+    if not 1 <= event_ndim <= x.ndim:
+        raise ValueError(f"event_ndim must lie in [1, x.ndim = {x.ndim}]; got {event_ndim}")
+    plain = tuple(getval(p) for p in params)
+    event = x.shape[x.ndim - event_ndim:]
+    _, _, hessp = value_grad_hvp(_summed(f, plain))(x)
+    hessian = np.empty(x.shape + event)
+    direction = np.zeros(x.shape)
+    for k in range(prod(event)):
+        index = np.unravel_index(k, event)
+        direction[(Ellipsis, *index)] = 1.0
+        hessian[(Ellipsis, *(slice(None),) * event_ndim, *index)] = hessp(direction)
+        direction[(Ellipsis, *index)] = 0.0
+    return hessian
