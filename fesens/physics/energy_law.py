@@ -102,6 +102,22 @@ def _embedded(H):
     return np.matmul(np.matmul(_IN_PLANE, H), _IN_PLANE.T)
 
 
+# ------------------------------------------------------------------ small strain
+def small_strain_response(psi: Callable, strain, *params) -> tuple:
+    """``σ = ∂ψ/∂ε`` ``(..., d, d)`` (traced) and ``C = ∂²ψ/∂ε²`` ``(..., d, d, d, d)``
+    (plain) of a small-strain energy density ``ψ(ε, *params)`` ``(...)`` per point.
+
+    ``ψ`` is differentiated as a function of the symmetric part of its argument, so that
+    ``σ`` is symmetric and ``C`` has the minor symmetries (``ψ = λ/2 (tr ε)² + μ ε:ε`` gives
+    ``C_ijkl = λ δ_ij δ_kl + μ (δ_ik δ_jl + δ_il δ_jk)``, Hooke's law).
+    """
+    def of_symmetric(eps, *values):
+        return psi(0.5 * (eps + swap(eps)), *values)
+
+    return (pointwise_grad(of_symmetric, strain, *params),
+            pointwise_hessian(of_symmetric, strain, *params, event_ndim=2))
+
+
 # ------------------------------------------------------------------ checks
 def check_finite_constants(*constants) -> None:
     """Refuse constants that are not finite numbers (the check of a law that names none)."""
