@@ -209,24 +209,33 @@ class HyperelasticLaw:
             ``W`` not objective, of the wrong shape, or not finite at the test points.
         """
         def energy_of(H, *values):
-            W = energy(H, *values)
-            if check_points:
-                if np.shape(W) != np.shape(H)[:-2]:
-                    raise ValueError(f"hyperelastic law {name!r}: the energy must give one "
-                                     f"value per point, shape {np.shape(H)[:-2]}; got "
-                                     f"{np.shape(W)}")
-                _checked_values(name, "the energy W", W, H, 0)
+            if not check_points:
+                return energy(H, *values)
+            with np.errstate(all="ignore"):  # a non-finite value is refused below, named
+                W = energy(H, *values)
+            if np.shape(W) != np.shape(H)[:-2]:
+                raise ValueError(f"hyperelastic law {name!r}: the energy must give one value "
+                                 f"per point, shape {np.shape(H)[:-2]}; got {np.shape(W)}")
+            _checked_values(name, "the energy W", W, H, 0)
             return W
 
         def first_piola_of(H, *values):
-            P = first_piola(H, *values) if first_piola else pointwise_grad(energy_of, H,
-                                                                           *values)
-            return _checked_values(name, "the stress P", P, H, 2) if check_points else P
+            if first_piola:
+                return first_piola(H, *values)
+            if not check_points:
+                return pointwise_grad(energy_of, H, *values)
+            with np.errstate(all="ignore"):
+                P = pointwise_grad(energy_of, H, *values)
+            return _checked_values(name, "the stress P", P, H, 2)
 
         def tangent_of(H, *values):
-            A = (tangent(H, *values) if tangent else
-                 pointwise_hessian(energy_of, H, *values, event_ndim=2))
-            return _checked_values(name, "the tangent A", A, H, 4) if check_points else A
+            if tangent:
+                return tangent(H, *values)
+            if not check_points:
+                return pointwise_hessian(energy_of, H, *values, event_ndim=2)
+            with np.errstate(all="ignore"):
+                A = pointwise_hessian(energy_of, H, *values, event_ndim=2)
+            return _checked_values(name, "the tangent A", A, H, 4)
 
         def out_of_plane_of(H, *values):
             if out_of_plane is not None:
