@@ -9,6 +9,12 @@ Its tangent ``∂P/∂∇T = s k I``, ``∂P/∂T = s k₀ β ∇T`` is not symm
 LU. A state where ``k ≤ 0`` at a quadrature point is refused (the Newton iteration
 backtracks, then cuts the load back, then stops naming the cells).
 
+The law is its weak form (:func:`conduction_weak_form`, ``r0 = 0``, ``r1 = k(T) ∇T``;
+not an energy: ``k(T) ∇T`` is no gradient of a ``ψ(∇T, T)``), the one
+:func:`~fesens.physics.user_physics.weak_form_physics` solves and differentiates by itself;
+the hand-derived tangent below stays as a faster override, checked against the derived one
+in the tests.
+
 With the Kirchhoff transform ``Θ(T) = ∫_{T_ref}^T k dT = k₀ [(T − T_ref) + β (T − T_ref)²/2]``
 the equation becomes ``−∇²Θ = Q`` (Carslaw & Jaeger, *Conduction of Heat in Solids*, 2nd
 ed., 1959, §1.15), the closed form the tests check.
@@ -134,16 +140,22 @@ class NonlinearHeatConduction(NonlinearModel):
 
     def conductivity_at(self, u_q, fields):
         """``s k(T)`` at the quadrature points ``(n_cells, n_qp)`` (traced numpy)."""
-        k0, beta = _per_cell(fields["k0"]), _per_cell(fields["beta"])
-        return k0 * (1.0 + beta * (u_q[:, :, 0] - fields["T_ref"]))
+        return conductivity(u_q[:, :, 0], _per_cell(fields["k0"]), _per_cell(fields["beta"]),
+                            fields["T_ref"])
 
     def flux(self, u_q, grad_q, fields):
-        """``P = s k(T) ∇T``, ``(n_cells, n_qp, 1, dim)``."""
-        return self.conductivity_at(u_q, fields)[:, :, None, None] * grad_q
+        """``P = s k(T) ∇T``, ``(n_cells, n_qp, 1, dim)``: ``r1`` of
+        :func:`conduction_weak_form`."""
+        _, r1 = conduction_weak_form(u_q[:, :, 0], grad_q[:, :, 0, :], None,
+                                     _per_cell(fields["k0"]), _per_cell(fields["beta"]),
+                                     fields["T_ref"])
+        return r1[:, :, None, :]
 
     def flux_tangent(self, u_q, grad_q, fields) -> tuple:
         """``∂P/∂∇T = s k(T) I`` ``(n_cells, n_qp, 1, dim, 1, dim)`` and
-        ``∂P/∂T = s k₀ β ∇T`` ``(n_cells, n_qp, 1, dim, 1)``."""
+        ``∂P/∂T = s k₀ β ∇T`` ``(n_cells, n_qp, 1, dim, 1)``: hand-derived, a faster
+        override of the tangent :func:`~fesens.physics.user_physics.weak_form_physics`
+        derives from :func:`conduction_weak_form` (the tests check they agree)."""
         dim = np.shape(grad_q)[-1]
         k = self.conductivity_at(u_q, fields)
         identity = np.eye(dim)[None, None, None, :, None, :]
@@ -171,6 +183,20 @@ class NonlinearHeatConduction(NonlinearModel):
                     name: str | None = None) -> str:
         """Heat generated per unit volume."""
         return self.volume_load(Q, cells=cells, name=name)
+
+
+def conductivity(T, k0, beta, T_ref):
+    """``k(T) = k₀ (1 + β (T − T_ref))`` at the quadrature points ``(n_cells, n_qp)`` of
+    ``T`` ``(n_cells, n_qp)`` and per-cell ``k₀``, ``β`` ``(n_cells, 1)`` (or numbers)."""
+    return k0 * (1.0 + beta * (T - T_ref))
+
+
+def conduction_weak_form(T, g, x, k0=1.0, beta=0.0, T_ref=0.0):
+    """The law as a weak form ``∫ (r0 N + r1 · ∇N) dΩ`` (traced numpy): ``r0 = 0`` and
+    ``r1 = k(T) ∇T`` ``(n_cells, n_qp, dim)`` for ``T`` ``(n_cells, n_qp)`` and ``g = ∇T``
+    ``(n_cells, n_qp, dim)``; ``x`` (the points) is not read. ``weak_form_physics`` of it
+    is the model's equation with its tangent derived."""
+    return 0.0 * T, conductivity(T, k0, beta, T_ref)[..., None] * g
 
 
 def _per_cell(value):
