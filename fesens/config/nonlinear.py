@@ -32,7 +32,7 @@ from fesens.config.checks import (
 )
 from fesens.config.objectives import objective_kind, response_kind
 from fesens.fem.model.nonlinear import NonlinearModel
-from fesens.fem.nonlinear.newton import NewtonOptions
+from fesens.fem.nonlinear.newton import LINE_SEARCHES, NewtonOptions
 from fesens.opt.problem import Response
 from fesens.physics import PHYSICS
 
@@ -50,10 +50,10 @@ NEWTON = {
     "atol": Key(number(0.0), _DEFAULTS["atol"], "absolute residual tolerance"),
     "max_iterations": Key(integer(1, 1000), _DEFAULTS["max_iterations"],
                           "Newton iterations per load step before it is cut back"),
-    "line_search": Key(choice("residual", "energy", _NO_LINE_SEARCH),
-                       _DEFAULTS["line_search"], "backtracking on the residual norm, on "
-                       "the stored energy, or none (default: the physics' own, else "
-                       "residual)"),
+    "line_search": Key(choice(*(name for name in LINE_SEARCHES if name), _NO_LINE_SEARCH),
+                       _DEFAULTS["line_search"], "auto (full Newton steps, searched only "
+                       "where they fail), backtracking on the residual norm, on the stored "
+                       "energy, or none (default: the physics' own, else auto)"),
     "max_cutbacks": Key(integer(0, 50), _DEFAULTS["max_cutbacks"],
                         "halvings in a row of a failed step's load increment"),
     "adaptive": Key(boolean(), _DEFAULTS["adaptive"], "a step that converged in at most 4 "

@@ -26,13 +26,13 @@ def resolved(raw: dict, tmp_path):
 
 def test_the_physics_defaults_fill_the_keys_not_given(tmp_path):
     physics = PHYSICS.get("hyperelasticity")
-    assert physics.newton_defaults["line_search"] == "energy"
+    assert physics.newton_defaults["line_search"] == "auto"
     config = resolved(STRIP, tmp_path)
     newton = config.data["newton"]
-    assert newton["line_search"] == "energy"
+    assert newton["line_search"] == "auto"
     assert newton["steps"] == NewtonOptions().steps  # no physics default: the solver's
     options = newton_options(config.data)
-    assert options["line_search"] == "energy"
+    assert options["line_search"] == "auto"
     solution = build_model(config).solve(newton=options)
     assert solution.report.cutbacks == []
 

@@ -206,7 +206,7 @@ def test_the_physics_newton_defaults_apply_key_by_key():
         newton_defaults = {**FiniteStrainElasticity.newton_defaults, "steps": 3,
                            "adaptive": False}
 
-    assert FiniteStrainElasticity.newton_defaults == {"line_search": "energy"}
+    assert FiniteStrainElasticity.newton_defaults == {"line_search": "auto"}
     model = Stepped(rectangle(4, 1, 2.0, 0.5, "quad4"), E=50.0)
     model.fix("left").point_load("right", (0.0, -0.5))
     assert model.solve(warm_start=False).report.load_factors == pytest.approx(

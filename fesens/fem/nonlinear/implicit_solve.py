@@ -302,7 +302,8 @@ class LoadPath:
             return Evaluation(np.empty(0), 0.0, reason=reason)
         forces = model.internal_forces(u, fields, self.points)
         load = self.load(t)
-        energy = model.stored_energy(u, fields, self.points)
+        # no merit where follower loads act: their work has no potential in general
+        energy = None if model.followers else model.stored_energy(u, fields, self.points)
         if energy is not None:
             energy = energy - float(np.dot(load, u))
         scale = max(float(np.linalg.norm(forces)), float(np.linalg.norm(load)))

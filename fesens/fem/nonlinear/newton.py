@@ -1,4 +1,4 @@
-"""Newton–Raphson with a backtracking line search, load stepping and automatic cut-backs.
+"""Newton–Raphson with an adaptive line search, load stepping and automatic cut-backs.
 
 The solver knows no finite elements: a :class:`NewtonSystem` evaluates the residual
 ``R(x, t)`` of the unknowns ``x`` ``(n,)`` at the load factor ``t ∈ [0, 1]`` (with its
@@ -6,12 +6,12 @@ scale, the stored energy when there is one, and the reason when the state is
 inadmissible, such as an inverted element) and solves with its tangent ``∂R/∂x``.
 
 One load step: from the last converged state, Newton iterates ``K_T δ = −R``,
-``x ← x + α δ``, the step length ``α`` shortened (to the minimizer of the residual's
-second-order model along ``δ`` within ``[α/10, α/2]``; halved after a NaN or inadmissible
-trial) until the residual norm (or the energy, ``line_search="energy"``) decreases
-sufficiently (Armijo's rule with ``c = 10⁻⁴``; Nocedal & Wright, *Numerical
-Optimization*, 2nd ed., §3.1), until ``‖R‖ ≤ atol + rtol · scale``
-or the correction ``δ`` is negligible (``‖δ‖ ≤ stol ‖x‖``, PETSc SNES's step test).
+``x ← x + α δ`` (the step length ``α`` of :mod:`~fesens.fem.nonlinear.line_search`)
+until ``‖R‖ ≤ atol + rtol · scale`` or the correction ``δ`` is negligible
+(``‖δ‖ ≤ stol ‖x‖``, PETSc SNES's step test). The default line search, ``"auto"``,
+takes the full step unless the energy or the residual norm decreases along a shorter one
+as the residual's model predicts, and hands over to the energy line search from the best
+iterate when full steps stop making progress (:data:`WATCHDOG`).
 A step that fails (too many iterations, no acceptable ``α``, NaN, an inadmissible state, a
 singular tangent) is cut back: the load increment is halved and the step retried from the
 last converged state, at most ``max_cutbacks`` times in a row; then :class:`NewtonError`
@@ -27,12 +27,22 @@ from typing import Protocol
 import numpy as np
 
 from fesens.errors import NewtonError, SolverError
+from fesens.fem.nonlinear.advice import SEARCHED, advice
+from fesens.fem.nonlinear.line_search import StepFailed, search
 
-#: Line searches of :class:`NewtonOptions`: on the residual norm, on the stored energy
-#: (the residual norm decides where round-off hides the energy's decrease), or none (full
-#: Newton steps, halved only where a trial state is NaN or inadmissible).
-LINE_SEARCHES = ("residual", "energy", None)
-_ARMIJO = 1e-4
+#: Line searches of :class:`NewtonOptions`: full steps first, searched only where they fail
+#: (``"auto"``, the default); on the residual norm; on the stored energy (the residual norm
+#: decides where round-off hides the energy's decrease); or none (full Newton steps,
+#: halved only where a trial state is NaN or inadmissible).
+LINE_SEARCHES = ("auto", "residual", "energy", None)
+#: ``"auto"``: full Newton steps fail (and the line search takes over from the iterate of
+#: the lowest residual) after this many iterations in a row without a new lowest residual
+#: norm since the first step, the watchdog of Chamberlain, Powell, Lemaréchal & Pedersen
+#: (Math. Programming Study 16, 1982, 1–17) with a non-monotone window as in Grippo,
+#: Lampariello & Lucidi (SIAM J. Numer. Anal. 23, 1986, 707–716): a slender body's first
+#: iterates raise the residual by orders of magnitude on the way to a quadratically
+#: converging Newton, which a monotone search refuses.
+WATCHDOG = 5
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ class NewtonOptions:
         ``1 / steps`` after a cut-back.
     max_cutbacks : int
         How many times in a row a failed step's increment may be halved.
-    line_search : {"residual", "energy", None}
+    line_search : {"auto", "residual", "energy", None}
         See :data:`LINE_SEARCHES`.
     max_backtracks : int
         Shortenings of the step length ``α`` per iteration (each to between a tenth
@@ -73,7 +83,7 @@ class NewtonOptions:
     steps: int = 1
     adaptive: bool = True
     max_cutbacks: int = 8
-    line_search: str | None = "residual"
+    line_search: str | None = "auto"
     max_backtracks: int = 10
 
     def __post_init__(self):
@@ -216,12 +226,6 @@ class NewtonReport:
         return "\n".join(lines)
 
 
-class _StepFailed(Exception):  # noqa: N818 - a signal between the functions below
-    def __init__(self, reason: str, residuals: list[float]):
-        super().__init__(reason)
-        self.reason, self.residuals = reason, residuals
-
-
 def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
                 stops: tuple[float, ...] = ()) -> tuple[np.ndarray, NewtonReport]:
     """Solve ``R(x, 1) = 0`` from ``x0`` (a state at ``t = 0``) by load steps.
@@ -256,28 +260,27 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
         target = end if t + increment > end - 1e-12 else t + increment
         try:
             x_new, residuals = newton(system, x, target, options)
-        except _StepFailed as failed:
+        except StepFailed as failed:
             report.attempts.append(Attempt(target, np.array(failed.residuals), False,
                                            failed.reason))
             failures += 1
             increment = (target - t) / 2
-            why = None
             if failures > options.max_cutbacks:
                 why = (f"after {options.max_cutbacks} cut-back(s) of the load increment (last: "
-                       f"{target - t:.3g})", "Try more load steps (steps=...), more cut-backs "
-                       "(max_cutbacks=...) or more iterations (max_iterations=...)")
+                       f"{target - t:.3g})")
             elif increment < floor:
                 why = (f"the load increment would fall to {increment:.3g}, below its floor "
-                       f"{floor:.3g} (1/steps / 2^max_cutbacks)", "The load path may end there "
-                       "(an instability or inverted cells ahead), or the tolerance may lie "
-                       "below the residual's round-off (rtol=...)")
-            if why is not None:
-                raise NewtonError(
-                    f"Newton did not converge at load factor {target:.6g}: {why[0]}: "
-                    f"{failed.reason}. The last converged load factor is {t:.6g} (kept on the "
-                    f"error: load_factor, state). {why[1]}",
-                    reason=failed.reason, history=report.history, load_factor=t,
-                    state=x) from None
+                       f"{floor:.3g} (1/steps / 2^max_cutbacks)")
+            else:
+                continue
+            remedy = advice(failed.kind, options.line_search, target - t, increment < floor,
+                            _full_steps_converge(system, x, target, options, failed.kind))
+            raise NewtonError(
+                f"Newton did not converge at load factor {target:.6g}: {why}: "
+                f"{failed.reason}. The last converged load factor is {t:.6g} (kept on the "
+                f"error: load_factor, state). {remedy}",
+                reason=failed.reason, history=report.history, load_factor=t,
+                state=x) from None
             continue
         report.attempts.append(Attempt(target, np.array(residuals), True))
         report.load_factors.append(target)
@@ -290,101 +293,97 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
     return x, report
 
 
+
+def _full_steps_converge(system, x, t, options: NewtonOptions, kind: str) -> bool:
+    """Whether full Newton steps converge from ``x`` at ``t`` where a line search among
+    :data:`~fesens.fem.nonlinear.advice.SEARCHED` stalled or ran out of iterations (one
+    more Newton attempt, made only on the way to an error)."""
+    if options.line_search not in SEARCHED or kind not in ("stalled", "iterations"):
+        return False
+    try:
+        _iterate(system, x, t, options, None)
+    except StepFailed:
+        return False
+    return True
+
+
 def newton(system: NewtonSystem, x: np.ndarray, t: float, options: NewtonOptions
            ) -> tuple[np.ndarray, list[float]]:
     """One load step: Newton iterations at load factor ``t`` from ``x``.
 
-    Returns the converged unknowns and the residual norms (one per evaluation accepted);
-    raises ``_StepFailed`` with the reason.
+    ``line_search="auto"``: full steps under the watchdog (:data:`WATCHDOG`); where they
+    fail, the energy line search (the residual's where the system has no energy) from the
+    iterate of the lowest residual. Returns the converged unknowns and the residual norms
+    (one per evaluation accepted, both phases in order); raises ``StepFailed`` with the
+    reason.
     """
+    if options.line_search != "auto":
+        return _iterate(system, x, t, options, options.line_search)
+    try:
+        return _iterate(system, x, t, options, "auto", watchdog=True)
+    except StepFailed as full:
+        budget = options.max_iterations - (len(full.residuals) - 1)
+        if full.kind in ("solver", "start") or budget < 1:
+            raise
+        try:
+            x, more = _iterate(system, full.best, t, options, "energy", budget=budget)
+        except StepFailed as searched:
+            raise StepFailed(f"full Newton steps failed ({full.reason}), then the line "
+                             f"search from their best iterate: {searched.reason}",
+                             full.residuals + searched.residuals[1:], searched.kind) from None
+        return x, full.residuals + more[1:]
+
+
+def _iterate(system, x, t, options: NewtonOptions, line_search: str | None,
+             watchdog: bool = False, budget: int | None = None
+             ) -> tuple[np.ndarray, list[float]]:
+    """At most ``budget`` (default ``max_iterations``) Newton iterations with one line
+    search; ``watchdog``: fail as soon as :data:`WATCHDOG` iterations in a row set no new
+    lowest residual, the failure keeping the iterate of the lowest residual (``best``)."""
+    budget = options.max_iterations if budget is None else budget
     current = system.evaluate(x, t)
     if current.reason is not None:
-        raise _StepFailed(f"the start state is inadmissible: {current.reason}", [])
+        raise StepFailed(f"the start state is inadmissible: {current.reason}", [], "start")
     norm = _norm(current.residual)
     residuals = [norm]
     if not np.isfinite(norm):
-        raise _StepFailed("the residual is NaN or infinite at the start state", residuals)
-    for _ in range(options.max_iterations):
+        raise StepFailed("the residual is NaN or infinite at the start state", residuals,
+                         "start")
+    best, lowest, since = x, np.inf, 0
+    try:
+        for _ in range(budget):
+            if norm <= options.atol + options.rtol * current.scale:
+                return x, residuals
+            try:
+                delta = system.solve_tangent(x, t, -current.residual)
+            except SolverError as exc:
+                raise StepFailed(f"the tangent solve failed ({exc})", residuals,
+                                 "solver") from None
+            negligible = _norm(delta) <= options.stol * _norm(x)
+            try:
+                x, current, norm = search(system, x, t, delta, current, norm, line_search,
+                                          options.max_backtracks, residuals)
+            except StepFailed:
+                if negligible:  # the residual is at its round-off: nothing left to correct
+                    return x, residuals
+                raise
+            residuals.append(norm)
+            if negligible:
+                return x, residuals
+            lowest, since = (norm, 0) if norm < lowest else (lowest, since + 1)
+            if norm < min(residuals[:-1]):
+                best = x
+            if watchdog and since >= WATCHDOG:
+                raise StepFailed(f"no new lowest residual in {WATCHDOG} iterations "
+                                 f"(residual {norm:.3e})", residuals, "no progress")
         if norm <= options.atol + options.rtol * current.scale:
             return x, residuals
-        try:
-            delta = system.solve_tangent(x, t, -current.residual)
-        except SolverError as exc:
-            raise _StepFailed(f"the tangent solve failed ({exc})", residuals) from None
-        negligible = _norm(delta) <= options.stol * _norm(x)
-        try:
-            x, current, norm = _line_search(system, x, t, delta, current, norm, options,
-                                            residuals)
-        except _StepFailed:
-            if negligible:  # the residual is at its round-off: nothing left to correct
-                return x, residuals
-            raise
-        residuals.append(norm)
-        if negligible:
-            return x, residuals
-    if norm <= options.atol + options.rtol * current.scale:
-        return x, residuals
-    raise _StepFailed(f"no convergence in {options.max_iterations} iterations (residual "
-                      f"{norm:.3e}, target {options.atol + options.rtol * current.scale:.3e})",
-                      residuals)
-
-
-def _line_search(system, x, t, delta, current: Evaluation, norm: float,
-                 options: NewtonOptions, residuals: list[float]):
-    """The accepted ``(x + α δ, its evaluation, its residual norm)``."""
-    slope = float(np.dot(current.residual, delta))  # dΠ/dα at α = 0 for an energy Π
-    alpha, why = 1.0, ""
-    for _ in range(options.max_backtracks + 1):
-        trial = x + alpha * delta
-        evaluation = system.evaluate(trial, t)
-        trial_norm = np.inf if evaluation.reason else _norm(evaluation.residual)
-        if evaluation.reason is not None:
-            why = f"every trial state is inadmissible ({evaluation.reason})"
-        elif not np.isfinite(trial_norm):
-            why = "the residual is NaN or infinite at every trial state"
-        elif _accepted(options.line_search, alpha, norm, trial_norm, current, evaluation,
-                       slope):
-            return trial, evaluation, trial_norm
-        else:
-            why = (f"the line search found no step length that reduces the residual below "
-                   f"{norm:.3e} (stalled)")
-            alpha = _backtracked(alpha, current.residual, evaluation.residual)
-            continue
-        alpha /= 2  # an inadmissible or NaN trial tells nothing of a better length
-    raise _StepFailed(why, residuals)
-
-
-def _backtracked(alpha: float, residual: np.ndarray, trial: np.ndarray) -> float:
-    """The next step length after the residual ``trial`` ``(n,)`` at a rejected ``α``.
-
-    Along a Newton correction ``δ`` (``K_T δ = −R``) the residual is, to second order,
-    ``R(α) = (1 − α) R + α² Q``, and ``Q`` follows from the rejected trial (exactly where
-    the residual is quadratic in the unknowns, as a conductivity linear in the temperature
-    makes it). The next ``α`` minimizes ``‖R(α)‖`` on ``[α/10, α/2]``, the bounds of the
-    safeguarded backtracking of Dennis & Schnabel (*Numerical Methods for Unconstrained
-    Optimization and Nonlinear Equations*, 1983, §6.3.2): a wild overshoot (a tangent that
-    stiffens steeply along the step, such as that of a nearly void cell whose conductivity
-    grows with its temperature) shortens ``α`` tenfold per trial, which halving alone
-    could not within ``max_backtracks``.
-    """
-    q = (trial - (1.0 - alpha) * residual) / alpha ** 2
-    uu, uq, qq = float(residual @ residual), float(residual @ q), float(q @ q)
-    # d/da ‖(1 − a) R + a² Q‖² / 2 = 2 qq a³ − 3 uq a² + (uu + 2 uq) a − uu
-    roots = np.roots([2.0 * qq, -3.0 * uq, uu + 2.0 * uq, -uu])
-    low, high = 0.1 * alpha, 0.5 * alpha
-    candidates = [low, high, *(r.real for r in roots
-                               if abs(r.imag) <= 1e-12 * abs(r) and low < r.real < high)]
-    return min(candidates, key=lambda a: float(np.linalg.norm((1.0 - a) * residual
-                                                             + a ** 2 * q)))
-
-
-def _accepted(line_search, alpha, norm, trial_norm, current, evaluation, slope) -> bool:
-    if line_search is None:
-        return True
-    decreased = trial_norm <= (1.0 - _ARMIJO * alpha) * norm
-    if line_search == "energy" and current.energy is not None and slope < 0:
-        return evaluation.energy <= current.energy + _ARMIJO * alpha * slope or decreased
-    return decreased
+        target = options.atol + options.rtol * current.scale
+        raise StepFailed(f"no convergence in {budget} iterations (residual "
+                         f"{norm:.3e}, target {target:.3e})", residuals, "iterations")
+    except StepFailed as failed:
+        failed.best = best
+        raise
 
 
 def _norm(residual: np.ndarray) -> float:
