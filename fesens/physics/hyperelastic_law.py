@@ -43,6 +43,7 @@ from fesens.physics.energy_law import (  # noqa: F401 - deformation_gradient, ja
     swap,
     trace,
 )
+from fesens.physics.rubber_laws import RUBBER_LAWS
 
 #: The 2D kinematic assumptions a finite-strain law supports (None: 3D). Plane stress
 #: would need the out-of-plane stretch solved at every point, which no law here does.
@@ -223,6 +224,7 @@ HYPERELASTIC_LAWS: Mapping[str, HyperelasticLaw] = MappingProxyType({
             _svk_energy, first_piola=_svk_first_piola, tangent=_svk_tangent,
             out_of_plane=_svk_out_of_plane, check_constants=check_constants,
             check_points=False),
+        *RUBBER_LAWS,  # the rubber and fibre laws' energies and records: rubber_laws.py
     )
 })
 

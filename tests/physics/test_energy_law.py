@@ -31,7 +31,8 @@ def _state(d: int, seed: int):
 
 
 @pytest.mark.parametrize("d", [2, 3])
-@pytest.mark.parametrize("name", sorted(HYPERELASTIC_LAWS))
+@pytest.mark.parametrize("name", sorted(name for name, law in HYPERELASTIC_LAWS.items()
+                                          if law.constants == ("lam", "mu")))  # hand-written
 def test_hand_written_kernels_equal_the_derived_ones(name, d):
     """``P``, ``A`` and ``P_zz`` to 1e-12 of their size at random deformations."""
     hand = HYPERELASTIC_LAWS[name]

@@ -25,7 +25,8 @@ from fesens.physics.hyperelastic_law import (
     lame_constants,
 )
 
-LAWS = sorted(HYPERELASTIC_LAWS)
+#: the laws of the Lamé constants (the rubber laws: tests/physics/test_rubber_laws.py)
+LAWS = sorted(name for name, law in HYPERELASTIC_LAWS.items() if law.constants == ("lam", "mu"))
 N_CELLS, N_QP = 3, 4
 
 
@@ -260,7 +261,6 @@ def test_registry():
     for name, law in HYPERELASTIC_LAWS.items():
         assert isinstance(law, HyperelasticLaw)
         assert law.name == name
-        assert law.constants == ("lam", "mu")
     with pytest.raises(TypeError):
         HYPERELASTIC_LAWS["other"] = HYPERELASTIC_LAWS["neo-hookean"]
     with pytest.raises(dataclasses.FrozenInstanceError):
