@@ -40,6 +40,7 @@ naming the physics, the first failing cell and quadrature point and the state th
 from __future__ import annotations
 
 import inspect
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -94,14 +95,14 @@ class UserPhysics(NonlinearModel):
                        for k, default in self.defaults.items()}
 
     # ------------------------------------------------------------ the user's side
+    @abstractmethod
     def integrand(self, z, x, fields):
         """The packed ``(r0, r1)`` ``(n_cells, n_qp, dim + 1)`` at ``z = (u, g)`` and the
         points ``x`` (traced numpy)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def integrand_tangent(self, z, x, fields) -> np.ndarray:
         """``∂r/∂z`` ``(n_cells, n_qp, dim + 1, dim + 1)`` (plain numpy)."""
-        raise NotImplementedError
 
     def material_fields(self, scale=None, **parameters) -> dict:
         """The function's parameters, per cell ``(n_cells, 1)`` against the points (traced

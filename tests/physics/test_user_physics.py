@@ -213,3 +213,21 @@ def test_the_builtin_conduction_and_its_weak_form_solve_alike():
         model.volume_load(3.0)
         fields.append(np.asarray(model.solve().field))
     np.testing.assert_allclose(fields[1], fields[0], rtol=1e-12, atol=1e-12)
+
+
+def test_the_flux_and_its_tangent_are_the_closed_form_derivatives_of_the_energy():
+    mesh = rectangle(3, 2)
+    model = Stiffening(mesh)
+    rng = np.random.default_rng(6)
+    c = 1.0 + rng.random(mesh.n_cells)
+    fields = model.material_fields(c=c)
+    _, u_q, grad_q = model._at_quadrature(rng.standard_normal(model.dofmap.n_dofs), None)
+    g = grad_q[:, :, 0, :]
+    stiffness = c[:, None] * (1 + np.sum(g * g, axis=-1))  # ∂ψ/∂g = c (1 + |g|²) g
+    np.testing.assert_allclose(model.flux(u_q, grad_q, fields)[:, :, 0, :],
+                               stiffness[..., None] * g, rtol=1e-13)
+    A, D = model.flux_tangent(u_q, grad_q, fields)
+    expected = (stiffness[..., None, None] * np.eye(2)
+                + 2 * c[:, None, None, None] * g[..., :, None] * g[..., None, :])
+    np.testing.assert_allclose(A[:, :, 0, :, 0, :], expected, rtol=1e-13)
+    assert not np.any(D)  # ∂²ψ/∂g∂T = 0
