@@ -38,13 +38,11 @@ class FiniteStrainSolution(NonlinearSolution):
         return reference + self.displacement
 
     def _law_inputs(self) -> tuple:
-        """``(geometry, H, λ, μ)``: the displacement gradients the law sees ``(n_cells, n_qp,
+        """``(geometry, H)``: the displacement gradients the law sees ``(n_cells, n_qp,
         dim, dim)`` (``γ ∇u`` under the energy interpolation, so that a void cell's
-        deformation stays near ``I`` and its stresses finite) and the scaled Lamé
-        constants ``(n_cells, 1)``."""
+        deformation stays near ``I`` and its stresses finite)."""
         geometry, _, grad_q = self.model._at_quadrature(self.u, self.points)
-        lam, mu = self.model._constants(self.fields)
-        return geometry, self.model._law_gradient(grad_q, self.fields), lam, mu
+        return geometry, self.model._law_gradient(grad_q, self.fields)
 
     def _cell_mean(self, geometry, values):
         """Reference-volume average over each cell's quadrature points, ``(n_cells, ...)``
@@ -56,13 +54,13 @@ class FiniteStrainSolution(NonlinearSolution):
     def deformation_gradient_at_quadrature(self):
         """``F = I + ∇_X u`` at the quadrature points, ``(n_cells, n_qp, dim, dim)``
         (``I + γ ∇_X u`` under the energy interpolation: the deformation the law sees)."""
-        _, H, _, _ = self._law_inputs()
+        _, H = self._law_inputs()
         return H + np.eye(self.model.mesh.dim)
 
     def jacobian(self):
         """Cell mean of ``J = det F`` (volume ratio; of :meth:`deformation_gradient_at_
         quadrature`), ``(n_cells,)``."""
-        geometry, H, _, _ = self._law_inputs()
+        geometry, H = self._law_inputs()
         return self._cell_mean(geometry, jacobian(H))
 
     def first_piola_at_quadrature(self):
@@ -86,14 +84,14 @@ class FiniteStrainSolution(NonlinearSolution):
         """Cauchy stress ``σ = J⁻¹ P Fᵀ`` at the quadrature points, ``(n_cells, n_qp, dim,
         dim)``, or with ``full`` ``(n_cells, n_qp, 3, 3)`` (in 2D with the plane-strain
         ``σ_zz``; plain arrays then)."""
-        _, H, lam, mu = self._law_inputs()
-        return _full_tensor(*self.model.law.cauchy(H, lam, mu), full)
+        _, H = self._law_inputs()
+        return _full_tensor(*self.model.law_cauchy(H, self.fields), full)
 
     def cauchy(self, full: bool = False):
         """Cell mean (over the reference volume) of the Cauchy stress, ``(n_cells, dim,
         dim)``, or ``(n_cells, 3, 3)`` with ``full`` (2D: with ``σ_zz``; plain arrays)."""
-        geometry, H, lam, mu = self._law_inputs()
-        sigma, sigma_zz = self.model.law.cauchy(H, lam, mu)
+        geometry, H = self._law_inputs()
+        sigma, sigma_zz = self.model.law_cauchy(H, self.fields)
         mean_zz = None if sigma_zz is None else self._cell_mean(geometry, sigma_zz)
         return _full_tensor(self._cell_mean(geometry, sigma), mean_zz, full)
 
@@ -107,15 +105,21 @@ class FiniteStrainSolution(NonlinearSolution):
         (:func:`fesens.objectives.stress_pnorm`, ``stress_ks``) read.
 
         ``stress_scale`` (scalar or ``(n_cells,)``) replaces the density scale of the
-        stress (e.g. a relaxed ``x^q``) at the same deformation: both laws are linear in
-        the Lamé constants, so it scales the Lamé constants of ``E`` and ``nu`` alone.
+        stress (e.g. a relaxed ``x^q``) at the same deformation: the laws of ``E`` and
+        ``nu`` are linear in the Lamé constants, so it scales those alone; any other law's
+        stress is scaled by it.
         """
-        geometry, H, lam, mu = self._law_inputs()
-        if stress_scale is not None:
+        geometry, H = self._law_inputs()
+        fields = self.fields
+        if stress_scale is not None and self.model.constants:
+            fields = self.model.material_fields(
+                **{k: v for k, v in self.parameters.items() if k != "scale"},
+                scale=stress_scale)
+        elif stress_scale is not None:
             lam, mu = self.model.lame(self.parameters.get("E"), self.parameters.get("nu"))
             scale = stress_scale * np.ones(self.model.mesh.n_cells)
-            lam, mu = (scale * lam)[:, None], (scale * mu)[:, None]
-        sigma, sigma_zz = self.model.law.cauchy(H, lam, mu)
+            fields = {"lam": scale * lam, "mu": scale * mu}
+        sigma, sigma_zz = self.model.law_cauchy(H, fields)
         out_of_plane = None if sigma_zz is None else self._cell_mean(geometry, sigma_zz)
         return von_mises_squared(self._cell_mean(geometry, sigma), out_of_plane)
 

@@ -8,16 +8,22 @@ Continuum Mechanics for Finite Element Analysis*, 2nd ed., 2008, §8.3)
     R_a = Σ_e Σ_q t dΩ_q P(F_q) ∇_X N_a − f_a,
 
 with the first Piola–Kirchhoff stress ``P = s ∂W/∂F`` of the material law
-(:mod:`fesens.physics.hyperelastic_law`: compressible neo-Hookean or St. Venant–Kirchhoff),
-the density scale ``s`` of the stored energy and the thickness ``t`` (2D). Both laws are
-linear in the Lamé constants, so ``s W(F; λ, μ) = W(F; s λ, s μ)``: the material fields of
-a solve are ``s λ`` and ``s μ`` per cell. The loads are dead loads: point forces, tractions
-and body forces per unit reference area and volume, fixed in direction and size whatever
-the deformation (a pressure too acts along the reference normal), except a follower
-pressure (``pressure(..., follower=True)``), which acts on the deformed facet along its
-current normal. The tangent ``∂R/∂u`` is the law's hand-derived ``A = ∂P/∂F`` contracted
-with the shape gradients; it is symmetric (``P`` derives from an energy) unless a follower
-pressure adds its load stiffness.
+(:mod:`fesens.physics.hyperelastic_law`: compressible neo-Hookean, St. Venant–Kirchhoff and
+the rubber and fibre laws of :mod:`fesens.physics.rubber_laws`, or a user's energy), the
+density scale ``s`` of the stored energy and the thickness ``t`` (2D). The laws of the Lamé
+constants are linear in them, so ``s W(F; λ, μ) = W(F; s λ, s μ)``: the material fields of
+a solve are ``s λ`` and ``s μ`` per cell, of the parameters ``E`` and ``ν``. Any other law's
+constants (``c10, c01, kappa`` of Mooney–Rivlin) are the model's parameters themselves,
+scalar or per cell and differentiable like ``E``; the material fields are the constants
+and ``s``, which multiplies ``W``, ``P`` and the tangent.
+
+The loads are dead loads: point forces, tractions and body forces per unit reference area
+and volume, fixed in direction and size whatever the deformation (a pressure too acts
+along the reference normal), except a follower pressure (``pressure(...,
+follower=True)``), which acts on the deformed facet along its current normal. The tangent
+``∂R/∂u`` is the law's tangent ``A = ∂P/∂F`` (hand-written, or derived from ``W``)
+contracted with the shape gradients; it is symmetric (``P`` derives from an energy) unless
+a follower pressure adds its load stiffness.
 
 A state with ``det F ≤ 0`` at a quadrature point (an inverted element) is refused: Newton
 backtracks, then cuts the load back, then stops naming the cells.
@@ -49,20 +55,23 @@ from types import MappingProxyType
 
 import numpy as np
 
+from fesens.ad.numpy_wrapper import getval
 from fesens.fem.integrals.loads import FieldSpec
 from fesens.fem.model.load_terms import Where
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.parameters import SCALE
 from fesens.mesh.mesh import Mesh
 from fesens.physics.elasticity import DEFAULT_THICKNESS, Elasticity
+from fesens.physics.energy_law import HyperelasticLaw
 from fesens.physics.hyperelastic_law import (
     DEFAULT_LAW,
     HYPERELASTIC_LAWS,
-    hyperelastic_law,
     inverted_points,
     lame_constants,
 )
 from fesens.physics.hyperelastic_solution import FiniteStrainSolution
+from fesens.physics.law_entry_points import resolve_law
+from fesens.physics.rubber_laws import law_parameters
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 #: How the nearly void cells of a design are modelled: by the law, or by the energy
@@ -72,6 +81,8 @@ VOID_TREATMENTS = ("none", "energy_interpolation")
 #: use 500 and 0.01.
 DEFAULT_VOID_BETA = 500.0
 DEFAULT_VOID_ETA = 0.01
+#: The constants of the laws whose parameters are ``E`` and ``nu``.
+LAME_CONSTANTS = ("lam", "mu")
 
 
 def void_step(scale, beta: float = DEFAULT_VOID_BETA, eta: float = DEFAULT_VOID_ETA):
@@ -124,12 +135,21 @@ class FiniteStrainElasticity(NonlinearModel):
     mesh : Mesh
         Any volume cell type (tri3/6, quad4/8/9, tet4/10, hex8/20/27).
     E : float or array_like
-        Young's modulus at small strain, scalar or per cell ``(n_cells,)``.
+        Young's modulus at small strain, scalar or per cell ``(n_cells,)`` (the laws of the
+        Lamé constants only).
     nu : float or array_like
         Poisson's ratio at small strain, in ``(−1, 0.5)``, scalar or per cell.
-    law : str
-        The material law by name (:data:`~fesens.physics.hyperelastic_law.HYPERELASTIC_LAWS`):
-        ``"neo-hookean"`` (default) or ``"saint-venant-kirchhoff"``.
+    law : str or HyperelasticLaw
+        The material law: a name of
+        :data:`~fesens.physics.hyperelastic_law.HYPERELASTIC_LAWS` (``"neo-hookean"``, the
+        default, ``"saint-venant-kirchhoff"``, ``"mooney-rivlin"``, ...), an installed
+        package's law (:func:`~fesens.physics.law_entry_points.resolve_law`), or a law
+        object (:meth:`HyperelasticLaw.from_energy
+        <fesens.physics.energy_law.HyperelasticLaw.from_energy>`).
+    **constants : float or array_like
+        A law of other constants than ``λ, μ``: each of its constants by name, scalar or
+        per cell (``c10=0.3, c01=0.05, kappa=100.0``); they are the model's parameters
+        (:meth:`solve` and :func:`fesens.ad.grad` take them like ``E``).
     thickness : float
         Out-of-plane thickness (2D: plane strain).
     void_treatment : {"none", "energy_interpolation"}
@@ -223,16 +243,24 @@ class FiniteStrainElasticity(NonlinearModel):
     # of a slender beam that full Newton steps solve in a few iterations
     newton_defaults = MappingProxyType({"line_search": "auto"})
 
-    def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str = DEFAULT_LAW,
+    def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str | HyperelasticLaw = DEFAULT_LAW,
                  thickness: float = DEFAULT_THICKNESS, void_treatment: str = "none",
                  void_beta: float = DEFAULT_VOID_BETA, void_eta: float = DEFAULT_VOID_ETA,
-                 quadrature_order: int | None = None):
+                 quadrature_order: int | None = None, **constants):
         super().__init__(mesh, mesh.dim, thickness=thickness,
                          quadrature_order=quadrature_order)
-        self.law = hyperelastic_law(law)
+        self.law = resolve_law(law)
         self.plane = "strain" if mesh.dim == 2 else None
-        self.E = np.asarray(self.checked("E", E), dtype=float)
-        self.nu = np.asarray(self.checked("nu", nu), dtype=float)
+        #: the law's own constants (empty for a law of E and nu), ``(n_cells,)`` each
+        self.constants: dict[str, np.ndarray] = {}
+        if self.law.constants == LAME_CONSTANTS:
+            if constants:
+                raise TypeError(f"law {self.law.name!r} takes E and nu; unknown keyword(s) "
+                                f"{sorted(constants)}")
+            self.E = np.asarray(self.checked("E", E), dtype=float)
+            self.nu = np.asarray(self.checked("nu", nu), dtype=float)
+        else:
+            self._take_constants(E, nu, constants, void_treatment)
         if void_treatment not in VOID_TREATMENTS:
             raise ValueError(f"void_treatment must be one of {VOID_TREATMENTS}, got "
                              f"{void_treatment!r}")
@@ -245,6 +273,34 @@ class FiniteStrainElasticity(NonlinearModel):
         self.void_treatment = void_treatment
         self.void_beta, self.void_eta = float(void_beta), float(void_eta)
 
+    def _take_constants(self, E, nu, constants: dict, void_treatment: str) -> None:
+        """The parameters of a law of other constants than ``λ, μ``: its constants and the
+        scale, instead of ``E`` and ``nu``."""
+        name, wanted = self.law.name, self.law.constants
+        if (np.any(np.asarray(E) != 1.0) or np.any(np.asarray(nu) != 0.3)
+                or set(constants) != set(wanted)):
+            given = sorted(constants) + [k for k, v, default in (("E", E, 1.0), ("nu", nu, 0.3))
+                                         if np.any(np.asarray(v) != default)]
+            raise TypeError(f"law {name!r} takes the constants {', '.join(wanted)} (not E, "
+                            f"nu); got {', '.join(given) or 'none'}")
+        if void_treatment != "none":
+            raise ValueError(f"void_treatment={void_treatment!r} models void cells by linear "
+                             f"elasticity of λ and μ, which law {name!r} does not have")
+        self.parameters = MappingProxyType({**law_parameters(self.law),
+                                            "scale": type(self).parameters["scale"]})
+        self.constants = {key: np.asarray(self.checked(key, value), dtype=float)
+                          for key, value in constants.items()}
+        self.law.check_constants_of(*(self.constants[key] for key in wanted))
+
+    def check_parameters(self, parameters) -> None:
+        """Raise TypeError naming the unknown parameter names and this model's (its law's
+        constants, or ``E`` and ``nu``, and ``scale``)."""
+        unknown = set(parameters) - set(self.parameters)
+        if unknown:
+            raise TypeError(f"unknown parameter(s) {sorted(unknown)}; this "
+                            f"{type(self).__name__} (law {self.law.name!r}) accepts "
+                            f"{', '.join(self.parameters)} (and loads, dirichlet, points)")
+
     # ------------------------------------------------------------ physics hooks
     def lame(self, E=None, nu=None) -> tuple:
         """Per-cell ``(λ, μ)`` ``(n_cells,)`` of the given (or the model's) ``E`` and ``nu``
@@ -253,17 +309,26 @@ class FiniteStrainElasticity(NonlinearModel):
         nu = self.nu if nu is None else self.checked("nu", nu)
         return lame_constants(E, nu, self.plane)
 
-    def material_fields(self, E=None, nu=None, scale=None) -> dict:
+    def material_fields(self, E=None, nu=None, scale=None, **constants) -> dict:
         """``{"lam": s λ, "mu": s μ}``, ``(n_cells,)`` each: the Lamé constants scaled by the
-        density scale (both laws are linear in them), and under the energy interpolation
+        density scale (those laws are linear in them), and under the energy interpolation
         with a scale ``"gamma"``, the step ``γ(s)`` ``(n_cells,)``; traced when a parameter
-        is.
+        is. A law of other constants: each constant (given, or the model's) and, with a
+        scale, ``"scale"``.
 
         Raises
         ------
         ValueError
-            ``E ≤ 0``, ``ν`` outside ``(−1, 0.5)`` or ``scale ≤ 0``, naming the parameter.
+            ``E ≤ 0``, ``ν`` outside ``(−1, 0.5)``, ``scale ≤ 0`` or a constant outside its
+            range, naming the parameter.
         """
+        if self.constants:
+            fields = {key: self.checked(key, constants.get(key, value))
+                      for key, value in self.constants.items()}
+            self.law.check_constants_of(*(fields[key] for key in self.law.constants))
+            if scale is not None:
+                fields["scale"] = self.checked("scale", scale)
+            return fields
         lam, mu = self.lame(E, nu)
         if scale is None:
             return {"lam": lam, "mu": mu}
@@ -274,8 +339,30 @@ class FiniteStrainElasticity(NonlinearModel):
         return fields
 
     def _constants(self, fields) -> tuple:
-        """The scaled Lamé constants as ``(n_cells, 1)`` against ``(n_cells, n_qp)``."""
+        """The law's constants (the scaled Lamé constants) as ``(n_cells, 1)`` each against
+        ``(n_cells, n_qp)``."""
+        if self.constants:
+            return tuple(fields[key][:, None] for key in self.law.constants)
         return fields["lam"][:, None], fields["mu"][:, None]
+
+    @staticmethod
+    def _scaled(values, fields):
+        """``s values`` of a law of other constants than ``λ, μ`` given a scale, else
+        ``values`` (``(n_cells, n_qp, ...)``)."""
+        scale = fields.get("scale")
+        if scale is None:
+            return values
+        return np.reshape(scale, (-1,) + (1,) * (np.ndim(values) - 1)) * values
+
+    def law_cauchy(self, H, fields) -> tuple:
+        """``(σ, σ_zz)`` of the law at ``H`` ``(n_cells, n_qp, dim, dim)`` with the fields'
+        constants, scaled by ``s`` (:meth:`HyperelasticLaw.cauchy
+        <fesens.physics.energy_law.HyperelasticLaw.cauchy>`; traced)."""
+        sigma, sigma_zz = self.law.cauchy(H, *self._constants(fields))
+        if not self.constants:
+            return sigma, sigma_zz
+        return (self._scaled(sigma, fields),
+                None if sigma_zz is None else self._scaled(sigma_zz, fields))
 
     def _gamma(self, fields):
         """``γ`` as ``(n_cells, 1, 1, 1)`` against ``(n_cells, n_qp, dim, dim)``, or None
@@ -292,6 +379,9 @@ class FiniteStrainElasticity(NonlinearModel):
     def flux(self, u_q, grad_q, fields):
         """``P = ∂(s W)/∂F`` ``(n_cells, n_qp, dim, dim)`` at ``F = I + grad_q``; under the
         energy interpolation ``γ P_NL(γH) + (1 − γ²) P_L(H)``."""
+        if self.constants:
+            return self._scaled(self.law.first_piola_of(grad_q, *self._constants(fields)),
+                                fields)
         lam, mu = self._constants(fields)
         gamma = self._gamma(fields)
         if gamma is None:
@@ -303,6 +393,9 @@ class FiniteStrainElasticity(NonlinearModel):
         """``(A, None)``: ``A_iJkL = ∂P_iJ/∂F_kL`` ``(n_cells, n_qp, dim, dim, dim, dim)``
         (the law's hand-derived tangent; under the energy interpolation
         ``γ² A_NL(γH) + (1 − γ²) C``); ``P`` does not depend on ``u`` itself."""
+        if self.constants:
+            return self._scaled(self.law.tangent_of(grad_q, *self._constants(fields)),
+                                _plain_fields(fields)), None
         lam, mu = self._constants(fields)
         gamma = self._gamma(fields)
         if gamma is None:
@@ -317,6 +410,8 @@ class FiniteStrainElasticity(NonlinearModel):
     def energy(self, u_q, grad_q, fields):
         """Stored energy density ``s W`` ``(n_cells, n_qp)`` per unit reference volume;
         under the energy interpolation ``s [W_NL(γH) + (1 − γ²) W_L(H)]``."""
+        if self.constants:
+            return self._scaled(self.law.energy_of(grad_q, *self._constants(fields)), fields)
         lam, mu = self._constants(fields)
         gamma = self._gamma(fields)
         if gamma is None:
@@ -366,3 +461,8 @@ class FiniteStrainElasticity(NonlinearModel):
         if follower:
             return self.follower_surface_load(where, p, name=name, kind="pressure")
         return self.surface_load(where, pressure=p, name=name, kind="pressure")
+
+
+def _plain_fields(fields: dict) -> dict:
+    """The fields' raw values (the tangent is plain numpy)."""
+    return {key: getval(value) for key, value in fields.items()}
