@@ -40,33 +40,65 @@ def mass_matrices(geometry: CellGeometry) -> np.ndarray:
     return np.einsum("eq,qa,qb->eab", geometry.dx, geometry.N, geometry.N, optimize=True)
 
 
-#: Cells per block of :func:`gradient_form` (bounds its temporaries to some 50 MB in 3D).
-_FORM_BLOCK = 4096
+#: Bytes of the temporaries of one block of cells of :func:`gradient_form`.
+_FORM_BLOCK_BYTES = 48 * 2**20
+
+
+def _shared(array: np.ndarray) -> bool:
+    """Whether ``array`` holds one entry for every cell: a first axis of 1, or a broadcast
+    one (stride 0)."""
+    return array.shape[0] == 1 or array.strides[0] == 0
 
 
 def gradient_form(weights, dNdx, A) -> np.ndarray:
     """``K_(e,a,c,b,d) = Σ_q w_eq Σ_kl ∂N_a/∂x_k A_(ckdl) ∂N_b/∂x_l`` ``(n_cells, n, nc, n,
-    nc)`` as ``Σ_q Bᵀ (w A) B`` with the strain-displacement matrix ``B_(ck, bd) = δ_cd
-    ∂N_b/∂x_k``: batched matrix products, several times faster than the same contraction
-    by ``einsum``, in blocks of cells.
+    nc)``, i.e. ``Σ_q Bᵀ (w A) B`` with the strain-displacement matrix ``B_(ck, bd) = δ_cd
+    ∂N_b/∂x_k``, by matrix products in blocks of cells (several times faster than the same
+    contraction by ``einsum``).
 
-    ``weights`` ``(n_cells, n_qp)``, ``dNdx`` ``(n_cells, n_qp, n, dim)``, ``A``
-    ``(n_cells, n_qp, nc, dim, nc, dim)``.
+    Where every cell has the same shape gradients (a structured grid: ``dNdx`` of one cell,
+    or broadcast to all), one BLAS product per block, the sum over the points inside it:
+    with ``GG_(qkl, ab) = ∂N_a/∂x_k ∂N_b/∂x_l``, ``K_(e, cd, ab) = Σ_(qkl) (w A)_(e, cd,
+    qkl) GG_(qkl, ab)``, a ``(cells·nc², n_qp·dim²) @ (n_qp·dim², n²)`` product (``w`` is
+    applied in the copy that reorders ``A``). Else ``Bᵀ ((w A) B)`` per cell and point.
+
+    ``weights`` ``(n_cells or 1, n_qp)``, ``dNdx`` ``(n_cells or 1, n_qp, n, dim)``, ``A``
+    broadcastable to ``(n_cells, n_qp, nc, dim, nc, dim)``.
     """
-    n_cells, n_qp, n, dim = np.shape(dNdx)
+    weights, dNdx = np.asarray(weights), np.asarray(dNdx)
+    n_qp, n, dim = dNdx.shape[1:]
     nc = np.shape(A)[2]
-    K = np.empty((n_cells, n * nc, n * nc))
-    for start in range(0, n_cells, _FORM_BLOCK):
-        cells = slice(start, min(start + _FORM_BLOCK, n_cells))
-        G = np.swapaxes(dNdx[cells], -1, -2)  # (e, q, dim, n)
-        B = np.zeros((G.shape[0], n_qp, nc, dim, n, nc))
+    n_cells = max(np.shape(A)[0], weights.shape[0], dNdx.shape[0])
+    A = np.broadcast_to(A, (n_cells, n_qp, nc, dim, nc, dim))
+    weights = np.broadcast_to(weights, (n_cells, n_qp))[:, :, None, None, None, None]
+    shared = _shared(dNdx)
+    G = np.swapaxes(dNdx[:1] if shared else np.broadcast_to(dNdx, (n_cells, n_qp, n, dim)),
+                    -1, -2)  # (1 or n_cells, q, dim, n)
+    if shared:
+        GG = np.reshape(G[0, :, :, None, :, None] * G[0, :, None, :, None, :],
+                        (n_qp * dim * dim, n * n))
+        floats = nc * nc * (n_qp * dim * dim + n * n)
+    else:
+        floats = n_qp * (nc * dim) * (2 * n * nc + nc * dim) + (n * nc) ** 2
+    block = max(1, _FORM_BLOCK_BYTES // (8 * floats))
+    K = np.empty((n_cells, n, nc, n, nc))
+    for start in range(0, n_cells, block):
+        cells = slice(start, min(start + block, n_cells))
+        m = cells.stop - start
+        if shared:
+            WA = np.empty((m, nc, nc, n_qp, dim, dim))  # w A as (cell, c, d, q, k, l)
+            np.multiply(A[cells], weights[cells], out=WA.transpose(0, 3, 1, 4, 2, 5))
+            products = np.reshape(WA.reshape(m * nc * nc, -1) @ GG, (m, nc, nc, n, n))
+            K[cells] = products.transpose(0, 3, 1, 4, 2)
+            continue
+        B = np.zeros((m, n_qp, nc, dim, n, nc))
         for c in range(nc):
-            B[:, :, c, :, :, c] = G
-        B = B.reshape(G.shape[0], n_qp, nc * dim, n * nc)
-        WA = np.reshape(A[cells], (G.shape[0], n_qp, nc * dim, nc * dim)) \
-            * weights[cells][:, :, None, None]
-        K[cells] = np.matmul(np.swapaxes(B, -1, -2), np.matmul(WA, B)).sum(axis=1)
-    return K.reshape(n_cells, n, nc, n, nc)
+            B[:, :, c, :, :, c] = G[cells]
+        B = B.reshape(m, n_qp, nc * dim, n * nc)
+        WA = np.reshape(A[cells] * weights[cells], (m, n_qp, nc * dim, nc * dim))
+        K[cells] = np.reshape(np.matmul(np.swapaxes(B, -1, -2), np.matmul(WA, B)).sum(axis=1),
+                              (m, n, nc, n, nc))
+    return K
 
 
 def transposed_tangent_action(weights, dNdx, A, N=None, D=None

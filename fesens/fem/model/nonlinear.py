@@ -213,7 +213,7 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         mesh, n_comp = self.mesh, self.n_components
         u_cells = u[self.dofmap.cell_dofs]  # (n_cells, nd)
         nodal = np.reshape(u_cells, (mesh.n_cells, mesh.type_info.n_nodes, n_comp))
-        u_q = np.einsum("qa,eac->eqc", geometry.N, nodal)
+        u_q = np.matmul(geometry.N, nodal)  # (q, a) @ (e, a, c): a batched BLAS product
         grad_q = dof_gradients(geometry, u_cells, n_comp)[..., 0]
         return geometry, u_q, grad_q
 
@@ -228,10 +228,19 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         geometry, u_q, grad_q = self._at_quadrature(u, points)
         P = self.flux(u_q, grad_q, fields)
         weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
-        dNdx = geometry.dNdx  # (n_geom, q, a, k)
-        spec = "qak,eqck->eac" if np.shape(dNdx)[0] == 1 else "eqak,eqck->eac"
-        cell_forces = np.einsum(spec, dNdx[0] if spec[0] == "q" else dNdx, weighted)
-        forces = untake(np.reshape(cell_forces, (self.mesh.n_cells, -1)),
+        n_cells, n_qp, n_comp, dim = np.shape(weighted)
+        n_geom, _, n_nodes, _ = np.shape(geometry.dNdx)
+        # Σ_qk (w P)_(e,c,qk) ∂N_a/∂x_(qk): one matrix product, a BLAS one where the cells
+        # share their shape gradients (einsum's generic loop is several times slower)
+        gradients = np.reshape(np.swapaxes(geometry.dNdx, 2, 3), (n_geom, n_qp * dim, n_nodes))
+        weighted = np.transpose(weighted, (0, 2, 1, 3))  # (e, c, q, k)
+        if n_geom == 1:
+            cell_forces = np.reshape(np.reshape(weighted, (n_cells * n_comp, n_qp * dim))
+                                     @ gradients[0], (n_cells, n_comp, n_nodes))
+        else:
+            cell_forces = np.matmul(np.reshape(weighted, (n_cells, n_comp, n_qp * dim)),
+                                    gradients)
+        forces = untake(np.reshape(np.swapaxes(cell_forces, 1, 2), (n_cells, -1)),
                         self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
         return self._subtract_follower_forces(forces, u, fields, points)
 
@@ -271,7 +280,7 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
             K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
                               optimize=True)
         nd = self.dofmap.cell_dofs.shape[1]
-        K = np.array(np.reshape(K, (n_cells, nd, nd)))
+        K = np.reshape(K, (n_cells, nd, nd))  # a new array: the follower stiffness adds in place
         self._add_follower_stiffness(K, u, _plain(fields), points)
         return self.operator(block).cell_matrix(K)
 
