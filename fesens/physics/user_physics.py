@@ -200,8 +200,9 @@ class EnergyPhysics(UserPhysics):
     definite_tangent = False
 
     def _packed_energy(self, z, *values):
-        psi = type(self).function(z[..., 1:], z[..., 0], **dict(zip(self.values, values,
-                                                                     strict=True)))
+        with np.errstate(all="ignore"):  # a non-finite value is refused below, named
+            psi = type(self).function(z[..., 1:], z[..., 0],
+                                      **dict(zip(self.values, values, strict=True)))
         return self.checked_value(psi, np.shape(z)[:2], z, "the energy psi")
 
     def _values(self, fields: dict) -> tuple:
@@ -209,12 +210,14 @@ class EnergyPhysics(UserPhysics):
 
     def integrand(self, z, x, fields):
         """``∂ψ/∂(u, g)`` ``(n_cells, n_qp, dim + 1)`` by one reverse pass (traced)."""
-        r = pointwise_grad(self._packed_energy, z, *self._values(fields))
+        with np.errstate(all="ignore"):
+            r = pointwise_grad(self._packed_energy, z, *self._values(fields))
         return self.checked_value(r, np.shape(z), z, "the derivative of psi")
 
     def integrand_tangent(self, z, x, fields) -> np.ndarray:
         """``∂²ψ/∂(u, g)²`` ``(n_cells, n_qp, dim + 1, dim + 1)`` (plain)."""
-        J = pointwise_hessian(self._packed_energy, z, *self._values(fields))
+        with np.errstate(all="ignore"):
+            J = pointwise_hessian(self._packed_energy, z, *self._values(fields))
         return self.checked_value(J, (*np.shape(z), np.shape(z)[-1]), z,
                                   "the second derivative of psi")
 
@@ -232,8 +235,9 @@ class WeakFormPhysics(UserPhysics):
 
     def integrand(self, z, x, fields):
         """The packed ``(r0, r1)`` ``(n_cells, n_qp, dim + 1)`` (traced)."""
-        r0, r1 = type(self).function(z[..., 0], z[..., 1:], x,
-                                     **{k: fields[k] for k in self.values})
+        with np.errstate(all="ignore"):  # a non-finite value is refused below, named
+            r0, r1 = type(self).function(z[..., 0], z[..., 1:], x,
+                                         **{k: fields[k] for k in self.values})
         shape = np.shape(z)
         r0 = self.checked_value(r0, shape[:2], z, "the weak form's r0")
         r1 = self.checked_value(r1, (*shape[:2], shape[2] - 1), z, "the weak form's r1")
@@ -248,8 +252,9 @@ class WeakFormPhysics(UserPhysics):
         direction = np.zeros(z.shape)
         for k in range(z.shape[-1]):
             direction[..., k] = 1.0
-            J[..., k] = getval(jvp(lambda zz: self.integrand(zz, x, fields), (z,),
-                                   (direction,))[1])
+            with np.errstate(all="ignore"):
+                J[..., k] = getval(jvp(lambda zz: self.integrand(zz, x, fields), (z,),
+                                       (direction,))[1])
             direction[..., k] = 0.0
         return self.checked_value(J, J.shape, z, "the derivative of the weak form")
 

@@ -153,7 +153,7 @@ def test_a_user_energy_of_the_wrong_shape_is_named():
 
 def test_a_nan_from_the_user_names_the_cell_the_point_and_the_state():
     def log_barrier(u, g, x):
-        return np.where(x[..., 0] > 0.5, 0.0, np.nan) + u, g  # NaN left of x = 0.5
+        return np.log(x[..., 0] - 0.5) * 0.0 + u, g  # NaN left of x = 0.5
 
     model = weak_form_physics(log_barrier, name="barrier")(strip(4))
     model.fix("left")
@@ -231,3 +231,14 @@ def test_the_flux_and_its_tangent_are_the_closed_form_derivatives_of_the_energy(
                 + 2 * c[:, None, None, None] * g[..., :, None] * g[..., None, :])
     np.testing.assert_allclose(A[:, :, 0, :, 0, :], expected, rtol=1e-13)
     assert not np.any(D)  # ∂²ψ/∂g∂T = 0
+
+
+def test_an_energy_not_differentiable_where_it_is_evaluated_is_named():
+    def kink(g, T):
+        return np.sqrt(np.sum(g * g, axis=-1))  # |∇T|: no derivative at ∇T = 0
+
+    model = energy_physics(kink)(strip(4))
+    model.fix("left")
+    with pytest.raises(NonFiniteError, match=r"physics 'kink': the derivative of psi is not "
+                                             r"finite at cell 0, quadrature point 0"):
+        model.solve()
