@@ -5,8 +5,9 @@
 advice on it names the remedy that fits the failure: a line search that cut the steps of
 a Newton iteration that converges with full steps (found by trying them once more from
 the last converged state), inadmissible trial states (``det F ≤ 0``, ``k ≤ 0``), a
-residual that stalls at a large load increment (more load steps, with their number), the
-end of the load path (a limit load), or a tangent solve that failed.
+residual that stalls or falls slowly at a large load increment (more load steps or
+iterations, with their numbers), the end of the load path (a limit load: a residual that
+does not fall even at the smallest increment), or a tangent solve that failed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ SEARCHED = ("residual", "energy")
 
 
 def advice(kind: str, line_search: str | None, increment: float, floored: bool,
-           full_steps_converge: bool) -> str:
+           full_steps_converge: bool, residuals) -> str:
     """The advice sentence(s) of a failed solve.
 
     Parameters
@@ -36,6 +37,10 @@ def advice(kind: str, line_search: str | None, increment: float, floored: bool,
     full_steps_converge : bool
         Whether full Newton steps converge from the last converged state at the load
         factor that failed (tried only after a search among :data:`SEARCHED` failed).
+    residuals : sequence of float
+        The residual norms of the last attempt: one that ran out of iterations needs more
+        of them or smaller increments; one that stalled (no step length, no progress) at
+        the smallest increment may have reached the end of the load path.
     """
     if full_steps_converge:
         return (f"The {line_search} line search cut steps that full Newton steps take: "
@@ -49,11 +54,20 @@ def advice(kind: str, line_search: str | None, increment: float, floored: bool,
     if kind == "solver":
         return ("The tangent solve failed: a backend that factorizes indefinite or "
                 "non-symmetric tangents (solver = \"lu\") passes where a Cholesky one stops")
-    if floored:
-        return ("The load path may end there (a limit load, an instability or inverted "
-                "cells ahead), or the tolerance may lie below the residual's round-off "
-                "(rtol=...)")
+    falling = len(residuals) > 1 and residuals[-1] <= 0.1 * residuals[0]
+    limit = ("the load path may end there (a limit load, an instability or inverted cells "
+             "ahead), or the tolerance may lie below the residual's round-off (rtol=...)")
     steps = math.ceil(2.0 / increment)
+    more_steps = f"steps = {steps}: increments of {1.0 / steps:.3g}"
+    if kind == "iterations":
+        how = (f"fell slowly (from {residuals[0]:.3g} to {residuals[-1]:.3g})" if falling
+               else f"did not fall below {min(residuals):.3g}")
+        n = len(residuals) - 1
+        text = (f"The residual {how} in the {n} iterations of a load increment of "
+                f"{increment:.3g}: give more iterations (max_iterations = {2 * n}) or more "
+                f"load steps ({more_steps})")
+        return text + ("" if falling or not floored else f"; if neither helps, {limit}")
+    if floored:
+        return limit[0].upper() + limit[1:]
     return (f"The residual stalled at a load increment of {increment:.3g}: give more load "
-            f"steps, steps = {steps} (increments of {1.0 / steps:.3g}), or more cut-backs "
-            f"(max_cutbacks=...) or iterations (max_iterations=...)")
+            f"steps ({more_steps}) or cut-backs (max_cutbacks=...)")

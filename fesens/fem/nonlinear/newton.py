@@ -274,7 +274,8 @@ def solve_steps(system: NewtonSystem, x0: np.ndarray, options: NewtonOptions,
             else:
                 continue
             remedy = advice(failed.kind, options.line_search, target - t, increment < floor,
-                            _full_steps_converge(system, x, target, options, failed.kind))
+                            _full_steps_converge(system, x, target, options, failed.kind),
+                            failed.residuals)
             raise NewtonError(
                 f"Newton did not converge at load factor {target:.6g}: {why}: "
                 f"{failed.reason}. The last converged load factor is {t:.6g} (kept on the "
@@ -359,7 +360,8 @@ def _iterate(system, x, t, options: NewtonOptions, line_search: str | None,
             except SolverError as exc:
                 raise StepFailed(f"the tangent solve failed ({exc})", residuals,
                                  "solver") from None
-            negligible = _norm(delta) <= options.stol * _norm(x)
+            size = _norm(x)  # an infinite state (a diverged one) is never converged
+            negligible = np.isfinite(size) and _norm(delta) <= options.stol * size
             try:
                 x, current, norm = search(system, x, t, delta, current, norm, line_search,
                                           options.max_backtracks, residuals)
