@@ -71,7 +71,26 @@ def dims_text(dims: tuple[int, ...]) -> str:
 
 
 def _option_check(option: Option) -> Callable:
+    if option.extends is not None:
+        return _extended_choice(option)
     return choice(*option.choices) if option.choices else number(option.lower, low_open=True)
+
+
+def _extended_choice(option: Option) -> Callable:
+    """One of ``option.choices``, or a string that ``option.extends`` accepts."""
+    listed = choice(*option.choices)
+
+    def check(path: str, value: Any) -> str:
+        if value in option.choices or not isinstance(value, str):
+            return listed(path, value)
+        try:
+            option.extends(value)
+        except ValueError as exc:
+            raise ConfigError(f"{path} = {show(value)} is not allowed: {exc}") from None
+        return value
+
+    check.expected = f"{listed.expected} or a name option {option.name!r} extends to"
+    return check
 
 
 def physics_variants(dim: int) -> dict[str, dict[str, Key]]:
@@ -86,18 +105,26 @@ def _parameter_check(parameter: Parameter) -> Callable:
                   high_open=parameter.upper_open)
 
 
-def material_spec(cls: type[LinearModel]) -> dict[str, Key]:
+def material_spec(cls: type[LinearModel], options: dict | None = None) -> dict[str, Key]:
     """The ``[material]`` keys of a physics: its parameters' ranges and descriptions, the
-    defaults of its constructor (required if none); and the mass density of its eigen
-    solves (:attr:`~fesens.physics.spec.PhysicsConfig.mass`, not a constructor keyword)."""
-    signature = inspect.signature(cls).parameters
-    spec = {}
-    for key in cls.config.material:
-        default = signature[key].default
-        parameter = cls.parameters[key]
-        spec[key] = Key(_parameter_check(parameter),
-                        REQUIRED if default is inspect.Parameter.empty else default,
-                        parameter.description)
+    defaults of its constructor (required if none), or with the checked ``[physics]``
+    ``options`` those they choose (:attr:`~fesens.physics.spec.PhysicsConfig.material_of`,
+    required: a law's constants); and the mass density of its eigen solves
+    (:attr:`~fesens.physics.spec.PhysicsConfig.mass`, not a constructor keyword)."""
+    chosen = (None if options is None or cls.config.material_of is None
+              else cls.config.material_of(options))
+    if chosen is not None:
+        spec = {key: Key(_parameter_check(parameter), REQUIRED, parameter.description)
+                for key, parameter in chosen.items()}
+    else:
+        signature = inspect.signature(cls).parameters
+        spec = {}
+        for key in cls.config.material:
+            default = signature[key].default
+            parameter = cls.parameters[key]
+            spec[key] = Key(_parameter_check(parameter),
+                            REQUIRED if default is inspect.Parameter.empty else default,
+                            parameter.description)
     if cls.config.mass is not None:
         spec[cls.config.mass] = MASS_DENSITY
     if cls.config.inertia is not None and cls.config.inertia != cls.config.mass:

@@ -84,6 +84,7 @@ from fesens.config.physics_keys import (
     eigen_variants,
     load_variants,
     loads_the_model,
+    material_spec,
     material_variants,
     physics_variants,
     response_variants,
@@ -330,7 +331,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
     materials = material_variants()
     raw_material = raw.get("material", {})
     data["material"] = check_table(
-        "material", raw_material, materials[kind],
+        "material", raw_material, material_spec(PHYSICS.get(kind), data["physics"]),
         elsewhere={**variants_hint(materials, "physics.type", kind),
                    **_option_values_hint(raw_material, PHYSICS.get(kind).config.options)})
     config = Config(data, mesh, source, label)

@@ -59,7 +59,7 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.fem.integrals.loads import FieldSpec
 from fesens.fem.model.load_terms import Where
 from fesens.fem.model.nonlinear import NonlinearModel
-from fesens.fem.model.parameters import SCALE
+from fesens.fem.model.parameters import SCALE, Parameter
 from fesens.mesh.mesh import Mesh
 from fesens.physics.elasticity import DEFAULT_THICKNESS, Elasticity
 from fesens.physics.energy_law import HyperelasticLaw
@@ -83,6 +83,17 @@ DEFAULT_VOID_BETA = 500.0
 DEFAULT_VOID_ETA = 0.01
 #: The constants of the laws whose parameters are ``E`` and ``nu``.
 LAME_CONSTANTS = ("lam", "mu")
+
+
+def law_material(law: str) -> dict[str, Parameter] | None:
+    """The ``[material]`` keys of a config that names ``law``: its constants, described
+    with the law's name and constants; None for a law of ``E`` and ``nu``."""
+    law = resolve_law(law)
+    if law.constants == LAME_CONSTANTS:
+        return None
+    return {key: replace(parameter, description=f"{parameter.description}: a constant of "
+                                                f"law {law.name!r} ({', '.join(law.constants)})")
+            for key, parameter in law_parameters(law).items()}
 
 
 def void_step(scale, beta: float = DEFAULT_VOID_BETA, eta: float = DEFAULT_VOID_ETA):
@@ -196,8 +207,9 @@ class FiniteStrainElasticity(NonlinearModel):
     definite_tangent = False
     config = PhysicsConfig(
         options=(
-            Option("law", "finite-strain material law", DEFAULT_LAW,
-                   choices=tuple(HYPERELASTIC_LAWS)),
+            Option("law", "finite-strain material law (or 'package.module:function' of an "
+                   "installed package)", DEFAULT_LAW, choices=tuple(HYPERELASTIC_LAWS),
+                   extends=resolve_law),
             Option("thickness", "2D only: out-of-plane thickness (plane strain)",
                    DEFAULT_THICKNESS, dims=(2,)),
             Option("void_treatment", "nearly void cells: by the law, or linear by the "
@@ -232,6 +244,7 @@ class FiniteStrainElasticity(NonlinearModel):
         reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),
                   Reported("max_von_mises", "von_mises", "max", "max von Mises"),
                   Reported("min_jacobian", "jacobian", "min", "min det F")),
+        material_of=lambda options: law_material(options["law"]),
     )
 
     # The equilibria are stationary points of the potential energy, and the first Newton

@@ -25,7 +25,7 @@ under the attribute of its name (``model.E``, ``model.conductivity``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -65,6 +65,9 @@ class Option:
         A number's exclusive lower bound (None: any number).
     dims : tuple of int
         Mesh dimensions where the key applies (elsewhere it is rejected with a hint).
+    extends : callable or None
+        ``extends(value)`` accepts a string outside ``choices`` or raises ``ValueError``
+        saying why not (a material law of an installed package); None: ``choices`` only.
     """
 
     name: str
@@ -73,6 +76,7 @@ class Option:
     choices: tuple[str, ...] = ()
     lower: float | None = 0.0
     dims: tuple[int, ...] = (2, 3)
+    extends: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -312,6 +316,11 @@ class PhysicsConfig:
     time_order : int
         The order of that time derivative: 1 (``M Ṫ + K T = f``: a transient analysis) or
         2 (``M ü + C u̇ + K u = f``: dynamic and harmonic analyses).
+    material_of : callable or None
+        ``material_of(options)`` of the checked ``[physics]`` options: the ``[material]``
+        keys they choose instead of ``material``, a mapping of names to
+        :class:`~fesens.fem.model.parameters.Parameter` (each required), e.g. a material
+        law's constants; or None (then ``material``). None: ``material`` always.
     """
 
     options: tuple[Option, ...] = ()
@@ -327,6 +336,7 @@ class PhysicsConfig:
     eigen_responses: Mapping[str, str] = field(default_factory=dict)
     inertia: str | None = None
     time_order: int = 1
+    material_of: Callable[[Mapping], Mapping | None] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))
