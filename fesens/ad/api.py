@@ -20,8 +20,16 @@ from functools import wraps
 
 import numpy as np
 
-# registering the rules of the traced numpy, numpy.linalg and scipy.special subset
-from fesens.ad import array_vjps, linalg_vjps, numpy_jvps, numpy_vjps, special_vjps  # noqa: F401
+# registering the rules of the traced numpy, numpy.linalg and scipy.special subset, and the
+# second-order rules on numbers
+from fesens.ad import (  # noqa: F401
+    array_vjps,
+    linalg_vjps,
+    numpy_jvps,
+    numpy_vjps,
+    second_order,
+    special_vjps,
+)
 from fesens.ad.forward import Dual, ForwardModeUnsupported, ForwardTrace, give_way
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf

@@ -26,6 +26,12 @@ from fesens.ad.registry import JVP_RULES, jvp_maker
 from fesens.ad.traced import Traced
 
 _NO_RULES: dict = {}  # read only
+#: ``prim -> rule(x, y, trace)`` and ``prim -> rule(x, trace)``: second-order rules of
+#: arithmetic and elementwise primitives on numbers (:mod:`fesens.ad.second_order`), tried
+#: before the nested evaluation when a traced argument's value is a dual; a rule returns
+#: the result, or ``None`` where it does not apply.
+SECOND_ORDER_BINARY: dict = {}
+SECOND_ORDER_UNARY: dict = {}
 
 
 class ForwardModeUnsupported(Exception):  # noqa: N818 - a signal, caught by the drivers
@@ -79,6 +85,12 @@ def forward_call(prim: Callable, args: tuple, kwargs: dict, trace: ForwardTrace)
     if len(args) == 1:
         x = args[0]
         value = x.value
+        if type(value) is Dual and not kwargs:
+            rule = SECOND_ORDER_UNARY.get(prim)
+            if rule is not None:
+                out = rule(x, trace)
+                if out is not None:
+                    return out
         maker = rules.get(0) or _missing(prim, 0, trace)
         if kwargs:
             ans = prim(value, **kwargs)
@@ -106,6 +118,12 @@ def forward_call(prim: Callable, args: tuple, kwargs: dict, trace: ForwardTrace)
 def forward_binary(prim: Callable, x, y, trace: ForwardTrace) -> Dual:
     """:func:`forward_call` of a primitive of two positional arguments (the arithmetic
     operators: the common case, kept short)."""
+    if type((x if type(x) is Dual and x.trace is trace else y).value) is Dual:
+        rule = SECOND_ORDER_BINARY.get(prim)  # a dual of a dual: second order
+        if rule is not None:
+            out = rule(x, y, trace)
+            if out is not None:
+                return out
     rules = JVP_RULES.get(prim) or _NO_RULES
     if type(x) is Dual and x.trace is trace:
         xv = x.value
@@ -125,3 +143,4 @@ def forward_binary(prim: Callable, x, y, trace: ForwardTrace) -> Dual:
     ans = prim(x, yv) if isinstance(x, Traced) or isinstance(yv, Traced) else prim.raw(x, yv)
     second = rules.get(1) or _missing(prim, 1, trace)
     return Dual(ans, second(y.tangent, ans, x, yv), trace)
+
