@@ -12,6 +12,9 @@ from fesens.physics.hyperelasticity import FiniteStrainElasticity
 
 CASES = {
     "mooney-rivlin": {"c10": 0.3, "c01": 0.05, "kappa": 10.0},
+    "yeoh": {"c10": 0.3, "c20": -0.01, "c30": 0.002, "kappa": 10.0},
+    "gent": {"mu": 0.6, "Jm": 5.0, "kappa": 10.0},
+    "arruda-boyce": {"mu": 0.6, "lambda_m": 2.5, "kappa": 10.0},
     "ogden": {"mu1": 0.6, "alpha1": 3.0, "kappa": 10.0},
     "holzapfel-gasser-ogden": {"mu": 0.6, "k1": 0.5, "k2": 2.0, "kappa": 10.0,
                                "fibre_angle": 0.3},
@@ -20,22 +23,26 @@ CASES = {
 
 def test_one_cell_tension_is_the_closed_form_of_mooney_rivlin():
     """A hex8 cube pulled along x by a traction ``P`` with symmetry supports, nearly
-    incompressible (``κ = 10⁵ μ₀``): the stretch solves ``P = 2(λ − λ⁻²)(c₁₀ + c₀₁/λ)``."""
+    incompressible (``κ = 10⁴ μ₀``): the stretch solves ``P = 2(λ − λ⁻²)(c₁₀ + c₀₁/λ)`` to
+    ``O(μ₀/κ)``."""
     model = FiniteStrainElasticity(box(1, 1, 1, 1.0, 1.0, 1.0, "hex8"), law="mooney-rivlin",
-                                   c10=0.3, c01=0.05, kappa=7e4)
+                                   c10=0.3, c01=0.05, kappa=7e3)
     model.fix("left", components=[0]).fix("bottom", components=[1])
     model.fix("back", components=[2]).traction("right", (1.0, 0.0, 0.0))
-    stretch = 1.0 + model.solve(steps=4).displacement[:, 0].max()
+    stretch = 1.0 + model.solve(steps=1).displacement[:, 0].max()
     assert 2.0 * (stretch - stretch ** -2) * (0.3 + 0.05 / stretch) == pytest.approx(
-        1.0, rel=1e-4)
+        1.0, rel=2e-4)
+
+
+def _strip(law: str) -> FiniteStrainElasticity:
+    model = FiniteStrainElasticity(rectangle(4, 2, 1.0, 0.5, "quad4"), law=law, **CASES[law])
+    model.fix("left").traction("right", (0.2, 0.05), name="tip")
+    return model
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def strip(request):
-    model = FiniteStrainElasticity(rectangle(4, 2, 1.0, 0.5, "quad4"), law=request.param,
-                                   **CASES[request.param])
-    model.fix("left").traction("right", (0.2, 0.05), name="tip")
-    return model
+    return _strip(request.param)
 
 
 def test_taylor_through_the_solve_in_every_constant_and_the_scale(strip):
@@ -53,9 +60,10 @@ def test_taylor_through_the_solve_in_every_constant_and_the_scale(strip):
     assert result.rate > 1.9, result.table()
 
 
-def test_the_scale_scales_the_stress(strip):
+def test_the_scale_scales_the_stress():
     """``s P``: with ``s = 2`` and twice the load the displacement is that of ``s = 1``
     and the von Mises stress twice it."""
+    strip = _strip("holzapfel-gasser-ogden")
     once = strip.solve(steps=2)
     twice = strip.solve(steps=2, scale=2.0 * np.ones(strip.mesh.n_cells), loads={"tip": 2.0})
     np.testing.assert_allclose(twice.displacement, once.displacement, atol=1e-10)
