@@ -50,6 +50,7 @@ class Dual(Traced):
     """A value of a forward trace and its ``tangent`` (same shape as ``value``)."""
 
     __slots__ = ("value", "tangent", "trace")
+    nested_unary_rules = SECOND_ORDER_UNARY
 
     def __init__(self, value, tangent, trace: ForwardTrace):
         self.value = value

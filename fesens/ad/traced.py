@@ -21,6 +21,10 @@ class Traced:
 
     __slots__ = ()
     __array_priority__ = 100.0
+    #: ``prim -> rule(x, trace)`` of a ufunc applied to one traced value whose value is of
+    #: its own kind (a dual of a dual: :mod:`fesens.ad.second_order`), tried first; the
+    #: rule returns the result or ``None``.
+    nested_unary_rules: dict = {}  # read only here
 
     # array facts (never traced)
     shape = property(lambda self: np.shape(self.value))
@@ -62,6 +66,12 @@ class Traced:
         prim = UFUNCS.get(ufunc)
         if prim is None or kwargs or method != "__call__":
             return dispatch_ufunc(ufunc, method, inputs, kwargs)
+        if len(inputs) == 1 and type(self.value) is type(self):
+            rule = self.nested_unary_rules.get(prim)
+            if rule is not None:
+                out = rule(self, self.trace)
+                if out is not None:
+                    return out
         return prim(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
