@@ -139,6 +139,9 @@ def parameter_target(name: str) -> WRT:
     set through the evaluation's ``parameters``, written as a cell field."""
 
     def start(config: Config, model, rho) -> np.ndarray:
+        if name not in model.parameters:  # a finite-strain law of other constants than E, nu
+            raise ConfigError(f"--wrt {name}: this model has no parameter {name!r} (its "
+                              f"parameters: {', '.join(model.parameters)})")
         # the model keeps a parameter's value under its name (fesens.physics.spec)
         return np.broadcast_to(np.asarray(getattr(model, name), dtype=float),
                                (config.mesh.n_cells,)).copy()

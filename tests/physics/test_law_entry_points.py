@@ -10,6 +10,7 @@ import pytest
 
 from fesens.config import ConfigError, build_model, resolve
 from fesens.physics.law_entry_points import ENTRY_POINT_GROUP, installed_laws, resolve_law
+from fesens.workflow.targets import parameter_target
 
 PACKAGE = "fesens_test_laws"
 SOURCE = '''
@@ -67,6 +68,9 @@ def test_a_rubber_law_by_name_with_its_constants(tmp_path):
     assert model.law.name == "mooney-rivlin"
     assert model.constants["c01"] == pytest.approx(0.05)
     assert model.solve().displacement[:, 0].max() > 0.0
+    with pytest.raises(ConfigError, match=r"--wrt E: this model has no parameter 'E' \(its "
+                                          r"parameters: c10, c01, kappa, scale\)"):
+        parameter_target("E").start(config, model, None)
 
 
 @pytest.mark.parametrize(("material", "message"), [
