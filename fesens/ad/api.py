@@ -155,18 +155,20 @@ def _check_scalar(fun, value) -> None:
 def _forward_derivative(fun, args, argnum):
     """``(f(x), f'(x))`` for the number ``x = args[argnum]`` by forward mode, or ``None``."""
     trace = ForwardTrace(new_trace_id())
-    args = list(args)
     x = args[argnum]
-    args[argnum] = Dual(float(x) if type(x) is int else x, 1.0, trace)
+    x = Dual(float(x) if type(x) is int else x, 1.0, trace)
+    args = (x,) if len(args) == 1 else (*args[:argnum], x, *args[argnum + 1:])
     result = _run_forward(fun, args, trace)
     if result is None:
         return None
     out = result[0]
     if type(out) is not Dual or out.trace is not trace:
         return out, 0.0
-    _check_scalar(fun, getval(out))
+    value = out.value
+    if type(value) is not float:  # a dual of a number (nested grad), an array
+        _check_scalar(fun, getval(value))
     tangent = out.tangent
-    return out.value, tangent if type(tangent) is float else match_leaf(tangent, 0.0)
+    return value, tangent if type(tangent) is float else match_leaf(tangent, 0.0)
 
 
 def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
