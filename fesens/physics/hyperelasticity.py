@@ -296,6 +296,9 @@ class FiniteStrainElasticity(NonlinearModel):
                                          if np.any(np.asarray(v) != default)]
             raise TypeError(f"law {name!r} takes the constants {', '.join(wanted)} (not E, "
                             f"nu); got {', '.join(given) or 'none'}")
+        if "scale" in wanted:
+            raise ValueError(f"law {name!r} names a constant 'scale', the model's density "
+                             "scale: rename it")
         if void_treatment != "none":
             raise ValueError(f"void_treatment={void_treatment!r} models void cells by linear "
                              f"elasticity of λ and μ, which law {name!r} does not have")

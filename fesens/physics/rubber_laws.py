@@ -15,12 +15,13 @@ The invariants are formed from ``C − I = H + Hᵀ + HᵀH`` and ``J − 1`` fr
 of ``H``, so ``Ī₁ − 3`` and the others keep their relative precision at small strains.
 
 Ogden's principal stretches are not computed: ``Σ λ̄ᵢ^α = tr C̄^{α/2}`` is evaluated as a
-matrix function by inverse scaling and squaring (Higham, *Functions of Matrices*, SIAM
-2008, §6.3 (Denman–Beavers square roots) and §11.5): ``k`` square roots bring ``C̄`` near
-``I``, a binomial series gives ``(C̄^{1/2^k})^{α/2}``, and ``k`` squarings return
-``C̄^{α/2}``. Every step is a product or an inverse, smooth in ``F``, so the derivatives
-exist at equal stretches (``F = I`` included), where the derivatives of an eigenvalue
-decomposition divide by zero.
+matrix function by inverse scaling and squaring, as Higham & Lin's algorithm for
+fractional matrix powers (SIAM J. Matrix Anal. Appl., 2011) does, with a binomial series
+where they use a Padé approximant: ``k`` Denman–Beavers square roots (Higham, *Functions
+of Matrices*, SIAM 2008, ch. 6) bring ``C̄`` near ``I``, the series gives
+``(C̄^{1/2^k})^{α/2}``, and ``k`` squarings return ``C̄^{α/2}``. Every step is a product
+or an inverse, smooth in ``F``, so the derivatives exist at equal stretches (``F = I``
+included), where the derivatives of an eigenvalue decomposition divide by zero.
 """
 
 from __future__ import annotations

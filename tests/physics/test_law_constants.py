@@ -8,6 +8,7 @@ import pytest
 from fesens.ad import taylor_test
 from fesens.mesh.generators import box, rectangle
 from fesens.objectives import compliance
+from fesens.physics.energy_law import HyperelasticLaw, strain_part, trace
 from fesens.physics.hyperelasticity import FiniteStrainElasticity
 
 CASES = {
@@ -91,3 +92,8 @@ def test_solve_takes_the_law_constants_not_E():
                                void_treatment="energy_interpolation")
     with pytest.raises(TypeError, match="takes E and nu"):
         FiniteStrainElasticity(model.mesh, c10=1.0)
+    scaled = HyperelasticLaw.from_energy("scaled", "W = scale tr(C − I)",
+                                         lambda H, scale: scale * trace(strain_part(H)),
+                                         constants=("scale",))
+    with pytest.raises(ValueError, match="names a constant 'scale'"):
+        FiniteStrainElasticity(model.mesh, law=scaled, scale=1.0)
