@@ -144,12 +144,17 @@ def _traced(arg, outer):
     """``(value pair, tangent pair)`` of a traced argument, or ``None`` where the rules do
     not apply (a value that is not an outer dual of numbers, a tangent that is not a number
     or such a dual)."""
-    value = arg.value
+    value, tangent = arg.value, arg.tangent
     if type(value) is not Dual or value.trace is not outer or \
             type(value.value) not in _NUMBERS or type(value.tangent) not in _NUMBERS:
         return None
-    tangent = _pair(arg.tangent, outer)
-    return None if tangent is None else ((value.value, value.tangent), tangent)
+    kind = type(tangent)
+    if kind is Dual:
+        if tangent.trace is not outer or type(tangent.value) not in _NUMBERS or \
+                type(tangent.tangent) not in _NUMBERS:
+            return None
+        return (value.value, value.tangent), (tangent.value, tangent.tangent)
+    return ((value.value, value.tangent), (tangent, None)) if kind in _NUMBERS else None
 
 
 def _result(value, tangent, trace, outer) -> Dual:
@@ -337,8 +342,13 @@ def _operator(name: str, prim, reflected: bool = False):
     def operator(self, other):
         kind = type(other)
         if kind in _OPERANDS or (kind is Dual and other.trace is self.trace):
-            return (forward_binary(prim, other, self, self.trace) if reflected
-                    else forward_binary(prim, self, other, self.trace))
+            x, y = (other, self) if reflected else (self, other)
+            rule = SECOND_ORDER_BINARY.get(prim)
+            if rule is not None and type(self.value) is Dual:  # as forward_binary would
+                out = rule(x, y, self.trace)
+                if out is not None:
+                    return out
+            return forward_binary(prim, x, y, self.trace)
         return prim(other, self) if reflected else prim(self, other)
 
     operator.__name__ = f"__{'r' * reflected}{name}__"

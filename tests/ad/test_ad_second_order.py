@@ -41,8 +41,9 @@ def _outcome(d, x):
 def _both(d, x, monkeypatch):
     fast = _outcome(d, x)
     with monkeypatch.context() as m:
-        m.setattr(forward, "SECOND_ORDER_BINARY", {})
-        m.setattr(forward, "SECOND_ORDER_UNARY", {})
+        for table in (forward.SECOND_ORDER_BINARY, forward.SECOND_ORDER_UNARY):
+            for prim in list(table):
+                m.delitem(table, prim)
         nested = _outcome(d, x)
     return fast, nested
 
