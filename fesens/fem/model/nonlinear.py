@@ -209,12 +209,25 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         return self._full_vector(u_free, g, bool(self.constrained_dofs.size), False)
 
     def _at_quadrature(self, u, points):
+        """``(geometry, u_q (e, q, c), ∇u_q (e, q, c, k))`` of the state ``u`` (traced)."""
         geometry = self.geometry(points)
         mesh, n_comp = self.mesh, self.n_components
         u_cells = u[self.dofmap.cell_dofs]  # (n_cells, nd)
-        nodal = np.reshape(u_cells, (mesh.n_cells, mesh.type_info.n_nodes, n_comp))
-        u_q = np.matmul(geometry.N, nodal)  # (q, a) @ (e, a, c): a batched BLAS product
-        grad_q = dof_gradients(geometry, u_cells, n_comp)[..., 0]
+        if np.shape(geometry.dNdx)[0] > 1:
+            nodal = np.reshape(u_cells, (mesh.n_cells, mesh.type_info.n_nodes, n_comp))
+            return (geometry, np.matmul(geometry.N, nodal),
+                    dof_gradients(geometry, u_cells, n_comp)[..., 0])
+        # cells that share their shape functions' gradients: the values and gradients at
+        # the points as one BLAS product (e·c, a) @ (a, q + q·k)
+        n_qp, n_nodes, dim = np.shape(geometry.dNdx)[1:]
+        by_component = np.reshape(np.swapaxes(np.reshape(
+            u_cells, (mesh.n_cells, n_nodes, n_comp)), 1, 2), (mesh.n_cells * n_comp, n_nodes))
+        shape = np.concatenate([np.transpose(geometry.N), np.reshape(
+            np.transpose(geometry.dNdx[0], (1, 0, 2)), (n_nodes, n_qp * dim))], axis=1)
+        at_points = np.reshape(by_component @ shape, (mesh.n_cells, n_comp, n_qp * (1 + dim)))
+        u_q = np.swapaxes(at_points[:, :, :n_qp], 1, 2)
+        grad_q = np.transpose(np.reshape(at_points[:, :, n_qp:], (mesh.n_cells, n_comp, n_qp,
+                                                                   dim)), (0, 2, 1, 3))
         return geometry, u_q, grad_q
 
     def _weights(self, geometry):
