@@ -16,6 +16,11 @@ ufuncs, or Python's operators where the raw function takes them), so the results
 nested evaluation's bit for bit (``tests/ad/test_ad_second_order.py`` compares them).
 Anything else (arrays, a third level, a rule not written out here, ``0 ** y``) returns
 ``None`` and takes the nested evaluation.
+
+The rules are tried by ``forward_binary`` and ``forward_call``, and earlier by the
+arithmetic operators of a dual (set here: a number or a dual of the same trace goes
+straight to ``forward_binary``) and by the ufuncs of a dual of a dual
+(``Traced.nested_unary_rules``), which skip the primitive's checks of its arguments.
 """
 
 from __future__ import annotations
