@@ -1,4 +1,5 @@
-"""Cell matrices of physics-independent bilinear forms, vectorised over all cells (einsum).
+"""Cell matrices of physics-independent bilinear forms, vectorised over all cells (matrix
+products, einsum).
 
 With ``G = ∂N/∂x`` at the quadrature points and ``dΩ`` the physical weights
 (:class:`~fesens.fem.integrals.geometry.CellGeometry`):
