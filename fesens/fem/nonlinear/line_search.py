@@ -12,6 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+#: The line search that tries the full Newton step first (the default; ``newton.py``).
+ADAPTIVE = "auto"
+#: Line searches of :class:`~fesens.fem.nonlinear.newton.NewtonOptions`: full steps first,
+#: searched only where they fail (``"auto"``, the default); on the residual norm; on the
+#: stored energy (the residual norm decides where round-off hides the energy's decrease);
+#: or none (full Newton steps, halved only where a trial state is NaN or inadmissible).
+LINE_SEARCHES = (ADAPTIVE, "residual", "energy", None)
+
 _ARMIJO = 1e-4
 _GOLDSTEIN = 0.5
 
@@ -42,7 +50,7 @@ def search(system, x, t, delta, current, norm: float, line_search: str | None,
             why, kind = "the residual is NaN or infinite at every trial state", "nan"
         elif _accepted(line_search, alpha, norm, trial_norm, current, evaluation, slope):
             return trial, evaluation, trial_norm
-        elif line_search == "auto":
+        elif line_search == ADAPTIVE:
             return _full_or_shorter(system, x, t, delta, current, norm, slope,
                                     (trial, evaluation, trial_norm))
         else:
@@ -116,6 +124,6 @@ def _accepted(line_search, alpha, norm, trial_norm, current, evaluation, slope) 
     if line_search is None:
         return True
     decreased = trial_norm <= (1.0 - _ARMIJO * alpha) * norm
-    if line_search in ("energy", "auto") and current.energy is not None and slope < 0:
+    if line_search in ("energy", ADAPTIVE) and current.energy is not None and slope < 0:
         return evaluation.energy <= current.energy + _ARMIJO * alpha * slope or decreased
     return decreased

@@ -28,13 +28,8 @@ import numpy as np
 
 from fesens.errors import NewtonError, SolverError
 from fesens.fem.nonlinear.advice import SEARCHED, advice
-from fesens.fem.nonlinear.line_search import StepFailed, search
+from fesens.fem.nonlinear.line_search import ADAPTIVE, LINE_SEARCHES, StepFailed, search
 
-#: Line searches of :class:`NewtonOptions`: full steps first, searched only where they fail
-#: (``"auto"``, the default); on the residual norm; on the stored energy (the residual norm
-#: decides where round-off hides the energy's decrease); or none (full Newton steps,
-#: halved only where a trial state is NaN or inadmissible).
-LINE_SEARCHES = ("auto", "residual", "energy", None)
 #: ``"auto"``: full Newton steps fail (and the line search takes over from the iterate of
 #: the lowest residual) after this many iterations in a row without a new lowest residual
 #: norm since the first step, the watchdog of Chamberlain, Powell, Lemaréchal & Pedersen
@@ -83,7 +78,7 @@ class NewtonOptions:
     steps: int = 1
     adaptive: bool = True
     max_cutbacks: int = 8
-    line_search: str | None = "auto"
+    line_search: str | None = ADAPTIVE
     max_backtracks: int = 10
 
     def __post_init__(self):
@@ -318,10 +313,10 @@ def newton(system: NewtonSystem, x: np.ndarray, t: float, options: NewtonOptions
     (one per evaluation accepted, both phases in order); raises ``StepFailed`` with the
     reason.
     """
-    if options.line_search != "auto":
+    if options.line_search != ADAPTIVE:
         return _iterate(system, x, t, options, options.line_search)
     try:
-        return _iterate(system, x, t, options, "auto", watchdog=True)
+        return _iterate(system, x, t, options, ADAPTIVE, watchdog=True)
     except StepFailed as full:
         budget = options.max_iterations - (len(full.residuals) - 1)
         if full.kind in ("solver", "start") or budget < 1:
