@@ -52,7 +52,7 @@ docs-check: setup
 
 # Every combination of what a config can choose, each refused at check time or run and
 # checked (tests/combinations, fesens/docs/combinations.md): its shards on $(WORKERS)
-# workers, each shard's tally printed (-rP); about 20 core-hours. `make test` samples it
+# workers, each shard's tally printed (-rP); far more than a day of one core. `make test` samples it
 .PHONY: combinations
 combinations: setup
 	FESENS_COMBINATIONS=all $(PY) -m pytest -q -n $(WORKERS) --dist load -rP \

@@ -63,7 +63,10 @@ CONVERGED = {
 #: cantilever3d stopped at the same iteration in every such run. The frequency design's
 #: change falls below 0.01 only once the last gray members settle after the projection's
 #: final sharpening: 205 to 312 iterations over 6 such runs, the objective within 0.7 %.
-ITERATION_RTOL = {"lbracket_stress": 0.25, "frequency": 0.25}
+#: The overhang preset stops after 124 iterations on the machine that recorded it and after
+#: 139 on another CPU (the same code, 206.92 and 206.925: its projection's continuation
+#: meets the change rule at another step when the last bits differ).
+ITERATION_RTOL = {"lbracket_stress": 0.25, "frequency": 0.25, "overhang": 0.15}
 #: Presets that converge (a stop rule with its constraint_tol) in runs this test cannot
 #: afford or pin, with why; their full runs are the benchmark named, whose record the docs
 #: quote (here: their stopping rule only).

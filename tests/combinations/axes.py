@@ -1,8 +1,9 @@
 """The axes a config can combine, read from the records that declare them, and the tiny
 config of one point of their product.
 
-Each :class:`Axis` takes its values from a registry of fesens (the physics, the generated
-meshes, the analyses, the objective kinds a physics offers, ``--wrt`` targets, optimizers,
+Each :class:`Axis` takes its values from a registry of fesens (the physics, their
+``[physics]`` options with choices, the line searches, the generated meshes, the analyses,
+the time schemes, the objective kinds a physics offers, ``--wrt`` targets, optimizers,
 filters, projections and the robust switch, manufacturing constraints, solver backends and
 their aliases, the multigrid's devices, the commands of the ``fesens`` group); nothing here
 lists a choice by hand. What cannot come from a registry is *data*: the size of a tiny mesh
@@ -18,6 +19,7 @@ the mid-plane ``y = ly / 2`` (and ``z = lz / 2`` in 3D) unless a constraint brea
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,10 +34,13 @@ from fesens.config.stress_constraints import METHODS as STRESS_METHODS
 from fesens.config.stress_constraints import STRESS_KEYS
 from fesens.config.time_sections import (
     ANALYSES_OF_ORDER,
+    SCHEMES_OF,
     STATIC,
     STEPPED,
     offered_analyses,
 )
+from fesens.fem.model.nonlinear import NonlinearModel
+from fesens.fem.nonlinear.line_search import LINE_SEARCHES
 from fesens.opt import OPTIMIZERS
 from fesens.opt.filters import FILTERS
 from fesens.physics import PHYSICS
@@ -125,6 +130,22 @@ def _robust_switches() -> tuple[str, ...]:
     return tuple(switches)
 
 
+def _physics_choices() -> tuple[tuple[str, str], ...]:
+    """Every ``[physics]`` key with a choice of strings and each of its choices (a plane,
+    a material law, a treatment of void cells), over the registered physics."""
+    return tuple(dict.fromkeys((option.name, choice) for cls in PHYSICS
+                               for option in cls.config.options for choice in option.choices))
+
+
+def _offered_choices(physics: type, dim: int) -> tuple:
+    return (None, *((option.name, choice) for option in physics.config.options
+                    if dim in option.dims for choice in option.choices))
+
+
+#: ``[newton] line_search`` as a config spells it (TOML has no null: "none").
+LINE_SEARCH_KEYS = tuple(name or "none" for name in LINE_SEARCHES)
+
+
 def _solvers() -> tuple[str, ...]:
     return (*SOLVER_ALIASES, *available_solvers())
 
@@ -140,10 +161,16 @@ def axes() -> tuple[Axis, ...]:
     return (
         Axis("command", commands, "fesens.cli.cli.commands", commands),
         Axis("physics", PHYSICS.names(), "fesens.physics.PHYSICS", commands),
+        Axis("physics_choice", (None, *_physics_choices()),
+             "fesens.physics: each physics' config.options with choices", commands),
+        Axis("line_search", (None, *LINE_SEARCH_KEYS),
+             "fesens.fem.nonlinear.line_search.LINE_SEARCHES", commands),
         Axis("mesh", tuple(t for t in MESH if t not in FILE_MESHES),
              "fesens.config.mesh_section.MESH", commands),
         Axis("analysis", (STATIC, *(a for names in ANALYSES_OF_ORDER.values() for a in names)),
              "fesens.config.time_sections: STATIC, ANALYSES_OF_ORDER", commands),
+        Axis("scheme", (None, *dict.fromkeys(n for names in SCHEMES_OF.values() for n in names)),
+             "fesens.config.time_sections.SCHEMES_OF (TIME_SCHEMES)", commands),
         Axis("objective", objective_types(),
              "PhysicsConfig.responses, eigen_responses; objectives.everywhere()",
              with_objective),
@@ -168,6 +195,12 @@ def applies(axis: Axis, point: dict) -> bool:
     """Whether ``axis`` can change the result at ``point`` (the axes before it drawn)."""
     if point["command"] not in axis.commands:
         return False
+    if axis.name == "physics_choice":  # keys of the physics that has such options
+        return any(option.choices for option in PHYSICS.get(point["physics"]).config.options)
+    if axis.name == "scheme":  # a key of the stepped analyses' [time]
+        return point["analysis"] in SCHEMES_OF
+    if axis.name == "line_search":  # a key of [newton], which the nonlinear physics read
+        return issubclass(PHYSICS.get(point["physics"]), NonlinearModel)
     if axis.name == "device":  # an option of the backends that offer a matrix-free level
         return point["solver"] not in SOLVER_ALIASES and \
             solver_class(point["solver"]).offers_matrix_free
@@ -187,6 +220,9 @@ def offered(axis: Axis, point: dict) -> tuple:
             (*fragment.eigen_responses, *(kind.name for kind in everywhere()))
             if point["command"] == "optimize" else ())),
         "wrt": lambda: wrt_choices(physics),
+        "physics_choice": lambda: _offered_choices(
+            physics, len(TINY_MESHES[point["mesh"]]["size"]) if "mesh" in point else 2),
+        "scheme": lambda: (None, *SCHEMES_OF.get(point.get("analysis"), ())),
     }
     return narrowed[axis.name]() if axis.name in narrowed else axis.values
 
@@ -222,9 +258,28 @@ def combinations(command: str | None = None) -> Iterator[dict]:
         yield from walk({"command": name}, all_axes[1:])
 
 
+#: The axes whose values :func:`applies` reads: the count of the rest of the product
+#: depends on these alone.
+READ_BY_APPLIES = ("command", "physics", "analysis", "solver")
+
+
 def count(command: str | None = None) -> int:
-    """The number of points :func:`combinations` yields."""
-    return sum(1 for _ in combinations(command))
+    """The number of points :func:`combinations` yields, counted axis by axis (the rest of
+    the product after each axis depends only on the values :func:`applies` reads, so the
+    counts of equal states are shared, not walked again)."""
+    all_axes = axes()
+
+    @functools.cache
+    def rest(index: int, state: tuple) -> int:
+        if index == len(all_axes):
+            return 1
+        axis = all_axes[index]
+        values = axis.values if applies(axis, dict(state)) else axis.values[:1]
+        return sum(rest(index + 1, (*state, (axis.name, value))
+                        if axis.name in READ_BY_APPLIES else state) for value in values)
+
+    commands = all_axes[0].values if command is None else (command,)
+    return sum(rest(1, (("command", name),)) for name in commands)
 
 
 def load_point(mesh: dict) -> list[float]:
@@ -264,6 +319,30 @@ def _objective(name: str, physics: type, mesh: dict) -> dict:
     return table
 
 
+def _chosen_constants(physics: type, key: str, choice: str) -> dict:
+    """The ``[material]`` parameters a ``[physics]`` choice asks for instead of the
+    physics' own (a material law's constants); empty where it asks for none or is not an
+    option of ``physics`` (the check then refuses the key)."""
+    options = {option.name: option.default for option in physics.config.options}
+    if physics.config.material_of is None or key not in options:
+        return {}
+    return physics.config.material_of({**options, key: choice}) or {}
+
+
+#: Material constants whose generic value (1) is not a material's: Gent's locking
+#: invariant ``J_m`` of 1 locks the chains at the tiny cantilever's strains (rubbers: tens).
+CONSTANT_VALUES = {"Jm": 50.0}
+
+
+def constant_value(name: str, parameter) -> float:
+    """A value inside a parameter's admissible range: :data:`CONSTANT_VALUES`, else 1, or
+    one above a lower bound of 1 or more (e.g. a chain's locking stretch > 1)."""
+    if name in CONSTANT_VALUES:
+        return CONSTANT_VALUES[name]
+    lower = parameter.lower
+    return 1.0 if lower is None or lower < 1.0 else float(lower) + 1.0
+
+
 def config_for(point: dict) -> dict:
     """The config (a TOML-writable dict) of a point of :func:`combinations`.
 
@@ -285,10 +364,19 @@ def config_for(point: dict) -> dict:
         "loads": [{"type": node_load.type, "name": "F", "point": load_point(mesh),
                    "value": value}],
     }
+    if point.get("physics_choice") is not None:
+        key, choice = point["physics_choice"]
+        config["physics"][key] = choice
+        config["material"].update({name: constant_value(name, parameter) for name, parameter in
+                                   _chosen_constants(physics, key, choice).items()})
+    if point.get("line_search") is not None:
+        config["newton"] = {"line_search": point["line_search"]}
     if point["analysis"] != STATIC:
         config["analysis"] = {"type": point["analysis"]}
         if point["analysis"] in STEPPED:
             config["time"] = dict(TIME)
+            if point.get("scheme") is not None:
+                config["time"]["scheme"] = point["scheme"]
         else:
             config["harmonic"] = dict(HARMONIC)
     if "objective" in point:

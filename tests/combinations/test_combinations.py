@@ -1,6 +1,7 @@
 """Every combination of what a config can choose is refused at check time or runs right.
 
-The axes (:mod:`axes`) are read from the registries: command, physics, mesh, analysis,
+The axes (:mod:`axes`) are read from the registries: command, physics, a physics' choice
+(plane, material law, void treatment), Newton's line search, mesh, analysis, time scheme,
 objective, ``--wrt``, optimizer, filter, projection and robust, manufacturing constraint,
 solver, device and ranks. A point of their product either is refused before anything is
 written (exit 2, one ``error:`` line) or runs (exit 0) and passes the invariants of its
@@ -68,6 +69,14 @@ KNOWN: tuple[Known, ...] = (
           "MMA's subproblem breaks down at iteration 4 (objective gradient entries up to "
           "5e10 at a value of 5: its interior point gives NaN); the run stops with "
           "NonFiniteError, exit 1, where it wrote a NaN design with exit 0"),
+    Known(_point(command="optimize", physics="hyperelasticity", mesh="rectangle",
+                 objective="volume", optimizer="mma", filter="density",
+                 local_stress="augmented_lagrangian", solver="auto"),
+          ("command", "physics", "optimizer", "local_stress"),
+          "MMA's subproblem breaks down on the augmented Lagrangian of a finite-strain "
+          "design (1 / (x - alpha) divides by zero at its first iteration, then NaN): the run "
+          "ends with exit 1 and that warning as its error, where it should refuse or "
+          "converge"),
 )
 
 
@@ -164,13 +173,18 @@ def test_every_registered_choice_has_its_data():
     """What no registry can give (a tiny mesh per generator, a value per required key, a
     symmetric value per manufacturing constraint, a node load per physics, the invariants
     of a command) exists for every registered choice, so a new one joins the walk."""
+    by_name = {axis.name: axis for axis in axes.axes()}
     for point in (_point(command=c, physics=p, mesh=m, objective=o, filter=f, projection=j,
                          manufacturing=k)
-                  for c in axes.config_commands() for p in axes.axes()[1].values
-                  for m in axes.axes()[2].values for o in axes.objective_types()
-                  for f, j, k in zip(*(axes.axes()[i].values for i in (7, 8, 9)),
+                  for c in axes.config_commands() for p in by_name["physics"].values
+                  for m in by_name["mesh"].values for o in axes.objective_types()
+                  for f, j, k in zip(*(by_name[name].values for name in
+                                       ("filter", "projection", "manufacturing")),
                                      strict=False)):
         axes.config_for(point)
+    for physics in by_name["physics"].values:  # a law's constants, each physics' choices
+        for choice in by_name["physics_choice"].values:
+            axes.config_for(_point(command="solve", physics=physics, physics_choice=choice))
     assert set(axes.config_commands()) <= set(runner.INVARIANTS)
 
 
