@@ -87,8 +87,9 @@ class Quote:
     source: Source
     output: str                         # regex of the source's output; groups: the same
     rel: float = 0.0                    # allowed relative drift beyond the printed digits
-    factor: float = 0.0                 # or: the produced value may lie within this factor
-    #                                     of the quoted one either way (round-off levels)
+    factor: float = 0.0                 # or: the produced value may be at most this factor
+    #                                     above the quoted one, and any amount below (an
+    #                                     error at round-off level: smaller is no worse)
     order: tuple[int, ...] = ()         # output group of each text group (default: same);
     #                                     two text groups in a row on one output group are a
     #                                     range "LOW to HIGH" the produced value lies in
@@ -354,10 +355,11 @@ def _row(lead: str, *cells: str) -> str:
 def gradient_check_quotes() -> list[Quote]:
     """The quotes of each row of the gradient-check table in benchmarks.md. A rerun gives
     the same verdict, the Taylor rate to 0.01 and the agreement within what round-off
-    moves (it is round-off and truncation: other CPUs' BLAS kernels move it by up to a
-    factor of 10 either way, e.g. mbb's E from 2.5e-08 to 3.3e-09); the record in
-    RESULTS.md gives every number as quoted, the seconds too (a measured time, not
-    rerun)."""
+    moves: it is round-off and truncation, and other CPUs' kernels moved it by up to
+    a factor of 86 either way (mbb's E 2.5e-08 to 3.3e-09, cantilever3d's points 3.8e-08
+    to 4.4e-10, inverter's points 3.4e-11 to 2.4e-09), so a rerun may give any smaller
+    error and up to 100 times the quoted one; the record in RESULTS.md gives every number
+    as quoted, the seconds too (a measured time, not rerun)."""
     quotes, anything = [], r"[^|\n]*"
     for row in CHECK_ROW.finditer((ROOT / BENCH).read_text(encoding="utf-8")):
         lead = r"\| " + r" \| ".join(map(re.escape, row.groups()[:4])) + r" \|"
@@ -369,7 +371,7 @@ def gradient_check_quotes() -> list[Quote]:
             quotes.append(Quote(BENCH, _row(lead, rate, anything, verdict), source,
                                 _row(lead, rate, anything, verdict), rel=0.01))
         quotes.append(Quote(BENCH, _row(lead, anything, error, verdict), source,
-                            _row(lead, anything, error, verdict), factor=10.0))
+                            _row(lead, anything, error, verdict), factor=100.0))
         quotes.append(Quote(BENCH, _row(lead, rate, error, verdict, rf" {N} "), RESULTS,
                             _row(lead, rate, error, verdict, rf" {N} ")))
     return quotes
@@ -541,12 +543,15 @@ def _check(quote: Quote, output: str) -> None:
                 f"{quote.source.name} gives {printed}")
             continue
         value = _number(text)
-        if quote.factor and value and reference:
-            assert value / quote.factor <= reference <= value * quote.factor, (
+        if quote.factor and value:
+            assert reference <= value * quote.factor, (
                 f"{quote.document} quotes {text} where {quote.source.name} gives "
-                f"{printed} (allowed a factor {quote.factor:g} either way)")
+                f"{printed} (allowed up to {quote.factor:g} times the quoted value)")
             continue
-        allowed = _half_unit(text) + _half_unit(printed) + quote.rel * abs(reference)
+        # two printed roundings of one value differ by up to a unit of the last digit; the
+        # 1e-9 absorbs the binary representation of that difference (9.8 - 9.7 > 0.1)
+        allowed = (_half_unit(text) + _half_unit(printed)) * (1 + 1e-9) \
+            + quote.rel * abs(reference)
         assert abs(value - reference) <= allowed, (
             f"{quote.document} quotes {text} where {quote.source.name} gives "
             f"{printed} (allowed ±{allowed:.3g})")
