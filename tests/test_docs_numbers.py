@@ -178,9 +178,11 @@ QUOTES = [
           rf"\d+ +{N} (?:.*\n)*?2D quad8.*\n(?:.*\n)*? +320 x 16 +\d+ +{N} "),
     Quote(EXAMPLES_MD, rf"load factors are {N} and {N} times the first",
           E["euler_column"], rf"2D quad8.*\n(?:.*\n)*? +320 x 16 +\d+ +[\d.]+ +{N} +{N}"),
+    # L-BFGS-B on noisy data stops where the last bits take it: reruns gave a mean modulus
+    # of 2.916 to 2.929 and an error of 9.7 to 9.8 %
     Quote(EXAMPLES_MD, rf"error {N} % \(start {N} %\), mean modulus in the inclusion {N}",
           E["inverse_identification"], rf"error of E: {N}% \(start {N}%\); mean E in the "
-          rf"inclusion {N}"),
+          rf"inclusion {N}", rel=0.01),
     Quote(EXAMPLES_MD, rf"{N} against about {N} iterations", E["newton_identification"],
           rf"trust-krylov \| +{N} \|(?:.*\n)*? +L-BFGS-B \| +{N} \|", rel=0.1),
     Quote(EXAMPLES_MD, rf"the same field to {N}", E["newton_identification"],
