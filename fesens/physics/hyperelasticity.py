@@ -50,6 +50,7 @@ What a solve returns, the stresses and the stored energy of a state, is
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -81,6 +82,8 @@ VOID_TREATMENTS = ("none", "energy_interpolation")
 #: use 500 and 0.01.
 DEFAULT_VOID_BETA = 500.0
 DEFAULT_VOID_ETA = 0.01
+#: The deformation a law sees: ``I + ∇u``, or F̄ of :mod:`fesens.physics.mean_dilatation`.
+FORMULATIONS = ("displacement", "mean_dilatation")
 #: The constants of the laws whose parameters are ``E`` and ``nu``.
 LAME_CONSTANTS = ("lam", "mu")
 
@@ -172,6 +175,9 @@ class FiniteStrainElasticity(NonlinearModel):
         β > 0 (sharpness) and η in (0, 1) (threshold on the scale) of the smooth step
         :func:`void_step`; void cells should have ``s`` well below ``η``: with a SIMP
         floor ``s_min``, choose ``η`` above it (``γ(η) ≈ 1/2``).
+    formulation : {"displacement", "mean_dilatation"}
+        ``"mean_dilatation"``: no volumetric locking of nearly incompressible laws (a
+        :class:`~fesens.physics.mean_dilatation.MeanDilatationElasticity`).
     quadrature_order : int, optional
 
     Notes
@@ -215,6 +221,8 @@ class FiniteStrainElasticity(NonlinearModel):
             Option("void_treatment", "nearly void cells: by the law, or linear by the "
                    "energy interpolation of Wang et al. 2014", "none",
                    choices=VOID_TREATMENTS),
+            Option("formulation", "the deformation a law sees: I + grad u, or with the "
+                   "cell's mean dilatation (no locking)", FORMULATIONS[0], choices=FORMULATIONS),
             Option("void_beta", "energy interpolation: sharpness beta of the step in the "
                    "scale", DEFAULT_VOID_BETA),
             Option("void_eta", "energy interpolation: threshold eta (in (0, 1)) of the "
@@ -256,12 +264,22 @@ class FiniteStrainElasticity(NonlinearModel):
     # of a slender beam that full Newton steps solve in a few iterations
     newton_defaults = MappingProxyType({"line_search": "auto"})
 
+    def __new__(cls, *args, formulation: str = FORMULATIONS[0], **options):
+        if formulation not in FORMULATIONS:  # the mean dilatation's model: its subclass
+            raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+        if cls is FiniteStrainElasticity and formulation == FORMULATIONS[1]:
+            from fesens.physics.mean_dilatation import MeanDilatationElasticity
+            cls = MeanDilatationElasticity
+        return super().__new__(cls)
+
     def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str | HyperelasticLaw = DEFAULT_LAW,
                  thickness: float = DEFAULT_THICKNESS, void_treatment: str = "none",
                  void_beta: float = DEFAULT_VOID_BETA, void_eta: float = DEFAULT_VOID_ETA,
-                 quadrature_order: int | None = None, **constants):
+                 formulation: str = FORMULATIONS[0], quadrature_order: int | None = None,
+                 **constants):
         super().__init__(mesh, mesh.dim, thickness=thickness,
                          quadrature_order=quadrature_order)
+        self.formulation = formulation
         self.law = resolve_law(law)
         self.plane = "strain" if mesh.dim == 2 else None
         #: the law's own constants (empty for a law of E and nu), ``(n_cells,)`` each
@@ -477,6 +495,10 @@ class FiniteStrainElasticity(NonlinearModel):
         if follower:
             return self.follower_surface_load(where, p, name=name, kind="pressure")
         return self.surface_load(where, pressure=p, name=name, kind="pressure")
+
+
+FiniteStrainElasticity.__signature__ = inspect.Signature(  # __init__'s keywords, not __new__'s
+    list(inspect.signature(FiniteStrainElasticity.__init__).parameters.values())[1:])
 
 
 def _plain_fields(fields: dict) -> dict:

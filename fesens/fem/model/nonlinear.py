@@ -234,12 +234,18 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         """``t dΩ`` ``(n_cells or 1, n_qp)``."""
         return geometry.dx * self._thickness()
 
+    def _point_fluxes(self, geometry, u_q, grad_q, fields):
+        """The flux the residual integrates at the quadrature points ``(n_cells, n_qp,
+        n_comp, dim)``: the physics' :meth:`flux` (traced); a formulation whose flux
+        couples a cell's points (a mean dilatation) overrides this with the geometry."""
+        return self.flux(u_q, grad_q, fields)
+
     def internal_forces(self, u, fields: dict, points=None):
         """``F_a = Σ_q t dΩ_q P : ∇N_a`` over all dofs, ``(n_dofs,)``, minus the forces of
         the follower loads (their pressures among ``fields``: :meth:`follower_fields`);
         traced in ``u``, the fields and ``points``."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
-        P = self.flux(u_q, grad_q, fields)
+        P = self._point_fluxes(geometry, u_q, grad_q, fields)
         weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
         n_cells, n_qp, n_comp, dim = np.shape(weighted)
         n_geom, _, n_nodes, _ = np.shape(geometry.dNdx)
@@ -282,6 +288,13 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
     def tangent(self, u, fields: dict, points=None, block: str = "ff") -> PatternMatrix:
         """``∂R/∂u`` at the state ``u`` ``(n_dofs,)`` as the block (``"ff"``, ``"fc"``) of
         the cached pattern (plain arrays)."""
+        K = self._cell_tangents(u, fields, points)
+        self._add_follower_stiffness(K, u, _plain(fields), points)
+        return self.operator(block).cell_matrix(K)
+
+    def _cell_tangents(self, u, fields: dict, points) -> np.ndarray:
+        """The cell matrices ``(n_cells, nd, nd)`` of ``∂R/∂u`` without the follower loads'
+        stiffness, a new array (plain)."""
         geometry, grad_q, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
         n_cells, n_qp = self.mesh.n_cells, np.shape(grad_q)[1]
         dNdx = np.broadcast_to(geometry.dNdx, (n_cells, *np.shape(geometry.dNdx)[1:]))
@@ -293,9 +306,7 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
             K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
                               optimize=True)
         nd = self.dofmap.cell_dofs.shape[1]
-        K = np.reshape(K, (n_cells, nd, nd))  # a new array: the follower stiffness adds in place
-        self._add_follower_stiffness(K, u, _plain(fields), points)
-        return self.operator(block).cell_matrix(K)
+        return np.reshape(K, (n_cells, nd, nd))
 
     def transposed_tangent(self, u, fields: dict, points=None):
         """``v ↦ (∂R/∂u)ᵀ v`` at the state ``u`` ``(n_dofs,)`` for cell vectors ``v``
