@@ -326,6 +326,14 @@ class FiniteStrainElasticity(NonlinearModel):
                           for key, value in constants.items()}
         self.law.check_constants_of(*(self.constants[key] for key in wanted))
 
+    def __getattr__(self, name: str):
+        """A law's constant ``(n_cells,)`` under its name, as ``E`` and ``nu`` are kept
+        (what ``fesens sensitivity --wrt c10`` reads); only names no attribute has."""
+        constants = self.__dict__.get("constants", {})
+        if name in constants:
+            return constants[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def check_parameters(self, parameters) -> None:
         """Raise TypeError naming the unknown parameter names and this model's (its law's
         constants, or ``E`` and ``nu``, and ``scale``)."""

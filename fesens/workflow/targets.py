@@ -28,7 +28,7 @@ from fesens.config import Config, ConfigError
 from fesens.config.time_sections import ANALYSES_OF_ORDER, STATIC
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.matrix_free import folded_weights
-from fesens.fem.model.parameters import SCALE
+from fesens.fem.model.parameters import SCALE, Parameter
 from fesens.physics import PHYSICS
 from fesens.workflow.sensitivity_output import CELLS, LOADS, NODES, GradientOutput
 
@@ -172,12 +172,31 @@ TARGETS: dict[str, WRT] = {target.name: target for target in (
 _FIELDS = ("density",)  # the fixed targets listed before the physics' parameters
 
 
+def chosen_parameters(physics: type[LinearModel]) -> dict[str, Parameter]:
+    """The parameters a physics' ``[physics]`` options may choose instead of its own (the
+    constants of a finite-strain law, :attr:`~fesens.physics.spec.PhysicsConfig.material_of`),
+    over every choice of every option with choices (the others at their defaults)."""
+    material_of = physics.config.material_of
+    if material_of is None:
+        return {}
+    defaults = {option.name: option.default for option in physics.config.options}
+    chosen: dict[str, Parameter] = {}
+    for option in physics.config.options:
+        for choice in option.choices or ():
+            chosen.update(material_of({**defaults, option.name: choice}) or {})
+    return chosen
+
+
 def targets(physics: type[LinearModel] | None = None) -> dict[str, WRT]:
     """``{name: WRT}`` of the targets ``physics`` offers (every registered physics' when
-    None): ``density``, its per-cell parameters (the stiffness scale aside), the other
-    fixed targets."""
+    None): ``density``, its per-cell parameters (the stiffness scale aside) and those its
+    options may choose (a law's constants, :func:`chosen_parameters`), the other fixed
+    targets. Whether a config's model has the parameter is checked when the target starts
+    (:func:`parameter_target`)."""
     classes = PHYSICS if physics is None else (physics,)
-    names = dict.fromkeys(name for cls in classes for name, parameter in cls.parameters.items()
+    names = dict.fromkeys(name for cls in classes
+                          for name, parameter in {**cls.parameters,
+                                                  **chosen_parameters(cls)}.items()
                           if parameter.per_cell and name != SCALE.name)
     fields = {name: TARGETS[name] for name in _FIELDS}
     rest = {name: target for name, target in TARGETS.items() if name not in _FIELDS}

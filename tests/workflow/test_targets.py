@@ -29,7 +29,8 @@ def config():
 
 @pytest.mark.parametrize("physics", list(PHYSICS), ids=lambda cls: cls.name)
 def test_choices_are_the_fixed_records_around_the_physics_parameters(physics):
-    per_cell = [name for name, p in physics.parameters.items()
+    per_cell = [name for name, p in {**physics.parameters,
+                                     **targets.chosen_parameters(physics)}.items()
                 if p.per_cell and name != "scale"]
     offered = targets.targets(physics)
     assert tuple(offered) == ("density", *per_cell, "loads", "points")
