@@ -72,7 +72,7 @@ from fesens.physics.hyperelastic_law import (
 )
 from fesens.physics.hyperelastic_solution import FiniteStrainSolution
 from fesens.physics.law_entry_points import resolve_law
-from fesens.physics.rubber_laws import law_parameters
+from fesens.physics.rubber_laws import domain_limit, law_parameters
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
 
 #: How the nearly void cells of a design are modelled: by the law, or by the energy
@@ -463,16 +463,34 @@ class FiniteStrainElasticity(NonlinearModel):
 
     def inadmissible(self, u_q, grad_q, fields) -> str | None:
         """Names the inverted cells: ``det F ≤ 0`` at one of their quadrature points (of
-        ``F = I + γH`` under the energy interpolation)."""
+        ``F = I + γH`` under the energy interpolation); else the cells beyond the limit of
+        the law's domain (Gent's ``Ī₁ − 3 < J_m``, :func:`~fesens.physics.rubber_laws.
+        domain_limit`), naming the first point."""
         grad_q = self._law_gradient(np.asarray(grad_q), fields)
         bad = np.flatnonzero(inverted_points(grad_q).any(axis=1))
         if bad.size == 0:
-            return None
+            return self._beyond_limit(grad_q, fields)
         J = np.linalg.det(grad_q + np.eye(np.shape(grad_q)[-1]))
         return (f"det F <= 0 (down to {J.min():.3g}): {bad.size} inverted element(s) "
                 f"{bad[:10].tolist()}{' ...' if bad.size > 10 else ''}; the deformation "
                 "turns them inside out, which no hyperelastic law allows: check the loads "
                 "and supports, or use more load steps or a finer mesh there")
+
+    def _beyond_limit(self, grad_q, fields) -> str | None:
+        limit = domain_limit(self.law)
+        if limit is None:
+            return None
+        mask, value, bound = limit.beyond(grad_q, *self._constants(fields))
+        if not mask.any():
+            return None
+        cells = np.flatnonzero(mask.any(axis=1))
+        cell, point = (int(i) for i in np.argwhere(mask)[0])
+        return (f"law {self.law.name!r} is defined for {limit.statement} only: beyond it at "
+                f"{int(mask.sum())} quadrature point(s) of {cells.size} cell(s) "
+                f"{cells[:10].tolist()}{' ...' if cells.size > 10 else ''}, the first at cell "
+                f"{cell}, point {point}, with {value[cell, point]:.6g} against "
+                f"{bound[cell, point]:.6g}: the deformation stretches the chains past their "
+                "limit; check the loads and prescribed values, or use more load steps")
 
     # ------------------------------------------------------------ loads (named as in elasticity)
     traction = Elasticity.traction

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from math import comb
 from types import MappingProxyType
 
@@ -258,6 +259,9 @@ def arruda_boyce_shear_modulus(mu, lambda_m):
                     for i, a in enumerate(ARRUDA_BOYCE_SERIES, start=1))
 
 
+_GENT = _record("gent", "Gent, W = −μ J_m/2 ln(1 − (Ī₁ − 3)/J_m) + κ/2 (J − 1)² (Gent 1996)",
+                gent, lambda mu, Jm, kappa: mu)
+
 _OGDEN = "Ogden, W = Σ_p μ_p/α_p (λ̄₁^α_p + λ̄₂^α_p + λ̄₃^α_p − 3) + κ/2 (J − 1)² (Ogden 1972)"
 
 #: The rubber and fibre laws, registered in
@@ -268,8 +272,7 @@ RUBBER_LAWS: tuple[HyperelasticLaw, ...] = (
             lambda c10, c01, kappa: 2.0 * (c10 + c01)),
     _record("yeoh", "Yeoh, W = Σ_i c_i0 (Ī₁ − 3)^i + κ/2 (J − 1)² (Yeoh 1993)", yeoh,
             lambda c10, c20, c30, kappa: 2.0 * c10),
-    _record("gent", "Gent, W = −μ J_m/2 ln(1 − (Ī₁ − 3)/J_m) + κ/2 (J − 1)² (Gent 1996)",
-            gent, lambda mu, Jm, kappa: mu),
+    _GENT,
     _record("arruda-boyce", "Arruda–Boyce eight-chain, five-term series in Ī₁ + κ/2 (J − 1)² "
             "(Arruda & Boyce 1993)", arruda_boyce,
             lambda mu, lambda_m, kappa: arruda_boyce_shear_modulus(mu, lambda_m)),
@@ -287,3 +290,42 @@ RUBBER_LAWS: tuple[HyperelasticLaw, ...] = (
             "(Holzapfel, Gasser & Ogden 2000)", holzapfel_gasser_ogden,
             lambda mu, k1, k2, kappa, fibre_angle: mu),
 )
+
+
+# ------------------------------------------------------------------ domain limits
+@dataclass(frozen=True)
+class DomainLimit:
+    """A bound of a law's domain besides ``J > 0``: its energy is defined where
+    ``value(H, *constants) < bound(*constants)`` (plain numpy, ``(...)`` each).
+
+    Of the laws above only Gent's has one (``Ī₁ − 3 < J_m``, where its logarithm ends).
+    Arruda–Boyce's five-term series is a polynomial in ``Ī₁``, Ogden's terms ``λ̄^α``
+    (``α < 0`` too) and the fibres' exponentials are defined at every ``J > 0``.
+    """
+
+    law: HyperelasticLaw
+    #: the limit, as an error names it
+    statement: str
+    value: Callable
+    bound: Callable
+
+    def beyond(self, H, *constants) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The mask ``(...)`` of the points of ``H`` ``(..., d, d)`` at or beyond the limit,
+        and the value and the bound there, broadcast to ``H.shape[:-2]``."""
+        shape = np.shape(H)[:-2]
+        value = np.broadcast_to(self.value(H, *constants), shape)
+        bound = np.broadcast_to(self.bound(*constants), shape)
+        return ~(value < bound), value, bound
+
+
+#: The limits of the laws whose energy has one, by the law's name.
+DOMAIN_LIMITS: Mapping[str, DomainLimit] = MappingProxyType({limit.law.name: limit for limit in (
+    DomainLimit(_GENT, "Ī₁ − 3 < J_m", lambda H, mu, Jm, kappa: isochoric_first(H),
+                lambda mu, Jm, kappa: Jm),
+)})
+
+
+def domain_limit(law: HyperelasticLaw) -> DomainLimit | None:
+    """The limit of ``law``'s domain besides ``J > 0`` (:data:`DOMAIN_LIMITS`), or None."""
+    limit = DOMAIN_LIMITS.get(law.name)
+    return limit if limit is not None and limit.law is law else None
