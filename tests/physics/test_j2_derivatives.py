@@ -1,0 +1,147 @@
+"""Derivatives of the J2 return map against central differences of the return map itself:
+the consistent tangent (Simo & Hughes 1998, *Computational Inelasticity*, Box 3.2) and its
+symmetries, and the pullback of one increment to the strain, the previous state and every
+material constant, on each branch (elastic, and plastic with each hardening)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fesens.physics.j2_hardening import CONSTANT_NAMES
+from fesens.physics.j2_plasticity import (
+    J2Material,
+    J2State,
+    consistent_tangent,
+    return_map,
+    update_vjp,
+)
+
+N = 6
+LINEAR = {"E": 200e3, "nu": 0.3, "yield_stress": 250.0}
+MATERIALS = {
+    "perfect": J2Material(**LINEAR),
+    "isotropic": J2Material(**LINEAR, isotropic_modulus=20e3),
+    "voce": J2Material(**LINEAR, isotropic_modulus=2e3, saturation_stress=400.0,
+                       saturation_rate=40.0),
+    "kinematic": J2Material(**LINEAR, kinematic_modulus=15e3),
+    "linear mixed": J2Material(**LINEAR, isotropic_modulus=5e3, kinematic_modulus=10e3),
+    "mixed": J2Material(**LINEAR, isotropic_modulus=3e3, kinematic_modulus=8e3,
+                        saturation_stress=350.0, saturation_rate=25.0),
+}
+
+
+def _symmetric(rng, scale, shape=(N, 3, 3)):
+    a = rng.normal(size=shape) * scale
+    return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+def _deviator(a):
+    return a - np.trace(a, axis1=-2, axis2=-1)[..., None, None] / 3 * np.eye(3)
+
+
+def _points(plastic: bool, seed: int = 0):
+    """``N`` strains and a previous state (already yielded once); each point's trial lies
+    far on one side of the yield surface, so a small perturbation keeps its branch."""
+    rng = np.random.default_rng(seed)
+    state = J2State(_deviator(_symmetric(rng, 1e-3)), rng.uniform(1e-3, 5e-3, N),
+                    _deviator(_symmetric(rng, 20.0)))
+    strain = state.plastic_strain + _symmetric(rng, 4e-3 if plastic else 1e-4)
+    return strain, state
+
+
+@pytest.mark.parametrize("name", sorted(MATERIALS))
+@pytest.mark.parametrize("plastic", [False, True], ids=["elastic", "plastic"])
+def test_consistent_tangent_is_the_derivative_of_the_return_map(name, plastic):
+    material = MATERIALS[name]
+    strain, state = _points(plastic)
+    update = return_map(material, strain, state)
+    assert update.plastic.all() if plastic else not update.plastic.any()
+    tangent = consistent_tangent(material, update)
+    h = 1e-8
+    for k, m in [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)]:
+        direction = np.zeros((3, 3))
+        direction[k, m] += 0.5
+        direction[m, k] += 0.5
+        difference = (return_map(material, strain + h * direction, state).stress
+                      - return_map(material, strain - h * direction, state).stress) / (2 * h)
+        np.testing.assert_allclose(np.einsum("nijkl,kl->nij", tangent, direction), difference,
+                                   rtol=0, atol=1e-6 * np.abs(difference).max())
+    # associative J2: major and minor symmetries
+    np.testing.assert_allclose(tangent, np.einsum("nijkl->nklij", tangent), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tangent, np.einsum("nijkl->njikl", tangent), rtol=0, atol=1e-9)
+
+
+def _inner(update, bars) -> float:
+    """``⟨(σ̄, state̅), (σ, state)⟩`` summed over the points."""
+    stress_bar, state_bar = bars
+    return float(np.sum(stress_bar * update.stress) + sum(
+        np.sum(b * v) for b, v in zip(state_bar, update.state, strict=True)))
+
+
+def _random_bars(rng):
+    return _symmetric(rng, 1.0), J2State(_symmetric(rng, 1e5), rng.normal(size=N) * 1e3,
+                                         _symmetric(rng, 1.0))
+
+
+# hardening moduli > 0: a central difference of a constant at 0 would leave the admissible set
+@pytest.mark.parametrize("name", ["linear mixed", "mixed"])
+@pytest.mark.parametrize("plastic", [False, True], ids=["elastic", "plastic"])
+def test_pullback_of_one_increment_against_central_differences(name, plastic):
+    """Every input of an increment: strain, the previous state's three variables, each
+    constant per point; ⟨pullback(w), d⟩ against the central difference of ⟨w, update⟩."""
+    material = MATERIALS[name]
+    strain, state = _points(plastic, seed=1)
+    rng = np.random.default_rng(2)
+    bars = _random_bars(rng)
+    update, pullback = update_vjp(material, strain, state)
+    np.testing.assert_array_equal(update.stress, return_map(material, strain, state).stress)
+    strain_bar, state_bar, constants_bar = pullback(*bars)
+
+    def directional(shift, scale) -> float:
+        h = 1e-6 * scale
+        up, down = (_inner(return_map(*shift(sign * h)), bars) for sign in (1, -1))
+        return (up - down) / (2 * h)
+
+    checks = []
+    d = _symmetric(rng, 1.0)
+    checks.append((np.sum(strain_bar * d),
+                   directional(lambda t: (material, strain + t * d, state), 1e-3)))
+    for i, scale in enumerate((1e-3, 1e-3, 20.0)):
+        d = rng.normal(size=state[i].shape)
+
+        def shifted(t, i=i, d=d):
+            return material, strain, state._replace(**{state._fields[i]: state[i] + t * d})
+
+        checks.append((np.sum(state_bar[i] * d), directional(shifted, scale)))
+    constants = material.constants(N)
+    for constant in CONSTANT_NAMES:
+        d = rng.uniform(0.5, 1.5, N)
+        scale = max(float(np.abs(constants[constant]).max()), 1.0)
+
+        def with_constant(t, constant=constant, d=d):
+            changed = {constant: constants[constant] + t * d}
+            if constant == "yield_stress":  # keep σ_∞ − σ_y0 fixed where Voce is off
+                changed["saturation_stress"] = material.saturation_stress
+            return dataclasses.replace(material, **changed), strain, state
+
+        if material.saturation_stress is None and constant.startswith("saturation"):
+            # no Voce term: σ_∞ = σ_y0 and δ = 0 move nothing
+            np.testing.assert_array_equal(constants_bar[constant], 0.0)
+            continue
+        checks.append((np.sum(constants_bar[constant] * d), directional(with_constant, scale)))
+    for exact, difference in checks:
+        assert exact == pytest.approx(difference, rel=1e-6, abs=1e-7 * abs(exact) + 1e-9)
+
+
+def test_pullback_to_the_strain_is_the_tangent_contracted():
+    """The traced pullback and the closed-form tangent: two routes to ``∂σ/∂ε``."""
+    material = MATERIALS["mixed"]
+    strain, state = _points(True, seed=3)
+    update, pullback = update_vjp(material, strain, state)
+    stress_bar = _symmetric(np.random.default_rng(4), 1.0)
+    zero = J2State(*(np.zeros_like(v) for v in update.state))
+    strain_bar, _, _ = pullback(stress_bar, zero)
+    tangent = consistent_tangent(material, update)
+    np.testing.assert_allclose(strain_bar, np.einsum("nijkl,nij->nkl", tangent, stress_bar),
+                               rtol=1e-10, atol=1e-10 * np.abs(strain_bar).max())
