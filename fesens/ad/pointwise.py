@@ -14,6 +14,11 @@ of its ``m = prod(event)`` columns is one more reverse sweep with the unit direc
 ``e_k`` at every point (``H e_k`` summed over no point: the points do not mix), all points
 at once. No Python loop over points.
 
+A function of a few scalar variables per point (a law's energy of its invariants,
+``W(I₁, I₂, J)``) is differentiated in all of them at once by :func:`scalar_partials`
+(first derivatives, traced) and :func:`scalar_partials_hessian` (first and second
+derivatives, plain: one trace of the gradient, one reverse sweep per variable).
+
 >>> import numpy as np
 >>> from fesens.ad.pointwise import pointwise_grad, pointwise_hessian
 >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])          # two points in R²
@@ -42,6 +47,14 @@ def _summed(f: Callable, params: tuple) -> Callable:
     """``x ↦ Σ_p f(x, *params)_p``: its gradient is the pointwise gradient."""
     def total(x):
         return np.sum(f(x, *params))
+
+    return total
+
+
+def _summed_partials(f: Callable, params: tuple) -> Callable:
+    """``(v₁…v_k) ↦ Σ_p f(v₁, …, v_k, *params)_p``: its gradient holds the partials."""
+    def total(*variables):
+        return np.sum(f(*variables, *params))
 
     return total
 
@@ -107,3 +120,56 @@ def pointwise_hessian(f: Callable, x, *params, event_ndim: int = 1) -> np.ndarra
         hessian[(Ellipsis, *(slice(None),) * event_ndim, *index)] = hessp(direction)
         direction[(Ellipsis, *index)] = 0.0
     return hessian
+
+
+def scalar_partials(f: Callable, variables: tuple, *params) -> tuple:
+    """``∂f/∂v_a`` ``(...)`` at every point, one per variable, by one reverse pass.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(v₁, …, v_k, *params) -> (...)``, each ``v_a`` ``(...)`` one number per point.
+    variables : tuple
+        The ``k`` variables ``(...)`` each (plain or traced: a traced variable or
+        parameter gives traced partials, differentiable again).
+    *params
+        Passed to ``f`` after the variables.
+
+    Returns
+    -------
+    tuple
+        ``k`` arrays ``(...)``.
+    """
+    return grad(_summed_partials(f, params), tuple(range(len(variables))))(*variables)
+
+
+def scalar_partials_hessian(f: Callable, variables: tuple, *params) -> tuple:
+    """``∂f/∂v_a`` ``(..., k)`` and ``∂²f/∂v_a∂v_b`` ``(..., k, k)`` at every point, plain.
+
+    One trace of the gradient of ``Σ f`` and ``k`` reverse sweeps of it (sweep ``b`` with
+    ``v_b``'s unit direction at every point gives column ``b``); ``k`` is small (a law's
+    invariants: 3), so the sweeps cost a few passes over ``(...)`` arrays.
+
+    Parameters
+    ----------
+    f, variables, *params
+        As for :func:`scalar_partials` (read through: the results are not traced).
+
+    Returns
+    -------
+    tuple
+        ``(gradient (..., k), hessian (..., k, k))``.
+    """
+    shape = np.broadcast_shapes(*(np.shape(getval(v)) for v in variables))
+    plain = tuple(np.broadcast_to(np.asarray(getval(v), dtype=float), shape)
+                  for v in variables)
+    k = len(plain)
+    _, gradient, hessp = value_grad_hvp(
+        _summed_partials(f, tuple(getval(p) for p in params)), tuple(range(k)))(*plain)
+    zeros, ones = np.zeros(shape), np.ones(shape)
+    hessian = np.empty(shape + (k, k))
+    for b in range(k):
+        column = hessp(tuple(ones if a == b else zeros for a in range(k)))
+        for a in range(k):
+            hessian[..., a, b] = column[a]
+    return np.stack([np.broadcast_to(g, shape) for g in gradient], axis=-1), hessian

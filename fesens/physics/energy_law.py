@@ -7,7 +7,10 @@ traced numpy subset over arrays of points, ``H = F − I`` ``(..., d, d)``:
 plane-strain ``P_zz`` as ``∂W/∂H_zz`` at the 3D ``H`` with ``H_zz = 0`` (the energy then
 accepts 3D ``H`` too; else give ``out_of_plane``). Hand-written ``first_piola``,
 ``tangent`` and ``out_of_plane`` are used when given (a speed-up, checked against the
-derived ones by the tests).
+derived ones by the tests). :meth:`HyperelasticLaw.from_invariants` makes a law of an
+isotropic energy written in the invariants of ``C``, ``W(I₁, I₂, J, *constants)``:
+:mod:`fesens.ad` then derives only ``∂W/∂I_a`` and ``∂²W/∂I_a∂I_b`` and ``P``, ``A`` follow
+from the invariants' closed-form derivatives (:mod:`fesens.physics.kinematics`).
 
 A law made from a user's energy is checked (``check_points=True``): once, when it is made,
 a rotation test ``W(QF) = W(F)`` at a few random 3D rotations and deformations (one
@@ -31,75 +34,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import det, getval
+from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pointwise import pointwise_grad, pointwise_hessian
 from fesens.physics.elastic_law import von_mises
-
-
-# ------------------------------------------------------------------ kinematics (traced)
-def deformation_gradient(H):
-    """``F = I + H`` ``(..., d, d)`` of displacement gradients ``H`` ``(..., d, d)``."""
-    return H + np.eye(np.shape(H)[-1])
-
-
-def jacobian(H):
-    """``J = det F`` ``(...)`` of displacement gradients ``H`` ``(..., d, d)`` (traced)."""
-    return det(deformation_gradient(H))
-
-
-def swap(F):
-    """``Fᵀ`` of a stack ``(..., d, d)``."""
-    return np.swapaxes(F, -1, -2)
-
-
-def trace(T):
-    """``tr T`` ``(...)`` of a stack ``(..., d, d)``."""
-    return sum(T[..., i, i] for i in range(np.shape(T)[-1]))
-
-
-def double_contraction(A, B):
-    """``A:B`` ``(...)`` of stacks ``(..., d, d)``."""
-    return np.sum(np.sum(A * B, axis=-1), axis=-1)
-
-
-def volume_change(H):
-    """``J − 1 = det(I + H) − 1`` ``(...)`` from the invariants of ``H``:
-    ``tr H + det H`` in 2D, ``tr H + I₂(H) + det H`` in 3D with
-    ``I₂ = ((tr H)² − tr H²)/2``. Forming ``det F − 1`` would lose ``ε/|H|`` of its
-    relative precision at small strains."""
-    tr_H = trace(H)
-    if np.shape(H)[-1] == 2:
-        return tr_H + det(H)
-    second = 0.5 * (tr_H * tr_H - double_contraction(H, swap(H)))  # tr H² = H:Hᵀ
-    return tr_H + second + det(H)
-
-
-def log_jacobian(H):
-    """``ln J`` ``(...)`` without cancellation at small strains."""
-    return np.log1p(volume_change(H))
-
-
-def strain_part(H):
-    """``C − I = H + Hᵀ + HᵀH`` ``(..., d, d)``, without forming ``FᵀF − I``."""
-    return H + swap(H) + np.matmul(swap(H), H)
-
-
-def per_point(constant):
-    """A constant broadcastable to ``H.shape[:-2]`` as one broadcastable to ``H``."""
-    if np.ndim(constant) == 0:
-        return constant
-    return np.reshape(constant, np.shape(constant) + (1, 1))
-
-
-_IN_PLANE = np.eye(3)[:, :2]  # (3, 2): embeds a 2D H as the 3D one with zero third row/column
-
-
-def _embedded(H):
-    """The 3D ``H`` ``(..., 3, 3)`` of a plane-strain ``H`` ``(..., 2, 2)`` (``F_zz = 1``)."""
-    return np.matmul(np.matmul(_IN_PLANE, H), _IN_PLANE.T)
+from fesens.physics.kinematics import (  # noqa: F401 - the kinematics, re-exported
+    deformation_gradient,
+    double_contraction,
+    embedded,
+    invariant_first_piola,
+    invariant_out_of_plane,
+    invariant_tangent,
+    jacobian,
+    log_jacobian,
+    per_point,
+    principal_invariants,
+    strain_part,
+    swap,
+    trace,
+    volume_change,
+)
 
 
 # ------------------------------------------------------------------ small strain
@@ -193,7 +150,7 @@ class HyperelasticLaw:
         first_piola, tangent, out_of_plane : callable, optional
             Hand-written ``P`` ``(..., d, d)`` (traced), ``A`` ``(..., d, d, d, d)`` (plain)
             and plane-strain ``P_zz`` ``(...)`` (traced) of ``(H, *constants)``, used
-            instead of the derived ones.
+            instead of the derived ones (and checked like them with ``check_points``).
         check_constants : callable
             ``check_constants(*constants)`` raises ``ValueError`` outside the law's range.
         check_points : bool
@@ -219,34 +176,65 @@ class HyperelasticLaw:
             _checked_values(name, "the energy W", W, H, 0)
             return W
 
+        def stress(H, *values):
+            return (first_piola or partial(pointwise_grad, energy_of))(H, *values)
+
+        def stiffness(H, *values):
+            if tangent:
+                return tangent(H, *values)
+            return pointwise_hessian(energy_of, H, *values, event_ndim=2)
+
         def first_piola_of(H, *values):
-            if first_piola:
-                return first_piola(H, *values)
             if not check_points:
-                return pointwise_grad(energy_of, H, *values)
+                return stress(H, *values)
             with np.errstate(all="ignore"):
-                P = pointwise_grad(energy_of, H, *values)
+                P = stress(H, *values)
             return _checked_values(name, "the stress P", P, H, 2)
 
         def tangent_of(H, *values):
-            if tangent:
-                return tangent(H, *values)
             if not check_points:
-                return pointwise_hessian(energy_of, H, *values, event_ndim=2)
+                return stiffness(H, *values)
             with np.errstate(all="ignore"):
-                A = pointwise_hessian(energy_of, H, *values, event_ndim=2)
+                A = stiffness(H, *values)
             return _checked_values(name, "the tangent A", A, H, 4)
 
         def out_of_plane_of(H, *values):
             if out_of_plane is not None:
                 return out_of_plane(H, *values)
-            return pointwise_grad(energy_of, _embedded(H), *values)[..., 2, 2]
+            return pointwise_grad(energy_of, embedded(H), *values)[..., 2, 2]
 
         law = cls(name, description, energy_of, first_piola_of, tangent_of, out_of_plane_of,
                   tuple(constants), check_constants)
         if check_points:
             law._check_objectivity(example_constants or (1.0,) * len(constants))
         return law
+
+    @classmethod
+    def from_invariants(cls, name: str, description: str, energy: Callable,
+                        constants: tuple[str, ...] = ("lam", "mu"), *,
+                        check_constants: Callable = check_finite_constants,
+                        check_points: bool = True,
+                        example_constants: tuple | None = None) -> HyperelasticLaw:
+        """The isotropic law of ``W = energy(I₁, I₂, J, *constants)`` ``(...)``, a function
+        of the invariants of ``C = FᵀF`` (:func:`~fesens.physics.kinematics.
+        principal_invariants`, each ``(...)``; plane strain with ``C_zz = 1``).
+
+        :mod:`fesens.ad` derives only ``∂W/∂I_a`` and ``∂²W/∂I_a∂I_b`` (3 numbers per
+        point); ``P``, ``A`` and ``P_zz`` follow from the closed-form derivatives of the
+        invariants (:mod:`fesens.physics.kinematics`), several times faster than
+        differentiating ``W(H)`` (:meth:`from_energy`) and equal to it to round-off. The
+        law is objective by construction. Parameters as for :meth:`from_energy`.
+        """
+        def energy_of(H, *values):
+            return energy(*principal_invariants(H), *values)
+
+        return cls.from_energy(
+            name, description, energy_of, constants,
+            first_piola=partial(invariant_first_piola, energy),
+            tangent=partial(invariant_tangent, energy),
+            out_of_plane=partial(invariant_out_of_plane, energy),
+            check_constants=check_constants, check_points=check_points,
+            example_constants=example_constants)
 
     def _check_objectivity(self, constants: tuple) -> None:
         """Refuse ``W(QF) ≠ W(F)`` at 3 random rotations of 4 random 3D deformations."""

@@ -43,6 +43,9 @@ from fesens.physics.energy_law import (  # noqa: F401 - deformation_gradient, ja
     swap,
     trace,
 )
+from fesens.physics.kinematics import add_pairs as _add_pairs
+from fesens.physics.kinematics import crossed as _crossed
+from fesens.physics.kinematics import outer as _outer
 from fesens.physics.rubber_laws import RUBBER_LAWS
 
 #: The 2D kinematic assumptions a finite-strain law supports (None: 3D). Plane stress
@@ -59,29 +62,6 @@ def inverted_points(H) -> np.ndarray:
     return ~(det(deformation_gradient(np.asarray(getval(H), dtype=float))) > 0.0)
 
 
-def _outer(a, b) -> np.ndarray:
-    """``a_iJ b_kL`` ``(..., d, d, d, d)`` of plain ``(..., d, d)``, C-ordered (so that
-    :func:`_add_pairs` writes into it through views)."""
-    a, b = a[..., :, :, None, None], b[..., None, None, :, :]
-    return np.multiply(a, b, out=np.empty(np.broadcast_shapes(a.shape, b.shape)))
-
-
-def _crossed(a, b) -> np.ndarray:
-    """``a_iL b_kJ`` ``(..., d, d, d, d)`` of plain ``(..., d, d)``."""
-    return a[..., :, None, None, :] * swap(b)[..., None, :, :, None]
-
-
-def _add_pairs(A: np.ndarray, T, delta: str) -> None:
-    """``A_iJkL += δ_ik T_JL`` (``delta="ik"``) or ``δ_JL T_ik`` (``"JL"``) in place, one
-    ``(..., d, d)`` slice per value of the repeated index instead of a product with the
-    identity."""
-    for i in range(A.shape[-1]):
-        if delta == "ik":
-            A[..., i, :, i, :] += T
-        else:
-            A[..., :, i, :, i] += T
-
-
 def _plain(H, lam, mu) -> tuple:
     """``(F, λ, μ)`` as plain arrays, the constants broadcast to ``H.shape[:-2]``."""
     F = deformation_gradient(np.asarray(getval(H), dtype=float))
@@ -95,6 +75,14 @@ def _neo_hookean_energy(H, lam, mu):
     log_J = log_jacobian(H)
     # I_C − 3 = tr(C − I): plane strain's out-of-plane stretch² = 1 adds nothing to it
     return 0.5 * mu * trace(strain_part(H)) - mu * log_J + 0.5 * lam * log_J * log_J
+
+
+def neo_hookean_of_invariants(I1, I2, J, lam, mu):
+    """The same energy of the invariants of ``C`` (for
+    :meth:`~fesens.physics.energy_law.HyperelasticLaw.from_invariants`):
+    ``W = μ/2 (I₁ − 3) − μ ln J + λ/2 (ln J)²``."""
+    log_J = np.log(J)
+    return 0.5 * mu * (I1 - 3.0) - mu * log_J + 0.5 * lam * log_J * log_J
 
 
 def _neo_hookean_first_piola(H, lam, mu):
