@@ -42,6 +42,26 @@ from fesens.ad.api import grad
 from fesens.ad.hessian import value_grad_hvp
 from fesens.ad.numpy_wrapper import getval
 
+#: Bytes of one variable's array in a block of points of the Hessians below: the sweeps
+#: then work in the CPU's caches instead of fresh pages (several times faster than all
+#: points at once) and their temporaries are a block's, whatever the number of points.
+_BLOCK_BYTES = 2**18
+
+
+def _blocks(points: tuple, floats_per_point: int, params: tuple):
+    """``(index, params)`` per block of the points ``points`` (shape ``(...)``) along their
+    first axis, about :data:`_BLOCK_BYTES` each; a parameter of at least ``len(points)``
+    axes whose first is the points' first is sliced with them, the others are whole."""
+    step = (max(1, _BLOCK_BYTES // (8 * floats_per_point * prod(points[1:])))
+            if points else 1)
+    if not points or step >= points[0]:
+        yield (slice(None),) * bool(points), params
+        return
+    for start in range(0, points[0], step):
+        block = slice(start, start + step)
+        yield (block,), tuple(p[block] if np.ndim(p) >= len(points)
+                              and np.shape(p)[0] == points[0] else p for p in params)
+
 
 def _summed(f: Callable, params: tuple) -> Callable:
     """``x ↦ Σ_p f(x, *params)_p``: its gradient is the pointwise gradient."""
@@ -111,14 +131,16 @@ def pointwise_hessian(f: Callable, x, *params, event_ndim: int = 1) -> np.ndarra
         raise ValueError(f"event_ndim must lie in [1, x.ndim = {x.ndim}]; got {event_ndim}")
     plain = tuple(getval(p) for p in params)
     event = x.shape[x.ndim - event_ndim:]
-    _, _, hessp = value_grad_hvp(_summed(f, plain))(x)
     hessian = np.empty(x.shape + event)
-    direction = np.zeros(x.shape)
-    for k in range(prod(event)):
-        index = np.unravel_index(k, event)
-        direction[(Ellipsis, *index)] = 1.0
-        hessian[(Ellipsis, *(slice(None),) * event_ndim, *index)] = hessp(direction)
-        direction[(Ellipsis, *index)] = 0.0
+    for index, block_params in _blocks(x.shape[:x.ndim - event_ndim], prod(event), plain):
+        x_block = x[index]
+        _, _, hessp = value_grad_hvp(_summed(f, block_params))(x_block)
+        direction = np.zeros(x_block.shape)
+        for k in range(prod(event)):
+            at = np.unravel_index(k, event)
+            direction[(Ellipsis, *at)] = 1.0
+            hessian[(*index, Ellipsis, *(slice(None),) * event_ndim, *at)] = hessp(direction)
+            direction[(Ellipsis, *at)] = 0.0
     return hessian
 
 
@@ -144,32 +166,38 @@ def scalar_partials(f: Callable, variables: tuple, *params) -> tuple:
 
 
 def scalar_partials_hessian(f: Callable, variables: tuple, *params) -> tuple:
-    """``∂f/∂v_a`` ``(..., k)`` and ``∂²f/∂v_a∂v_b`` ``(..., k, k)`` at every point, plain.
+    """``∂f/∂v_a`` ``(k, ...)`` and ``∂²f/∂v_a∂v_b`` ``(k, k, ...)`` at every point, plain.
 
-    One trace of the gradient of ``Σ f`` and ``k`` reverse sweeps of it (sweep ``b`` with
-    ``v_b``'s unit direction at every point gives column ``b``); ``k`` is small (a law's
-    invariants: 3), so the sweeps cost a few passes over ``(...)`` arrays.
+    Per block of points (:data:`_BLOCK_BYTES`), one trace of the gradient of ``Σ f`` and
+    ``k`` reverse sweeps of it (sweep ``b`` with ``v_b``'s unit direction at every point
+    gives column ``b``); ``k`` is small (a law's invariants: 3), so the sweeps cost a few
+    passes over ``(...)`` arrays.
 
     Parameters
     ----------
     f, variables, *params
-        As for :func:`scalar_partials` (read through: the results are not traced).
+        As for :func:`scalar_partials` (read through: the results are not traced). A
+        parameter of as many axes as the points or more, whose first axis is theirs, is
+        taken block by block with them.
 
     Returns
     -------
     tuple
-        ``(gradient (..., k), hessian (..., k, k))``.
+        ``(gradient (k, ...), hessian (k, k, ...))``: one array per variable (pair).
     """
     shape = np.broadcast_shapes(*(np.shape(getval(v)) for v in variables))
     plain = tuple(np.broadcast_to(np.asarray(getval(v), dtype=float), shape)
                   for v in variables)
     k = len(plain)
-    _, gradient, hessp = value_grad_hvp(
-        _summed_partials(f, tuple(getval(p) for p in params)), tuple(range(k)))(*plain)
-    zeros, ones = np.zeros(shape), np.ones(shape)
-    hessian = np.empty(shape + (k, k))
-    for b in range(k):
-        column = hessp(tuple(ones if a == b else zeros for a in range(k)))
-        for a in range(k):
-            hessian[..., a, b] = column[a]
-    return np.stack([np.broadcast_to(g, shape) for g in gradient], axis=-1), hessian
+    gradient, hessian = np.empty((k, *shape)), np.empty((k, k, *shape))
+    for index, block_params in _blocks(shape, 1, tuple(getval(p) for p in params)):
+        block = tuple(v[index] for v in plain)
+        _, g, hessp = value_grad_hvp(_summed_partials(f, block_params), tuple(range(k)))(
+            *block)
+        zeros, ones = np.zeros(block[0].shape), np.ones(block[0].shape)
+        for b in range(k):
+            gradient[(b, *index)] = g[b]
+            column = hessp(tuple(ones if a == b else zeros for a in range(k)))
+            for a in range(k):
+                hessian[(a, b, *index)] = column[a]
+    return gradient, hessian

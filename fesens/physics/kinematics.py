@@ -172,16 +172,16 @@ def invariant_out_of_plane(energy: Callable, H, *constants):
 def _outer_coefficients(partials, second, J) -> dict:
     """The entries ``M_ab`` ``(...)``, ``a ≤ b``, of the outer part of
     :func:`invariant_tangent` that are not 0 at every point."""
-    W2, WJ = partials[..., 1], partials[..., 2]
-    forms = {(0, 0): lambda: 4.0 * (second[..., 0, 0] + W2),
-             (1, 1): lambda: 4.0 * second[..., 1, 1],
-             (0, 1): lambda: 4.0 * second[..., 0, 1],
-             (0, 2): lambda: 2.0 * J * second[..., 0, 2],
-             (1, 2): lambda: 2.0 * J * second[..., 1, 2],
-             (2, 2): lambda: J * (J * second[..., 2, 2] + WJ)}
-    needed = {(0, 0): np.any(second[..., 0, 0]) or np.any(W2), (2, 2): True}
+    _, W2, WJ = partials
+    forms = {(0, 0): lambda: 4.0 * (second[0, 0] + W2),
+             (1, 1): lambda: 4.0 * second[1, 1],
+             (0, 1): lambda: 4.0 * second[0, 1],
+             (0, 2): lambda: 2.0 * J * second[0, 2],
+             (1, 2): lambda: 2.0 * J * second[1, 2],
+             (2, 2): lambda: J * (J * second[2, 2] + WJ)}
+    needed = {(0, 0): np.any(second[0, 0]) or np.any(W2), (2, 2): True}
     M = {pair: form() for pair, form in forms.items()
-         if needed.get(pair, np.any(second[(..., *pair)]))}
+         if needed.get(pair, np.any(second[pair]))}
     return {pair: value for pair, value in M.items() if np.any(value)}
 
 
@@ -209,7 +209,7 @@ def invariant_tangent(energy: Callable, H, *constants) -> np.ndarray:
     G = swap(inv(F))
     I1, I2, J = _invariants(H, G)
     partials, second = scalar_partials_hessian(energy, (I1, I2, J), *constants)
-    W1, W2, WJ = (partials[..., a, None, None] for a in range(3))
+    W1, W2, WJ = (partial[..., None, None] for partial in partials)
     M = _outer_coefficients(partials, second, J)
     has_W2 = bool(np.any(W2))
     C = np.matmul(swap(F), F) if has_W2 else None
@@ -226,7 +226,7 @@ def invariant_tangent(energy: Callable, H, *constants) -> np.ndarray:
         A = np.zeros(F.shape + F.shape[-2:])
     A += crossed(-J[..., None, None] * WJ * G, G)
     if not has_W2:
-        add_identity(A, 2.0 * partials[..., 0])
+        add_identity(A, 2.0 * partials[0])
         return A
     A += crossed(-2.0 * W2 * F, F)
     add_pairs(A, 2.0 * (W1 + W2 * I1[..., None, None]) * np.eye(F.shape[-1]) - 2.0 * W2 * C,
