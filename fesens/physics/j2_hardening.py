@@ -4,7 +4,9 @@ equivalent plastic strain), checked once where they are given.
 Isotropic hardening, linear plus Voce's saturation (de Souza Neto, Perić & Owen 2008,
 *Computational Methods for Plasticity*, §6.6 and §7.3.6):
 ``σ_y(ᾱ) = σ_y0 + H ᾱ + (σ_∞ − σ_y0)(1 − e^{−δ ᾱ})``; without ``σ_∞`` it is linear.
-Kinematic hardening is linear, ``β̇ = (2/3) H_k γ n`` (Simo & Hughes 1998, §3.3).
+Kinematic hardening is linear, ``β̇ = (2/3) H_k γ n`` (Simo & Hughes 1998, §3.3), or with
+Armstrong & Frederick's dynamic recovery ``β̇ = (2/3) H_k ε̇ᵖ − b β ᾱ̇`` (de Souza Neto,
+Perić & Owen 2008, §6.7.2): the back stress saturates at a uniaxial ``H_k / b``.
 The functions here take the constants by name (:data:`CONSTANT_NAMES`, arrays ``(n,)``) and
 are written in the traced numpy subset, so that the return map's pullback reaches them.
 """
@@ -18,13 +20,13 @@ import numpy as np
 #: The constants of :class:`J2Material`, in the order of its fields: the keys of
 #: :meth:`J2Material.constants` and of the constants' cotangents of the return map.
 CONSTANT_NAMES = ("E", "nu", "yield_stress", "isotropic_modulus", "kinematic_modulus",
-                  "saturation_stress", "saturation_rate")
+                  "saturation_stress", "saturation_rate", "kinematic_recovery")
 
 
 @dataclass(frozen=True)
 class J2Material:
     """Small-strain J2 plasticity: isotropic elasticity, a von Mises yield surface, isotropic
-    (linear and Voce) and linear kinematic hardening.
+    (linear and Voce) and kinematic (linear or Armstrong–Frederick) hardening.
 
     Every constant is a number or one value per material point ``(n,)``.
 
@@ -42,6 +44,8 @@ class J2Material:
         Voce's saturation stress ``σ_∞`` (≥ ``σ_y0``); ``None``: no Voce term.
     saturation_rate : float or numpy.ndarray
         Voce's rate ``δ`` (> 0 with a saturation stress).
+    kinematic_recovery : float or numpy.ndarray
+        Armstrong & Frederick's dynamic recovery ``b`` (≥ 0; 0: linear kinematic hardening).
 
     Raises
     ------
@@ -58,6 +62,7 @@ class J2Material:
     kinematic_modulus: float | np.ndarray = 0.0
     saturation_stress: float | np.ndarray | None = None
     saturation_rate: float | np.ndarray = 0.0
+    kinematic_recovery: float | np.ndarray = 0.0
 
     def __post_init__(self) -> None:
         for name in CONSTANT_NAMES:
@@ -72,6 +77,10 @@ class J2Material:
         if np.min(self.yield_stress) <= 0.0:
             raise ValueError("the yield stress must be > 0 (no elastic range otherwise); got "
                              f"min {float(np.min(self.yield_stress))!r}")
+        if np.min(self.kinematic_recovery) < 0.0:
+            raise ValueError("Armstrong-Frederick's kinematic_recovery b must be >= 0 (a "
+                             "negative one makes the back stress grow without bound); got "
+                             f"min {float(np.min(self.kinematic_recovery))!r}")
         _refuse_softening(self)
 
     def constants(self, n_points: int) -> dict[str, np.ndarray]:

@@ -9,25 +9,29 @@ Neto, Perić & Owen 2008, *Computational Methods for Plasticity*, §7.3): additi
 * isotropic hardening by the uniaxial yield stress of the equivalent plastic strain ``ᾱ``,
   linear plus Voce's saturation (:func:`~fesens.physics.j2_hardening.uniaxial_yield_stress`):
   ``σ_y(ᾱ) = σ_y0 + H ᾱ + (σ_∞ − σ_y0)(1 − e^{−δ ᾱ})``;
-* linear kinematic hardening of the back stress, ``β̇ = (2/3) H_k γ n``.
+* kinematic hardening of the back stress, ``β̇ = (2/3) H_k ε̇ᵖ − b β ᾱ̇`` (linear for
+  ``b = 0``, Armstrong & Frederick's dynamic recovery for ``b > 0``).
 
-One increment from the state ``(εᵖ_n, ᾱ_n, β_n)`` at the total strain ``ε_{n+1}``: the trial
-``ξ_tr = 2μ (dev ε − εᵖ_n) − β_n``; where ``f_tr > 0`` the plastic multiplier ``Δγ`` solves
-the scalar equation ``g(Δγ) = ‖ξ_tr‖ − (2μ + 2H_k/3) Δγ − √(2/3) σ_y(ᾱ_n + √(2/3) Δγ) = 0``
-(a Newton iteration per point, vectorized: ``g`` is convex and decreasing, so Newton from
-``Δγ = 0`` increases monotonically to the root), then with ``n = ξ_tr/‖ξ_tr‖``
-``εᵖ = εᵖ_n + Δγ n``, ``ᾱ = ᾱ_n + √(2/3) Δγ``, ``β = β_n + (2/3) H_k Δγ n``.
-In uniaxial stress ``ᾱ = |εᵖ_11|`` and ``H``, ``H_k`` are the plastic moduli of the
-stress–plastic-strain curve.
+One increment (backward Euler) from the state ``(εᵖ_n, ᾱ_n, β_n)`` at the total strain
+``ε_{n+1}``: the trial deviator ``s_tr = 2μ (dev ε − εᵖ_n)`` and ``ξ_tr = s_tr − β_n``; where
+``f_tr > 0`` the plastic multiplier ``Δγ`` (``Δεᵖ = Δγ n``, ``Δᾱ = √(2/3) Δγ``) solves one
+scalar equation per point. With ``r = 1 + b Δᾱ``, ``β_{n+1} = (β_n + (2/3) H_k Δγ n) / r``,
+and ``ξ_{n+1} ∥ n`` gives ``n = z/‖z‖`` with ``z = r s_tr − β_n`` (``= ξ_tr`` for ``b = 0``:
+the radial return), so the consistency condition reads
+``g(Δγ) = ‖z‖/r − 2μ Δγ − (2/3) H_k Δγ / r − √(2/3) σ_y(ᾱ_n + Δᾱ) = 0``.
+It is solved by Newton per point, vectorized, its slope by forward mode (for ``b = 0`` ``g`` is
+convex and decreasing, and Newton from ``Δγ = 0`` increases monotonically to the root).
+In uniaxial stress ``ᾱ = |εᵖ_11|``, ``H`` and ``H_k`` are the plastic moduli of the
+stress–plastic-strain curve and the uniaxial back stress saturates at ``H_k / b``.
 
 Design for the adjoint: which points yield is decided on values; on each branch the update
 is smooth. It is written as an explicit traced function of ``Δγ`` and the inputs (strain,
 previous state, material constants), and ``Δγ``'s derivative comes from the implicit
 function theorem on ``g``: ``dΔγ/dx = −g_x / g'``. So :func:`update_vjp` is two
-``fesens.ad`` pullbacks (the explicit update and ``g``) and one division per point: no
-hand-written derivative of a constant or of the state that could drift from the update.
-The consistent tangent (:func:`consistent_tangent`, Box 3.2) is the closed form, the speed
-path a global Newton uses; the tests check both against central differences.
+``fesens.ad`` pullbacks (the explicit update and ``g``) and one division per point, and the
+tangent ``∂σ/∂ε`` the same in forward mode (six directions): no hand-written derivative of
+a constant or of the state that could drift from the update. For linear kinematic
+hardening the tangent is Box 3.2's closed form, a speed-up checked against the derived one.
 
 Plane strain is 3D with ``ε_zz = 0`` (:func:`plane_strain`): the out-of-plane plastic
 strain and stress are kept in the state. Softening (a negative hardening slope) is refused:
@@ -40,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fesens.ad import vjp
+from fesens.ad import jvp, vjp
 from fesens.ad.numpy_wrapper import getval
 from fesens.errors import ConvergenceError
 from fesens.physics.j2_hardening import (
@@ -54,7 +58,6 @@ __all__ = [
     "J2Material",
     "J2State",
     "J2Update",
-    "consistent_tangent",
     "plane_strain",
     "return_map",
     "update_vjp",
@@ -93,7 +96,9 @@ class J2Update(NamedTuple):
     multiplier: np.ndarray
     """``(n,)`` the plastic multiplier ``Δγ`` (0 where elastic)."""
     trial_norm: np.ndarray
-    """``(n,)`` ``‖ξ_tr‖``, the norm of the trial relative stress."""
+    """``(n,)`` ``‖ξ_tr‖``, the norm of the trial relative stress (0 where elastic)."""
+    tangent: np.ndarray | None = None
+    """``(n, 3, 3, 3, 3)`` the consistent tangent ``∂σ_{n+1}/∂ε_{n+1}``, if asked for."""
 
 
 def plane_strain(strain: np.ndarray) -> np.ndarray:
@@ -113,12 +118,14 @@ def _elastic_moduli(c):
     return c["E"] / (3.0 * (1.0 - 2.0 * c["nu"])), c["E"] / (2.0 * (1.0 + c["nu"]))
 
 
-def _trial(x, c):
-    """The trial relative stress ``ξ_tr`` ``(n, 3, 3)`` (traced in ``x`` and ``c``)."""
-    strain = x["strain"]
-    deviator = strain - (_trace(strain) / 3.0)[:, None, None] * _EYE
+def _deviator(a):
+    return a - (_trace(a) / 3.0)[:, None, None] * _EYE
+
+
+def _trial_deviator(x, c):
+    """The trial stress deviator ``s_tr = 2μ (dev ε − εᵖ_n)`` ``(n, 3, 3)`` (traced)."""
     _, mu = _elastic_moduli(c)
-    return 2.0 * mu[:, None, None] * (deviator - x["plastic_strain"]) - x["back_stress"]
+    return 2.0 * mu[:, None, None] * (_deviator(x["strain"]) - x["plastic_strain"])
 
 
 def _norm(xi):
@@ -128,19 +135,26 @@ def _norm(xi):
     return np.sqrt(squared + (getval(squared) == 0.0))
 
 
+def _flow(dgamma, x, c):
+    """``(r, n, ‖z‖)``: the recovery factor ``r = 1 + b Δᾱ`` ``(n,)``, the flow direction
+    ``n = z/‖z‖`` ``(n, 3, 3)`` of ``z = r s_tr − β_n`` and ``‖z‖`` ``(n,)``."""
+    recovery = 1.0 + c["kinematic_recovery"] * _SQRT23 * dgamma
+    z = recovery[:, None, None] * _trial_deviator(x, c) - x["back_stress"]
+    size = _norm(z)
+    return recovery, z / size[:, None, None], size
+
+
 def _explicit_update(dgamma, x, c):
     """Stress and state of the multiplier ``Δγ`` ``(n,)``, the inputs ``x`` (strain and
     previous state by name) and the constants ``c``: the smooth map of one branch."""
-    xi = _trial(x, c)
-    flow = xi / _norm(xi)[:, None, None]
+    recovery, flow, _ = _flow(dgamma, x, c)
     kappa, mu = _elastic_moduli(c)
     plastic_strain = x["plastic_strain"] + dgamma[:, None, None] * flow
     strain = x["strain"]
-    deviator = strain - (_trace(strain) / 3.0)[:, None, None] * _EYE
     stress = ((kappa * _trace(strain))[:, None, None] * _EYE
-              + 2.0 * mu[:, None, None] * (deviator - plastic_strain))
-    back_stress = x["back_stress"] + ((2.0 / 3.0) * c["kinematic_modulus"] * dgamma)[:, None,
-                                                                                     None] * flow
+              + 2.0 * mu[:, None, None] * (_deviator(strain) - plastic_strain))
+    back_increment = ((2.0 / 3.0) * c["kinematic_modulus"] * dgamma)[:, None, None] * flow
+    back_stress = (x["back_stress"] + back_increment) / recovery[:, None, None]
     return {"stress": stress, "plastic_strain": plastic_strain,
             "equivalent_plastic_strain": x["equivalent_plastic_strain"] + _SQRT23 * dgamma,
             "back_stress": back_stress}
@@ -149,16 +163,18 @@ def _explicit_update(dgamma, x, c):
 def _consistency(dgamma, x, c):
     """``g(Δγ)`` ``(n,)``: the yield function after the return (0 at the solution)."""
     _, mu = _elastic_moduli(c)
+    recovery, _, size = _flow(dgamma, x, c)
     alpha = x["equivalent_plastic_strain"] + _SQRT23 * dgamma
-    return (_norm(_trial(x, c)) - (2.0 * mu + (2.0 / 3.0) * c["kinematic_modulus"]) * dgamma
-            - _SQRT23 * uniaxial_yield_stress(c, alpha))
+    return ((size - (2.0 / 3.0) * c["kinematic_modulus"] * dgamma) / recovery
+            - 2.0 * mu * dgamma - _SQRT23 * uniaxial_yield_stress(c, alpha))
 
 
-def _consistency_slope(dgamma, x, c):
-    """``g'(Δγ)`` ``(n,)``, negative: ``−2μ − (2/3)(H_k + σ_y'(ᾱ))``."""
-    _, mu = _elastic_moduli(c)
-    alpha = x["equivalent_plastic_strain"] + _SQRT23 * dgamma
-    return -2.0 * mu - (2.0 / 3.0) * (c["kinematic_modulus"] + uniaxial_yield_slope(c, alpha))
+def _consistency_and_slope(dgamma, x, c):
+    """``(g, g')`` ``(n,)`` each: ``g`` is pointwise in ``Δγ``, so one forward-mode pass
+    along ``Δγ̇ = 1`` gives its slope."""
+    zeros = ({k: np.zeros_like(v) for k, v in x.items()},
+             {k: np.zeros_like(v) for k, v in c.items()})
+    return jvp(_consistency, (dgamma, x, c), (np.ones_like(dgamma), *zeros))
 
 
 def _inputs(strain, state: J2State) -> dict:
@@ -173,7 +189,7 @@ def _multiplier(x, c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(Δγ, plastic, ‖ξ_tr‖)`` per point: Newton on ``g`` at the points whose trial
     state lies outside the yield surface (a relative 1e-12 margin: round-off of an exactly
     elastic step does not yield)."""
-    trial_norm = _norm(_trial(x, c))
+    trial_norm = _norm(_trial_deviator(x, c) - x["back_stress"])
     radius = _SQRT23 * uniaxial_yield_stress(c, x["equivalent_plastic_strain"])
     plastic = trial_norm - radius > 1e-12 * radius
     dgamma = np.zeros_like(trial_norm)
@@ -182,58 +198,30 @@ def _multiplier(x, c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     step = np.zeros(int(plastic.sum()))
     scale = radius[plastic]
     for _ in range(_MAX_NEWTON):
-        residual = _consistency(step, active, active_c)
+        residual, slope = _consistency_and_slope(step, active, active_c)
         if np.all(np.abs(residual) <= 1e-13 * scale):
             break
-        step = step - residual / _consistency_slope(step, active, active_c)
+        step = step - residual / slope
     else:
         worst = float(np.max(np.abs(residual) / scale))
-        raise ConvergenceError(f"the radial return did not converge in {_MAX_NEWTON} Newton "
+        raise ConvergenceError(f"the return map did not converge in {_MAX_NEWTON} Newton "
                                f"iterations (relative residual {worst:.2e})", _MAX_NEWTON,
                                worst, 1e-13)
     dgamma[plastic] = step
     return dgamma, plastic, np.where(plastic, trial_norm, 0.0)
 
 
-def _update_record(values: dict, plastic, dgamma, trial_norm) -> J2Update:
+def _update_record(values: dict, plastic, dgamma, trial_norm, tangent=None) -> J2Update:
     state = J2State(values["plastic_strain"], values["equivalent_plastic_strain"],
                     values["back_stress"])
-    return J2Update(values["stress"], state, plastic, dgamma, trial_norm)
+    return J2Update(values["stress"], state, plastic, dgamma, trial_norm, tangent)
 
 
-def return_map(material: J2Material, strain: np.ndarray, state: J2State) -> J2Update:
-    """The radial return of ``n`` points (Simo & Hughes 1998, Box 3.2).
-
-    Parameters
-    ----------
-    material : J2Material
-        The constants, numbers or one value per point ``(n,)``.
-    strain : numpy.ndarray
-        ``(n, 3, 3)`` the total strains ``ε_{n+1}`` (symmetric).
-    state : J2State
-        The internal variables at ``n``.
-
-    Returns
-    -------
-    J2Update
-        Stress ``(n, 3, 3)``, state at ``n + 1``, and the plastic points with their multiplier.
-    """
-    x = _inputs(strain, state)
-    c = material.constants(x["strain"].shape[0])
-    dgamma, plastic, trial_norm = _multiplier(x, c)
-    return _update_record(_explicit_update(dgamma, x, c), plastic, dgamma, trial_norm)
-
-
-def consistent_tangent(material: J2Material, update: J2Update) -> np.ndarray:
-    """The algorithmic tangent ``∂σ_{n+1}/∂ε_{n+1}`` ``(n, 3, 3, 3, 3)`` of an increment.
-
+def _closed_form_tangent(c, update: J2Update) -> np.ndarray:
+    """Box 3.2 of Simo & Hughes 1998, linear kinematic hardening (``b = 0``):
     ``C = κ 1⊗1 + 2μθ I_dev − 2μθ̄ n⊗n`` with ``θ = 1 − 2μΔγ/‖ξ_tr‖`` and
     ``θ̄ = 1/(1 + (σ_y' + H_k)/(3μ)) − (1 − θ)`` at the plastic points (``θ = 1``,
-    ``θ̄ = 0`` where elastic): Simo & Hughes 1998, Box 3.2, with the isotropic slope
-    ``σ_y'`` taken at ``ᾱ_{n+1}`` (Voce's). It has the major and minor symmetries.
-    """
-    n_points = update.stress.shape[0]
-    c = material.constants(n_points)
+    ``θ̄ = 0`` where elastic), the isotropic slope ``σ_y'`` at ``ᾱ_{n+1}`` (Voce's)."""
     kappa, mu = _elastic_moduli(c)
     plastic = update.plastic
     safe_norm = np.where(plastic, update.trial_norm, 1.0)
@@ -242,8 +230,7 @@ def consistent_tangent(material: J2Material, update: J2Update) -> np.ndarray:
     hardening = uniaxial_yield_slope(c, alpha) + c["kinematic_modulus"]
     theta_bar = np.where(plastic, 1.0 / (1.0 + hardening / (3.0 * mu)) - (1.0 - theta), 0.0)
     # n = ξ_{n+1}/‖ξ_{n+1}‖ = ξ_tr/‖ξ_tr‖: the radial return keeps the direction
-    relative = update.stress - (_trace(update.stress) / 3.0)[:, None, None] * _EYE
-    relative = relative - update.state.back_stress
+    relative = _deviator(update.stress) - update.state.back_stress
     size = np.sqrt(np.einsum("nij,nij->n", relative, relative))
     flow = relative / np.where(size > 0.0, size, 1.0)[:, None, None]
     identity = 0.5 * (np.einsum("ik,jl->ijkl", _EYE, _EYE) + np.einsum("il,jk->ijkl", _EYE, _EYE))
@@ -253,6 +240,61 @@ def consistent_tangent(material: J2Material, update: J2Update) -> np.ndarray:
             + (2.0 * mu * theta)[:, None, None, None, None] * deviatoric
             - (2.0 * mu * theta_bar)[:, None, None, None, None]
             * np.einsum("nij,nkl->nijkl", flow, flow))
+
+
+def _derived_tangent(dgamma, plastic, x, c) -> np.ndarray:
+    """``∂σ/∂ε`` ``(n, 3, 3, 3, 3)`` by forward mode along the six symmetric unit strains,
+    ``Δγ̇ = −g_ε[ε̇]/g'`` at the plastic points (the implicit function theorem on ``g``)."""
+    zero_x = {k: np.zeros_like(v) for k, v in x.items()}
+    zero_c = {k: np.zeros_like(v) for k, v in c.items()}
+    _, slope = _consistency_and_slope(dgamma, x, c)
+    tangent = np.empty(x["strain"].shape + (3, 3))
+    for k, m in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
+        direction = np.zeros_like(x["strain"])
+        direction[:, k, m] += 0.5
+        direction[:, m, k] += 0.5
+        x_dot = {**zero_x, "strain": direction}
+        _, g_dot = jvp(_consistency, (dgamma, x, c), (np.zeros_like(dgamma), x_dot, zero_c))
+        dgamma_dot = np.where(plastic, -g_dot / slope, 0.0)
+        _, values_dot = jvp(_explicit_update, (dgamma, x, c), (dgamma_dot, x_dot, zero_c))
+        tangent[..., k, m] = tangent[..., m, k] = values_dot["stress"]
+    return tangent
+
+
+def return_map(material: J2Material, strain: np.ndarray, state: J2State, *,
+               tangent: bool = False) -> J2Update:
+    """One increment of ``n`` points (Simo & Hughes 1998, Box 3.2; with Armstrong &
+    Frederick's recovery the return of the module docstring).
+
+    Parameters
+    ----------
+    material : J2Material
+        The constants, numbers or one value per point ``(n,)``.
+    strain : numpy.ndarray
+        ``(n, 3, 3)`` the total strains ``ε_{n+1}`` (symmetric).
+    state : J2State
+        The internal variables at ``n``.
+    tangent : bool
+        Also the consistent (algorithmic) tangent ``∂σ_{n+1}/∂ε_{n+1}``
+        ``(n, 3, 3, 3, 3)``: Box 3.2's closed form for linear kinematic hardening (major
+        and minor symmetries), forward mode through the return otherwise (Armstrong &
+        Frederick's recovery turns the flow direction with ``β_n``: minor symmetries only).
+
+    Returns
+    -------
+    J2Update
+        Stress ``(n, 3, 3)``, state at ``n + 1``, the plastic points with their
+        multiplier, and the tangent if asked for.
+    """
+    x = _inputs(strain, state)
+    c = material.constants(x["strain"].shape[0])
+    dgamma, plastic, trial_norm = _multiplier(x, c)
+    update = _update_record(_explicit_update(dgamma, x, c), plastic, dgamma, trial_norm)
+    if not tangent:
+        return update
+    if np.any(c["kinematic_recovery"] != 0.0):
+        return update._replace(tangent=_derived_tangent(dgamma, plastic, x, c))
+    return update._replace(tangent=_closed_form_tangent(c, update))
 
 
 def update_vjp(material: J2Material, strain: np.ndarray, state: J2State):
@@ -273,7 +315,7 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State):
     dgamma, plastic, trial_norm = _multiplier(x, c)
     values, pull_update = vjp(_explicit_update, dgamma, x, c, argnums=(0, 1, 2))
     _, pull_consistency = vjp(_consistency, dgamma, x, c, argnums=(1, 2))
-    slope = _consistency_slope(dgamma, x, c)
+    _, slope = _consistency_and_slope(dgamma, x, c)
 
     def pullback(stress_bar, state_bar: J2State):
         bars = {"stress": np.asarray(stress_bar, dtype=float),

@@ -12,7 +12,7 @@ from fesens.physics.j2_hardening import CONSTANT_NAMES
 from fesens.physics.j2_plasticity import (
     J2Material,
     J2State,
-    consistent_tangent,
+    _derived_tangent,
     return_map,
     update_vjp,
 )
@@ -28,7 +28,16 @@ MATERIALS = {
     "linear mixed": J2Material(**LINEAR, isotropic_modulus=5e3, kinematic_modulus=10e3),
     "mixed": J2Material(**LINEAR, isotropic_modulus=3e3, kinematic_modulus=8e3,
                         saturation_stress=350.0, saturation_rate=25.0),
+    "armstrong-frederick": J2Material(**LINEAR, isotropic_modulus=2e3, kinematic_modulus=30e3,
+                                      kinematic_recovery=200.0, saturation_stress=300.0,
+                                      saturation_rate=30.0),
 }
+
+
+#: each constant's size in these tests: the step of its finite difference is 1e-6 of it
+SCALES = {"E": 2e5, "nu": 0.3, "yield_stress": 250.0, "isotropic_modulus": 1e4,
+          "kinematic_modulus": 1e4, "saturation_stress": 300.0, "saturation_rate": 30.0,
+          "kinematic_recovery": 100.0}
 
 
 def _symmetric(rng, scale, shape=(N, 3, 3)):
@@ -55,9 +64,9 @@ def _points(plastic: bool, seed: int = 0):
 def test_consistent_tangent_is_the_derivative_of_the_return_map(name, plastic):
     material = MATERIALS[name]
     strain, state = _points(plastic)
-    update = return_map(material, strain, state)
+    update = return_map(material, strain, state, tangent=True)
     assert update.plastic.all() if plastic else not update.plastic.any()
-    tangent = consistent_tangent(material, update)
+    tangent = update.tangent
     h = 1e-8
     for k, m in [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)]:
         direction = np.zeros((3, 3))
@@ -67,9 +76,14 @@ def test_consistent_tangent_is_the_derivative_of_the_return_map(name, plastic):
                       - return_map(material, strain - h * direction, state).stress) / (2 * h)
         np.testing.assert_allclose(np.einsum("nijkl,kl->nij", tangent, direction), difference,
                                    rtol=0, atol=1e-6 * np.abs(difference).max())
-    # associative J2: major and minor symmetries
-    np.testing.assert_allclose(tangent, np.einsum("nijkl->nklij", tangent), rtol=0, atol=1e-9)
+    # minor symmetries always; the major one where the return is radial (b = 0): with
+    # Armstrong-Frederick's recovery the flow direction also turns with β_n
     np.testing.assert_allclose(tangent, np.einsum("nijkl->njikl", tangent), rtol=0, atol=1e-9)
+    transposed = np.einsum("nijkl->nklij", tangent)
+    if material.kinematic_recovery == 0.0 or not plastic:
+        np.testing.assert_allclose(tangent, transposed, rtol=0, atol=1e-9)
+    else:
+        assert np.abs(tangent - transposed).max() > 1e-6 * np.abs(tangent).max()
 
 
 def _inner(update, bars) -> float:
@@ -84,8 +98,7 @@ def _random_bars(rng):
                                          _symmetric(rng, 1.0))
 
 
-# hardening moduli > 0: a central difference of a constant at 0 would leave the admissible set
-@pytest.mark.parametrize("name", ["linear mixed", "mixed"])
+@pytest.mark.parametrize("name", ["linear mixed", "mixed", "armstrong-frederick"])
 @pytest.mark.parametrize("plastic", [False, True], ids=["elastic", "plastic"])
 def test_pullback_of_one_increment_against_central_differences(name, plastic):
     """Every input of an increment: strain, the previous state's three variables, each
@@ -98,8 +111,12 @@ def test_pullback_of_one_increment_against_central_differences(name, plastic):
     np.testing.assert_array_equal(update.stress, return_map(material, strain, state).stress)
     strain_bar, state_bar, constants_bar = pullback(*bars)
 
-    def directional(shift, scale) -> float:
+    def directional(shift, scale, one_sided=False) -> float:
+        """Central difference; one-sided of second order at a constant's bound 0."""
         h = 1e-6 * scale
+        if one_sided:
+            values = [_inner(return_map(*shift(t * h)), bars) for t in (0, 1, 2)]
+            return (-3 * values[0] + 4 * values[1] - values[2]) / (2 * h)
         up, down = (_inner(return_map(*shift(sign * h)), bars) for sign in (1, -1))
         return (up - down) / (2 * h)
 
@@ -117,7 +134,7 @@ def test_pullback_of_one_increment_against_central_differences(name, plastic):
     constants = material.constants(N)
     for constant in CONSTANT_NAMES:
         d = rng.uniform(0.5, 1.5, N)
-        scale = max(float(np.abs(constants[constant]).max()), 1.0)
+        scale = SCALES[constant]
 
         def with_constant(t, constant=constant, d=d):
             changed = {constant: constants[constant] + t * d}
@@ -129,19 +146,36 @@ def test_pullback_of_one_increment_against_central_differences(name, plastic):
             # no Voce term: σ_∞ = σ_y0 and δ = 0 move nothing
             np.testing.assert_array_equal(constants_bar[constant], 0.0)
             continue
-        checks.append((np.sum(constants_bar[constant] * d), directional(with_constant, scale)))
+        at_bound = not np.any(constants[constant])  # linear kinematic hardening: b = 0
+        checks.append((np.sum(constants_bar[constant] * d),
+                       directional(with_constant, scale, one_sided=at_bound)))
     for exact, difference in checks:
         assert exact == pytest.approx(difference, rel=1e-6, abs=1e-7 * abs(exact) + 1e-9)
 
 
-def test_pullback_to_the_strain_is_the_tangent_contracted():
-    """The traced pullback and the closed-form tangent: two routes to ``∂σ/∂ε``."""
-    material = MATERIALS["mixed"]
+@pytest.mark.parametrize("name", ["mixed", "armstrong-frederick"])
+def test_pullback_to_the_strain_is_the_tangent_contracted(name):
+    """The reverse-mode pullback and the tangent (closed form, or forward mode): two routes
+    to ``∂σ/∂ε``."""
+    material = MATERIALS[name]
     strain, state = _points(True, seed=3)
     update, pullback = update_vjp(material, strain, state)
     stress_bar = _symmetric(np.random.default_rng(4), 1.0)
     zero = J2State(*(np.zeros_like(v) for v in update.state))
     strain_bar, _, _ = pullback(stress_bar, zero)
-    tangent = consistent_tangent(material, update)
+    tangent = return_map(material, strain, state, tangent=True).tangent
     np.testing.assert_allclose(strain_bar, np.einsum("nijkl,nij->nkl", tangent, stress_bar),
                                rtol=1e-10, atol=1e-10 * np.abs(strain_bar).max())
+
+
+@pytest.mark.parametrize("name", ["isotropic", "voce", "mixed"])
+def test_closed_form_tangent_equals_the_derived_one(name):
+    """Box 3.2's closed form is a speed-up of the tangent forward mode derives."""
+    material = MATERIALS[name]
+    strain, state = _points(True, seed=5)
+    x = {"strain": strain, **state._asdict()}
+    c = material.constants(N)
+    update = return_map(material, strain, state, tangent=True)
+    derived = _derived_tangent(update.multiplier, update.plastic, x, c)
+    np.testing.assert_allclose(update.tangent, derived, rtol=0,
+                               atol=1e-12 * np.abs(derived).max())

@@ -14,7 +14,6 @@ import pytest
 from fesens.physics.j2_plasticity import (
     J2Material,
     J2State,
-    consistent_tangent,
     plane_strain,
     return_map,
 )
@@ -30,11 +29,12 @@ def _uniaxial_stress_point(material, strains):
     state, lateral, stresses, plastic = J2State.virgin(1), 0.0, [], []
     for strain in strains:
         for _ in range(30):
-            update = return_map(material, np.diag([strain, lateral, lateral])[None], state)
+            update = return_map(material, np.diag([strain, lateral, lateral])[None], state,
+                                tangent=True)
             residual = update.stress[0, 1, 1]
             if abs(residual) < 1e-10 * SIGMA_Y:
                 break
-            tangent = consistent_tangent(material, update)[0]
+            tangent = update.tangent[0]
             lateral -= residual / (tangent[1, 1, 1, 1] + tangent[1, 1, 2, 2])
         else:
             pytest.fail("the lateral strain of uniaxial stress did not converge")
@@ -120,6 +120,48 @@ def test_voce_saturates():
     assert 0.0 < saturation - stresses[-1] < 1e-2
 
 
+def _uniaxial_strain_path(material, strains):
+    """``(q, εᵖ_11, plastic)`` along ε = diag(ε, 0, 0): von Mises stress ``σ_11 − σ_22``."""
+    state, rows = J2State.virgin(1), []
+    for strain in strains:
+        update = return_map(material, np.diag([strain, 0.0, 0.0])[None], state)
+        state = update.state
+        stress = update.stress[0]
+        rows.append((stress[0, 0] - stress[1, 1], state.plastic_strain[0, 0, 0],
+                     update.plastic[0]))
+    q, plastic_strain, plastic = map(np.array, zip(*rows, strict=True))
+    return q, plastic_strain, plastic
+
+
+def test_armstrong_frederick_against_its_closed_form():
+    """Uniaxial strain with Armstrong-Frederick kinematic hardening alone: while loading,
+    ``q = σ_y0 + (H_k/b)(1 − e^{−b εᵖ})`` (de Souza Neto, Perić & Owen 2008, §6.7.2), which
+    backward Euler meets to first order in the step; saturation at ``σ_y0 + H_k/b``; then
+    elastic unloading down to the reverse yield ``q_max − 2σ_y0`` (the Bauschinger effect)."""
+    modulus, recovery = 20e3, 100.0
+    material = J2Material(E, NU, SIGMA_Y, kinematic_modulus=modulus,
+                          kinematic_recovery=recovery)
+
+    def loading_error(n_steps):
+        q, plastic_strain, _ = _uniaxial_strain_path(material, np.linspace(0, 0.02, n_steps))
+        closed_form = SIGMA_Y + modulus / recovery * -np.expm1(-recovery * plastic_strain)
+        return np.max(np.abs(q - closed_form)[plastic_strain > 0])
+
+    coarse, fine = loading_error(41), loading_error(81)
+    assert fine < 1e-2 * modulus / recovery
+    assert 1.8 < coarse / fine < 2.2
+    peak_strain = 0.2
+    unloading = np.linspace(peak_strain, peak_strain - 0.01, 24)[1:]
+    q, _, plastic = _uniaxial_strain_path(
+        material, np.concatenate([np.linspace(0, peak_strain, 101)[1:], unloading]))
+    peak = q[99]
+    assert peak == pytest.approx(SIGMA_Y + modulus / recovery, abs=0.05)
+    elastic = peak - 2 * MU * (peak_strain - unloading)
+    np.testing.assert_array_equal(plastic[100:], elastic < peak - 2 * SIGMA_Y)
+    np.testing.assert_allclose(q[100:][~plastic[100:]], elastic[~plastic[100:]], rtol=1e-10)
+    assert q[-1] < peak - 2 * SIGMA_Y < q[100:][~plastic[100:]].min()
+
+
 def test_plane_strain_keeps_the_out_of_plane_plastic_strain():
     """Plane strain: σ_zz = ν(σ_xx + σ_yy) while elastic (Timoshenko & Goodier, §2.17);
     once plastic, εᵖ_zz = −(εᵖ_xx + εᵖ_yy) ≠ 0 (plastic incompressibility) stays in the state."""
@@ -140,6 +182,7 @@ def test_plane_strain_keeps_the_out_of_plane_plastic_strain():
     ({"isotropic_modulus": -1e3}, "softening is refused: the isotropic_modulus"),
     ({"kinematic_modulus": -1e3}, "softening is refused: the kinematic_modulus"),
     ({"saturation_stress": 200.0, "saturation_rate": 10.0}, "softening is refused: Voce"),
+    ({"kinematic_recovery": -1.0}, "kinematic_recovery b must be >= 0"),
 ])
 def test_refused_constants(constants, message):
     with pytest.raises(ValueError, match=message):
