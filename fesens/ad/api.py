@@ -10,11 +10,14 @@ Forward mode (:mod:`fesens.ad.forward`) serves :func:`jvp` and the derivative of
 function of one number (``grad`` and nested ``grad`` on a float: one pass with dual
 numbers, no tape) whenever every primitive reached has a JVP rule; otherwise the
 function is evaluated again in reverse mode (the same numbers; a function with side
-effects then sees them twice).
+effects then sees them twice). ``grad(grad(f))`` and ``value_and_grad(grad(f))`` of a
+number evaluate ``f`` once on a second-order Taylor number (:mod:`fesens.ad.jet`) where it
+can follow ``f``, and nest the two traces where it cannot.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from functools import wraps
 
@@ -31,12 +34,16 @@ from fesens.ad import (  # noqa: F401
     special_vjps,
 )
 from fesens.ad.forward import Dual, ForwardModeUnsupported, ForwardTrace, give_way
+from fesens.ad.jet import through_jet
 from fesens.ad.numpy_wrapper import getval
 from fesens.ad.pytree import as_leaf_value, flatten, match_leaf, zeros_like_leaf
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import Box, backward, new_leaf, new_trace_id
 
 _PLAIN_LEAVES = (np.ndarray, float, Box)
+#: ``grad(f, argnum) -> (f, argnum)`` for the functions :func:`grad` made: ``grad`` of one of
+#: them along the same number runs on a jet (:mod:`fesens.ad.jet`).
+_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SCALAR_TYPES = (np.ndarray, np.float64)  # outputs with a cheap ``ndim``
 
 
@@ -171,6 +178,15 @@ def _forward_derivative(fun, args, argnum):
     return value, tangent if type(tangent) is float else match_leaf(tangent, 0.0)
 
 
+def _gradient_of(fun) -> tuple | None:
+    """``(f, argnum)`` where ``fun`` is ``grad(f, argnum)``, else ``None`` (also for a
+    function that cannot be weakly referenced, such as a ufunc)."""
+    try:
+        return _GRADIENTS.get(fun)
+    except TypeError:
+        return None
+
+
 def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
     """``x ↦ (f(x), ∇f(x))``, or ``x ↦ ∇f(x)`` without ``with_value``."""
     nums = _argnums_tuple(argnums)
@@ -193,6 +209,9 @@ def _value_and_grad(fun: Callable, argnums, with_value: bool) -> Callable:
         gradient = grads[0] if single else grads
         return (value, gradient) if with_value else gradient
 
+    inner = _gradient_of(fun)
+    if single and inner is not None and inner[1] == argnums and _gradient_of(inner[0]) is None:
+        return through_jet(inner[0], argnums, with_value, value_and_gradient)
     return value_and_gradient
 
 
@@ -212,7 +231,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """``f ↦ ∇f`` for a scalar-valued ``f`` (see :func:`value_and_grad`)."""
-    return wraps(fun)(_value_and_grad(fun, argnums, with_value=False))
+    gradient = wraps(fun)(_value_and_grad(fun, argnums, with_value=False))
+    if isinstance(argnums, int):
+        _GRADIENTS[gradient] = (fun, argnums)
+    return gradient
 
 
 def vjp(fun: Callable, *args, argnums: int | Sequence[int] = 0):

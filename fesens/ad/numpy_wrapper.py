@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from fesens.ad.dispatch import register_function, register_ufunc
 from fesens.ad.forward import Dual
+from fesens.ad.jet import Jet, JetUnsupported
 from fesens.ad.traced import Traced
 from fesens.ad.tracer import Box, primitive
 
@@ -30,6 +31,8 @@ def getval(x):
 
 def stop_gradient(x):
     """``x`` as a constant: no gradient flows through the returned value."""
+    if type(x) is Jet:  # a jet's constant is its value: the nested evaluation answers
+        raise JetUnsupported("stop_gradient")
     return getval(x)
 
 
