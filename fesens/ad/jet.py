@@ -14,7 +14,7 @@ The rules, for ``u = (u, u', u'')``, ``w = (w, w', w'')`` and a function ``φ`` 
     u ** w (z, z g', z (g'' + g'²)) with g = w log u (u > 0)
     φ(u)   (φ(u), φ'(u) u', φ''(u) u'² + φ'(u) u'')
 
-with ``φ`` one of :data:`UNARY` (numpy's ufuncs applied to a jet), evaluated by
+with ``φ`` one of :data:`CHAIN` (numpy's ufuncs applied to a jet), evaluated by
 :mod:`math` on Python floats (numpy's own function costs five times as much on a number;
 the two may differ by an ulp). Each rule is the nested evaluation's, written out: the
 same operations in the same order on ``(v, v', v'')``, so that the jet's numbers are the
@@ -54,7 +54,9 @@ class JetUnsupported(Exception):  # noqa: N818 - a signal, caught by first_and_s
 def _jet(value: float, first: float, second: float) -> Jet:
     """A jet made without the call of ``__init__`` (a third of an operation's time)."""
     out = _new(Jet)
-    out.value, out.first, out.second = value, first, second
+    out.value = value
+    out.first = first
+    out.second = second
     return out
 
 
@@ -86,7 +88,8 @@ class Jet:
         if type(other) is Jet:
             return _jet(self.value + other.value, self.first + other.first,
                         self.second + other.second)
-        return _jet(self.value + _constant(other), self.first, self.second)
+        c = other if type(other) is float else _constant(other)
+        return _jet(self.value + c, self.first, self.second)
 
     __radd__ = __add__
 
@@ -94,7 +97,8 @@ class Jet:
         if type(other) is Jet:
             return _jet(self.value - other.value, self.first - other.first,
                         self.second - other.second)
-        return _jet(self.value - _constant(other), self.first, self.second)
+        c = other if type(other) is float else _constant(other)
+        return _jet(self.value - c, self.first, self.second)
 
     def __rsub__(self, other):
         return _jet(_constant(other) - self.value, -self.first, -self.second)
@@ -105,7 +109,7 @@ class Jet:
             w, w1, w2 = other.value, other.first, other.second
             cross = u1 * w1
             return _jet(u * w, u1 * w + u * w1, (u2 * w + cross) + (cross + u * w2))
-        c = _constant(other)
+        c = other if type(other) is float else _constant(other)
         return _jet(self.value * c, self.first * c, self.second * c)
 
     __rmul__ = __mul__
@@ -113,7 +117,7 @@ class Jet:
     def __truediv__(self, other):
         if type(other) is Jet:
             return _quotient(self.value, self.first, self.second, other)
-        c = _constant(other)
+        c = other if type(other) is float else _constant(other)
         return _jet(self.value / c, self.first / c, self.second / c)
 
     def __rtruediv__(self, other):
@@ -141,7 +145,7 @@ class Jet:
         return self
 
     def __abs__(self):
-        return _ABS(self)
+        return self.__array_ufunc__(np.absolute, "__call__", self)
 
     # ------------------------------------------------------------------ comparisons
     def __lt__(self, other):
@@ -170,10 +174,20 @@ class Jet:
 
     # ------------------------------------------------------------------ numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        derivatives = CHAIN.get(ufunc)
+        if derivatives is not None and len(inputs) == 1 and method == "__call__" and \
+                not kwargs:  # φ(u) by the chain rule, inline: the common case
+            u1 = self.first
+            phi, phi1, change = derivatives(self.value, u1)
+            out = _new(Jet)
+            out.value = phi
+            out.first = phi1 * u1
+            out.second = change * u1 + phi1 * self.second
+            return out
         if method != "__call__" or kwargs:
             raise JetUnsupported(f"numpy.{ufunc.__name__} with arguments")
         if len(inputs) == 1:
-            rule = UNARY.get(ufunc)
+            rule = _UNARY.get(ufunc)
             if rule is None:
                 raise JetUnsupported(f"numpy.{ufunc.__name__}")
             return rule(self)
@@ -254,18 +268,6 @@ def _power(base: Jet, exponent: Jet) -> Jet:
 
 
 # ------------------------------------------------------------------ numpy's ufuncs on a jet
-def _chain(derivatives: Callable[[float, float], tuple]) -> Callable[[Jet], Jet]:
-    """The rule of ``φ`` from ``(v, v') ↦ (φ(v), φ'(v), (φ'(v))')``: ``φ'(v) v'`` and its
-    derivative ``(φ'(v))' v' + φ'(v) v''``."""
-
-    def rule(u: Jet) -> Jet:
-        u1 = u.first
-        phi, phi1, change = derivatives(u.value, u1)
-        return _jet(phi, phi1 * u1, change * u1 + phi1 * u.second)
-
-    return rule
-
-
 # (φ, φ', (φ')') as the nested evaluation differentiates the JVP rule's φ'
 def _exp(v, v1):
     e = math.exp(v)
@@ -346,15 +348,13 @@ def _absolute(v, v1):
     return abs(v), 1.0 if v > 0 else -1.0, 0.0 * v1
 
 
-#: ``ufunc -> rule(jet)``: the elementwise functions a jet follows.
-UNARY: dict = {np.exp: _chain(_exp), np.log: _chain(_log), np.sqrt: _chain(_sqrt),
-               np.sin: _chain(_sin), np.cos: _chain(_cos), np.tan: _chain(_tan),
-               np.tanh: _chain(_tanh), np.sinh: _chain(_sinh), np.cosh: _chain(_cosh),
-               np.arctan: _chain(_arctan), np.log1p: _chain(_log1p),
-               np.expm1: _chain(_expm1), np.reciprocal: _chain(_reciprocal),
-               np.negative: Jet.__neg__, np.absolute: _chain(_absolute),
-               np.fabs: _chain(_absolute), np.square: lambda u: _constant_power(u, 2)}
-_ABS = UNARY[np.absolute]
+#: ``ufunc -> (v, v') ↦ (φ(v), φ'(v), (φ'(v))')``: the elementwise functions a jet follows
+#: by the chain rule, ``φ(u) = (φ(u), φ'(u) u', (φ'(u))' u' + φ'(u) u'')``.
+CHAIN: dict = {np.exp: _exp, np.log: _log, np.sqrt: _sqrt, np.sin: _sin, np.cos: _cos,
+               np.tan: _tan, np.tanh: _tanh, np.sinh: _sinh, np.cosh: _cosh,
+               np.arctan: _arctan, np.log1p: _log1p, np.expm1: _expm1,
+               np.reciprocal: _reciprocal, np.absolute: _absolute, np.fabs: _absolute}
+_UNARY = {np.negative: Jet.__neg__, np.square: lambda u: _constant_power(u, 2)}
 # ``ufunc -> (jet op other, jet reflected-op other)``
 _BINARY = {np.add: (Jet.__add__, Jet.__radd__), np.subtract: (Jet.__sub__, Jet.__rsub__),
            np.multiply: (Jet.__mul__, Jet.__rmul__),
