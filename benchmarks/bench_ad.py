@@ -20,7 +20,9 @@ D. Workload 3: ``‖A(x)⁻¹ b‖`` with the values of a 2D 5-point Laplacian d
 E. First and second derivatives (``grad``, ``grad(grad)``) of the scalar
    functions 5x¹⁰, 3x³(cos x − 10x), exp((5x/2)·sin(x)^(eˣ)) at x = 2, and the n = 100
    gradient of workload 1 and workload 2's gradient, against jitted JAX (when installed,
-   in its own process: its first call, i.e. compile time, and its steady state).
+   in its own process: its first call, i.e. compile time, and its steady state; the
+   second derivatives also timed in turn with fesens's in that process, which the
+   targets read).
 
 Timings are minima over rounds that call forward and gradient alternately (the machine
 this runs on is shared and noisy); every ratio is of two numbers from the same run. Each
@@ -109,6 +111,7 @@ SCALAR_FIRST_SECONDS, SCALAR_SECOND_SECONDS = 25e-6, 60e-6  # per call, each fun
 JAX_RATIO = 2.0  # fesens gradient / jitted JAX gradient (steady state), W1 n = 100 and W2
 SECOND_JAX_RATIO = 2.0  # fesens grad(grad(f)) / jitted JAX's, each scalar function
 SCALAR_ROUNDS = 15  # timeit-style: the median of this many measurements of many calls
+ALTERNATING_ROUNDS = 40  # second derivatives, fesens and JAX in turn in one process
 #: Seconds per call at fesens 3a7c846 (before the scalar fast paths), part E's case with
 #: --threads 1 on this machine; printed beside today's figures.
 PREVIOUS_SECONDS = {
@@ -673,7 +676,29 @@ def case_jax() -> dict[str, Any]:
         result["seconds"][key] = steady_seconds(lambda fn=fn, x=x: fn(x).block_until_ready())
         if np.ndim(value) == 0:
             result["values"][key] = float(value)
+    result["alternating"] = second_derivatives_alternating(
+        {key: call for key, call in calls.items() if key.endswith("/second")})
     return result
+
+
+def second_derivatives_alternating(jax_calls: dict[str, tuple]) -> dict[str, Any]:
+    """fesens's ``grad(grad(f))`` and jitted JAX's, timed in turn in this one process
+    (:data:`ALTERNATING_ROUNDS` rounds of many calls each): both see the same load."""
+    from fesens.ad import grad
+
+    functions = scalar_functions(np)
+    calls, numbers = {}, {}
+    for key, (fn, x) in jax_calls.items():
+        mine = grad(grad(functions[key.rsplit("/", 1)[0]]))
+        calls[f"fesens {key}"] = lambda d=mine: d(SCALAR_X)
+        calls[f"jax {key}"] = lambda fn=fn, x=x: fn(x).block_until_ready()
+    for key, fn in calls.items():
+        fn()
+        numbers[key] = calls_per_measurement(fn, SMALL_CALL_SECONDS)
+    times = alternating_times(calls, budget=0.0, numbers=numbers,
+                              min_rounds=ALTERNATING_ROUNDS, max_rounds=ALTERNATING_ROUNDS)
+    return {key: {side: {stat: times[stat][f"{side} {key}"] for stat in ("median", "min")}
+                  for side in ("fesens", "jax")} for key in jax_calls}
 
 
 # --------------------------------------------------------------------------- profiles
@@ -882,9 +907,13 @@ def scalar_checks(run: Run) -> list[Check]:
     compared = [(key, key, SECOND_JAX_RATIO) for key in mine if key.endswith("/second")]
     compared += [("w1", "W1 sum(tanh(x)*exp(-x**2)), n = 100", JAX_RATIO),
                  ("w2", f"W2 ten quadratic forms, n = {W2_N}", JAX_RATIO)]
+    alternating = run.jax.get("alternating", {})
     for key, label, limit in compared:
-        # both the ratio of medians and that of minima: a loaded machine slows either side
-        median, least = (mine[key][k] / run.jax["seconds"][key][k] for k in ("median", "min"))
+        # both the ratio of medians and that of minima: a loaded machine slows either side;
+        # second derivatives as timed in turn in one process where that ran
+        ours, theirs = ((alternating[key]["fesens"], alternating[key]["jax"])
+                        if key in alternating else (mine[key], run.jax["seconds"][key]))
+        median, least = (ours[k] / theirs[k] for k in ("median", "min"))
         found.append(Check(f"{label}: fesens / jitted JAX = {median:.2f} (medians), "
                            f"{least:.2f} (minima) <= {limit:g}", max(median, least) <= limit))
     return found
@@ -1034,13 +1063,23 @@ def dense_cells(result: dict[str, Any]) -> list[str]:
             ratio(dense["gradient"], result["gradient"]), f"{dense['fd_difference']:.1e}"]
 
 
+def in_turn(timings: dict[str, Any]) -> str:
+    """``fesens, JAX, ratio`` (medians, minima in brackets) of one alternating timing."""
+    ours, theirs = timings["fesens"], timings["jax"]
+    return (f"{microseconds(ours['median'])} ({microseconds(ours['min'])}), "
+            f"{microseconds(theirs['median'])} ({microseconds(theirs['min'])}), "
+            f"{ratio(ours['median'], theirs['median'])} ({ratio(ours['min'], theirs['min'])})")
+
+
 def scalar_table(run: Run) -> str:
     mine = run.scalar.get("seconds")
     if not mine:
         return f"failed: {run.scalar.get('error')}"
     theirs = run.jax.get("seconds", {})
+    alternating = run.jax.get("alternating", {})
     headers = ["function", "derivative", "fesens", "previous", "target", "jitted JAX",
-               "fesens / JAX", "JAX first call (compile)", "|fesens - JAX| / |JAX|"]
+               "fesens / JAX", "in turn: fesens, JAX, fesens / JAX",
+               "JAX first call (compile)", "|fesens - JAX| / |JAX|"]
     rows = []
     for key, timing in mine.items():
         name, order = key.rsplit("/", 1) if key not in ("w1", "w2") else (
@@ -1058,6 +1097,7 @@ def scalar_table(run: Run) -> str:
             microseconds(jax_timing["median"]) if jax_timing else "-",
             f"{ratio(timing['median'], jax_timing['median'])} "
             f"({ratio(timing['min'], jax_timing['min'])})" if jax_timing else "-",
+            in_turn(alternating[key]) if key in alternating else "-",
             seconds(run.jax["compile"][key]) if jax_timing else "-",
             f"{abs(value - jax_value) / abs(jax_value):.1e}"
             if value is not None and jax_value is not None else "-",
@@ -1140,7 +1180,9 @@ def report(run: Run) -> str:
                      "jit(grad(grad(f))), float64, each library in its own process. "
                      "Seconds per call: median of "
                      f"{SCALAR_ROUNDS} measurements of many calls (min in brackets); "
-                     "previous = fesens 3a7c846, before the scalar fast paths.", "",
+                     "previous = fesens 3a7c846, before the scalar fast paths. In turn: "
+                     "the second derivatives of both libraries timed alternately in the JAX "
+                     f"process ({ALTERNATING_ROUNDS} rounds; the targets read these).", "",
                      scalar_table(run), ""]
     sections += ["## Targets", "",
                  *(f"- [{'PASS' if c.passed else 'MISS'}] {c.text}" for c in found)]
