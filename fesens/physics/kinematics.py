@@ -212,10 +212,11 @@ def invariant_tangent(energy: Callable, H, *constants) -> np.ndarray:
     W1, W2, WJ = (partial[..., None, None] for partial in partials)
     M = _outer_coefficients(partials, second, J)
     has_W2 = bool(np.any(W2))
-    C = np.matmul(swap(F), F) if has_W2 else None
-    basis = {0: F, 1: I1[..., None, None] * F - np.matmul(F, C) if has_W2 else None, 2: G}
+    rows = sorted({a for pair in M for a in pair})
+    C = np.matmul(swap(F), F) if has_W2 or 1 in rows else None
+    basis = {0: F, 1: None if C is None else I1[..., None, None] * F - np.matmul(F, C), 2: G}
     A = None
-    for a in sorted({a for pair in M for a in pair}):
+    for a in rows:
         paired = sum(M[min(a, b), max(a, b)][..., None, None] * basis[b]
                      for b in range(3) if (min(a, b), max(a, b)) in M)
         if A is None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from math import comb
 from types import MappingProxyType
 
@@ -44,6 +45,11 @@ from fesens.physics.energy_law import (
     strain_part,
     trace,
     volume_change,
+)
+from fesens.physics.kinematics import (
+    invariant_first_piola,
+    invariant_out_of_plane,
+    invariant_tangent,
 )
 
 #: Coefficients ``α₁…α₅`` of the Arruda–Boyce series (Arruda & Boyce 1993, the
@@ -79,35 +85,64 @@ def volumetric(H, kappa):
 
 
 # ------------------------------------------------------------------ the energies
+# Each isotropic energy is written once, of the isochoric excesses ``x₁ = Ī₁ − 3``, ``x₂ =
+# Ī₂ − 3`` and ``J − 1``: of ``H`` with full relative precision (the law's ``W``), and of
+# the invariants of ``C`` (:func:`of_invariants`: the law's ``P`` and ``A``).
+def _mooney_rivlin(x1, x2, change, c10, c01, kappa):
+    return c10 * x1 + c01 * x2 + 0.5 * kappa * change * change
+
+
+def _yeoh(x1, x2, change, c10, c20, c30, kappa):
+    return x1 * (c10 + x1 * (c20 + x1 * c30)) + 0.5 * kappa * change * change
+
+
+def _gent(x1, x2, change, mu, Jm, kappa):
+    return -0.5 * mu * Jm * np.log1p(-x1 / Jm) + 0.5 * kappa * change * change
+
+
+def _arruda_boyce(x1, x2, change, mu, lambda_m, kappa):
+    total = 0.0
+    for i, alpha in enumerate(ARRUDA_BOYCE_SERIES, start=1):
+        power = sum(comb(i, k) * 3.0 ** (i - k) * x1 ** k for k in range(1, i + 1))
+        total = total + alpha * lambda_m ** (2.0 - 2.0 * i) * power
+    return mu * total + 0.5 * kappa * change * change
+
+
+def of_invariants(body: Callable) -> Callable:
+    """The energy ``W(I₁, I₂, J, *constants)`` of a body of the excesses ``(Ī₁ − 3, Ī₂ −
+    3, J − 1, *constants)``, ``Ī₁ = J^{-2/3} I₁``, ``Ī₂ = J^{-4/3} I₂``
+    (for :meth:`~fesens.physics.energy_law.HyperelasticLaw.from_invariants`)."""
+    def energy(I1, I2, J, *constants):
+        j = J ** (-2.0 / 3.0)
+        return body(j * I1 - 3.0, j * j * I2 - 3.0, J - 1.0, *constants)
+
+    return energy
+
+
 def mooney_rivlin(H, c10, c01, kappa):
     """``W = c₁₀ (Ī₁ − 3) + c₀₁ (Ī₂ − 3) + U`` (Mooney 1940, J. Appl. Phys. 11, 582;
     Rivlin 1948, Phil. Trans. R. Soc. A 241, 379); ``μ₀ = 2 (c₁₀ + c₀₁)``."""
-    return c10 * isochoric_first(H) + c01 * isochoric_second(H) + volumetric(H, kappa)
+    return _mooney_rivlin(isochoric_first(H), isochoric_second(H), volume_change(H), c10, c01,
+                          kappa)
 
 
 def yeoh(H, c10, c20, c30, kappa):
     """``W = Σᵢ cᵢ₀ (Ī₁ − 3)ⁱ + U``, ``i = 1…3`` (Yeoh 1993, Rubber Chem. Technol. 66,
     754); ``μ₀ = 2 c₁₀``."""
-    x = isochoric_first(H)
-    return x * (c10 + x * (c20 + x * c30)) + volumetric(H, kappa)
+    return _yeoh(isochoric_first(H), None, volume_change(H), c10, c20, c30, kappa)
 
 
 def gent(H, mu, Jm, kappa):
     """``W = −μ J_m/2 ln(1 − (Ī₁ − 3)/J_m) + U`` (Gent 1996, Rubber Chem. Technol. 69, 59);
     ``μ₀ = μ``; defined while ``Ī₁ − 3 < J_m``."""
-    return -0.5 * mu * Jm * np.log1p(-isochoric_first(H) / Jm) + volumetric(H, kappa)
+    return _gent(isochoric_first(H), None, volume_change(H), mu, Jm, kappa)
 
 
 def arruda_boyce(H, mu, lambda_m, kappa):
     """``W = μ Σᵢ αᵢ λ_m^{2−2i} (Ī₁ⁱ − 3ⁱ) + U``, ``i = 1…5``, the series of the
     eight-chain model (Arruda & Boyce 1993, J. Mech. Phys. Solids 41, 389), ``Ī₁ⁱ −
     3ⁱ`` as a polynomial in ``Ī₁ − 3``; ``μ₀ = μ (1 + 3/(5λ_m²) + 99/(175λ_m⁴) + …)``."""
-    x = isochoric_first(H)
-    total = 0.0
-    for i, alpha in enumerate(ARRUDA_BOYCE_SERIES, start=1):
-        power = sum(comb(i, k) * 3.0 ** (i - k) * x ** k for k in range(1, i + 1))
-        total = total + alpha * lambda_m ** (2.0 - 2.0 * i) * power
-    return mu * total + volumetric(H, kappa)
+    return _arruda_boyce(isochoric_first(H), None, volume_change(H), mu, lambda_m, kappa)
 
 
 def _powertrace(M, exponent):
@@ -246,11 +281,18 @@ def _checks(name: str, constants: tuple, shear_modulus: Callable, nonzero=()) ->
 
 
 def _record(name: str, description: str, energy: Callable, shear_modulus: Callable,
-            nonzero=()) -> HyperelasticLaw:
+            nonzero=(), body: Callable | None = None) -> HyperelasticLaw:
+    """The law of ``energy(H, *constants)``; with the ``body`` of an isotropic energy
+    (:func:`of_invariants`), its ``P``, ``A`` and ``P_zz`` from the invariants."""
     constants = tuple(inspect.signature(energy).parameters)[1:]  # after H
+    fast = {} if body is None else {
+        "first_piola": partial(invariant_first_piola, of_invariants(body)),
+        "tangent": partial(invariant_tangent, of_invariants(body)),
+        "out_of_plane": partial(invariant_out_of_plane, of_invariants(body))}
     return HyperelasticLaw.from_energy(
         name, description, energy, constants,
-        check_constants=_checks(name, constants, shear_modulus, nonzero), check_points=False)
+        check_constants=_checks(name, constants, shear_modulus, nonzero), check_points=False,
+        **fast)
 
 
 def arruda_boyce_shear_modulus(mu, lambda_m):
@@ -260,7 +302,7 @@ def arruda_boyce_shear_modulus(mu, lambda_m):
 
 
 _GENT = _record("gent", "Gent, W = −μ J_m/2 ln(1 − (Ī₁ − 3)/J_m) + κ/2 (J − 1)² (Gent 1996)",
-                gent, lambda mu, Jm, kappa: mu)
+                gent, lambda mu, Jm, kappa: mu, body=_gent)
 
 _OGDEN = "Ogden, W = Σ_p μ_p/α_p (λ̄₁^α_p + λ̄₂^α_p + λ̄₃^α_p − 3) + κ/2 (J − 1)² (Ogden 1972)"
 
@@ -269,13 +311,14 @@ _OGDEN = "Ogden, W = Σ_p μ_p/α_p (λ̄₁^α_p + λ̄₂^α_p + λ̄₃^α_p 
 RUBBER_LAWS: tuple[HyperelasticLaw, ...] = (
     _record("mooney-rivlin", "Mooney–Rivlin, W = c10 (Ī₁ − 3) + c01 (Ī₂ − 3) + κ/2 (J − 1)² "
             "(Mooney 1940, Rivlin 1948)", mooney_rivlin,
-            lambda c10, c01, kappa: 2.0 * (c10 + c01)),
+            lambda c10, c01, kappa: 2.0 * (c10 + c01), body=_mooney_rivlin),
     _record("yeoh", "Yeoh, W = Σ_i c_i0 (Ī₁ − 3)^i + κ/2 (J − 1)² (Yeoh 1993)", yeoh,
-            lambda c10, c20, c30, kappa: 2.0 * c10),
+            lambda c10, c20, c30, kappa: 2.0 * c10, body=_yeoh),
     _GENT,
     _record("arruda-boyce", "Arruda–Boyce eight-chain, five-term series in Ī₁ + κ/2 (J − 1)² "
             "(Arruda & Boyce 1993)", arruda_boyce,
-            lambda mu, lambda_m, kappa: arruda_boyce_shear_modulus(mu, lambda_m)),
+            lambda mu, lambda_m, kappa: arruda_boyce_shear_modulus(mu, lambda_m),
+            body=_arruda_boyce),
     _record("ogden", _OGDEN + ", one term", ogden,
             lambda mu1, alpha1, kappa: mu1 * alpha1 / 2.0, nonzero=("alpha1",)),
     _record("ogden-2", _OGDEN + ", two terms", ogden2,

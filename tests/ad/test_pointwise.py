@@ -4,8 +4,13 @@ Hessian of a quadratic, shapes, and Taylor tests of the gradient on traced input
 import numpy as np
 import pytest
 
-from fesens.ad import grad, taylor_test
-from fesens.ad.pointwise import pointwise_grad, pointwise_hessian
+from fesens.ad import grad, pointwise, taylor_test
+from fesens.ad.pointwise import (
+    pointwise_grad,
+    pointwise_hessian,
+    scalar_partials,
+    scalar_partials_hessian,
+)
 
 
 def _sine_quadratic(x, a):
@@ -90,3 +95,40 @@ def test_the_gradient_is_differentiable_in_the_points_and_the_parameters():
 def test_event_ndim_is_checked():
     with pytest.raises(ValueError, match="event_ndim"):
         pointwise_hessian(_sine_quadratic, np.zeros((2, 3)), 1.0, event_ndim=3)
+
+
+def _cubic(a, b, c, k):
+    """``k a² b + ln c`` per point."""
+    return k * a * a * b + np.log(c)
+
+
+def test_scalar_partials_and_their_hessian_in_closed_form():
+    rng = np.random.default_rng(5)
+    a, b, c = rng.random((3, 4, 5)) + 0.5
+    k = rng.random((4, 1))
+    expected = (2 * k * a * b, k * a * a, 1 / c)
+    for got, want in zip(scalar_partials(_cubic, (a, b, c), k), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    gradient, hessian = scalar_partials_hessian(_cubic, (a, b, c), k)
+    np.testing.assert_allclose(gradient, np.stack(expected), rtol=1e-14)
+    zero = np.zeros_like(a)
+    np.testing.assert_allclose(hessian, np.stack([
+        np.stack([2 * k * b + zero, 2 * k * a, zero]),
+        np.stack([2 * k * a, zero, zero]),
+        np.stack([zero, zero, -1 / c**2])]), rtol=1e-14, atol=0)
+
+
+def test_blocks_of_points_give_the_same_hessians(monkeypatch):
+    """Blocks of a few points (per-point parameters sliced with them, shared ones whole)
+    give the Hessians of one sweep over all points, bit for bit."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((50, 2, 3, 3))
+    c = rng.random((50, 1))
+    a, b, v = rng.random((3, 50, 2)) + 0.5
+    whole = (pointwise_hessian(_energy, x, c, event_ndim=2),
+             *scalar_partials_hessian(_cubic, (a, b, v), c))
+    monkeypatch.setattr(pointwise, "_BLOCK_BYTES", 8 * 2 * 7)  # blocks of 1 and 7 rows
+    blocks = (pointwise_hessian(_energy, x, c, event_ndim=2),
+              *scalar_partials_hessian(_cubic, (a, b, v), c))
+    for got, want in zip(blocks, whole, strict=True):
+        np.testing.assert_array_equal(got, want)
