@@ -48,12 +48,15 @@ from fesens.ad.numpy_wrapper import getval
 _BLOCK_BYTES = 2**18
 
 
-def _blocks(points: tuple, floats_per_point: int, params: tuple):
+def point_blocks(points: tuple, floats_per_point: int, params: tuple,
+                 block_bytes: int | None = None):
     """``(index, params)`` per block of the points ``points`` (shape ``(...)``) along their
-    first axis, about :data:`_BLOCK_BYTES` each; a parameter of at least ``len(points)``
-    axes whose first is the points' first is sliced with them, the others are whole."""
-    step = (max(1, _BLOCK_BYTES // (8 * floats_per_point * prod(points[1:])))
-            if points else 1)
+    first axis, ``block_bytes`` (default :data:`_BLOCK_BYTES`) of ``floats_per_point``
+    floats each; a parameter of at least ``len(points)`` axes whose first is the points'
+    first is sliced with them, the others are whole. One block ``(slice(None),)`` (``()``
+    for a single point) when the points fit in one."""
+    size = _BLOCK_BYTES if block_bytes is None else block_bytes
+    step = max(1, size // (8 * floats_per_point * prod(points[1:]))) if points else 1
     if not points or step >= points[0]:
         yield (slice(None),) * bool(points), params
         return
@@ -132,7 +135,7 @@ def pointwise_hessian(f: Callable, x, *params, event_ndim: int = 1) -> np.ndarra
     plain = tuple(getval(p) for p in params)
     event = x.shape[x.ndim - event_ndim:]
     hessian = np.empty(x.shape + event)
-    for index, block_params in _blocks(x.shape[:x.ndim - event_ndim], prod(event), plain):
+    for index, block_params in point_blocks(x.shape[:x.ndim - event_ndim], prod(event), plain):
         x_block = x[index]
         _, _, hessp = value_grad_hvp(_summed(f, block_params))(x_block)
         direction = np.zeros(x_block.shape)
@@ -190,7 +193,7 @@ def scalar_partials_hessian(f: Callable, variables: tuple, *params) -> tuple:
                   for v in variables)
     k = len(plain)
     gradient, hessian = np.empty((k, *shape)), np.empty((k, k, *shape))
-    for index, block_params in _blocks(shape, 1, tuple(getval(p) for p in params)):
+    for index, block_params in point_blocks(shape, 1, tuple(getval(p) for p in params)):
         block = tuple(v[index] for v in plain)
         _, g, hessp = value_grad_hvp(_summed_partials(f, block_params), tuple(range(k)))(
             *block)

@@ -29,7 +29,11 @@ from collections.abc import Callable
 import numpy as np
 
 from fesens.ad.numpy_wrapper import det, getval, inv
-from fesens.ad.pointwise import scalar_partials, scalar_partials_hessian
+from fesens.ad.pointwise import point_blocks, scalar_partials, scalar_partials_hessian
+
+#: Bytes of ``A`` per block of points of :func:`invariant_tangent` (its temporaries, a few
+#: times a block's ``A``, then stay small beside the whole ``A``).
+_TANGENT_BLOCK_BYTES = 2**22
 
 
 # ------------------------------------------------------------------ kinematics (traced)
@@ -97,11 +101,12 @@ def embedded(H):
 
 
 # ------------------------------------------------------------------ products of (..., d, d) stacks
-def outer(a, b) -> np.ndarray:
+def outer(a, b, out: np.ndarray | None = None) -> np.ndarray:
     """``a_iJ b_kL`` ``(..., d, d, d, d)`` of plain ``(..., d, d)``, C-ordered (so that
-    :func:`add_pairs` writes into it through views)."""
+    :func:`add_pairs` writes into it through views), in ``out`` if given."""
     a, b = a[..., :, :, None, None], b[..., None, None, :, :]
-    return np.multiply(a, b, out=np.empty(np.broadcast_shapes(a.shape, b.shape)))
+    return np.multiply(a, b, out=np.empty(np.broadcast_shapes(a.shape, b.shape))
+                       if out is None else out)
 
 
 def crossed(a, b) -> np.ndarray:
@@ -189,7 +194,7 @@ def add_identity(A: np.ndarray, c) -> None:
     """``A_iJkL += c δ_ik δ_JL`` in place, ``c`` ``(...)``: one strided pass over the
     diagonal of ``A`` as ``(..., d², d²)`` (C-ordered ``A``)."""
     m = A.shape[-1] * A.shape[-2]
-    diagonal = A.reshape(-1, m * m)[:, ::m + 1]
+    diagonal = np.reshape(A, (-1, m * m), copy=False)[:, ::m + 1]
     diagonal += np.reshape(np.broadcast_to(c, A.shape[:-4]), (-1, 1))
 
 
@@ -202,9 +207,20 @@ def invariant_tangent(energy: Callable, H, *constants) -> np.ndarray:
     ``M₃₃ = J² W_JJ + J W_J`` (the ``G ⊗ G`` of ``∂²J`` included); then the crossed terms
     ``−J W_J G_iL G_kJ − 2 W₂ F_iL F_kJ`` and the identity pairs ``δ_ik ((2 W₁ + 2 W₂ I₁)
     δ_JL − 2 W₂ C_JL) − 2 W₂ b_ik δ_JL``. The entries of ``M`` that vanish at every point,
-    and the ``W₂`` terms where ``W₂ = 0``, are skipped.
+    and the ``W₂`` terms where ``W₂ = 0``, are skipped. In blocks of points of
+    :data:`_TANGENT_BLOCK_BYTES` of ``A``: the temporaries are a block's.
     """
     H = np.asarray(getval(H), dtype=float)
+    A = np.empty(H.shape + H.shape[-2:])
+    for index, block_constants in point_blocks(H.shape[:-2], H.shape[-1] ** 4,
+                                               tuple(getval(c) for c in constants),
+                                               _TANGENT_BLOCK_BYTES):
+        _tangent_block(energy, H[index], block_constants, A[index])
+    return A
+
+
+def _tangent_block(energy: Callable, H: np.ndarray, constants: tuple, A: np.ndarray) -> None:
+    """:func:`invariant_tangent` of plain ``H`` written into ``A`` (C-ordered)."""
     F = deformation_gradient(H)
     G = swap(inv(F))
     I1, I2, J = _invariants(H, G)
@@ -215,22 +231,20 @@ def invariant_tangent(energy: Callable, H, *constants) -> np.ndarray:
     rows = sorted({a for pair in M for a in pair})
     C = np.matmul(swap(F), F) if has_W2 or 1 in rows else None
     basis = {0: F, 1: None if C is None else I1[..., None, None] * F - np.matmul(F, C), 2: G}
-    A = None
+    if not rows:
+        A[...] = 0.0
     for a in rows:
         paired = sum(M[min(a, b), max(a, b)][..., None, None] * basis[b]
                      for b in range(3) if (min(a, b), max(a, b)) in M)
-        if A is None:
-            A = outer(basis[a], paired)
+        if a == rows[0]:
+            outer(basis[a], paired, out=A)
         else:
             A += outer(basis[a], paired)
-    if A is None:
-        A = np.zeros(F.shape + F.shape[-2:])
     A += crossed(-J[..., None, None] * WJ * G, G)
     if not has_W2:
         add_identity(A, 2.0 * partials[0])
-        return A
+        return
     A += crossed(-2.0 * W2 * F, F)
     add_pairs(A, 2.0 * (W1 + W2 * I1[..., None, None]) * np.eye(F.shape[-1]) - 2.0 * W2 * C,
               "ik")
     add_pairs(A, -2.0 * W2 * np.matmul(F, swap(F)), "JL")
-    return A
