@@ -76,10 +76,10 @@ def test_treloar_ogden_homogeneous_solves_match_the_closed_form(example):
     per_cube = np.repeat(x[:, None], 3, axis=1)
     stresses, pull = example.vjp(lambda theta: tests.stresses(theta, steps=2), per_cube)
     jacobian = pull(np.ones(3)).T
-    h = 1e-6
+    h = 1e-4  # Newton's tolerance leaves ~1e-10 of noise in each solve
     for k in (0, 1, 5):
         step = np.zeros_like(x)
         step[k] = h * max(abs(x[k]), 1.0)
         difference = (tests.stresses(x + step, steps=2)
                       - tests.stresses(x - step, steps=2)) / (2 * step[k])
-        np.testing.assert_allclose(jacobian[:, k], difference, rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(jacobian[:, k], difference, rtol=1e-4)
