@@ -363,8 +363,7 @@ _BINARY = {np.add: (Jet.__add__, Jet.__radd__), np.subtract: (Jet.__sub__, Jet._
 
 
 # ------------------------------------------------------------------ the driver
-_INPUTS = frozenset((float, np.float64, int))
-_CONSTANTS = frozenset((float, np.float64, int))
+_NUMBERS = frozenset((float, np.float64, int))  # the inputs, and the constant results
 
 
 def first_and_second(f: Callable, args: tuple, argnum: int) -> tuple[float, float] | None:
@@ -386,7 +385,7 @@ def first_and_second(f: Callable, args: tuple, argnum: int) -> tuple[float, floa
         if -_INF < out.value < _INF and -_INF < first < _INF and -_INF < second < _INF:
             return first, second
         return None
-    return (0.0, 0.0) if kind in _CONSTANTS else None
+    return (0.0, 0.0) if kind in _NUMBERS else None
 
 
 def through_jet(f: Callable, argnum: int, with_value: bool, general: Callable) -> Callable:
@@ -395,7 +394,7 @@ def through_jet(f: Callable, argnum: int, with_value: bool, general: Callable) -
     up."""
 
     def second_derivative(*args):
-        if type(args[argnum]) in _INPUTS:
+        if type(args[argnum]) in _NUMBERS:
             both = first_and_second(f, args, argnum)
             if both is not None:
                 return both if with_value else both[1]

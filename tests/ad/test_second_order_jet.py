@@ -132,6 +132,7 @@ FALLBACKS = {
     "an attribute": lambda x: x * x.shape[0] if x.ndim else x * x,
     "stop_gradient": lambda x: stop_gradient(x) * x * x,
     "grad inside": lambda x: grad(lambda y: x * y * y)(1.5) * x,
+    "a jet inside": lambda x: x * grad(grad(lambda y: x * y * y))(1.0),  # 2x²: f'' = 4
     "a binary ufunc without a jet rule": lambda x: np.maximum(x, 0.0) * x,
     "abs at 0": lambda x: abs(x - 2.0) * x,
     "log of a negative number": lambda x: np.log(x - 5.0),
@@ -156,10 +157,14 @@ def test_where_the_jet_gives_up_the_nested_evaluation_answers(name, monkeypatch)
         with warnings.catch_warnings(record=True) as found_warnings:
             warnings.simplefilter("always")
             found = _outcome(d, 2.0)
-        assert answered == [False], name
+        assert answered and not all(answered), name  # (an inner jet may answer first)
         assert type(found) is type(nested) and repr(found) == repr(nested), name
         assert [str(w.message) for w in found_warnings] == \
             [str(w.message) for w in nested_warnings], name
+
+
+def test_a_jet_inside_a_jet_is_the_nested_evaluation():
+    assert grad(grad(FALLBACKS["a jet inside"]))(2.0) == 4.0
 
 
 def test_other_nestings_are_not_the_jet(monkeypatch):
