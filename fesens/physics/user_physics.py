@@ -1,8 +1,11 @@
-"""A scalar-field physics a user writes as a Python function: an energy or a weak form.
+"""A physics a user writes as a Python function: an energy or a weak form.
 
 Two ways to state it, each a function over arrays of quadrature points in the traced numpy
 subset (plain ``numpy`` calls), with ``g = ∇u`` ``(n_cells, n_qp, dim)``, ``u``
-``(n_cells, n_qp)`` and the quadrature points ``x`` ``(n_cells, n_qp, dim)``:
+``(n_cells, n_qp)`` and the quadrature points ``x`` ``(n_cells, n_qp, dim)`` for a scalar
+field; for a field of ``d`` components (``components=d``, or ``"dim"``: one per space
+dimension) ``u`` is ``(n_cells, n_qp, d)``, ``g_ik = ∂u_i/∂x_k`` ``(n_cells, n_qp, d, dim)``
+and every ``r0``, ``r1`` below has the component axis after the points:
 
 * a stored energy density ``ψ(g, u, **params) -> (n_cells, n_qp)``
   (:func:`energy_physics`): the solution makes ``Π = ∫ ψ dΩ − (loads)`` stationary, so the
@@ -33,6 +36,9 @@ prescribed values and node coordinates.
 >>> Stiffening.parameter_names()
 ('c', 'scale')
 
+A small-strain law ``ψ(ε; params)`` becomes a model by
+:func:`~fesens.physics.user_physics_small_strain.small_strain_physics`.
+
 A value of the wrong shape, or NaN or infinity, from the user's function raises one error
 naming the physics, the first failing cell and quadrature point and the state there.
 """
@@ -58,14 +64,15 @@ from fesens.physics.spec import PhysicsConfig
 
 
 class UserPhysics(NonlinearModel):
-    """A scalar field whose residual is ``R_a = ∫ t (r0 N_a + r1 · ∇N_a) dΩ − f_a``.
+    """A field whose residual is ``R_(a,c) = ∫ t (r0_c N_a + r1_c · ∇N_a) dΩ − f_(a,c)``.
 
     A subclass supplies :meth:`integrand` (traced) and :meth:`integrand_tangent` (plain);
     :func:`energy_physics` and :func:`weak_form_physics` make the subclasses from a user's
-    function. The unknowns are the packed ``z = (u, g)`` ``(n_cells, n_qp, dim + 1)``, the
-    integrand the packed ``r = (r0, r1)`` of the same shape, and its tangent
-    ``∂r/∂z`` ``(n_cells, n_qp, dim + 1, dim + 1)``; the cell matrices are
-    ``Σ_q t dΩ_q Bᵀ (∂r/∂z) B`` with ``B = (N, ∇N)`` on the cached pattern.
+    function. The unknowns are the packed ``z = (u, g)`` ``(n_cells, n_qp, n_comp,
+    dim + 1)`` (``z[..., c, 0] = u_c``, ``z[..., c, 1:] = ∇u_c``), the integrand the packed
+    ``r = (r0, r1)`` of the same shape, and its tangent ``∂r/∂z`` ``(n_cells, n_qp, n_comp,
+    dim + 1, n_comp, dim + 1)``; the cell matrices are ``Σ_q t dΩ_q Bᵀ (∂r/∂z) B`` with
+    ``B = (N, ∇N)`` on the cached pattern.
 
     Parameters
     ----------
@@ -82,11 +89,15 @@ class UserPhysics(NonlinearModel):
     #: The user's function (ψ or r) and its parameters' default values.
     function: ClassVar[Callable]
     defaults: ClassVar[dict[str, float]] = {}
+    #: The field's components: 1 (a scalar: the function sees ``u`` ``(n_cells, n_qp)``),
+    #: a number ``d`` or ``"dim"`` (one per space dimension) for a vector field.
+    components: ClassVar[int | str] = 1
     config = PhysicsConfig()
 
     def __init__(self, mesh: Mesh, *, thickness: float = 1.0,
                  quadrature_order: int | None = None, **values):
-        super().__init__(mesh, 1, thickness=thickness, quadrature_order=quadrature_order)
+        n_comp = mesh.dim if self.components == "dim" else self.components
+        super().__init__(mesh, n_comp, thickness=thickness, quadrature_order=quadrature_order)
         unknown = set(values) - set(self.defaults)
         if unknown:
             raise TypeError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; the "
@@ -97,12 +108,26 @@ class UserPhysics(NonlinearModel):
     # ------------------------------------------------------------ the user's side
     @abstractmethod
     def integrand(self, z, x, fields):
-        """The packed ``(r0, r1)`` ``(n_cells, n_qp, dim + 1)`` at ``z = (u, g)`` and the
-        points ``x`` (traced numpy)."""
+        """The packed ``(r0, r1)`` ``(n_cells, n_qp, n_comp, dim + 1)`` at ``z = (u, g)``
+        and the points ``x`` (traced numpy)."""
 
     @abstractmethod
     def integrand_tangent(self, z, x, fields) -> np.ndarray:
-        """``∂r/∂z`` ``(n_cells, n_qp, dim + 1, dim + 1)`` (plain numpy)."""
+        """``∂r/∂z`` ``(n_cells, n_qp, n_comp, dim + 1, n_comp, dim + 1)`` (plain numpy)."""
+
+    @classmethod
+    def _vector(cls) -> bool:
+        """Whether the user's function sees the component axis (a vector field)."""
+        return cls.components != 1
+
+    def _arguments(self, z) -> tuple:
+        """The user's ``(u, g)`` of the packed ``z``: without the component axis for a
+        scalar field."""
+        return (z[..., 0], z[..., 1:]) if self._vector() else (z[..., 0, 0], z[..., 0, 1:])
+
+    def _field_shape(self, z) -> tuple:
+        """The shape of ``u`` (and ``r0``) the user's function sees."""
+        return np.shape(z)[:3] if self._vector() else np.shape(z)[:2]
 
     def material_fields(self, scale=None, **parameters) -> dict:
         """The function's parameters, per cell ``(n_cells, 1)`` against the points (traced
@@ -116,55 +141,66 @@ class UserPhysics(NonlinearModel):
         return fields
 
     def flux(self, u_q, grad_q, fields):
-        """``r1`` ``(n_cells, n_qp, 1, dim)`` at the mesh's own quadrature points."""
-        z = _packed(u_q, grad_q)
-        return self._scaled(self.integrand(z, self.geometry().x, fields), fields)[..., None, 1:]
+        """``r1`` ``(n_cells, n_qp, n_comp, dim)`` at the mesh's own quadrature points."""
+        z = packed(u_q, grad_q)
+        return self._scaled(self.integrand(z, self.geometry().x, fields), fields, 2)[..., 1:]
 
     def flux_tangent(self, u_q, grad_q, fields) -> tuple:
         """``(∂r1/∂g, ∂r1/∂u)`` at the mesh's own quadrature points (plain)."""
-        J = self._scaled(self.integrand_tangent(_packed(u_q, grad_q), self.geometry().x,
-                                                fields), fields, 2)
-        return J[:, :, None, 1:, None, 1:], J[:, :, None, 1:, None, 0]
+        J = self._scaled(self.integrand_tangent(packed(u_q, grad_q), self.geometry().x,
+                                                fields), fields, 4)
+        return J[:, :, :, 1:, :, 1:], J[:, :, :, 1:, :, 0]
 
     # ------------------------------------------------------------ residual and tangent
     def internal_forces(self, u, fields: dict, points=None):
-        """``F_a = Σ_q t dΩ_q (r0 N_a + r1 · ∇N_a)`` over all dofs, ``(n_dofs,)``; traced in
-        ``u``, the fields and ``points``."""
+        """``F_(a,c) = Σ_q t dΩ_q (r0_c N_a + r1_c · ∇N_a)`` over all dofs, ``(n_dofs,)``;
+        traced in ``u``, the fields and ``points``."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
-        r = self._scaled(self.integrand(_packed(u_q, grad_q), geometry.x, fields), fields)
-        weighted = self._weights(geometry)[:, :, None] * r  # (e, q, dim + 1)
-        dNdx = geometry.dNdx
-        gradient_part = ("qak,eqk->ea" if np.shape(dNdx)[0] == 1 else "eqak,eqk->ea")
-        cell_forces = (np.einsum("qa,eq->ea", geometry.N, weighted[..., 0])
-                       + np.einsum(gradient_part, dNdx[0] if np.shape(dNdx)[0] == 1 else dNdx,
-                                   weighted[..., 1:]))
-        return untake(cell_forces, self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
+        r = self._scaled(self.integrand(packed(u_q, grad_q), geometry.x, fields), fields, 2)
+        weighted = self._weights(geometry)[:, :, None, None] * r  # (e, q, c, 1 + dim)
+        n_cells, n_qp, n_comp, width = np.shape(weighted)
+        B = _shape_values(geometry)  # (n_geom, q, a, 1 + dim)
+        n_geom, n_nodes = np.shape(B)[0], np.shape(B)[2]
+        # Σ_(qK) (w r)_(e,c,qK) B_(qK,a): one matrix product (BLAS where cells share B)
+        tested = np.reshape(np.swapaxes(B, 2, 3), (n_geom, n_qp * width, n_nodes))
+        weighted = np.reshape(np.transpose(weighted, (0, 2, 1, 3)),
+                              (n_cells, n_comp, n_qp * width))
+        if n_geom == 1:
+            cell_forces = np.reshape(np.reshape(weighted, (n_cells * n_comp, -1)) @ tested[0],
+                                     (n_cells, n_comp, n_nodes))
+        else:
+            cell_forces = np.matmul(weighted, tested)
+        forces = untake(np.reshape(np.swapaxes(cell_forces, 1, 2), (n_cells, -1)),
+                        self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
+        return self._subtract_follower_forces(forces, u, fields, points)
 
     def tangent(self, u, fields: dict, points=None, block: str = "ff"):
         """``∂R/∂u`` at the state ``u`` ``(n_dofs,)`` on the cached pattern (plain)."""
         weights, B, J = self._tangent_at(u, fields, points)
         n_cells, n_qp = np.shape(J)[:2]
-        K = gradient_form(np.broadcast_to(weights, (n_cells, n_qp)),
-                          np.broadcast_to(B, (n_cells, *np.shape(B)[1:])), J)
+        K = gradient_form(np.broadcast_to(weights, (n_cells, n_qp)), B, J)
         nd = self.dofmap.cell_dofs.shape[1]
-        return self.operator(block).cell_matrix(np.reshape(K, (n_cells, nd, nd)))
+        K = np.reshape(K, (n_cells, nd, nd))  # a new array: the follower stiffness adds in place
+        self._add_follower_stiffness(K, u, {k: getval(v) for k, v in fields.items()}, points)
+        return self.operator(block).cell_matrix(K)
 
     def transposed_tangent(self, u, fields: dict, points=None):
-        """``v ↦ (∂R/∂u)ᵀ v`` for cell vectors ``v`` ``(n_cells, n_nodes, 1)`` (plain)."""
-        return transposed_tangent_action(*self._tangent_at(u, fields, points))
+        """``v ↦ (∂R/∂u)ᵀ v`` for cell vectors ``v`` ``(n_cells, n_nodes, n_comp)``
+        (plain), with the follower loads' stiffness."""
+        action = transposed_tangent_action(*self._tangent_at(u, fields, points))
+        points = None if points is None else np.asarray(getval(points))
+        return self._with_follower_stiffness(action, np.asarray(getval(u)),
+                                             {k: getval(v) for k, v in fields.items()}, points)
 
     def _tangent_at(self, u, fields: dict, points) -> tuple:
-        """``(t dΩ, B = (N, ∇N) (n_geom, n_qp, n_nodes, dim + 1), ∂r/∂z (n_cells, n_qp, 1,
-        dim + 1, 1, dim + 1))`` at the state ``u`` (plain arrays)."""
+        """``(t dΩ, B = (N, ∇N) (n_geom, n_qp, n_nodes, dim + 1), ∂r/∂z (n_cells, n_qp,
+        n_comp, dim + 1, n_comp, dim + 1))`` at the state ``u`` (plain arrays)."""
         points = None if points is None else np.asarray(getval(points))
         plain = {k: np.asarray(getval(v)) for k, v in fields.items()}
         geometry, u_q, grad_q = self._at_quadrature(np.asarray(getval(u)), points)
-        J = self._scaled(self.integrand_tangent(_packed(u_q, grad_q), geometry.x, plain),
-                         plain, 2)
-        dNdx = geometry.dNdx
-        N = np.broadcast_to(geometry.N[None, :, :, None], (*np.shape(dNdx)[:3], 1))
-        B = np.concatenate([N, dNdx], axis=-1)
-        return self._weights(geometry), B, J[:, :, None, :, None, :]
+        J = self._scaled(self.integrand_tangent(packed(u_q, grad_q), geometry.x, plain),
+                         plain, 4)
+        return self._weights(geometry), _shape_values(geometry), J
 
     @staticmethod
     def _scaled(value, fields: dict, extra_axes: int = 1):
@@ -183,102 +219,120 @@ class UserPhysics(NonlinearModel):
         bad = ~np.isfinite(raw)
         if bad.any():
             cell, point = np.unravel_index(np.flatnonzero(bad.reshape(-1))[0], raw.shape)[:2]
-            zq = np.asarray(getval(z))[cell, point]
+            u, g = self._arguments(np.asarray(getval(z))[cell, point][None, None])
+            text = {"precision": 6, "max_line_width": 1000}
+            value_text = np.array2string(raw[cell, point], **text).replace("\n", "")
+            u_text = (f"{u.item():.6g}" if u.size == 1 and not self._vector()
+                      else np.array2string(u[0, 0], **text))
             raise NonFiniteError(
                 f"physics {self.name!r}: {what} is not finite at cell {cell}, quadrature "
-                f"point {point}: {raw[cell, point]} at u = {zq[0]:.6g}, grad u = "
-                f"{np.array2string(zq[1:], precision=6)}; the function is not defined or "
-                "not differentiable there")
+                f"point {point}: {value_text} at u = {u_text}, grad u = "
+                f"{np.array2string(g[0, 0], **text).replace(chr(10), '')}; the function is "
+                "not defined or not differentiable there")
         return value
 
 
 class EnergyPhysics(UserPhysics):
-    """A scalar field from a stored energy density ``ψ(g, u, **params)`` (see the module):
+    """A field from a stored energy density ``ψ(g, u, **params)`` (see the module):
     ``r = ∂ψ/∂z`` and ``∂r/∂z = ∂²ψ/∂z²``, symmetric."""
 
     symmetric_tangent = True
     definite_tangent = False
 
+    def _density(self, z, values: dict):
+        """The user's ``ψ`` ``(n_cells, n_qp)`` at the packed ``z`` (traced)."""
+        u, g = self._arguments(z)
+        return type(self).function(g, u, **values)
+
     def _packed_energy(self, z, *values):
         with np.errstate(all="ignore"):  # a non-finite value is refused below, named
-            psi = type(self).function(z[..., 1:], z[..., 0],
-                                      **dict(zip(self.values, values, strict=True)))
+            psi = self._density(z, dict(zip(self.values, values, strict=True)))
         return self.checked_value(psi, np.shape(z)[:2], z, "the energy psi")
 
     def _values(self, fields: dict) -> tuple:
         return tuple(fields[k] for k in self.values)
 
     def integrand(self, z, x, fields):
-        """``∂ψ/∂(u, g)`` ``(n_cells, n_qp, dim + 1)`` by one reverse pass (traced)."""
+        """``∂ψ/∂(u, g)`` ``(n_cells, n_qp, n_comp, dim + 1)`` by one reverse pass
+        (traced)."""
         with np.errstate(all="ignore"):
             r = pointwise_grad(self._packed_energy, z, *self._values(fields))
         return self.checked_value(r, np.shape(z), z, "the derivative of psi")
 
     def integrand_tangent(self, z, x, fields) -> np.ndarray:
-        """``∂²ψ/∂(u, g)²`` ``(n_cells, n_qp, dim + 1, dim + 1)`` (plain)."""
+        """``∂²ψ/∂(u, g)²`` ``(n_cells, n_qp, n_comp, dim + 1, n_comp, dim + 1)``
+        (plain)."""
         with np.errstate(all="ignore"):
-            J = pointwise_hessian(self._packed_energy, z, *self._values(fields))
-        return self.checked_value(J, (*np.shape(z), np.shape(z)[-1]), z,
+            J = pointwise_hessian(self._packed_energy, z, *self._values(fields), event_ndim=2)
+        return self.checked_value(J, (*np.shape(z), *np.shape(z)[2:]), z,
                                   "the second derivative of psi")
 
     def energy(self, u_q, grad_q, fields):
         """``s ψ`` ``(n_cells, n_qp)`` (traced)."""
-        W = self._packed_energy(_packed(u_q, grad_q), *self._values(fields))
+        W = self._packed_energy(packed(u_q, grad_q), *self._values(fields))
         return self._scaled(W, fields, 0)
 
 
 class WeakFormPhysics(UserPhysics):
-    """A scalar field from a weak form ``r(u, g, x, **params) -> (r0, r1)`` (see the
-    module): the tangent ``∂r/∂z`` by ``dim + 1`` forward-mode products of ``r``."""
+    """A field from a weak form ``r(u, g, x, **params) -> (r0, r1)`` (see the module): the
+    tangent ``∂r/∂z`` by ``n_comp (dim + 1)`` forward-mode products of ``r``."""
 
     symmetric_tangent = False
 
     def integrand(self, z, x, fields):
-        """The packed ``(r0, r1)`` ``(n_cells, n_qp, dim + 1)`` (traced)."""
+        """The packed ``(r0, r1)`` ``(n_cells, n_qp, n_comp, dim + 1)`` (traced)."""
         with np.errstate(all="ignore"):  # a non-finite value is refused below, named
-            r0, r1 = type(self).function(z[..., 0], z[..., 1:], x,
+            r0, r1 = type(self).function(*self._arguments(z), x,
                                          **{k: fields[k] for k in self.values})
-        shape = np.shape(z)
-        r0 = self.checked_value(r0, shape[:2], z, "the weak form's r0")
-        r1 = self.checked_value(r1, (*shape[:2], shape[2] - 1), z, "the weak form's r1")
-        return np.concatenate([r0[..., None], r1], axis=-1)
+        shape = self._field_shape(z)
+        r0 = self.checked_value(r0, shape, z, "the weak form's r0")
+        r1 = self.checked_value(r1, (*shape, np.shape(z)[-1] - 1), z, "the weak form's r1")
+        r = np.concatenate([r0[..., None], r1], axis=-1)
+        return r if self._vector() else r[:, :, None, :]
 
     def integrand_tangent(self, z, x, fields) -> np.ndarray:
-        """``∂r/∂z`` ``(n_cells, n_qp, dim + 1, dim + 1)``: column ``k`` is the product of
-        the integrand's derivative with the unit direction ``e_k`` at every point (plain)."""
+        """``∂r/∂z`` ``(n_cells, n_qp, n_comp, dim + 1, n_comp, dim + 1)``: column ``(c,
+        k)`` is the product of the integrand's derivative with the unit direction ``e_ck``
+        at every point (plain)."""
         z = np.asarray(getval(z), dtype=float)
         x = np.asarray(getval(x))
-        J = np.empty((*z.shape, z.shape[-1]))
+        J = np.empty((*z.shape, *z.shape[2:]))
         direction = np.zeros(z.shape)
-        for k in range(z.shape[-1]):
-            direction[..., k] = 1.0
+        for c, k in np.ndindex(*z.shape[2:]):
+            direction[..., c, k] = 1.0
             with np.errstate(all="ignore"):
-                J[..., k] = getval(jvp(lambda zz: self.integrand(zz, x, fields), (z,),
-                                       (direction,))[1])
-            direction[..., k] = 0.0
+                J[..., c, k] = getval(jvp(lambda zz: self.integrand(zz, x, fields), (z,),
+                                          (direction,))[1])
+            direction[..., c, k] = 0.0
         return self.checked_value(J, J.shape, z, "the derivative of the weak form")
 
 
-def energy_physics(psi: Callable, *, name: str | None = None) -> type[EnergyPhysics]:
+def energy_physics(psi: Callable, *, name: str | None = None,
+                   components: int | str = 1) -> type[EnergyPhysics]:
     """A physics class from an energy density ``ψ(g, u, **params) -> (n_cells, n_qp)``.
 
     Parameters
     ----------
     psi : callable
-        ``g`` ``(n_cells, n_qp, dim)``, ``u`` ``(n_cells, n_qp)``, then its parameters as
+        ``g`` ``(n_cells, n_qp, dim)``, ``u`` ``(n_cells, n_qp)`` (a vector field:
+        ``(n_cells, n_qp, d, dim)`` and ``(n_cells, n_qp, d)``), then its parameters as
         keywords with defaults (numbers); traced numpy, twice differentiable.
     name : str, optional
         The physics' name in messages (default: the function's).
+    components : int or "dim"
+        The field's components: 1 (a scalar, default), ``d``, or ``"dim"`` (one per space
+        dimension, e.g. a displacement).
 
     Returns
     -------
     type
         An :class:`EnergyPhysics` subclass: ``Physics(mesh, **values)``.
     """
-    return _physics_class(EnergyPhysics, psi, name, 2)
+    return user_physics_class(EnergyPhysics, psi, name, 2, components)
 
 
-def weak_form_physics(r: Callable, *, name: str | None = None) -> type[WeakFormPhysics]:
+def weak_form_physics(r: Callable, *, name: str | None = None,
+                      components: int | str = 1) -> type[WeakFormPhysics]:
     """A physics class from a weak form ``r(u, g, x, **params) -> (r0, r1)``.
 
     Parameters
@@ -287,25 +341,32 @@ def weak_form_physics(r: Callable, *, name: str | None = None) -> type[WeakFormP
         ``u`` ``(n_cells, n_qp)``, ``g`` ``(n_cells, n_qp, dim)``, ``x`` ``(n_cells, n_qp,
         dim)``, then its parameters as keywords with defaults; returns ``r0``
         ``(n_cells, n_qp)`` (tested against ``N``) and ``r1`` ``(n_cells, n_qp, dim)``
-        (tested against ``∇N``); traced numpy, differentiable.
+        (tested against ``∇N``); a vector field has the component axis after the points
+        (``u``, ``r0`` ``(n_cells, n_qp, d)``; ``g``, ``r1`` ``(n_cells, n_qp, d, dim)``);
+        traced numpy, differentiable.
     name : str, optional
         The physics' name in messages (default: the function's).
+    components : int or "dim"
+        As for :func:`energy_physics`.
 
     Returns
     -------
     type
         A :class:`WeakFormPhysics` subclass (non-symmetric tangent: LU).
     """
-    return _physics_class(WeakFormPhysics, r, name, 3)
+    return user_physics_class(WeakFormPhysics, r, name, 3, components)
 
 
-def _physics_class(base: type[UserPhysics], function: Callable, name: str | None,
-                   n_fields: int) -> type[UserPhysics]:
+def user_physics_class(base: type[UserPhysics], function: Callable, name: str | None,
+                   n_fields: int, components: int | str) -> type[UserPhysics]:
     """The subclass of ``base`` for ``function``, whose arguments after the first
     ``n_fields`` are its parameters, each with a numeric default."""
     if not callable(function):
         raise TypeError(f"{base.__name__} needs a function, got {function!r}")
     name = name or getattr(function, "__name__", "user_physics")
+    if components != "dim" and not (isinstance(components, int) and components >= 1):
+        raise ValueError(f"physics {name!r}: components must be a positive integer or "
+                         f"'dim', got {components!r}")
     arguments = list(inspect.signature(function).parameters.values())
     if len(arguments) < n_fields:
         raise TypeError(f"physics {name!r}: the function takes the fields first ("
@@ -322,10 +383,18 @@ def _physics_class(base: type[UserPhysics], function: Callable, name: str | None
     parameters = {k: Parameter(k, f"parameter {k} of {name}") for k in defaults}
     return type(f"{base.__name__}[{name}]", (base,), {
         "name": name, "function": staticmethod(function), "defaults": defaults,
-        "parameters": {**parameters, "scale": SCALE}, "__module__": base.__module__})
+        "components": components, "parameters": {**parameters, "scale": SCALE},
+        "__module__": base.__module__})
 
 
-def _packed(u_q, grad_q):
-    """``z = (u, g)`` ``(n_cells, n_qp, dim + 1)`` of ``u_q`` ``(n_cells, n_qp, 1)`` and
-    ``grad_q`` ``(n_cells, n_qp, 1, dim)``."""
-    return np.concatenate([u_q, grad_q[:, :, 0, :]], axis=-1)
+def packed(u_q, grad_q):
+    """``z = (u, g)`` ``(n_cells, n_qp, n_comp, dim + 1)`` of ``u_q`` ``(n_cells, n_qp,
+    n_comp)`` and ``grad_q`` ``(n_cells, n_qp, n_comp, dim)``."""
+    return np.concatenate([u_q[..., None], grad_q], axis=-1)
+
+
+def _shape_values(geometry) -> np.ndarray:
+    """``B = (N, ∇N)`` ``(n_geom, n_qp, n_nodes, dim + 1)``."""
+    dNdx = geometry.dNdx
+    N = np.broadcast_to(geometry.N[None, :, :, None], (*np.shape(dNdx)[:3], 1))
+    return np.concatenate([N, dNdx], axis=-1)
