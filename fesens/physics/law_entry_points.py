@@ -46,10 +46,10 @@ def _as_law(name: str, target) -> HyperelasticLaw:
     return HyperelasticLaw.from_energy(name, doc, target, constants)
 
 
-def _entry_point(name: str) -> metadata.EntryPoint | None:
-    """The entry point of :data:`ENTRY_POINT_GROUP` named ``name`` or whose value is
-    ``name``, if an installed distribution declares one."""
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+def entry_point(name: str, group: str = ENTRY_POINT_GROUP) -> metadata.EntryPoint | None:
+    """The entry point of ``group`` named ``name`` or whose value is ``name``, if an
+    installed distribution declares one."""
+    for entry in metadata.entry_points(group=group):
         if name in (entry.name, entry.value.replace(" ", "")):
             return entry
     return None
@@ -71,20 +71,51 @@ def check_law_name(name: str) -> None:
         A file path, a malformed name, or a package that is not installed; the message
         lists the registered and installed laws.
     """
-    if name in HYPERELASTIC_LAWS or _entry_point(name) is not None:
+    if name in HYPERELASTIC_LAWS:
         return
-    known = f"choose one of {sorted(HYPERELASTIC_LAWS) + list(installed_laws())}"
+    check_reference(name, ENTRY_POINT_GROUP, "law", "hyperelastic law",
+                    f"choose one of {sorted(HYPERELASTIC_LAWS) + list(installed_laws())}")
+
+
+def check_reference(name: str, group: str, what: str, kind: str, known: str) -> None:
+    """Refuse ``name`` unless it is an entry point of ``group`` or a ``module:attribute``
+    of an installed distribution, without importing anything; ``what`` (``law``) and
+    ``kind`` (``hyperelastic law``) name the thing in messages, ``known`` the choices.
+
+    Raises
+    ------
+    ValueError
+        A file path, a malformed name, or a package that is not installed.
+    """
+    if entry_point(name, group) is not None:
+        return
     if "/" in name or "\\" in name or name.endswith(".py") or ".py:" in name:
-        raise ValueError(f"law {name!r} looks like a file path; a law is never loaded from a "
-                         f"file: install the package that defines it and name it "
+        raise ValueError(f"{what} {name!r} looks like a file path; a {what} is never loaded "
+                         f"from a file: install the package that defines it and name it "
                          f"'package.module:function', or {known}")
     if not _REFERENCE.fullmatch(name):
-        raise ValueError(f"unknown hyperelastic law {name!r}; {known}, or name a law of an "
+        raise ValueError(f"unknown {kind} {name!r}; {known}, or name a {what} of an "
                          "installed package as 'package.module:function'")
     top = name.split(".", 1)[0].split(":", 1)[0]
     if top not in metadata.packages_distributions():
-        raise ValueError(f"law {name!r}: no installed distribution provides the package "
+        raise ValueError(f"{what} {name!r}: no installed distribution provides the package "
                          f"{top!r}; install it (pip install ...), or {known}")
+
+
+def load_reference(name: str, group: str, what: str = "law"):
+    """The object an entry point of ``group`` or ``module:attribute`` names (checked by
+    :func:`check_reference` first)."""
+    entry = entry_point(name, group)
+    if entry is not None:
+        return entry.load()
+    module, attribute = name.split(":")
+    target = importlib.import_module(module)
+    try:
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        raise ValueError(f"{what} {name!r}: module {module!r} has no {attribute!r}") from None
+    return target
 
 
 def resolve_law(law: str | HyperelasticLaw) -> HyperelasticLaw:
@@ -101,14 +132,4 @@ def resolve_law(law: str | HyperelasticLaw) -> HyperelasticLaw:
     if law in HYPERELASTIC_LAWS:
         return HYPERELASTIC_LAWS[law]
     check_law_name(law)
-    entry = _entry_point(law)
-    if entry is not None:
-        return _as_law(law, entry.load())
-    module, attribute = law.split(":")
-    target = importlib.import_module(module)
-    try:
-        for part in attribute.split("."):
-            target = getattr(target, part)
-    except AttributeError:
-        raise ValueError(f"law {law!r}: module {module!r} has no {attribute!r}") from None
-    return _as_law(law, target)
+    return _as_law(law, load_reference(law, ENTRY_POINT_GROUP))
