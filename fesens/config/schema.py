@@ -104,6 +104,7 @@ from fesens.opt import (
     capable_optimizers,
 )
 from fesens.physics import PHYSICS
+from fesens.physics.user_physics_entry_points import register_named_physics
 
 # ------------------------------------------------------------------ section specs
 #: Sections that only ``fesens optimize`` uses (``solve`` and ``sensitivity`` ignore them).
@@ -117,7 +118,12 @@ TOP_LEVEL = ("name", "description", "mesh", "physics", "material", "supports", "
 
 def _check_physics(raw: dict, dim: int) -> dict:
     """``[physics]``: ``type`` among the registered physics (default: the first), and the
-    options of that physics for this mesh dimension."""
+    options of that physics for this mesh dimension; a user's physics named by an installed
+    package (``"package.module:Physics"``, an entry point) is registered first."""
+    try:
+        register_named_physics(raw.get("type") if isinstance(raw, dict) else None)
+    except ValueError as exc:
+        raise ConfigError(f"physics.type is not allowed: {exc}") from None
     hint = {option.name: f"it applies to {dims_text(option.dims)} meshes only (this mesh "
                          f"is {dim}D)"
             for cls in PHYSICS for option in cls.config.options if dim not in option.dims}
