@@ -19,7 +19,10 @@ constants. The example
    ``.dist-info`` declaring the entry point ``demiray`` of the group ``fesens.laws``,
    what ``pip install`` of a package with ``[project.entry-points."fesens.laws"]`` leaves),
    and solves a config with ``[physics] law = "demiray"`` and ``[material] a, b, kappa``:
-   the same displacements.
+   the same displacements;
+5. solves the strip with a small-strain law written as ``ψ(ε)`` (Hooke's energy with a
+   hardening term, :func:`hardening`; fesens derives σ and C) and prints the Taylor test of
+   the compliance in its constant ``c`` per cell.
 
 Run: ``python examples/user_law.py [--fast]`` (``--fast``, or ``FESENS_EXAMPLES_FAST=1``:
 a coarser strip).
@@ -44,6 +47,7 @@ from fesens.objectives import compliance
 from fesens.physics.energy_law import HyperelasticLaw
 from fesens.physics.hyperelasticity import FiniteStrainElasticity
 from fesens.physics.rubber_laws import isochoric_first, volume_change
+from fesens.physics.user_physics_small_strain import small_strain_physics
 
 
 # ------------------------------------------------------------------ the user's law
@@ -88,6 +92,16 @@ def fit(model: FiniteStrainElasticity, data: np.ndarray) -> tuple:
                       bounds=[(0.1, 10.0), (0.1, 10.0)],
                       options={"gtol": 1e-12, "ftol": 1e-15})
     return result.x, result.nit
+
+
+# ------------------------------------------------------------------ a small-strain law
+def hardening(eps, lam=1.0, mu=1.0, c=50.0):
+    """ψ(ε) = λ/2 tr(ε)² + μ ε:ε + c/4 (ε:ε)²: σ = λ tr(ε) I + 2μ ε + c (ε:ε) ε."""
+    ee = np.sum(eps * eps, axis=(-2, -1))
+    return lam / 2 * np.trace(eps, axis1=-2, axis2=-1) ** 2 + mu * ee + c / 4 * ee ** 2
+
+
+Hardening = small_strain_physics(hardening)
 
 
 # ------------------------------------------------------------------ the law from a config
@@ -151,8 +165,14 @@ def main(argv: list[str] | None = None) -> dict:
     difference = float(np.max(np.abs(from_config - u)))
     print(f"config with law = \"demiray\" (entry point): max |u_config - u_python| = "
           f"{difference:.3g}")
+    small_strain = Hardening(model.mesh).fix("left")
+    small_strain.surface_load("right", LOAD)
+    print("small-strain law psi(eps) with hardening: Taylor test of d(compliance)/d(c per "
+          "cell):")
+    small_rate = taylor_test(lambda c: compliance(small_strain.solve(c=c)),
+                             50.0 * np.ones(n)).rate
     return {"rate": rate, "fitted": fitted, "iterations": iterations,
-            "config_difference": difference, "u": u}
+            "config_difference": difference, "u": u, "small_strain_rate": small_rate}
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ def test_user_law_example_solves_differentiates_fits_and_loads_from_a_config(cap
     numbers = module.main(["--fast"])
     printed = capsys.readouterr().out
     assert numbers["rate"] == pytest.approx(2.0, abs=0.05)
+    assert numbers["small_strain_rate"] == pytest.approx(2.0, abs=0.05)
     np.testing.assert_allclose(numbers["fitted"], [1.3, 0.8], rtol=1e-5)
     assert numbers["config_difference"] == 0.0
     assert "user_law_demo" not in sys.modules
