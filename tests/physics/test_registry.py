@@ -17,6 +17,7 @@ from fesens.fem.model.solution import Solution
 from fesens.physics import PHYSICS, register_physics
 from fesens.physics.spec import Option, PhysicsConfig
 from fesens.workflow.analysis import wrt_choices
+from fesens.workflow.targets import chosen_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The registered physics and the toy one of this folder.
@@ -113,7 +114,8 @@ def wrt_option():
 
 
 def test_the_cli_wrt_choices_come_from_the_registry(toy_physics):
-    per_cell = {name for cls in PHYSICS for name, p in cls.parameters.items()
+    per_cell = {name for cls in PHYSICS
+                for name, p in {**cls.parameters, **chosen_parameters(cls)}.items()
                 if p.per_cell and name != "scale"}
     choices = wrt_option().type.choices
     assert set(choices) == {"density", "loads", "points", *per_cell}
