@@ -14,14 +14,10 @@ modulus ``κ``.
 The invariants are formed from ``C − I = H + Hᵀ + HᵀH`` and ``J − 1`` from the invariants
 of ``H``, so ``Ī₁ − 3`` and the others keep their relative precision at small strains.
 
-Ogden's principal stretches are not computed: ``Σ λ̄ᵢ^α = tr C̄^{α/2}`` is evaluated as a
-matrix function by inverse scaling and squaring, as Higham & Lin's algorithm for
-fractional matrix powers (SIAM J. Matrix Anal. Appl., 2011) does, with a binomial series
-where they use a Padé approximant: ``k`` Denman–Beavers square roots (Higham, *Functions
-of Matrices*, SIAM 2008, ch. 6) bring ``C̄`` near ``I``, the series gives
-``(C̄^{1/2^k})^{α/2}``, and ``k`` squarings return ``C̄^{α/2}``. Every step is a product
-or an inverse, smooth in ``F``, so the derivatives exist at equal stretches (``F = I``
-included), where the derivatives of an eigenvalue decomposition divide by zero.
+Ogden's ``Σ λ̄ᵢ^α = tr C̄^{α/2}`` is :func:`~fesens.ad.spectral.power_trace`, from the
+eigenvalues of ``C̄``: its rules (``∂ tr C̄^β/∂C̄ = β C̄^{β−1}``, and the Daleckii–Krein
+formula for the derivative of ``C̄^{β−1}``) do not differentiate the eigenvectors, so the
+stress and the tangent exist at equal stretches (``F = I`` included).
 """
 
 from __future__ import annotations
@@ -35,13 +31,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fesens.ad.numpy_wrapper import getval, inv
+from fesens.ad.numpy_wrapper import getval
+from fesens.ad.spectral import power_trace
 from fesens.fem.model.parameters import Parameter
 from fesens.physics.energy_law import (
     HyperelasticLaw,
     check_finite_constants,
     double_contraction,
-    per_point,
     strain_part,
     trace,
     volume_change,
@@ -145,31 +141,6 @@ def arruda_boyce(H, mu, lambda_m, kappa):
     return _arruda_boyce(isochoric_first(H), None, volume_change(H), mu, lambda_m, kappa)
 
 
-def _powertrace(M, exponent):
-    """``tr(M^β) − n`` ``(...)`` of symmetric positive definite ``M`` ``(..., n, n)`` by
-    inverse scaling and squaring (see the module docstring); ``M^{1/2}`` by the
-    Denman–Beavers iteration, run on the raw values to convergence, plus one step."""
-    eye = np.eye(np.shape(M)[-1])
-    roots = 0
-    while np.max(np.abs(getval(M) - eye)) > 0.05 and roots < 16:
-        Y, Z = M, eye
-        for _ in range(60):
-            Y, Z, previous = 0.5 * (Y + inv(Z)), 0.5 * (Z + inv(Y)), getval(Y)
-            if np.max(np.abs(getval(Y) - previous)) <= 1e-15 * np.max(np.abs(previous)):
-                break
-        M, roots = Y, roots + 1
-    X = M - eye
-    coefficient = per_point(exponent)  # binom(β, n) at n = 1, one per point
-    term, excess = X, coefficient * X  # (I + X)^β − I = Σ_{n≥1} binom(β, n) Xⁿ
-    for n in range(2, 14):
-        coefficient = coefficient * (per_point(exponent) - n + 1) / n
-        term = np.matmul(term, X)
-        excess = excess + coefficient * term
-    for _ in range(roots):            # (I + E)² − I = 2E + E²
-        excess = 2.0 * excess + np.matmul(excess, excess)
-    return trace(excess)
-
-
 def _ogden_sum(H, pairs):
     """``Σ_p μ_p/α_p (λ̄₁^{α_p} + λ̄₂^{α_p} + λ̄₃^{α_p} − 3)`` of ``pairs`` ``((μ_p,
     α_p), …)`` with ``λ̄ᵢ^α = `` eigenvalues of ``C̄^{α/2}``; plane strain adds ``λ̄₃^α =
@@ -178,7 +149,7 @@ def _ogden_sum(H, pairs):
     C_bar = j[..., None, None] * (np.eye(np.shape(H)[-1]) + strain_part(H))
     total = 0.0
     for mu, alpha in pairs:
-        excess = _powertrace(C_bar, 0.5 * alpha)
+        excess = power_trace(C_bar, 0.5 * alpha)
         if np.shape(H)[-1] == 2:
             excess = excess + _isochoric_factor(H, 0.5 * alpha)
         total = total + mu / alpha * excess
