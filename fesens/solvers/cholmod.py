@@ -141,6 +141,36 @@ def _as_csc(A: sp.csr_matrix | sp.csc_matrix) -> sp.csc_matrix:
     return csc
 
 
+class SimplicialLDLt:
+    """CHOLMOD's simplicial ``P A P^T = L D L^T`` without pivoting, for a symmetric matrix
+    that may be indefinite (CHOLMOD's supernodal factorization is ``L L^T`` only).
+
+    The analysis (AMD or METIS ordering, as CHOLMOD chooses) is kept while the pattern is
+    unchanged. A zero pivot raises :class:`~fesens.errors.NotPositiveDefiniteError`; a
+    tiny one gives an inaccurate factor, which only a residual check detects.
+    """
+
+    def __init__(self) -> None:
+        self._factor = None
+        self._pattern: MatrixStructure | None = None
+
+    def factorize(self, csc: sp.csc_matrix) -> bool:
+        """Factorize ``csc`` ``(n, n)``; whether a symbolic analysis was run for it."""
+        analysed = self._pattern is None or not self._pattern.matches(csc)
+        if analysed:
+            self._factor = _cholmod.analyze(csc, mode="simplicial")
+            self._pattern = MatrixStructure(csc)
+        try:
+            self._factor.cholesky_inplace(csc)
+        except _cholmod.CholmodNotPositiveDefiniteError:
+            raise NotPositiveDefiniteError("cholmod LDL^T: a zero pivot") from None
+        return analysed
+
+    def __call__(self, b: np.ndarray) -> np.ndarray:
+        """The solution of ``A x = b`` for ``b`` ``(n,)`` or ``(n, k)``."""
+        return self._factor(b)
+
+
 @register_solver("cholmod")
 class CholmodSolver(DirectSolver):
     """Supernodal sparse Cholesky ``P A P^T = L L^T`` via CHOLMOD.

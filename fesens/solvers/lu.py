@@ -1,5 +1,6 @@
 """Sparse LU factorization: SuperLU (scipy, always there) and UMFPACK (scikit-umfpack), and
-CHOLMOD's Cholesky with LU for the matrices it finds not positive definite (``cholmod_lu``).
+CHOLMOD's Cholesky with ``L D L^T``, then LU, for the matrices it finds not positive
+definite (``cholmod_lu``).
 
 LU handles any non-singular matrix, symmetric or not; :meth:`solve_transpose` reuses the
 factor of ``A`` (``A^T = U^T L^T``). The alias ``"lu"`` of :func:`make_solver` picks UMFPACK
@@ -14,9 +15,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
-from fesens.errors import NotPositiveDefiniteError, SingularMatrixError, SolverError
+from fesens.errors import (
+    NonFiniteError,
+    NotPositiveDefiniteError,
+    SingularMatrixError,
+    SolverError,
+)
 from fesens.solvers.base import DirectSolver
-from fesens.solvers.cholmod import CholmodSolver
+from fesens.solvers.cholmod import CholmodSolver, SimplicialLDLt, _as_csc
 from fesens.solvers.registry import register_solver, solver_class
 from fesens.solvers.structure import MatrixStructure
 
@@ -159,30 +165,45 @@ class UmfpackSolver(DirectSolver):
 
 @register_solver("cholmod_lu")
 class CholeskyLUSolver(CholmodSolver):
-    """CHOLMOD's Cholesky, and LU for a matrix that it finds not positive definite.
+    """CHOLMOD's Cholesky; ``L D L^T`` and then LU for a matrix that it finds not positive
+    definite.
 
     For a symmetric matrix that is positive definite mostly but not always, such as the
     tangent of a hyperelastic body at a Newton iterate (a compressed column past its
-    buckling load, a large rotation's first predictor): each :meth:`~LinearSolver.factorize`
-    runs CHOLMOD (its symbolic analysis kept across the pattern's matrices) and, where the
-    numeric factorization meets a pivot that is not positive, factorizes the same matrix by
-    LU (the alias ``"lu"``: UMFPACK, else SuperLU) instead, without the diagnosis that
-    :class:`~fesens.solvers.cholmod.CholmodSolver` runs on such a matrix (a second numeric
-    factorization). The next matrix tries Cholesky again rather than staying on LU: at a
-    Newton iterate the tangent is indefinite mostly on the way to a stable equilibrium,
-    whose tangent is definite, and a failed Cholesky costs at most about one Cholesky, a
-    fraction of an LU. Measured on a neo-Hookean hex8 cantilever (16x8x8, 4 131 dofs, full
-    Newton steps, SuperLU): tip traction 0.04 in one load step, 2 of 9 tangents indefinite,
-    Cholesky 0.04 s, LU 0.25 s, all factorizations 0.92 s retrying Cholesky against 1.84 s
-    staying on LU for the rest of the step; 0.08 in two steps, 3 of 17, 1.23 s against
-    2.97 s.
+    buckling load, a large rotation's first predictor). Each
+    :meth:`~LinearSolver.factorize` runs, each step only where the one before failed:
 
-    ``A`` must be symmetric (Cholesky reads one triangle, and :meth:`solve_transpose` is
-    :meth:`solve`); a singular matrix fails in LU as it would alone.
+    1. CHOLMOD's supernodal ``L L^T`` (its symbolic analysis kept across the pattern's
+       matrices), which stops at the first pivot that is not positive;
+    2. CHOLMOD's simplicial ``L D L^T`` without pivoting
+       (:class:`~fesens.solvers.cholmod.SimplicialLDLt`; its own analysis, made on the
+       pattern's first indefinite matrix and kept: CHOLMOD's supernodal analysis serves
+       ``L L^T`` only). It stops at a zero pivot; a tiny pivot gives an inaccurate
+       solution, which the residual check of the first solve detects (with
+       ``check_residual=False`` nothing does);
+    3. LU (the alias ``"lu"``: UMFPACK, else SuperLU) of the same matrix.
 
-    :attr:`~LinearSolver.stats` adds ``n_fallbacks`` (factorizations done by LU; each also
-    counts in ``n_numeric``), ``fallback_seconds`` (the failed Cholesky and the LU of
-    those) and ``fallback_reason`` (why the last one fell back, or None).
+    None runs the diagnosis that :class:`~fesens.solvers.cholmod.CholmodSolver` runs on a
+    matrix that is not positive definite (a second numeric factorization). The next
+    matrix tries Cholesky again: at a Newton iterate the tangent is indefinite mostly on
+    the way to a stable equilibrium, whose tangent is definite, and a failed Cholesky costs
+    at most about one Cholesky. Measured on a neo-Hookean hex8 cantilever (16x8x8, 4 131
+    dofs, full Newton steps, LU only after Cholesky): tip traction 0.04 in one load step, 2
+    of 9 tangents indefinite, all factorizations 0.92 s retrying Cholesky against 1.84 s
+    staying on LU for the rest of the step. On the indefinite tangents of a twisted
+    neo-Hookean cube (hex8, 16³ cells, 14 739 dofs), ``L D L^T`` took 1.7 s, SuperLU 1.4-2.2
+    s with 3-4x its fill, a successful ``L L^T`` 0.2-0.3 s; the solutions' backward errors
+    1e-14 to 3e-12.
+
+    ``A`` must be symmetric (both factorizations of CHOLMOD read one triangle, and
+    :meth:`solve_transpose` is :meth:`solve`); a singular matrix fails in LU as it would
+    alone.
+
+    :attr:`~LinearSolver.stats` adds ``factorized_by`` (``"cholesky"``, ``"ldlt"`` or
+    ``"lu"``: the last factorization), ``n_fallbacks`` (factorizations not done by Cholesky;
+    each also counts in ``n_numeric``), ``n_lu_fallbacks`` (those of them done by LU),
+    ``fallback_seconds`` (the failed factorizations and those that replaced them) and
+    ``fallback_reason`` (why the last one fell back, or None).
 
     Parameters
     ----------
@@ -192,33 +213,61 @@ class CholeskyLUSolver(CholmodSolver):
 
     def __init__(self, *, check_residual: bool = True, residual_rtol: float = 1e-6) -> None:
         super().__init__(check_residual=check_residual, residual_rtol=residual_rtol)
-        # the outer residual check covers both factorizations
+        self._ldlt = SimplicialLDLt()
+        # the outer residual check covers every factorization
         self._lu = solver_class("lu")(check_residual=False)
-        self._by_lu = False
-        self._stats.update(n_fallbacks=0, fallback_seconds=0.0, fallback_reason=None)
+        self._stats.update(factorized_by=None, n_fallbacks=0, n_lu_fallbacks=0,
+                           fallback_seconds=0.0, fallback_reason=None)
 
     def _factorize(self, A: sp.csr_matrix | sp.csc_matrix) -> None:
-        self._by_lu = False
+        self._stats["factorized_by"] = "cholesky"
         start = self._stats["numeric_seconds"]
         try:
             super()._factorize(A)
+            return
         except NotPositiveDefiniteError as error:
+            reason = str(error)
+        self._stats["n_fallbacks"] += 1
+        self._stats["n_numeric"] += 1
+        try:
             with self._timed("numeric_seconds"):
-                # symmetric: the CSC view of a CSR matrix is its transpose, A itself
-                self._lu.factorize(A if A.format == "csc" else A.T)
-            self._by_lu = True
-            self._stats["n_numeric"] += 1
-            self._stats["n_fallbacks"] += 1
+                self._stats["n_symbolic"] += self._ldlt.factorize(_as_csc(A))
+            self._stats["factorized_by"] = "ldlt"
+            self._stats["fallback_reason"] = f"{reason}; factorized by cholmod LDL^T"
+        except NotPositiveDefiniteError as error:
+            self._factorize_lu(A, f"{reason}; {error}")
+        self._stats["fallback_seconds"] += self._stats["numeric_seconds"] - start
+
+    def _factorize_lu(self, A: sp.csr_matrix | sp.csc_matrix, reason: str) -> None:
+        with self._timed("numeric_seconds"):
+            # symmetric: the CSC view of a CSR matrix is its transpose, A itself
+            self._lu.factorize(_as_csc(A))
+        self._stats["factorized_by"] = "lu"
+        self._stats["n_lu_fallbacks"] += 1
+        self._stats["fallback_reason"] = f"{reason}; factorized by {self._lu.name}"
+
+    def _solve(self, b: np.ndarray, x0: np.ndarray | None, transpose: bool) -> np.ndarray:
+        if self._stats["factorized_by"] != "ldlt" or self._verified:
+            return super()._solve(b, x0, transpose)
+        try:
+            return super()._solve(b, x0, transpose)
+        except (SolverError, NonFiniteError) as error:
+            # L D L^T without pivoting met a tiny pivot: LU of the same matrix instead
+            start = self._stats["numeric_seconds"]
+            self._factorize_lu(self._matrix, f"cholmod LDL^T failed the check ({error})")
             self._stats["fallback_seconds"] += self._stats["numeric_seconds"] - start
-            self._stats["fallback_reason"] = f"{error}; factorized by {self._lu.name}"
+            return super()._solve(b, x0, transpose)
 
     def _definiteness_error(self, csc: sp.csc_matrix) -> SolverError:
-        # LU takes the matrix whatever the cause, so the diagnosis (a second numeric
-        # factorization, with a shift) would be wasted
+        # the fallbacks take the matrix whatever the cause, so the diagnosis (a second
+        # numeric factorization, with a shift) would be wasted
         return NotPositiveDefiniteError(
             "cholmod: a pivot is not positive (the matrix is indefinite or singular)")
 
     def _substitute(self, b: np.ndarray, transpose: bool) -> np.ndarray:
-        if self._by_lu:
+        method = self._stats["factorized_by"]
+        if method == "lu":
             return self._lu._substitute(b, transpose)
+        if method == "ldlt":
+            return self._ldlt(b)
         return super()._substitute(b, transpose)

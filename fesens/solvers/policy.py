@@ -15,9 +15,9 @@ The rule, in order:
   matrix that is not symmetric stays direct (CG needs SPD).
 
 The tangent of a nonlinear model that is not declared positive definite at every Newton
-iterate stays direct whatever its size (:func:`tangent_choice`): CHOLMOD with LU for the
-factorizations it finds not positive definite where the tangent is symmetric, LU where it
-is not.
+iterate stays direct whatever its size (:func:`tangent_choice`): CHOLMOD with LDL^T, then
+LU, for the factorizations it finds not positive definite where the tangent is symmetric,
+LU where it is not.
 
 Callers measure the memory (:func:`fesens.solvers.memory.available_bytes`) and say
 whether the unknowns sit on a lattice; the functions here decide and say why.
@@ -47,7 +47,8 @@ ROW_NNZ_3D = 30
 #: The backend of the lattice branch (CG with geometric multigrid) and of the MPI branch.
 MULTIGRID = "gmg"
 DISTRIBUTED = "petsc"
-#: The backend of a symmetric tangent that may be indefinite: Cholesky, LU where it fails.
+#: The backend of a symmetric tangent that may be indefinite: Cholesky, LDL^T and LU
+#: where it fails.
 CHOLESKY_LU = "cholmod_lu"
 #: The alias of the general direct backends (UMFPACK, else SuperLU).
 LU = "lu"
@@ -187,8 +188,8 @@ def tangent_choice(symmetric: bool, definite: bool) -> AutoChoice | None:
         return AutoChoice(lu, {}, "the tangent is not symmetric: LU")
     why = "symmetric tangent, which may be indefinite at a Newton iterate"
     if _registered(CHOLESKY_LU):
-        return AutoChoice(CHOLESKY_LU, {}, f"{why}: CHOLMOD, and LU ({lu}) for each "
-                                           "factorization found not positive definite")
+        return AutoChoice(CHOLESKY_LU, {}, f"{why}: CHOLMOD, and for each factorization "
+                                           f"found not positive definite LDL^T, then LU ({lu})")
     return AutoChoice(lu, {}, f"{why}: LU (CHOLMOD, scikit-sparse, is not installed)")
 
 
