@@ -74,14 +74,16 @@ from fesens.physics.hyperelastic_solution import FiniteStrainSolution
 from fesens.physics.law_entry_points import resolve_law
 from fesens.physics.rubber_laws import domain_limit, law_parameters
 from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Plot, Reported
+from fesens.physics.void_interpolation import (
+    DEFAULT_VOID_BETA,
+    DEFAULT_VOID_ETA,
+    VOID_TREATMENTS,
+    linear_energy,
+    linear_stress,
+    linear_tangent,
+    void_step,
+)
 
-#: How the nearly void cells of a design are modelled: by the law, or by the energy
-#: interpolation towards linear elasticity (see the module docstring).
-VOID_TREATMENTS = ("none", "energy_interpolation")
-#: β (sharpness) and η (threshold on the scale) of the smooth step γ(s): Wang et al. 2014
-#: use 500 and 0.01.
-DEFAULT_VOID_BETA = 500.0
-DEFAULT_VOID_ETA = 0.01
 #: The deformation a law sees: ``I + ∇u``, or F̄ of :mod:`fesens.physics.mean_dilatation`.
 FORMULATIONS = ("displacement", "mean_dilatation")
 #: The constants of the laws whose parameters are ``E`` and ``nu``.
@@ -99,48 +101,6 @@ def law_material(law: str) -> dict[str, Parameter] | None:
             for key, parameter in law_parameters(law).items()}
 
 
-def void_step(scale, beta: float = DEFAULT_VOID_BETA, eta: float = DEFAULT_VOID_ETA):
-    """The smooth step ``γ(s) = (tanh(βη) + tanh(β(s − η))) / (tanh(βη) + tanh(β(1 −
-    η)))`` of the energy interpolation, ``γ(0) = 0``, ``γ(1) = 1``; same shape as ``scale``
-    (traced when it is)."""
-    low = np.tanh(beta * eta)
-    return (low + np.tanh(beta * (scale - eta))) / (low + np.tanh(beta * (1.0 - eta)))
-
-
-def _small_strain(H):
-    """``ε = (H + Hᵀ)/2`` ``(..., d, d)`` (traced)."""
-    return 0.5 * (H + np.swapaxes(H, -1, -2))
-
-
-def _trace(T):
-    return sum(T[..., i, i] for i in range(np.shape(T)[-1]))
-
-
-def _linear_energy(H, lam, mu):
-    """``W_L = λ/2 (tr ε)² + μ ε:ε`` ``(...)`` (traced; constants broadcast to
-    ``H.shape[:-2]``)."""
-    eps = _small_strain(H)
-    tr = _trace(eps)
-    return 0.5 * lam * tr * tr + mu * np.sum(np.sum(eps * eps, axis=-1), axis=-1)
-
-
-def _linear_stress(H, lam, mu):
-    """``P_L = λ tr ε I + 2μ ε`` ``(..., d, d)`` (traced)."""
-    eps = _small_strain(H)
-    return ((lam * _trace(eps))[..., None, None] * np.eye(np.shape(H)[-1])
-            + 2.0 * mu[..., None, None] * eps)
-
-
-def _linear_tangent(lam, mu, d: int) -> np.ndarray:
-    """``C_iJkL = λ δ_iJ δ_kL + μ (δ_ik δ_JL + δ_iL δ_Jk)`` ``(..., d, d, d, d)`` of plain
-    constants ``(...)``."""
-    eye = np.eye(d)
-    return (np.einsum("...,iJ,kL->...iJkL", lam, eye, eye)
-            + np.einsum("...,ik,JL->...iJkL", mu, eye, eye)
-            + np.einsum("...,iL,Jk->...iJkL", mu, eye, eye))
-
-
-# ------------------------------------------------------------------ the model
 class FiniteStrainElasticity(NonlinearModel):
     """Finite-strain isotropic hyperelasticity, total Lagrangian, plane strain (2D) or 3D.
 
@@ -263,13 +223,16 @@ class FiniteStrainElasticity(NonlinearModel):
     # searches on the energy only where they fail: the energy search too cuts the steps
     # of a slender beam that full Newton steps solve in a few iterations
     newton_defaults = MappingProxyType({"line_search": "auto"})
+    #: the formulation this class solves (a subclass per other of :data:`FORMULATIONS`)
+    formulation_name = FORMULATIONS[0]
 
     def __new__(cls, *args, formulation: str = FORMULATIONS[0], **options):
         if formulation not in FORMULATIONS:  # the mean dilatation's model: its subclass
             raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
-        if cls is FiniteStrainElasticity and formulation == FORMULATIONS[1]:
-            from fesens.physics.mean_dilatation import MeanDilatationElasticity
-            cls = MeanDilatationElasticity
+        if cls is FiniteStrainElasticity and formulation != cls.formulation_name:
+            # its subclass, which the package fesens.physics imports with this module
+            cls = next(sub for sub in cls.__subclasses__()
+                       if sub.formulation_name == formulation)
         return super().__new__(cls)
 
     def __init__(self, mesh: Mesh, E=1.0, nu=0.3, *, law: str | HyperelasticLaw = DEFAULT_LAW,
@@ -429,7 +392,7 @@ class FiniteStrainElasticity(NonlinearModel):
         if gamma is None:
             return self.law.first_piola_of(grad_q, lam, mu)
         return (gamma * self.law.first_piola_of(gamma * grad_q, lam, mu)
-                + (1.0 - gamma * gamma) * _linear_stress(grad_q, lam, mu))
+                + (1.0 - gamma * gamma) * linear_stress(grad_q, lam, mu))
 
     def flux_tangent(self, u_q, grad_q, fields) -> tuple:
         """``(A, None)``: ``A_iJkL = ∂P_iJ/∂F_kL`` ``(n_cells, n_qp, dim, dim, dim, dim)``
@@ -444,7 +407,7 @@ class FiniteStrainElasticity(NonlinearModel):
             return self.law.tangent_of(grad_q, lam, mu), None
         gamma = np.asarray(gamma)
         solid = gamma[..., None, None] ** 2
-        C = _linear_tangent(np.broadcast_to(lam, np.shape(grad_q)[:2]),
+        C = linear_tangent(np.broadcast_to(lam, np.shape(grad_q)[:2]),
                             np.broadcast_to(mu, np.shape(grad_q)[:2]), np.shape(grad_q)[-1])
         return (solid * self.law.tangent_of(gamma * grad_q, lam, mu)
                 + (1.0 - solid) * C), None
@@ -459,7 +422,7 @@ class FiniteStrainElasticity(NonlinearModel):
         if gamma is None:
             return self.law.energy_of(grad_q, lam, mu)
         return (self.law.energy_of(gamma * grad_q, lam, mu)
-                + (1.0 - gamma[..., 0, 0] ** 2) * _linear_energy(grad_q, lam, mu))
+                + (1.0 - gamma[..., 0, 0] ** 2) * linear_energy(grad_q, lam, mu))
 
     def inadmissible(self, u_q, grad_q, fields) -> str | None:
         """Names the inverted cells: ``det F ≤ 0`` at one of their quadrature points (of

@@ -95,6 +95,7 @@ class MeanDilatationElasticity(FiniteStrainElasticity):
     """
 
     solution_class = MeanDilatationSolution
+    formulation_name = MEAN_DILATATION
 
     def __init__(self, mesh, E=1.0, nu=0.3, *, formulation: str = MEAN_DILATATION, **options):
         super().__init__(mesh, E, nu, formulation=formulation, **options)
