@@ -330,8 +330,11 @@ def _chosen_constants(physics: type, key: str, choice: str) -> dict:
 
 
 #: Material constants whose generic value (1) is not a material's: Gent's locking
-#: invariant ``J_m`` of 1 locks the chains at the tiny cantilever's strains (rubbers: tens).
-CONSTANT_VALUES = {"Jm": 50.0}
+#: invariant ``J_m`` of 1 locks the chains at the tiny cantilever's strains (rubbers: tens);
+#: an Ogden exponent of 1 makes the tensile nominal stress saturate (incompressible
+#: uniaxial ``P = μ (1 − λ^{−3/2})``), a limit load below the walk's load (rubbers fit
+#: exponents near 2 or above for the leading term; 2 is neo-Hookean).
+CONSTANT_VALUES = {"Jm": 50.0, "alpha1": 2.0, "alpha2": 2.0, "alpha3": 2.0}
 
 
 def constant_value(name: str, parameter) -> float:
