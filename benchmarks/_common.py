@@ -223,6 +223,20 @@ def reset_peak_rss() -> bool:
     return True
 
 
+def timed_warm(fn: Callable[[], Any], repeats: int) -> tuple[float, float, float, Any]:
+    """Median wall time of ``repeats`` calls, the peak RSS (MiB) above the resident size
+    before them, the absolute peak RSS (MiB) during them, and the last value."""
+    release_free_memory()
+    before = resident_mb()
+    reset_peak_rss()
+    times, value = [], None
+    for _ in range(max(repeats, 1)):
+        start = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), peak_rss_mb() - before, peak_rss_mb(), value
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     """Wall time of one call of ``fn`` and its return value."""
     start = time.perf_counter()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -37,8 +36,8 @@ from _common import (  # noqa: E402  (the benchmarks folder is put on the path j
     RESULT_PREFIX,
     peak_rss_mb,
     release_free_memory,
-    reset_peak_rss,
     resident_mb,
+    timed_warm,
 )
 from cantilever import FD_STEP, Cantilever, gradient_direction  # noqa: E402
 
@@ -52,20 +51,6 @@ def case_spec() -> dict[str, Any]:
     parser.add_argument("--case", required=True, help='e.g. {"size": "16x8x8", "repeats": 1, '
                         '"check": true}')
     return json.loads(parser.parse_args().case)
-
-
-def _timed_warm(fn: Callable[[], Any], repeats: int) -> tuple[float, float, float, Any]:
-    """Median wall time of ``repeats`` calls, the peak RSS (MiB) above the resident size
-    before them, the absolute peak RSS (MiB) during them, and the last value."""
-    release_free_memory()
-    before = resident_mb()
-    reset_peak_rss()
-    times, value = [], None
-    for _ in range(max(repeats, 1)):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), peak_rss_mb() - before, peak_rss_mb(), value
 
 
 def serve(code: str, versions: dict[str, str], build: Callable[[Cantilever],
@@ -101,10 +86,10 @@ def measure(code: str, versions: dict[str, str], build: Callable[[Cantilever],
     repeats = int(spec.get("repeats", 1))
     release_free_memory()
     result["resident_mb"] = resident_mb()
-    result["forward_s"], result["forward_peak_mb"], peak, compliance = _timed_warm(
+    result["forward_s"], result["forward_peak_mb"], peak, compliance = timed_warm(
         lambda: forward(theta), repeats)
     peaks.append(peak)
-    result["gradient_s"], result["gradient_peak_mb"], peak, (value, gradient) = _timed_warm(
+    result["gradient_s"], result["gradient_peak_mb"], peak, (value, gradient) = timed_warm(
         lambda: value_and_grad(theta), repeats)
     peaks.append(peak)
     result["compliance"] = float(compliance)

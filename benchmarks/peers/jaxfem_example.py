@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import statistics
 import sys
 import tempfile
 import time
@@ -46,9 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import (  # noqa: E402  (the benchmarks folder is put on the path just above)
     RESULT_PREFIX,
     peak_rss_mb,
-    release_free_memory,
-    reset_peak_rss,
     resident_mb,
+    timed_warm,
 )
 
 jax.config.update("jax_enable_x64", True)  # jax-fem's own setting, made on its import too
@@ -121,20 +119,6 @@ def build(n: int, data_dir: str):
     return mesh, HyperElasticity(mesh, **kwargs), ScaledHyperElasticity(mesh, **kwargs)
 
 
-def _warm(fn, repeats: int):
-    """Median time of ``repeats`` calls, peak RSS above the resident size before them, the
-    peak itself (MiB) and the last value."""
-    release_free_memory()
-    before = resident_mb()
-    reset_peak_rss()
-    times, value = [], None
-    for _ in range(max(repeats, 1)):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), peak_rss_mb() - before, peak_rss_mb(), value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20, help="cells per edge (the example: 20)")
@@ -172,9 +156,9 @@ def main() -> None:
     result["gradient_cold_s"] = time.perf_counter() - start
     peaks = [peak_rss_mb()]
     result["resident_mb"] = resident_mb()
-    result["forward_s"], result["forward_peak_mb"], peak, u = _warm(forward, args.repeats)
+    result["forward_s"], result["forward_peak_mb"], peak, u = timed_warm(forward, args.repeats)
     peaks.append(peak)
-    result["gradient_s"], result["gradient_peak_mb"], peak, (value, gradient) = _warm(
+    result["gradient_s"], result["gradient_peak_mb"], peak, (value, gradient) = timed_warm(
         value_and_grad, args.repeats)
     peaks.append(peak)
     result["process_peak_mb"] = max(*peaks, peak_rss_mb())
