@@ -31,6 +31,7 @@ from _common import load_average, load_line, machine_lines
 from fesens.config import ConfigError, load_preset
 from fesens.config.time_sections import analysis_type
 from fesens.workflow.analysis import wrt_choices
+from fesens.workflow.targets import chosen_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 FESENS = str(Path(sys.executable).parent / "fesens")
@@ -52,9 +53,16 @@ def objective_of(config) -> str:
 
 
 def targets(config) -> list[str]:
-    """The ``--wrt`` targets the preset's physics offers (loads only where it has some)."""
-    return [wrt for wrt in wrt_choices(config.physics_class)
-            if wrt != "loads" or config.data.get("loads")]
+    """The ``--wrt`` targets the preset's physics offers (loads only where it has some), of
+    the parameters its options may choose (a law's constants) only the preset's own."""
+    physics = config.physics_class
+    material_of = physics.config.material_of
+    options = {option.name: option.default for option in physics.config.options}
+    options.update(config.data.get("physics") or {})
+    own = (material_of(options) if material_of is not None else None) or {}
+    return [wrt for wrt in wrt_choices(physics)
+            if (wrt != "loads" or config.data.get("loads"))
+            and (wrt not in chosen_parameters(physics) or wrt in own)]
 
 
 def check(name: str, wrt: str, objective: str | None, seed: int, folder: Path) -> dict:
