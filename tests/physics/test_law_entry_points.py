@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from installed_package import install
 
 from fesens.config import ConfigError, build_model, resolve
 from fesens.physics.law_entry_points import ENTRY_POINT_GROUP, installed_laws, resolve_law
@@ -34,15 +35,8 @@ def rotated(H, mu):
 def installed(tmp_path, monkeypatch):
     """The package ``fesens_test_laws`` "installed" in ``tmp_path``: its module and a
     ``.dist-info`` declaring the entry point ``demiray`` of the group ``fesens.laws``."""
-    (tmp_path / PACKAGE).mkdir()
-    (tmp_path / PACKAGE / "__init__.py").write_text(SOURCE, encoding="utf-8")
-    info = tmp_path / f"{PACKAGE}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fesens-test-laws\n"
-                                   "Version: 1.0\n", encoding="utf-8")
-    (info / "top_level.txt").write_text(f"{PACKAGE}\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\ndemiray = {PACKAGE}:demiray\n", encoding="utf-8")
+    install(tmp_path, PACKAGE, SOURCE, "fesens-test-laws",
+            f"[{ENTRY_POINT_GROUP}]\ndemiray = {PACKAGE}:demiray\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
     sys.modules.pop(PACKAGE, None)

@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from installed_package import install
 
 from fesens.config import ConfigError, build_model, resolve
 from fesens.physics import PHYSICS
@@ -38,15 +39,8 @@ NAMES = ("hardening", f"{PACKAGE}:Hardening", f"{PACKAGE}:Pairs", f"{PACKAGE}:ha
 def installed(tmp_path, monkeypatch):
     """The package "installed" in ``tmp_path`` with the entry point ``hardening``; the
     physics registered by the configs are unregistered afterwards."""
-    (tmp_path / PACKAGE).mkdir()
-    (tmp_path / PACKAGE / "__init__.py").write_text(SOURCE, encoding="utf-8")
-    info = tmp_path / f"{PACKAGE}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fesens-test-physics\n"
-                                   "Version: 1.0\n", encoding="utf-8")
-    (info / "top_level.txt").write_text(f"{PACKAGE}\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\nhardening = {PACKAGE}:Hardening\n", encoding="utf-8")
+    install(tmp_path, PACKAGE, SOURCE, "fesens-test-physics",
+            f"[{ENTRY_POINT_GROUP}]\nhardening = {PACKAGE}:Hardening\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
     sys.modules.pop(PACKAGE, None)
