@@ -51,6 +51,11 @@ class UnknownGroupError(FesensError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class MaterialError(FesensError, ValueError):
+    """Material constants outside their range (a yield stress <= 0, a softening hardening
+    law without a regularization); the message names the constant and its range."""
+
+
 class BoundaryConditionError(FesensError, ValueError):
     """A boundary condition or load is inconsistent (bad component, empty selection, ...)."""
 

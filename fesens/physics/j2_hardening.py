@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fesens.errors import MaterialError
+
 #: The constants of :class:`J2Material`, in the order of its fields: the keys of
 #: :meth:`J2Material.constants` and of the constants' cotangents of the return map.
 CONSTANT_NAMES = ("E", "nu", "yield_stress", "isotropic_modulus", "kinematic_modulus",
@@ -49,10 +51,10 @@ class J2Material:
 
     Raises
     ------
-    ValueError
-        A constant out of its range; softening (a negative hardening modulus, or a
-        saturation stress below the yield stress) is refused, since without a
-        regularization its solutions depend on the mesh.
+    MaterialError
+        A constant out of its range (a ``ValueError``); softening (a negative hardening
+        modulus, or a saturation stress below the yield stress) is refused, since without
+        a regularization its solutions depend on the mesh.
     """
 
     E: float | np.ndarray
@@ -68,17 +70,17 @@ class J2Material:
         for name in CONSTANT_NAMES:
             value = getattr(self, name)
             if value is not None and not np.all(np.isfinite(np.asarray(value, dtype=float))):
-                raise ValueError(f"the J2 plasticity constant {name} must be finite")
+                raise MaterialError(f"the J2 plasticity constant {name} must be finite")
         if np.min(self.E) <= 0.0:
-            raise ValueError(f"Young's modulus E must be > 0; got min {float(np.min(self.E))!r}")
+            raise MaterialError(f"Young's modulus E must be > 0; got min {float(np.min(self.E))!r}")
         if np.min(self.nu) <= -1.0 or np.max(self.nu) >= 0.5:
-            raise ValueError("Poisson's ratio nu must lie in (-1, 0.5) (small-strain "
+            raise MaterialError("Poisson's ratio nu must lie in (-1, 0.5) (small-strain "
                              "plasticity is compressible elastically)")
         if np.min(self.yield_stress) <= 0.0:
-            raise ValueError("the yield stress must be > 0 (no elastic range otherwise); got "
+            raise MaterialError("the yield stress must be > 0 (no elastic range otherwise); got "
                              f"min {float(np.min(self.yield_stress))!r}")
         if np.min(self.kinematic_recovery) < 0.0:
-            raise ValueError("Armstrong-Frederick's kinematic_recovery b must be >= 0 (a "
+            raise MaterialError("Armstrong-Frederick's kinematic_recovery b must be >= 0 (a "
                              "negative one makes the back stress grow without bound); got "
                              f"min {float(np.min(self.kinematic_recovery))!r}")
         _refuse_softening(self)
@@ -93,7 +95,7 @@ class J2Material:
         for name, value in values.items():
             array = np.asarray(value, dtype=float)
             if array.ndim > 1 or array.size not in (1, n_points):
-                raise ValueError(f"the J2 plasticity constant {name} must be a number or one "
+                raise MaterialError(f"the J2 plasticity constant {name} must be a number or one "
                                  f"value per point ({n_points},); got shape {array.shape}")
             constants[name] = np.array(np.broadcast_to(array.reshape(-1), (n_points,)))
         return constants
@@ -104,18 +106,18 @@ def _refuse_softening(material: J2Material) -> None:
     why = " (softening without a regularization makes the solutions depend on the mesh)"
     for name, symbol in (("isotropic_modulus", "H"), ("kinematic_modulus", "H_k")):
         if np.min(getattr(material, name)) < 0.0:
-            raise ValueError(f"softening is refused: the {name} {symbol} must be >= 0; got "
+            raise MaterialError(f"softening is refused: the {name} {symbol} must be >= 0; got "
                              f"min {float(np.min(getattr(material, name)))!r}{why}")
     if material.saturation_stress is None:
         if np.any(np.asarray(material.saturation_rate) != 0.0):
-            raise ValueError("saturation_rate is Voce's; give it with a saturation_stress")
+            raise MaterialError("saturation_rate is Voce's; give it with a saturation_stress")
         return
     if np.min(material.saturation_rate) <= 0.0:
-        raise ValueError("Voce's saturation_rate δ must be > 0 with a saturation_stress; got "
+        raise MaterialError("Voce's saturation_rate δ must be > 0 with a saturation_stress; got "
                          f"min {float(np.min(material.saturation_rate))!r}")
     below = np.asarray(material.saturation_stress) - np.asarray(material.yield_stress)
     if np.min(below) < 0.0:
-        raise ValueError("softening is refused: Voce's saturation_stress σ_∞ must be >= the "
+        raise MaterialError("softening is refused: Voce's saturation_stress σ_∞ must be >= the "
                          f"yield_stress σ_y0; it is lower by up to {float(-np.min(below))!r}"
                          f"{why}")
 

@@ -245,7 +245,12 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         the follower loads (their pressures among ``fields``: :meth:`follower_fields`);
         traced in ``u``, the fields and ``points``."""
         geometry, u_q, grad_q = self._at_quadrature(u, points)
-        P = self._point_fluxes(geometry, u_q, grad_q, fields)
+        forces = self.flux_forces(geometry, self._point_fluxes(geometry, u_q, grad_q, fields))
+        return self._subtract_follower_forces(forces, u, fields, points)
+
+    def flux_forces(self, geometry, P):
+        """``F_a = Σ_q t dΩ_q P : ∇N_a`` ``(n_dofs,)`` of fluxes ``P`` ``(n_cells, n_qp,
+        n_comp, dim)`` at the quadrature points of ``geometry`` (traced)."""
         weighted = self._weights(geometry)[:, :, None, None] * P  # (e, q, c, k)
         n_cells, n_qp, n_comp, dim = np.shape(weighted)
         n_geom, _, n_nodes, _ = np.shape(geometry.dNdx)
@@ -259,9 +264,8 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
         else:
             cell_forces = np.matmul(np.reshape(weighted, (n_cells, n_comp, n_qp * dim)),
                                     gradients)
-        forces = untake(np.reshape(np.swapaxes(cell_forces, 1, 2), (n_cells, -1)),
-                        self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
-        return self._subtract_follower_forces(forces, u, fields, points)
+        return untake(np.reshape(np.swapaxes(cell_forces, 1, 2), (n_cells, -1)),
+                      self.dofmap.cell_dofs, (self.dofmap.n_dofs,))
 
     def residual(self, u, fields: dict, f, points=None):
         """``R = F_int(u) − f`` on the free dofs, ``(n_free,)`` (traced)."""
