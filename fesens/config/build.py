@@ -15,6 +15,7 @@ import numpy as np
 from fesens.config import selections
 from fesens.config.checks import ConfigError, join, show
 from fesens.config.frequency import build_frequency_problem, eigen_kind
+from fesens.config.increments import INCREMENTAL, build_increment_problem
 from fesens.config.load_cases import combination, magnitudes, per_case, weighted
 from fesens.config.loading import load_config
 from fesens.config.manufacturing import problem_maps
@@ -163,6 +164,8 @@ def build_problem(config: Config, model: LinearModel | None = None) -> DesignPro
     design = design_options(config, build_filter(config))
     if eigen_kind(data, config.physics) is not None:
         return build_frequency_problem(config, model, design)
+    if analysis_type(data) == INCREMENTAL:
+        return build_increment_problem(config, model, design)
     if analysis_type(data) != STATIC:
         return build_time_problem(config, model, design)
     if buckling_items(data):

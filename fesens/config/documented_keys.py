@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fesens.config import selections, time_sections
+from fesens.config import increments, selections, time_sections
 from fesens.config.checks import Key
 from fesens.config.load_cases import LOAD_CASE
 from fesens.config.manufacturing import MANUFACTURING
@@ -59,7 +59,7 @@ def documented_keys() -> dict[str, set[str]]:
         "design": {"passive", "type", "group", "region", "initial"},
         "manufacturing": set(MANUFACTURING),
         "objective": keys(*responses) | {"type", "combine", *TIME_OBJECTIVE_KEYS,
-                                         *LEVEL_OBJECTIVE_KEYS},
+                                         *LEVEL_OBJECTIVE_KEYS, *increments.OBJECTIVE_KEYS},
         "constraints": {"volume_fraction", "extra", "limit", "name", "cost_fraction"},
         "penalization": keys(*PENALIZATION.values()) | {"type"},
         "filter": keys(*FILTER.values()) | {"type"},
@@ -79,7 +79,8 @@ def documented_keys() -> dict[str, set[str]]:
 
 def time_keys() -> dict[str, set[str]]:
     """The keys of the sections of a time-dependent analysis (for the documentation test)."""
-    return {"analysis": set(time_sections.ANALYSIS), "time": set(time_sections.TIME),
+    return {"analysis": set(time_sections.ANALYSIS) | set(increments.ANALYSIS),
+            "time": set(time_sections.TIME),
             "damping": set(time_sections.DAMPING), "harmonic": set(time_sections.HARMONIC),
             "initial": {key for cls in PHYSICS if cls.config.inertia is not None
                         for key in initial_spec(cls)},

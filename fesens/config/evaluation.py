@@ -9,6 +9,9 @@ sample of ``fesens study`` evaluates, so that both give the same value and gradi
   one solve of every case on one factorization), each objective read from the solution;
 * ``transient``, ``dynamic``: the run's one primitive per objective, its value aggregated
   over the time levels (``over_time``), the gradient its discrete adjoint;
+* ``incremental``: the history's one primitive per objective, its value read at one
+  increment or aggregated over them (``over_increments``), the gradient its reverse sweep
+  over the increments;
 * ``harmonic``: one frequency response (a driving frequency at a resonance refused,
   naming its key), each objective ``weight × Σ_ω |j(u(ω))|`` over the driving
   frequencies.
@@ -27,6 +30,14 @@ import numpy as np
 from fesens.ad.numpy_wrapper import getval
 from fesens.config.build import build_interpolation, build_model, response, solver_argument
 from fesens.config.checks import ConfigError
+from fesens.config.increments import (
+    INCREMENTAL,
+    IncrementObjective,
+    aggregate_increments,
+    check_increment_objective,
+    increment_run,
+)
+from fesens.config.increments import OBJECTIVE_KEYS as INCREMENT_KEYS
 from fesens.config.load_cases import combination, magnitudes
 from fesens.config.nonlinear import OBJECTIVE_KEYS as LEVEL_KEYS
 from fesens.config.nonlinear import is_nonlinear, load_factors, newton_options
@@ -58,7 +69,7 @@ from fesens.opt.time_design import mass_factor
 
 #: Keys of an objective table that say how the analysis turns states into one value (time
 #: levels, load levels), not what is read from a state.
-ANALYSIS_KEYS = (*TIME_KEYS, *LEVEL_KEYS)
+ANALYSIS_KEYS = (*TIME_KEYS, *LEVEL_KEYS, *INCREMENT_KEYS)
 
 
 def solve_inputs(config: Config) -> dict:
@@ -92,6 +103,10 @@ def analysis_spec(config: Config, table: Mapping) -> dict:
         for key in ANALYSIS_KEYS:
             if key in objective and key not in spec:
                 spec[key] = objective[key]
+    if kind == INCREMENTAL:
+        check_increment_objective(spec, config.physics_class,
+                                  len(config.data["analysis"]["factors"]))
+        return spec
     given = [key for key in TIME_KEYS if key in spec]
     if kind not in STEPPED:
         if given:
@@ -131,8 +146,8 @@ class ConfigEvaluation:
     model : LinearModel or NonlinearModel
     interpolation : object or None
         The config's material interpolation (``[penalization]``), None without one.
-    run : TransientProblem or None
-        The run of a transient or dynamic config.
+    run : TransientProblem, IncrementalAnalysis or None
+        The run of a transient, dynamic or incremental config.
     cases : list of dict
         The ``[[load_cases]]`` tables (empty without).
     """
@@ -151,6 +166,9 @@ class ConfigEvaluation:
             self._responses = [response(spec, config) for spec in self.specs]
         elif self.analysis == "harmonic":
             self._omegas = angular_frequencies(config.data)
+        elif self.analysis == INCREMENTAL:
+            self.run = increment_run(config, self.model)
+            self._terms = [IncrementObjective(spec, config, self.model) for spec in self.specs]
         else:
             self.run = time_problem(config, self.model)
             self._terms = [step_objective(spec, config, self.model) for spec in self.specs]
@@ -184,6 +202,10 @@ class ConfigEvaluation:
                                else self.interpolation(density)), **(parameters or {})}
         if self.analysis == STATIC:
             return self._static(density, loads, points, inputs)
+        if self.analysis == INCREMENTAL:
+            return [aggregate_increments(self.run.values(term, term_args=term.arguments(
+                loads, points), loads=loads, points=points, **inputs), spec)
+                for spec, term in zip(self.specs, self._terms, strict=True)], None
         mass = mass_factor(self.interpolation, density)
         if self.analysis == "harmonic":
             return self._harmonic(mass, loads, points, inputs), None

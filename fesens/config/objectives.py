@@ -141,6 +141,12 @@ def _volume(spec: dict, config: Config) -> Response:
     return lambda state, rho: volume(state, rho, fraction=True)
 
 
+def _plastic_work(spec: dict, config: Config) -> Response:
+    # a path-dependent run's increment state carries its cumulative dissipation
+    weight = spec["weight"]
+    return lambda state, rho: weight * state.plastic_work
+
+
 def _value(spec: dict, config: Config) -> Response:
     mesh = config.mesh
     weight, comp = spec["weight"], spec.get("component")
@@ -247,6 +253,9 @@ OBJECTIVES: Mapping[str, ObjectiveKind] = MappingProxyType({kind.name: kind for 
                   reads=("von_mises_squared",), design_keys=("stress_exponent",),
                   maximum=_stress_max),
     ObjectiveKind("strain_energy", _strain_energy, reads=("strain_energy",)),
+    ObjectiveKind("plastic_work", _plastic_work,
+                  {"weight": Key(number(), 1.0, "the objective is weight × the plastic work "
+                                 "dissipated up to the increment (−1 maximises it)")}),
     ObjectiveKind("volume", _volume, everywhere=True),
     ObjectiveKind("eigenvalue", _single_eigenvalue(eigenvalue), {"index": INDEX, **EIGEN_SOLVE},
                   analysis="eigen"),

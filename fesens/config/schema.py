@@ -49,6 +49,13 @@ from fesens.config.checks import (
     variants_hint,
 )
 from fesens.config.frequency import check_frequency, wants_modes
+from fesens.config.increments import OBJECTIVE_KEYS as INCREMENT_OBJECTIVE_KEYS
+from fesens.config.increments import (
+    check_increment_sections,
+    is_incremental,
+    offers_increments,
+    refuse_increment_keys,
+)
 from fesens.config.load_cases import (
     COMBINE,
     check_load_case_use,
@@ -360,6 +367,7 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
         "design": lambda r: check_design(r, config, base_dir),
         "objective": lambda r: check_response("objective", r, config, objectives,
                                                {"combine": COMBINE, **TIME_OBJECTIVE_KEYS,
+                                                **INCREMENT_OBJECTIVE_KEYS,
                                                 **LEVEL_OBJECTIVE_KEYS},
                                                default="compliance"),
         "constraints": lambda r: check_constraints(r, config),
@@ -379,7 +387,12 @@ def resolve(raw: dict, *, base_dir: Path, source: str, default_name: str = "fese
             data.get("design", {}).get("passive"), label)
     data["solver"] = solver
     data.update(check_nonlinear(raw, data, config.physics_class, mesh, label))
-    data.update(check_time_sections(raw, data, config.physics_class, mesh, label, optimize))
+    if is_incremental(raw) or offers_increments(config.physics_class):
+        data.update(check_increment_sections(raw, data, config.physics_class))
+    else:
+        refuse_increment_keys(data.get("objective"), raw)
+        data.update(check_time_sections(raw, data, config.physics_class, mesh, label,
+                                        optimize))
     check_frequency(data, kind, optimize=optimize)
     check_robust(data, kind)
     check_cost(data, kind)

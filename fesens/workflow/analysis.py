@@ -34,6 +34,7 @@ from fesens.config import (
 )
 from fesens.config.checks import check_typed, join
 from fesens.config.evaluation import ConfigEvaluation, solve_inputs
+from fesens.config.increments import is_incremental
 from fesens.config.load_cases import combination, combined_value
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.physics_keys import response_variants
@@ -124,8 +125,11 @@ def _suffixed(data: dict, case: dict | None) -> dict:
 
 def _solve(config: Config, folder: ResultsFolder, *, force: bool,
            echo: Callable[[str], None]) -> dict:
+    from fesens.workflow.incremental import solve_increments
     from fesens.workflow.time_analysis import is_time_dependent, solve_in_time
 
+    if is_incremental(config.data):  # the module imports this one
+        return solve_increments(config, folder, force=force, echo=echo)
     if is_time_dependent(config):  # the module imports this one
         return solve_in_time(config, folder, force=force, echo=echo)
     model, solution = compute_solution(config, folder, force=force, echo=echo)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fesens.config import Config, ConfigError
+from fesens.config.increments import INCREMENTAL
 from fesens.config.time_sections import ANALYSES_OF_ORDER, STATIC
 from fesens.fem.model.linear import LinearModel
 from fesens.fem.model.matrix_free import folded_weights
@@ -34,7 +35,7 @@ from fesens.workflow.sensitivity_output import CELLS, LOADS, NODES, GradientOutp
 
 #: Every analysis a config may ask for (``[analysis] type``).
 ANALYSES: tuple[str, ...] = (STATIC, *(a for names in ANALYSES_OF_ORDER.values()
-                                      for a in names))
+                                      for a in names), INCREMENTAL)
 
 #: The phrase of ``--wrt``'s help (and the docs' list) for the physics' parameters.
 PARAMETER_ABOUT = ("<per-cell parameter>", "a per-cell material parameter of the config's "

@@ -25,6 +25,7 @@ import numpy as np
 from fesens import __version__
 from fesens.config import Config, build_model
 from fesens.config.evaluation import ConfigEvaluation
+from fesens.config.increments import INCREMENTAL
 from fesens.config.nonlinear import is_nonlinear
 from fesens.config.time_design import (
     inertia,
@@ -72,7 +73,7 @@ def _point_fields(model, fields: dict[str, np.ndarray]) -> dict[str, np.ndarray]
             for name, values in fields.items()}
 
 
-def _collection(entries: list[tuple[float, str]]) -> str:
+def collection(entries: list[tuple[float, str]]) -> str:
     """A ParaView ``.pvd`` time series of ``(time, file)`` entries."""
     lines = ['<?xml version="1.0"?>',
              '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
@@ -135,7 +136,7 @@ def solve_in_time(config: Config, folder: ResultsFolder, *, force: bool,
         if n % report == 0 and n:
             echo(f"  step {n}/{n_steps}, t = {t:.6g}, max {field} "
                  f"{extrema[f'max_{field}'][-1]:.6g}")
-    folder.write_text("solution.pvd", _collection(entries))
+    folder.write_text("solution.pvd", collection(entries))
     curves = {name: np.array(v) for name, v in history.items()} or {
         k: np.array(v) for k, v in extrema.items()}
     folder.write_text("history.csv", _csv({"time": np.array(times), **curves}))
@@ -192,11 +193,18 @@ def _solve_harmonic(config: Config, folder: ResultsFolder, *, force: bool,
 
 # ------------------------------------------------------------------ the objective
 def analysis_summary(config: Config, evaluation: ConfigEvaluation) -> tuple[dict, str]:
-    """What ``sensitivity.json`` and the first line say of a time-dependent analysis
-    whose objective ``evaluation`` differentiated: the run's aggregate, steps and solver,
-    or the driving frequencies (no solver: the response always factorizes its complex
-    matrix with SuperLU)."""
+    """What ``sensitivity.json`` and the first line say of a time-dependent or incremental
+    analysis whose objective ``evaluation`` differentiated: the run's aggregate, steps (or
+    increments) and solver, or the driving frequencies (no solver: the response always
+    factorizes its complex matrix with SuperLU)."""
     kind = analysis_type(config.data)
+    if kind == INCREMENTAL:
+        spec, steps = evaluation.specs[0], len(config.data["analysis"]["factors"]) - 1
+        over = (f"increment {spec['increment']}" if "increment" in spec
+                else spec["over_increments"])
+        return ({"analysis": kind, "over_increments": over, "increments": steps,
+                 "solver": _solver_name(config, evaluation.model)},
+                f" ({over} over {steps} increments)")
     if kind == "harmonic":
         frequencies = list(config.data["harmonic"]["frequencies"])
         return ({"analysis": kind, "frequencies": frequencies},

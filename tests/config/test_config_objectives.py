@@ -115,7 +115,7 @@ def test_each_physics_response_names_a_registered_kind():
 
 def test_the_kinds_a_fragment_may_name_are_the_registered_ones():
     assert fragment_kinds("static") == ("compliance", "value", "stress_pnorm", "stress_ks",
-                                        "strain_energy")
+                                        "strain_energy", "plastic_work")
     assert fragment_kinds("eigen") == ("eigenvalue", "frequency", "eigenvalue_sum",
                                        "eigenvalue_ks")
     for cls in PHYSICS:
@@ -129,7 +129,7 @@ def test_a_fragment_naming_no_registered_kind_is_refused_where_the_config_reads_
         monkeypatch):
     with pytest.raises(ValueError, match="response 'heat': 'flux' is not a generic objective; "
                                          "expected one of compliance, value, stress_pnorm, "
-                                         "stress_ks, strain_energy$"):
+                                         "stress_ks, strain_energy, plastic_work$"):
         check_offered_kinds(PhysicsConfig(responses={"heat": "flux"}))
     expected = "eigenvalue, frequency, eigenvalue_sum, eigenvalue_ks"
     with pytest.raises(ValueError, match=f"eigen response 'mode': 'value' is not an eigen "

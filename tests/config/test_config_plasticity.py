@@ -1,0 +1,112 @@
+"""The config of an elastoplastic model (``[physics] type = "elastoplasticity"``): its
+``[material]`` hardening keys, the incremental analysis' table of load factors and the
+objective over the increments, each refusal naming the key."""
+
+import copy
+import math
+import tomllib
+
+import numpy as np
+import pytest
+
+from fesens.config import ConfigError, build_model, resolve
+from fesens.config.increments import aggregate_increments, increment_factors
+
+BASE = """
+name = "bar"
+loads = []
+[mesh]
+type = "rectangle"
+size = [4.0, 1.0]
+cells = [4, 1]
+[physics]
+type = "elastoplasticity"
+[material]
+E = 200e3
+nu = 0.3
+yield_stress = 250.0
+[[supports]]
+group = "left"
+[[supports]]
+group = "right"
+components = ["x"]
+value = 0.01
+[analysis]
+type = "incremental"
+factors = [0.0, 0.5, 1.0, 0.0, -1.0]
+[objective]
+type = "compliance"
+"""
+
+
+def _resolve(tmp_path, edit=None, optimize=False):
+    raw = tomllib.loads(BASE)
+    if edit is not None:
+        edit(raw)
+    return resolve(copy.deepcopy(raw), base_dir=tmp_path, source="test", optimize=optimize)
+
+
+def test_the_table_and_the_objective_defaults(tmp_path):
+    config = _resolve(tmp_path)
+    assert list(increment_factors(config.data)) == [0.0, 0.5, 1.0, 0.0, -1.0]
+    assert config.data["objective"]["over_increments"] == "final"
+    model = build_model(config)
+    assert model.name == "elastoplasticity"
+    assert np.all(model.yield_stress == 250.0) and np.all(model.isotropic_modulus == 0.0)
+
+
+def test_hardening_is_given_by_its_moduli(tmp_path):
+    def voce(raw):
+        raw["material"].update(isotropic_modulus=100.0, kinematic_modulus=500.0,
+                               saturation_stress=400.0, saturation_rate=20.0)
+
+    model = build_model(_resolve(tmp_path, voce))
+    assert np.all(model.saturation_stress == 400.0) and np.all(model.kinematic_modulus == 500.0)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda raw: raw["material"].update(hardening="linear"), "material.hardening"),
+    (lambda raw: raw["analysis"].update(factors=[0.1, 1.0]), "must start at 0"),
+    (lambda raw: raw["analysis"].update(factors=[0.0]), "at least two"),
+    (lambda raw: raw["analysis"].update(dirichlet_factors=[0.0, 1.0]), "one per increment"),
+    (lambda raw: raw["analysis"].pop("factors"), "analysis.factors"),
+    (lambda raw: raw["objective"].update(increment=5), "increment = 5 does not exist"),
+    (lambda raw: raw["objective"].update(increment=1, over_increments="sum"), "give one"),
+    (lambda raw: raw["objective"].update(increment_rho=10.0), "increment_rho"),
+    (lambda raw: raw["objective"].update(over_time="ks"), "over_time"),
+    (lambda raw: raw["objective"].update(type="volume"), "per increment"),
+    (lambda raw: raw.update(newton={"steps": 4}), "newton.steps"),
+    (lambda raw: raw.update(time={"end": 1.0, "steps": 2}), "[time]"),
+    (lambda raw: raw["supports"][1].update(history=[[0.0, 0.0], [1.0, 1.0]]), "history"),
+    (lambda raw: raw.pop("analysis"), 'type = "incremental"'),
+    (lambda raw: raw["analysis"].update(type="dynamic"), "incremental"),
+])
+def test_refusals_name_the_key(tmp_path, edit, message):
+    with pytest.raises(ConfigError) as error:
+        _resolve(tmp_path, edit)
+    assert message in str(error.value)
+
+
+def test_increment_keys_of_another_physics_are_refused(tmp_path):
+    def elastic(raw):
+        raw["physics"]["type"] = "elasticity"
+        raw["material"].pop("yield_stress")
+        raw.pop("analysis")
+        raw["objective"]["over_increments"] = "sum"
+
+    with pytest.raises(ConfigError, match="objective.over_increments applies to "
+                                          'analysis.type = "incremental"'):
+        _resolve(tmp_path, elastic)
+
+
+def test_the_aggregates_over_the_increments():
+    values = [0.0, 1.0, 3.0, 2.0]
+    assert aggregate_increments(values, {"over_increments": "final"}) == 2.0
+    assert aggregate_increments(values, {"increment": 2}) == 3.0
+    assert aggregate_increments(np.array(values),
+                                {"over_increments": "sum"}) == 6.0
+    ks = aggregate_increments(np.array(values),
+                              {"over_increments": "ks", "increment_rho": 50.0})
+    # the KS bound lies within log(N + 1) / ρ above the largest (Kreisselmeier &
+    # Steinhauser 1979)
+    assert 3.0 <= ks <= 3.0 + math.log(4) / 50.0
