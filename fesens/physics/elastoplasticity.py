@@ -99,18 +99,23 @@ class Elastoplasticity(NonlinearModel):
     path_independent = False
     definite_tangent = False  # perfect plasticity: singular at the limit load
     newton_defaults = MappingProxyType({})
+    # the ranges for the config's checks; the model checks the constants first, as a
+    # J2Material, so that a yield stress <= 0 or softening is a MaterialError naming it
     parameters = MappingProxyType({
-        "E": Parameter("E", "Young's modulus"),
-        "nu": Parameter("nu", "Poisson's ratio"),
-        "yield_stress": Parameter("yield_stress", "initial uniaxial yield stress"),
+        "E": Parameter("E", "Young's modulus", lower=0.0),
+        "nu": Parameter("nu", "Poisson's ratio", lower=-1.0, upper=0.5),
+        "yield_stress": Parameter("yield_stress", "initial uniaxial yield stress",
+                                  lower=0.0),
         "isotropic_modulus": Parameter("isotropic_modulus", "linear isotropic hardening "
-                                       "modulus H"),
+                                       "modulus H", lower=0.0, lower_open=False),
         "kinematic_modulus": Parameter("kinematic_modulus", "linear kinematic hardening "
-                                       "modulus H_k"),
-        "saturation_stress": Parameter("saturation_stress", "Voce saturation stress"),
-        "saturation_rate": Parameter("saturation_rate", "Voce saturation rate"),
+                                       "modulus H_k", lower=0.0, lower_open=False),
+        "saturation_stress": Parameter("saturation_stress", "Voce saturation stress",
+                                       lower=0.0),
+        "saturation_rate": Parameter("saturation_rate", "Voce saturation rate", lower=0.0,
+                                     lower_open=False),
         "kinematic_recovery": Parameter("kinematic_recovery", "Armstrong-Frederick "
-                                        "dynamic recovery b"),
+                                        "dynamic recovery b", lower=0.0, lower_open=False),
         "scale": replace(SCALE, description="density of the cell (rho^p on the elastic "
                          "moduli, rho^q on the yield stress and hardening)", lower=0.0),
     })
@@ -136,9 +141,9 @@ class Elastoplasticity(NonlinearModel):
                  else saturation_stress,
                  "saturation_rate": saturation_rate, "kinematic_recovery": kinematic_recovery}
         self.voce = saturation_stress is not None
+        self._check_material(given)
         for key, value in given.items():
             setattr(self, key, np.asarray(self.checked(key, value), dtype=float))
-        self._check_material({key: getattr(self, key) for key in CONSTANT_NAMES})
         # Armstrong–Frederick's recovery turns the flow with β: no major symmetry
         self.symmetric_tangent = not np.any(self.kinematic_recovery)
 
@@ -146,6 +151,10 @@ class Elastoplasticity(NonlinearModel):
     def _check_material(self, constants: dict) -> None:
         """Raise :class:`~fesens.errors.MaterialError` for constants out of range."""
         plain = {key: np.asarray(getval(value), dtype=float) for key, value in constants.items()}
+        for key, value in plain.items():
+            if value.ndim > 1 or value.size not in (1, self.mesh.n_cells):
+                raise ValueError(f"parameter {key!r} must be a scalar or have one value per "
+                                 f"cell ({self.mesh.n_cells}), got shape {value.shape}")
         if not self.voce:
             plain["saturation_rate"] = np.zeros_like(plain["saturation_rate"])
         material_of(plain)
@@ -161,8 +170,8 @@ class Elastoplasticity(NonlinearModel):
             A constant out of its range, softening.
         """
         self.check_parameters({**constants, **({} if scale is None else {"scale": scale})})
-        fields = {key: getattr(self, key) if constants.get(key) is None
-                  else self.checked(key, constants[key]) for key in CONSTANT_NAMES}
+        fields = {key: getattr(self, key) if constants.get(key) is None else constants[key]
+                  for key in CONSTANT_NAMES}
         if not self.voce:
             if constants.get("saturation_stress") is not None:
                 raise ValueError("saturation_stress is Voce's: build the model with a "
@@ -170,6 +179,7 @@ class Elastoplasticity(NonlinearModel):
             fields["saturation_stress"] = fields["yield_stress"]
             fields["saturation_rate"] = 0.0 * fields["saturation_rate"]
         self._check_material(fields)
+        fields = {key: self.checked(key, value) for key, value in fields.items()}
         if np.any(getval(fields["kinematic_recovery"])) and self.symmetric_tangent:
             raise ValueError("kinematic_recovery > 0 makes the tangent non-symmetric: build "
                              "the model with it")
