@@ -110,6 +110,8 @@ class Level(NamedTuple):
     dissipation: float
     forces: np.ndarray
     outputs: dict | None
+    factors: tuple[float, float]
+    """The load and prescribed factors it converged at."""
 
 
 class IncrementRun(Run):
@@ -158,7 +160,7 @@ class IncrementStepper:
     def start(self) -> Level:
         n_dofs = self.model.dofmap.n_dofs
         return Level(np.zeros(self.free.size), self.model.history_start(), 0.0,
-                     np.zeros(n_dofs), None)
+                     np.zeros(n_dofs), None, (0.0, 0.0))
 
     def advance(self, n: int, state: Level) -> Level:
         """State ``n`` from state ``n − 1``, cutting the increment back where Newton fails.
@@ -190,15 +192,34 @@ class IncrementStepper:
         """The converged state at fraction ``s`` of increment ``n`` from ``state`` (Newton;
         raises ``StepFailed``)."""
         system = _IncrementSystem(self, n, state)
-        x, residuals = newton(system, state.u_free, s, self.options)
-        self.problem.stats["newton_iterations"] = (
-            self.problem.stats.get("newton_iterations", 0) + len(residuals) - 1)
         t, d = self.factors(n, s)
+        x, residuals = newton(system, self.predictor(state, t, d, system.fields), s,
+                              self.options)
+        self.problem.stats["newton_iterations"] = (
+            self.problem.stats.get("newton_iterations", 0) + len(residuals))
         u = self.model.state(x, self.prescribed_at(d))
         done = self.model.increment(u, system.fields, self.points)
         return Level(x, done.history, state.dissipation + float(done.dissipation),
                      np.asarray(done.forces, dtype=float),
-                     done.outputs if self.keep_outputs else None)
+                     done.outputs if self.keep_outputs else None, (t, d))
+
+    def predictor(self, state: Level, t: float, d: float, fields: dict) -> np.ndarray:
+        """Newton's start for the factors ``(t, d)`` from the converged ``state``: one step
+        with the tangent *at* ``state`` (elastic at every point, the converged points lying
+        on or inside their yield surfaces), ``K_ff Δx = −(R_f + K_fc Δg − Δt f_f)``. A
+        start at ``state`` itself with the new prescribed values would strain the cells
+        next to them alone, often far into the plastic range, and Newton then cycles
+        between points loading and unloading."""
+        t0, d0 = state.factors
+        u0 = self.model.state(state.u_free, self.prescribed_at(d0))
+        rhs = t * self.f[self.free] - state.forces[self.free]
+        cells = self.model._cell_tangents(u0, fields, self.points)
+        if self.g is not None and d != d0:
+            K_fc = self.model.operator("fc").cell_matrix(cells)
+            rhs = rhs - K_fc.tocsr() @ ((d - d0) * self.g)
+        with self.backend.lock:
+            return state.u_free + self.factorized(
+                self.model.operator("ff").cell_matrix(cells)).solve(rhs)
 
     def _failure(self, n: int, state: Level, s: float, target: float,
                  failed: StepFailed) -> NewtonError:
@@ -233,10 +254,9 @@ class IncrementStepper:
         """The BLAS threads of these solves, as the pattern chooses them for any solve."""
         return self.model.operator("ff").pattern.thread_limit(self.backend)
 
-    def factorized(self, u: np.ndarray, fields: dict):
-        """The backend holding the factorization of the tangent at ``u`` (its lock held by
-        the caller)."""
-        K = self.model.tangent(u, fields, self.points)
+    def factorized(self, K):
+        """The backend holding the factorization of the tangent ``K`` (a pattern matrix;
+        its lock held by the caller)."""
         before = self.backend.stats["n_numeric"]
         self.backend.factorize_once(K.pattern, K.data, K.tocsr)
         self.problem.stats["factorizations"] = (self.problem.stats.get("factorizations", 0)
@@ -273,7 +293,8 @@ class _IncrementSystem:
     def solve_tangent(self, x: np.ndarray, s: float, rhs: np.ndarray) -> np.ndarray:
         _, u = self._state(x, s)
         with self.stepper.backend.lock:  # another thread's solve must not replace it
-            return self.stepper.factorized(u, self.fields).solve(rhs)
+            K = self.stepper.model.tangent(u, self.fields, self.stepper.points)
+            return self.stepper.factorized(K).solve(rhs)
 
 
 # ------------------------------------------------------------------ the primitive
@@ -369,7 +390,8 @@ class IncrementAdjoint:
         u = model.state(end.u_free, g_n)
         fields_n = model.with_history(plain_fields, start.history)
         with s.backend.lock:
-            lam = s.factorized(u, fields_n).solve_transpose(u_bar)
+            K = model.tangent(u, fields_n, s.points)
+            lam = s.factorized(K).solve_transpose(u_bar)
         residual_bar = np.zeros_like(out_bar)
         residual_bar[s.free] = -lam
         second = pull(residual_bar)
