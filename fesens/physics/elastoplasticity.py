@@ -36,6 +36,7 @@ from fesens.ad.numpy_wrapper import getval
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.parameters import SCALE, Parameter
 from fesens.mesh.mesh import Mesh
+from fesens.physics.elastoplastic_config import ELASTOPLASTIC_CONFIG
 from fesens.physics.elastoplastic_history import PlasticHistory
 from fesens.physics.elastoplastic_points import (
     STATE_NAMES,
@@ -47,7 +48,6 @@ from fesens.physics.elastoplastic_points import (
 )
 from fesens.physics.j2_hardening import CONSTANT_NAMES
 from fesens.physics.j2_plasticity import J2State
-from fesens.physics.spec import PhysicsConfig
 
 #: The constants the density interpolates as ``ρ^q`` (the others' ``ρ^p``: ``E``).
 _YIELD_SCALED = ("yield_stress", "isotropic_modulus", "kinematic_modulus",
@@ -119,7 +119,7 @@ class Elastoplasticity(NonlinearModel):
         "scale": replace(SCALE, description="density of the cell (rho^p on the elastic "
                          "moduli, rho^q on the yield stress and hardening)", lower=0.0),
     })
-    config = PhysicsConfig()
+    config = ELASTOPLASTIC_CONFIG
     history_class = PlasticHistory
 
     def __init__(self, mesh: Mesh, E=200e3, nu=0.3, yield_stress=250.0, *,
