@@ -27,7 +27,7 @@ from fesens.config.resolved import Config
 from fesens.config.stress_constraints import local_stress
 from fesens.config.time_design import build_time_problem
 from fesens.config.time_sections import STATIC, analysis_type
-from fesens.errors import FesensError, TooLargeError
+from fesens.errors import FesensError, MaterialError, TooLargeError
 from fesens.fem import LinearModel
 from fesens.objectives.static import volume
 from fesens.opt import (
@@ -79,7 +79,10 @@ def new_model(config: Config, mesh) -> LinearModel:
     data = config.data
     options = {key: value for key, value in data["physics"].items() if key != "type"}
     material = constructor_material(config.physics_class, data["material"])
-    return config.physics_class(mesh, **options, **material)
+    try:
+        return config.physics_class(mesh, **options, **material)
+    except MaterialError as exc:  # constants in range one by one, not together (softening)
+        raise ConfigError(f"{config.source}: [material] is refused: {exc}") from None
 
 
 def _add_load(model: LinearModel, path: str, load: dict, config: Config) -> None:

@@ -35,10 +35,11 @@ from fesens.config.checks import (
     numbers,
     show,
 )
-from fesens.config.nonlinear import newton_options
+from fesens.config.nonlinear import NEWTON, newton_options
 from fesens.config.objectives import objective_kind, response_kind
 from fesens.config.solver_needs import check_assembled_system
 from fesens.config.time_design import load_matrix
+from fesens.fem.analysis.incremental import IncrementalAnalysis
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
 from fesens.opt.time_design import TransientDesignProblem
@@ -179,7 +180,9 @@ def check_increment_sections(raw: dict, data: dict, physics: type) -> dict:
                           "of cases; run one config per case")
     newton = raw.get("newton")
     for key in _NEWTON_STEPS:
-        if isinstance(newton, dict) and key in newton:
+        # a resolved config written back (a study's sample) holds the defaults: not asked
+        if isinstance(newton, dict) and newton.get(key, NEWTON[key].default) \
+                != NEWTON[key].default:
             raise ConfigError(f"newton.{key} does not apply to analysis.type = "
                               f"\"{INCREMENTAL}\": its increments are analysis.factors "
                               "(a failed increment is cut back up to newton.max_cutbacks "
@@ -249,8 +252,6 @@ def increment_factors(data: dict) -> np.ndarray:
 def increment_run(config, model):
     """The :class:`~fesens.fem.analysis.incremental.IncrementalAnalysis` of an incremental
     config's ``model``, with its table, checkpointing, Newton options and solver."""
-    from fesens.fem.analysis.incremental import IncrementalAnalysis
-
     data = config.data
     analysis, solver = data["analysis"], data["solver"]
     newton = newton_options(data) or {}
@@ -275,7 +276,7 @@ class IncrementState(Solution):
 
 class IncrementObjective:
     """``j(state, t, F)``: an objective kind at one increment of the run, the increment's
-    record ``state`` (``u`` ``(n_dofs,)``, ``reactions`` ``(n_dofs,)``, ``plastic_work``)
+    record ``state`` (``u`` ``(n_dofs,)``, ``reactions`` ``(n_dofs,)``, ``dissipation``)
     at load factor ``t`` with the loads' matrix ``F`` ``(n_dofs, n_loads)`` (traced in the
     load magnitudes and node coordinates: :meth:`arguments`).
 
@@ -303,7 +304,7 @@ class IncrementObjective:
         mask = np.zeros(n_dofs)
         mask[self.constrained] = 1.0
         f = f + mask * state.reactions
-        return self.value(IncrementState(self.model, state.u, f, state.plastic_work), None)
+        return self.value(IncrementState(self.model, state.u, f, state.dissipation), None)
 
 
 def aggregate_increments(values, spec: dict):

@@ -19,6 +19,7 @@ from fesens.fem.model.parameters import Parameter
 from fesens.fem.model.solution import Solution
 from fesens.physics.conduction import HeatConduction
 from fesens.physics.elasticity import Elasticity
+from fesens.physics.elastoplasticity import Elastoplasticity
 from fesens.physics.hyperelasticity import FiniteStrainElasticity
 from fesens.physics.nonlinear_conduction import NonlinearHeatConduction
 from fesens.physics.spec import PhysicsConfig
@@ -30,6 +31,7 @@ _BUILT_IN: tuple[type[Model], ...] = (
     NonlinearHeatConduction,
     Truss,
     FiniteStrainElasticity,
+    Elastoplasticity,
 )
 
 

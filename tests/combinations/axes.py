@@ -20,12 +20,14 @@ the mid-plane ``y = ly / 2`` (and ``z = lz / 2`` in 3D) unless a constraint brea
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from fesens.cli import cli
 from fesens.config.checks import REQUIRED
+from fesens.config.increments import INCREMENTAL, offers_increments
 from fesens.config.manufacturing import MANUFACTURING
 from fesens.config.mesh_section import MESH
 from fesens.config.objectives import OBJECTIVES, everywhere
@@ -67,6 +69,8 @@ MANUFACTURING_VALUES: dict[str, dict[str, Any]] = {
 #: below the first eigenfrequency of the tiny cantilevers (about 0.035 for E = ρ = 1).
 TIME = {"end": 0.3, "steps": 3}
 HARMONIC = {"frequencies": [0.01]}
+#: The load factors of an incremental analysis: loading, partial unloading.
+INCREMENTS = (0.0, 0.5, 1.0, 0.5)
 #: Optimization iterations of one run, and of the first part of a resumed one.
 ITERATIONS = 4
 RESUME_AFTER = 2
@@ -167,8 +171,10 @@ def axes() -> tuple[Axis, ...]:
              "fesens.fem.nonlinear.line_search.LINE_SEARCHES", commands),
         Axis("mesh", tuple(t for t in MESH if t not in FILE_MESHES),
              "fesens.config.mesh_section.MESH", commands),
-        Axis("analysis", (STATIC, *(a for names in ANALYSES_OF_ORDER.values() for a in names)),
-             "fesens.config.time_sections: STATIC, ANALYSES_OF_ORDER", commands),
+        Axis("analysis", (STATIC, *(a for names in ANALYSES_OF_ORDER.values() for a in names),
+                          INCREMENTAL),
+             "fesens.config.time_sections: STATIC, ANALYSES_OF_ORDER; "
+             "fesens.config.increments.INCREMENTAL", commands),
         Axis("scheme", (None, *dict.fromkeys(n for names in SCHEMES_OF.values() for n in names)),
              "fesens.config.time_sections.SCHEMES_OF (TIME_SCHEMES)", commands),
         Axis("objective", objective_types(),
@@ -215,7 +221,8 @@ def offered(axis: Axis, point: dict) -> tuple:
     physics = PHYSICS.get(point["physics"])
     fragment = physics.config
     narrowed = {
-        "analysis": lambda: (STATIC, *offered_analyses(physics)),
+        "analysis": lambda: ((INCREMENTAL,) if offers_increments(physics)
+                             else (STATIC, *offered_analyses(physics))),
         "objective": lambda: (*fragment.responses, *(
             (*fragment.eigen_responses, *(kind.name for kind in everywhere()))
             if point["command"] == "optimize" else ())),
@@ -346,6 +353,20 @@ def constant_value(name: str, parameter) -> float:
     return 1.0 if lower is None or lower < 1.0 else float(lower) + 1.0
 
 
+def _off_its_bound(physics: type, wrt: str | None) -> dict:
+    """The differentiated ``[material]`` parameter moved off a closed lower bound its
+    default sits on (a hardening modulus of 0): a central difference there would step
+    outside its range. Empty for any other target."""
+    parameter = physics.parameters.get(wrt) if wrt is not None else None
+    if parameter is None or wrt not in physics.config.material or parameter.lower is None \
+            or parameter.lower_open:
+        return {}
+    default = inspect.signature(physics).parameters[wrt].default
+    if default is None or default != parameter.lower:
+        return {}
+    return {wrt: constant_value(wrt, parameter)}
+
+
 def config_for(point: dict) -> dict:
     """The config (a TOML-writable dict) of a point of :func:`combinations`.
 
@@ -372,11 +393,15 @@ def config_for(point: dict) -> dict:
         config["physics"][key] = choice
         config["material"].update({name: constant_value(name, parameter) for name, parameter in
                                    _chosen_constants(physics, key, choice).items()})
+    moved = _off_its_bound(physics, point.get("wrt"))
+    config["material"].update(moved)
     if point.get("line_search") is not None:
         config["newton"] = {"line_search": point["line_search"]}
     if point["analysis"] != STATIC:
         config["analysis"] = {"type": point["analysis"]}
-        if point["analysis"] in STEPPED:
+        if point["analysis"] == INCREMENTAL:
+            config["analysis"]["factors"] = list(INCREMENTS)
+        elif point["analysis"] in STEPPED:
             config["time"] = dict(TIME)
             if point.get("scheme") is not None:
                 config["time"]["scheme"] = point["scheme"]

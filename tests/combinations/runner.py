@@ -259,7 +259,7 @@ def weight_sign_respected(run: Run) -> bool:
     config["objective"]["weight"] = -1.0
     (record,) = run.records
     with recorded_gradients() as negative:
-        run.rerun(config, "weight")
+        run.rerun(config, "weight", "--wrt", run.point["wrt"])
     (flipped,) = negative
     tolerance = same_tolerance(run.config)
     for what in ("value", "gradient"):
