@@ -12,6 +12,7 @@ from reaction_diffusion import ReactionDiffusion
 
 from fesens.cli.analysis import sensitivity
 from fesens.config import ConfigError, build_model, resolve
+from fesens.config.increments import increment_run, offers_increments
 from fesens.fem.model.parameters import Parameter
 from fesens.fem.model.solution import Solution
 from fesens.physics import PHYSICS, register_physics
@@ -33,9 +34,12 @@ def minimal_config(cls, **physics) -> dict:
             load["group"] = "right"
         loads.append(load)
     mesh = "ground_structure" if cls.bars else "rectangle"  # bars or volume cells
-    return {"mesh": {"type": mesh, "size": [2.0, 1.0], "cells": [4, 2]},
-            "physics": {"type": cls.name, **physics},
-            "supports": [{"group": "left"}], "loads": loads}
+    config = {"mesh": {"type": mesh, "size": [2.0, 1.0], "cells": [4, 2]},
+              "physics": {"type": cls.name, **physics},
+              "supports": [{"group": "left"}], "loads": loads}
+    if offers_increments(cls):  # a path-dependent physics runs its load history
+        config["analysis"] = {"type": "incremental", "factors": [0.0, 1.0]}
+    return config
 
 
 def check(raw: dict):
@@ -73,6 +77,10 @@ def test_each_physics_runs_from_its_fragment_alone(cls):
     assert list(model.loads) == [f"{kind.type}{i}" for i, kind in enumerate(cls.config.loads)]
     for key in cls.config.material:
         assert np.shape(getattr(model, key)) == (model.mesh.n_cells,)
+    if offers_increments(cls):
+        history = increment_run(config, model).solve()
+        assert history.displacements.shape == (2, model.dofmap.n_dofs)
+        return
     solution = model.solve()
     fields = {**solution.point_data(), **solution.cell_data()}
     assert solution.point_data()[cls.field_name].shape[0] == model.mesh.n_points
