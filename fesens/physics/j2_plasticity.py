@@ -201,15 +201,21 @@ def _inputs(strain, state: J2State) -> dict:
 def _multiplier(x, c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(Δγ, plastic, ‖ξ_tr‖)`` per point: Newton on ``g`` at the points whose trial
     state lies outside the yield surface (a relative 1e-12 margin: round-off of an exactly
-    elastic step does not yield)."""
-    trial_norm = _norm(_trial_deviator(x, c) - x["back_stress"])
+    elastic step does not yield), decided on the true norm (a zero trial deviator is
+    elastic however small the yield stress: a nearly void cell's). Newton stops at a
+    residual of 1e-13 of the larger of the radius and ``‖ξ_tr‖``: ``g`` is a difference of
+    terms of the trial's size, whose round-off a trial far outside a small yield surface
+    (a nearly void cell, a limit load) would keep above 1e-13 of the radius alone."""
+    relative = _trial_deviator(x, c) - x["back_stress"]
+    true_norm = np.sqrt(np.einsum("nij,nij->n", relative, relative))
+    trial_norm = _norm(relative)
     radius = _SQRT23 * uniaxial_yield_stress(c, x["equivalent_plastic_strain"])
-    plastic = trial_norm - radius > 1e-12 * radius
+    plastic = true_norm - radius > 1e-12 * radius
     dgamma = np.zeros_like(trial_norm)
     active = {k: v[plastic] for k, v in x.items()}
     active_c = {k: v[plastic] for k, v in c.items()}
     step = np.zeros(int(plastic.sum()))
-    scale = radius[plastic]
+    scale = np.maximum(radius[plastic], true_norm[plastic])
     for _ in range(_MAX_NEWTON):
         residual, slope = _consistency_and_slope(step, active, active_c)
         if np.all(np.abs(residual) <= 1e-13 * scale):

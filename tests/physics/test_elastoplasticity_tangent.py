@@ -72,3 +72,29 @@ def test_closed_form_consistency_slope_matches_forward_mode():
     closed, forward = _consistency_and_slope(dgamma, x, c), _forward_slope(dgamma, x, c)
     np.testing.assert_allclose(closed[0], forward[0], rtol=1e-14)
     np.testing.assert_allclose(closed[1], forward[1], rtol=1e-12)
+
+
+def test_zero_strain_is_elastic_whatever_the_yield_stress():
+    """A zero trial deviator is elastic even under a yield stress below 1 (a nearly void
+    cell's, ρ^q σ_y): nothing to return."""
+    from fesens.physics.j2_hardening import J2Material
+    from fesens.physics.j2_plasticity import J2State, return_map
+    for material in (J2Material(E=1.0, nu=0.3, yield_stress=0.5),
+                     J2Material(E=6e-3, nu=0.3, yield_stress=1.34e-4, isotropic_modulus=1e-3)):
+        update = return_map(material, np.zeros((1, 3, 3)), J2State.virgin(1))
+        assert not update.plastic.any()
+        assert update.state.equivalent_plastic_strain[0] == 0.0
+
+
+def test_return_far_outside_a_small_yield_surface_converges():
+    """A trial stress 1e6 times the yield stress (a void cell strained like a solid one):
+    the multiplier's Newton stops at the round-off of the trial's size, and the returned
+    stress lies on the yield surface (perfect plasticity: von Mises = σ_y)."""
+    from fesens.physics.j2_hardening import J2Material
+    from fesens.physics.j2_plasticity import J2State, return_map
+    material = J2Material(E=200e3, nu=0.3, yield_stress=2.5e-4)
+    strain = np.zeros((1, 3, 3))
+    strain[0, 0, 1] = strain[0, 1, 0] = 1e-3
+    update = return_map(material, strain, J2State.virgin(1))
+    deviator = update.stress[0] - np.trace(update.stress[0]) / 3 * np.eye(3)
+    assert np.sqrt(1.5 * np.sum(deviator ** 2)) == pytest.approx(2.5e-4, rel=1e-9)

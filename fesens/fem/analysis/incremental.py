@@ -103,7 +103,8 @@ class IncrementalAnalysis(Analysis):
     solver : str, (str, dict) or LinearSolver, optional
         The tangent's solver (default: the model's).
     max_cutbacks : int
-        How many times in a row a failed increment is halved before the run stops.
+        How many times a failed increment may be halved: its sub-increments never fall
+        below ``2^-max_cutbacks`` of it, and one that fails at that size stops the run.
 
     Raises
     ------

@@ -168,23 +168,25 @@ class IncrementStepper:
         Raises
         ------
         NewtonError
-            The increment failed after ``max_cutbacks`` halvings, naming it, its load
-            factors and the last converged increment (``error.last_converged``).
+            The increment failed with sub-increments down to ``2^-max_cutbacks`` of it,
+            naming it, its load factors and the last converged increment
+            (``error.last_converged``).
         """
-        s, size, failures, fractions = 0.0, 1.0, 0, []
+        # the sub-increments never fall below 2^-max_cutbacks of the increment: halving
+        # on each failure alone would creep towards a limit load in ever smaller steps
+        s, size, fractions = 0.0, 1.0, []
         current = state
         while s < 1.0:
             target = 1.0 if s + size >= 1.0 - 1e-12 else s + size
             try:
                 current = self.substep(n, current, target)
             except StepFailed as failed:
-                failures += 1
-                if failures > self.max_cutbacks:
+                if size <= 0.5 ** self.max_cutbacks:
                     raise self._failure(n, state, s, target, failed) from None
                 size = (target - s) / 2
                 continue
             fractions.append(target)
-            s, failures = target, 0
+            s = target
         self.substeps[n] = tuple(fractions)
         return current
 
@@ -226,10 +228,11 @@ class IncrementStepper:
         times = self.problem.times
         error = NewtonError(
             f"increment {n} (load factor {times[n - 1]:.6g} to {times[n]:.6g}) did not "
-            f"converge after {self.max_cutbacks} cut-back(s) (last tried: fraction "
-            f"{s:.4g} to {target:.4g} of it): {failed.reason}. The last converged increment "
-            f"is {n - 1} (load factor {times[n - 1]:.6g}; on the error: last_converged, "
-            "partial). Give more increments between these factors, more cut-backs "
+            f"converge with sub-increments down to 2^-{self.max_cutbacks} of it "
+            f"(max_cutbacks halvings; last tried: fraction {s:.4g} to {target:.4g}): "
+            f"{failed.reason}. The last converged increment is {n - 1} (load factor "
+            f"{times[n - 1]:.6g}; on the error: last_converged, partial). Give more "
+            "increments between these factors, more cut-backs "
             "(max_cutbacks) or more Newton iterations (newton max_iterations)",
             reason=failed.reason, history=[failed.residuals],
             load_factor=float(times[n - 1]), state=self.full(state, n - 1))
@@ -272,6 +275,10 @@ class _IncrementSystem:
     def __init__(self, stepper: IncrementStepper, n: int, state: Level):
         self.stepper, self.level = stepper, n
         self.fields = stepper.model.with_history(stepper.fields, state.history)
+        # the forces balanced where the increment starts: a body unloaded to zero loads
+        # and reactions has no forces of its own to measure its residual by
+        self.reference = max(float(np.linalg.norm(state.forces)),
+                             float(np.linalg.norm(state.factors[0] * stepper.f)))
 
     def _state(self, x, s):
         t, d = self.stepper.factors(self.level, s)
@@ -287,7 +294,8 @@ class _IncrementSystem:
         if not np.all(np.isfinite(forces)):
             return Evaluation(np.empty(0), 0.0, reason="the internal forces are not finite")
         load = t * st.f
-        scale = max(float(np.linalg.norm(forces)), float(np.linalg.norm(load)))
+        scale = max(float(np.linalg.norm(forces)), float(np.linalg.norm(load)),
+                    self.reference)
         return Evaluation((forces - load)[st.free], scale)
 
     def solve_tangent(self, x: np.ndarray, s: float, rhs: np.ndarray) -> np.ndarray:
