@@ -1,0 +1,328 @@
+"""J2 plasticity over a load history side by side: fesens, torch-fem and jax-fem on one problem.
+
+Every code solves the block of ``benchmarks/peers/plastic_block.py``: JAX-FEM's plasticity
+demo (a 10 mm hex8 cube, ``E = 70 GPa``, ``ν = 0.3``, ``σ_y = 250 MPa``) with the linear
+isotropic hardening of torch-fem's J2 example (``k = E / 10``), its bottom clamped, its top
+face moved along z by ``t_n · 0.1 mm`` for ``t = 0, 0.2, …, 1, 0.8, …, −1`` (loading, unloading,
+reverse yielding: 15 increments), Newton per increment to ``‖R‖ < 1e-8 N`` on the free dofs,
+direct linear solves. Each code differentiates the top face's last reaction ``F`` with
+respect to a per-cell factor ``θ`` of Young's modulus at ``θ = 1``, through the whole history
+(each in its own way: fesens's one reverse sweep over the increments, torch-fem's adjoint per
+increment chained by autograd, jax-fem's ``ad_wrapper`` adjoint per increment chained by
+``jax.grad``). Each (code, size) case is a fresh process (the peers in their own environment,
+``make peers``; interpreter ``$FESENS_PEERS_PYTHON``, else ``.peers/bin/python``), measured
+by ``peers/plastic_harness.py``: set-up, a cold forward and gradient (JAX compiles then),
+``--repeats`` warm ones (medians), the peak resident memory of each above what was resident
+before it and the process's whole peak (``ru_maxrss``), and with ``--check`` a central
+difference of its own forward along a random direction.
+
+    python benchmarks/bench_plasticity_peers.py [--sizes 8x8x8 12x12x12] [--codes ...]
+
+fesens runs as ``fesens`` (its default tangent backend, ``auto``) and ``fesens-lu`` (every
+tangent by LU, SuperLU: the factorization the peers use); the case checks that fesens's
+``box`` numbers nodes and cells like ``plastic_block.py`` and constrains the same dofs. The
+tables: times and memory; the agreement of the reaction histories, the last reaction and the
+gradient with the first code that ran at that size; fesens's times and memory over each
+peer's (< 1: fesens is faster or smaller; > 1 is a loss, and printed as one). ``--json PATH``
+also writes every case's result; ``--record`` appends the report to ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    RESULT_PREFIX,
+    load_average,
+    load_line,
+    machine_lines,
+    megabytes,
+    ratio,
+    record,
+    run_case,
+    seconds,
+    serve_case,
+    set_child_threads,
+    table,
+)
+from bench_nonlinear_peers import peers_python
+
+SIZES = ("8x8x8", "12x12x12")
+PEERS = Path(__file__).resolve().parent / "peers"
+#: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
+PEER_SCRIPTS = {"torch-fem": "torchfem_plasticity.py", "jax-fem": "jaxfem_plasticity.py"}
+CASE_TIMEOUT = 1800.0
+
+
+class FesensBlock:
+    """fesens's model of the block: ``Elastoplasticity`` on ``box`` (checked to have the
+    problem's nodes, cells and constrained dofs), its history an ``IncrementalAnalysis``.
+
+    Parameters
+    ----------
+    problem : plastic_block.PlasticBlock
+    solver : str
+        Backend of the tangent: ``"auto"`` (fesens's default) or ``"lu"``.
+    """
+
+    def __init__(self, problem, solver: str):
+        from plastic_block import (
+            AMPLITUDE,
+            ATOL,
+            FACTORS,
+            HARDENING,
+            LENGTH,
+            POISSON,
+            YIELD_STRESS,
+            YOUNG,
+        )
+
+        from fesens.fem.analysis.incremental import IncrementalAnalysis
+        from fesens.mesh import box
+        from fesens.physics.elastoplasticity import Elastoplasticity
+
+        mesh = box(problem.nx, problem.ny, problem.nz, LENGTH, LENGTH, LENGTH,
+                   cell_type="hex8")
+        points = problem.points()
+        # the gradient is compared per cell: the codes must number cells and nodes alike
+        if not (np.array_equal(mesh.cells, problem.cells())
+                and np.allclose(mesh.points, points, rtol=0.0, atol=1e-12)):
+            raise ValueError("fesens's box numbers its nodes or cells unlike plastic_block.py")
+        self.model = Elastoplasticity(mesh, E=YOUNG, nu=POISSON, yield_stress=YIELD_STRESS,
+                                      isotropic_modulus=HARDENING)
+        self.model.fix("back")  # z = 0
+        self.model.fix("front", components="z", value=AMPLITUDE)  # z = L
+        if not np.array_equal(self.model.constrained_dofs, problem.constrained_dofs(points)):
+            raise ValueError("fesens constrains other dofs than plastic_block.py")
+        self.top = problem.top_z_dofs(points)
+        self.young = YOUNG
+        # The peers stop an increment at ‖R‖ < ATOL on the free dofs: fesens's atol with
+        # rtol = 0 is that test; stol = 0: no step-size test, which the peers lack; no line
+        # search: full Newton steps, as the peers take them.
+        newton = {"rtol": 0.0, "atol": ATOL, "stol": 0.0, "line_search": None}
+        self.history = IncrementalAnalysis(self.model, FACTORS, newton=newton, solver=solver)
+
+    def reaction(self, state, t):
+        """The top face's reaction ``F_n`` of one increment's state."""
+        from fesens.ad import numpy_wrapper as anp
+
+        return anp.sum(state.reactions[self.top])
+
+    def forward(self, theta: np.ndarray) -> np.ndarray:
+        """The plain run: every increment's state kept, nothing recorded for a gradient."""
+        solution = self.history.solve(E=self.young * theta)
+        return solution.reactions[:, self.top].sum(axis=1)
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        from fesens.ad import value_and_grad
+
+        value, gradient = value_and_grad(
+            lambda th: self.history.values(self.reaction, E=self.young * th)[-1])(theta)
+        return float(value), np.asarray(gradient)
+
+
+def fesens_case(size: str, repeats: int, check: bool, solver: str = "auto") -> dict[str, Any]:
+    """fesens's case, run in its own process like the peers' (see the module docstring),
+    measured by ``peers/plastic_harness.py``'s :func:`measure`; adds ``stats`` (Newton
+    iterations and factorizations of the last run) and the tangent backend."""
+    sys.path.insert(0, str(PEERS))
+    from importlib.metadata import version
+
+    from plastic_harness import measure
+
+    models = []
+
+    def build(problem):
+        models.append(FesensBlock(problem, solver))
+        return models[-1].forward, models[-1].value_and_grad
+
+    versions = {"fesens": version("fesens"), "scipy": version("scipy"),
+                "scikit-sparse": version("scikit-sparse")}
+    result = measure("fesens" if solver == "auto" else f"fesens-{solver}", versions, build,
+                     {"size": size, "repeats": repeats, "check": check})
+    block = models[-1]
+    block.forward(np.ones(block.model.mesh.n_cells))
+    result["stats"] = {key: int(value) for key, value in block.history.stats.items()}
+    result["backend"] = type(block.model.tangent_solver(solver)).__name__
+    return result
+
+
+CASES = {"fesens": fesens_case, "fesens-lu": functools.partial(fesens_case, solver="lu")}
+CODES = (*CASES, *PEER_SCRIPTS)
+
+
+def run_peer(code: str, size: str, repeats: int, check: bool, timeout: float
+             ) -> dict[str, Any]:
+    """Run one peer's case in a fresh process of the peers' interpreter; its result or an
+    ``error`` entry naming what went wrong."""
+    python = peers_python()
+    if not python.exists():
+        return {"error": f"no peers' interpreter at {python}: run `make peers` or set "
+                         "FESENS_PEERS_PYTHON"}
+    spec = json.dumps({"size": size, "repeats": repeats, "check": check})
+    command = [str(python), str(PEERS / PEER_SCRIPTS[code]), "--case", spec]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": f"exit status {done.returncode}: {tail}"}
+
+
+def relative_difference(a: Any, b: Any) -> float:
+    """``‖a − b‖ / ‖b‖`` of two numbers or vectors."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def history_difference(a: Sequence[float], b: Sequence[float]) -> float:
+    """``max_n |F_n − G_n| / max_n |G_n|`` of two reaction histories."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def progress(result: dict[str, Any]) -> str:
+    """One line on a finished case."""
+    if "reaction" not in result:
+        return f"failed: {result.get('error')}"
+    return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
+            f", peak {megabytes(result['process_peak_mb'])} MB, F = {result['reaction']:.12e}")
+
+
+def dofs(size: str) -> int:
+    nx, ny, nz = (int(n) for n in size.split("x"))
+    return 3 * (nx + 1) * (ny + 1) * (nz + 1)
+
+
+def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+           codes: Sequence[str]) -> str:
+    """The times-and-memory table, the agreement table and the ratio table."""
+    timing, agreement = [], []
+    for size in sizes:
+        reference = next((results[code, size] for code in codes
+                          if "reaction" in results[code, size]), None)
+        for code in codes:
+            r = results[code, size]
+            if "reaction" not in r:
+                reason = f"failed: {r.get('error')}"
+                timing.append([code, size, str(dofs(size)), reason, *[""] * 9])
+                agreement.append([code, size, reason, "", "", "", "", ""])
+                continue
+            stats = r.get("stats")
+            timing.append([
+                code, size, str(dofs(size)), seconds(r["setup_s"]), seconds(r["forward_cold_s"]),
+                seconds(r["gradient_cold_s"]), seconds(r["forward_s"]), seconds(r["gradient_s"]),
+                ratio(r["gradient_s"], r["forward_s"]), megabytes(r["process_peak_mb"]),
+                megabytes(r["forward_peak_mb"]), megabytes(r["gradient_peak_mb"]),
+                f"{stats['newton_iterations']} / {stats['factorizations']}" if stats else "-"])
+            differences = ["ref.", "ref.", "ref."] if reference is r else [
+                f"{history_difference(r['reactions'], reference['reactions']):.1e}",
+                f"{relative_difference(r['reaction'], reference['reaction']):.1e}",
+                f"{relative_difference(r['gradient'], reference['gradient']):.1e}"]
+            agreement.append([
+                code, size, f"{r['reaction']:.10e}", *differences,
+                f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
+                ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
+    timing_table = table(
+        ["code", "size", "dofs", "set-up", "1st forward", "1st value+grad", "forward",
+         "value+grad", "value+grad / forward", "peak MB", "forward +MB", "value+grad +MB",
+         "Newton its / factorizations"], timing)
+    agreement_table = table(
+        ["code", "size", "last reaction F (N)", "F_n history diff", "F rel. diff",
+         "dF/dθ rel. diff", "FD check", "versions"], agreement)
+    return (f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n\n"
+            f"## fesens over the peers\n\n{ratio_table(results, sizes, codes)}\n")
+
+
+def ratio_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+                codes: Sequence[str]) -> str:
+    """Each fesens row's warm times and memory over each peer's at the same size (< 1:
+    fesens is faster or smaller; a ratio > 1 is marked a loss)."""
+
+    def cell(ours: float, theirs: float) -> str:
+        value = ours / theirs if theirs else float("nan")
+        return f"{value:.3g}" + (" (loss)" if value > 1.0 else "")
+
+    rows = []
+    for size in sizes:
+        for ours in (c for c in codes if c in CASES and "reaction" in results[c, size]):
+            mine = results[ours, size]
+            for peer in (c for c in codes if c in PEER_SCRIPTS):
+                theirs = results[peer, size]
+                if "reaction" not in theirs:
+                    continue
+                rows.append([size, f"{ours} / {peer}",
+                             cell(mine["forward_s"], theirs["forward_s"]),
+                             cell(mine["gradient_s"], theirs["gradient_s"]),
+                             cell(mine["process_peak_mb"], theirs["process_peak_mb"]),
+                             cell(max(mine["gradient_peak_mb"], 1.0),
+                                  max(theirs["gradient_peak_mb"], 1.0))])
+    return table(["size", "ratio", "forward", "value+grad", "peak MB", "value+grad +MB"], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), metavar="NXxNYxNZ")
+    parser.add_argument("--codes", nargs="+", default=list(CODES), choices=CODES)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="warm calls per timed quantity (median; default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP/XLA threads of the case processes (default 1)")
+    parser.add_argument("--check", choices=("first", "all", "none"), default="first",
+                        help="central-difference check of the gradient at the first size "
+                             "(default), at every size or at none")
+    parser.add_argument("--time-limit", type=float, default=CASE_TIMEOUT,
+                        help="seconds a case may run before it is killed")
+    parser.add_argument("--json", type=Path, help="also write every case's result here")
+    parser.add_argument("--record", action="store_true",
+                        help="append the report to benchmarks/RESULTS.md")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.case:
+        serve_case(CASES, json.loads(args.case))
+        return 0
+
+    set_child_threads(args.threads)
+    # XLA's CPU thread pool ignores the BLAS variables; torch reads OMP_NUM_THREADS.
+    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(args.threads > 1).lower()} "
+                               f"intra_op_parallelism_threads={args.threads}")
+    loads = [load_average()]
+    results = {}
+    for index, size in enumerate(args.sizes):
+        check = args.check == "all" or (args.check == "first" and index == 0)
+        for code in args.codes:
+            if code in PEER_SCRIPTS:
+                results[code, size] = run_peer(code, size, args.repeats, check, args.time_limit)
+            else:
+                results[code, size] = run_case(__file__, code, size, args.repeats, check,
+                                               timeout=args.time_limit)
+            print(f"  {code} {size}: {progress(results[code, size])}", file=sys.stderr,
+                  flush=True)
+    loads.append(load_average())
+    command = " ".join(["python benchmarks/bench_plasticity_peers.py",
+                        *(argv if argv is not None else sys.argv[1:])])
+    header = "\n".join(["# J2 plasticity over a load history: fesens, torch-fem, jax-fem", "",
+                        f"`{command.replace(' --record', '')}`", "",
+                        *machine_lines(["numpy", "scipy", "scikit-sparse"]),
+                        f"peers' interpreter: {peers_python()}", load_line(loads), ""])
+    record(header + "\n" + report(results, args.sizes, args.codes), args.record)
+    if args.json:
+        args.json.write_text(json.dumps([{"code": code, "size": size, **r}
+                                         for (code, size), r in results.items()]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
