@@ -280,6 +280,52 @@ def _derived_tangent(dgamma, plastic, x, c) -> np.ndarray:
     return tangent
 
 
+def _subset(values: dict, points: np.ndarray) -> dict:
+    return {k: v[points] for k, v in values.items()}
+
+
+def _merge(values: dict, points: np.ndarray, part: dict) -> None:
+    """``values[k][points] = part[k]`` for every key (in place)."""
+    for k, v in part.items():
+        values[k][points] = v
+
+
+def _elastic_values(x, c) -> dict:
+    """The update of points that stay elastic (plain, new arrays): ``σ = κ tr ε 1 +
+    2μ (dev ε − εᵖ_n)``, the internal variables unchanged. The plastic points' values are
+    merged in (:func:`_explicit_update` of them alone: most points of a body are elastic
+    in an increment)."""
+    kappa, mu = _elastic_moduli(c)
+    strain = x["strain"]
+    stress = ((kappa * _trace(strain))[:, None, None] * _EYE
+              + 2.0 * mu[:, None, None] * (_deviator(strain) - x["plastic_strain"]))
+    return {"stress": stress, "plastic_strain": x["plastic_strain"].copy(),
+            "equivalent_plastic_strain": x["equivalent_plastic_strain"].copy(),
+            "back_stress": x["back_stress"].copy()}
+
+
+def _elastic_pullback(bars: dict, x, c) -> tuple[dict, dict]:
+    """The cotangents of :func:`_elastic_values` (plain, new arrays): ``ε̄ = κ tr σ̄ 1 +
+    2μ dev σ̄``, ``ε̄ᵖ_n = ε̄ᵖ − 2μ σ̄`` and the state's passed through; ``E`` and ``ν``
+    through ``κ̄ = tr ε tr σ̄`` and ``μ̄ = 2 σ̄ : (dev ε − εᵖ_n)``, no other constant."""
+    kappa, mu = _elastic_moduli(c)
+    E, nu = c["E"], c["nu"]
+    stress_bar, strain = bars["stress"], x["strain"]
+    x_bar = {"strain": (kappa * _trace(stress_bar))[:, None, None] * _EYE
+             + 2.0 * mu[:, None, None] * _deviator(stress_bar),
+             "plastic_strain": bars["plastic_strain"] - 2.0 * mu[:, None, None] * stress_bar,
+             "equivalent_plastic_strain": bars["equivalent_plastic_strain"].copy(),
+             "back_stress": bars["back_stress"].copy()}
+    kappa_bar = _trace(strain) * _trace(stress_bar)
+    mu_bar = 2.0 * np.einsum("nij,nij->n", stress_bar,
+                             _deviator(strain) - x["plastic_strain"])
+    c_bar = {k: np.zeros_like(E) for k in CONSTANT_NAMES}
+    c_bar["E"] = kappa_bar / (3.0 * (1.0 - 2.0 * nu)) + mu_bar / (2.0 * (1.0 + nu))
+    c_bar["nu"] = (kappa_bar * 2.0 * E / (3.0 * (1.0 - 2.0 * nu) ** 2)
+                   - mu_bar * E / (2.0 * (1.0 + nu) ** 2))
+    return x_bar, c_bar
+
+
 def return_map(material: J2Material, strain: np.ndarray, state: J2State, *,
                tangent: bool = False) -> J2Update:
     """One increment of ``n`` points (Simo & Hughes 1998, Box 3.2; with Armstrong &
@@ -308,7 +354,11 @@ def return_map(material: J2Material, strain: np.ndarray, state: J2State, *,
     x = _inputs(strain, state)
     c = material.constants(x["strain"].shape[0])
     dgamma, plastic, trial_norm = _multiplier(x, c)
-    update = _update_record(_explicit_update(dgamma, x, c), plastic, dgamma, trial_norm)
+    values = _elastic_values(x, c)
+    if plastic.any():
+        _merge(values, plastic, _explicit_update(dgamma[plastic], _subset(x, plastic),
+                                                 _subset(c, plastic)))
+    update = _update_record(values, plastic, dgamma, trial_norm)
     if not tangent:
         return update
     if np.any(c["kinematic_recovery"] != 0.0):
@@ -332,19 +382,26 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State):
     x = _inputs(strain, state)
     c = material.constants(x["strain"].shape[0])
     dgamma, plastic, trial_norm = _multiplier(x, c)
-    values, pull_update = vjp(_explicit_update, dgamma, x, c, argnums=(0, 1, 2))
-    _, pull_consistency = vjp(_consistency, dgamma, x, c, argnums=(1, 2))
-    _, slope = _consistency_and_slope(dgamma, x, c)
+    values = _elastic_values(x, c)
+    if plastic.any():  # the tapes of the plastic points only
+        xp, cp, dp = _subset(x, plastic), _subset(c, plastic), dgamma[plastic]
+        plastic_values, pull_update = vjp(_explicit_update, dp, xp, cp, argnums=(0, 1, 2))
+        _, pull_consistency = vjp(_consistency, dp, xp, cp, argnums=(1, 2))
+        _, slope = _consistency_and_slope(dp, xp, cp)
+        _merge(values, plastic, plastic_values)
 
     def pullback(stress_bar, state_bar: J2State):
         bars = {"stress": np.asarray(stress_bar, dtype=float),
                 **{k: np.asarray(v, dtype=float) for k, v in state_bar._asdict().items()}}
-        dgamma_bar, x_bar, c_bar = pull_update(bars)
-        # dΔγ/dx = −g_x/g' at the plastic points; Δγ = 0 does not move where elastic
-        weight = np.where(plastic, -dgamma_bar / slope, 0.0)
-        x_implicit, c_implicit = pull_consistency(weight)
-        x_bar = {k: x_bar[k] + x_implicit[k] for k in x_bar}
-        c_bar = {k: c_bar[k] + c_implicit[k] for k in CONSTANT_NAMES}
+        x_bar, c_bar = _elastic_pullback(bars, x, c)
+        if plastic.any():
+            dgamma_bar, xp_bar, cp_bar = pull_update(_subset(bars, plastic))
+            # dΔγ/dx = −g_x/g' at the plastic points
+            x_implicit, c_implicit = pull_consistency(-dgamma_bar / slope)
+            for k in x_bar:
+                x_bar[k][plastic] = xp_bar[k] + x_implicit[k]
+            for k in CONSTANT_NAMES:
+                c_bar[k][plastic] = cp_bar[k] + c_implicit[k]
         previous = J2State(x_bar["plastic_strain"], x_bar["equivalent_plastic_strain"],
                            x_bar["back_stress"])
         return x_bar["strain"], previous, c_bar
