@@ -65,6 +65,9 @@ class Increment(NamedTuple):
     """The plastic work of the increment ``Σ_q t dΩ_q σ_n : (εᵖ_n − εᵖ_(n−1))``."""
     outputs: dict
     """Per-point outputs by name: ``stress`` ``(n_cells, n_qp, 3, 3)``."""
+    cell_tangents: object
+    """``() -> (n_cells, nd, nd)``: the cell matrices of the consistent tangent at this
+    state from the same return map (plain; assembled when called)."""
 
 
 class Elastoplasticity(NonlinearModel):
@@ -238,8 +241,11 @@ class Elastoplasticity(NonlinearModel):
         """``(∂σ/∂∇u, None)`` ``(n_cells, n_qp, dim, dim, dim, dim)``: the consistent
         tangent (Box 3.2's closed form for linear kinematic hardening; forward mode through
         the return map with Armstrong–Frederick's recovery), plain."""
+        return self._tangent_of(self._packed_update(grad_q, fields), grad_q, fields), None
+
+    def _tangent_of(self, packed, grad_q, fields) -> np.ndarray:
+        """:meth:`flux_tangent` of the return map's packed rows at ``grad_q`` (plain)."""
         n_cells, n_qp, dim = np.shape(grad_q)[:3]
-        packed = self._packed_update(grad_q, fields)
         n = n_cells * n_qp
         constants = {key: np.reshape(np.broadcast_to(np.reshape(fields[key], (-1, 1)),
                                                      (n_cells, n_qp)), n)
@@ -253,7 +259,7 @@ class Elastoplasticity(NonlinearModel):
             block = derived_tangent_block(strain, state, constants, dim)
         else:
             block = tangent_block(packed, constants, dim)
-        return np.reshape(block, (n_cells, n_qp) + (dim,) * 4), None
+        return np.reshape(block, (n_cells, n_qp) + (dim,) * 4)
 
     def increment(self, u, fields: dict, points=None) -> Increment:
         """The converged increment at the state ``u`` ``(n_dofs,)`` from the internal
@@ -271,4 +277,12 @@ class Elastoplasticity(NonlinearModel):
         flow = history["plastic_strain"] - fields["plastic_strain"]
         stress = np.reshape(stress, shape + (3, 3))
         work = np.sum(self._weights(geometry) * np.sum(stress * flow, axis=(2, 3)))
-        return Increment(forces, history, work, {"stress": stress})
+
+        def cell_tangents() -> np.ndarray:
+            plain = {k: np.asarray(getval(v)) for k, v in fields.items()}
+            at = self.geometry(None if points is None else np.asarray(getval(points)))
+            tangent = self._tangent_of(np.asarray(getval(packed)),
+                                       np.asarray(getval(grad_q)), plain)
+            return self.cell_tangent_matrices(at, tangent)
+
+        return Increment(forces, history, work, {"stress": stress}, cell_tangents)

@@ -299,14 +299,20 @@ class NonlinearModel(FollowerLoads, WarmStart, Model):
     def _cell_tangents(self, u, fields: dict, points) -> np.ndarray:
         """The cell matrices ``(n_cells, nd, nd)`` of ``∂R/∂u`` without the follower loads'
         stiffness, a new array (plain)."""
-        geometry, grad_q, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
-        n_cells, n_qp = self.mesh.n_cells, np.shape(grad_q)[1]
+        geometry, _, dP_dgrad, dP_du = self._flux_tangent_at(u, fields, points)
+        return self.cell_tangent_matrices(geometry, dP_dgrad, dP_du)
+
+    def cell_tangent_matrices(self, geometry, dP_dgrad, dP_du=None) -> np.ndarray:
+        """The cell matrices ``(n_cells, nd, nd)`` of flux tangents at the quadrature points
+        of ``geometry`` (``∂P/∂∇u``, ``∂P/∂u`` of :meth:`flux_tangent`; plain)."""
+        n_cells, n_qp = self.mesh.n_cells, np.shape(geometry.dx)[1]
+        grad_shape = (n_cells, n_qp, self.n_components, self.mesh.dim)
         dNdx = np.broadcast_to(geometry.dNdx, (n_cells, *np.shape(geometry.dNdx)[1:]))
         weights = np.broadcast_to(self._weights(geometry), (n_cells, n_qp))
-        dP_dgrad = np.broadcast_to(dP_dgrad, (*np.shape(grad_q), *np.shape(grad_q)[2:]))
+        dP_dgrad = np.broadcast_to(dP_dgrad, (*grad_shape, *grad_shape[2:]))
         K = gradient_form(weights, dNdx, dP_dgrad)
         if dP_du is not None:
-            dP_du = np.broadcast_to(dP_du, (*np.shape(grad_q), self.n_components))
+            dP_du = np.broadcast_to(dP_du, (*grad_shape, self.n_components))
             K = K + np.einsum("eq,eqak,eqckd,qb->eacbd", weights, dNdx, dP_du, geometry.N,
                               optimize=True)
         nd = self.dofmap.cell_dofs.shape[1]

@@ -71,8 +71,10 @@ class HistoryModel(Protocol):
         """The fields of a residual evaluation from the previous internal variables."""
 
     def increment(self, u, fields: dict, points=None):
-        """The converged increment (``forces``, ``history``, ``dissipation``,
-        ``outputs``), traced."""
+        """The increment at ``u`` from the internal variables among ``fields``:
+        ``forces`` (the internal forces ``(n_dofs,)``), ``history`` (the new internal
+        variables), ``dissipation``, ``outputs`` (per-point fields by name) and
+        ``cell_tangents()`` (the consistent tangent's cell matrices, plain), traced."""
 
 
 class IncrementInputs(NamedTuple):
@@ -199,8 +201,7 @@ class IncrementStepper:
                               self.options)
         self.problem.stats["newton_iterations"] = (
             self.problem.stats.get("newton_iterations", 0) + len(residuals))
-        u = self.model.state(x, self.prescribed_at(d))
-        done = self.model.increment(u, system.fields, self.points)
+        done = system.increment_at(x, s)
         return Level(x, done.history, state.dissipation + float(done.dissipation),
                      np.asarray(done.forces, dtype=float),
                      done.outputs if self.keep_outputs else None, (t, d))
@@ -280,29 +281,42 @@ class _IncrementSystem:
         self.reference = max(float(np.linalg.norm(state.forces)),
                              float(np.linalg.norm(state.factors[0] * stepper.f)))
 
-    def _state(self, x, s):
-        t, d = self.stepper.factors(self.level, s)
-        return t, self.stepper.model.state(x, self.stepper.prescribed_at(d))
+        # the last increments evaluated, (x, s, increment): the accepted iterate's tangent
+        # and the converged state's update come from the return map that gave its residual
+        self._evaluated: list[tuple] = []
+
+    def increment_at(self, x: np.ndarray, s: float):
+        """The model's increment at the free values ``x`` and fraction ``s`` (plain; the
+        one evaluated last at this ``x`` where there is one)."""
+        for known, fraction, done in self._evaluated:
+            if known is x and fraction == s:
+                return done
+        st = self.stepper
+        d = st.factors(self.level, s)[1]
+        done = st.model.increment(st.model.state(x, st.prescribed_at(d)), self.fields,
+                                  st.points)
+        self._evaluated = [*self._evaluated[-1:], (x, s, done)]
+        return done
 
     def evaluate(self, x: np.ndarray, s: float) -> Evaluation:
         st = self.stepper
-        t, u = self._state(x, s)
         try:
-            forces = np.asarray(st.model.internal_forces(u, self.fields, st.points))
+            done = self.increment_at(x, s)
         except ConvergenceError as exc:
             return Evaluation(np.empty(0), 0.0, reason=f"the material update failed: {exc}")
+        forces = np.asarray(done.forces)
         if not np.all(np.isfinite(forces)):
             return Evaluation(np.empty(0), 0.0, reason="the internal forces are not finite")
-        load = t * st.f
+        load = st.factors(self.level, s)[0] * st.f
         scale = max(float(np.linalg.norm(forces)), float(np.linalg.norm(load)),
                     self.reference)
         return Evaluation((forces - load)[st.free], scale)
 
     def solve_tangent(self, x: np.ndarray, s: float, rhs: np.ndarray) -> np.ndarray:
-        _, u = self._state(x, s)
-        with self.stepper.backend.lock:  # another thread's solve must not replace it
-            K = self.stepper.model.tangent(u, self.fields, self.stepper.points)
-            return self.stepper.factorized(K).solve(rhs)
+        st = self.stepper
+        K = st.model.operator("ff").cell_matrix(self.increment_at(x, s).cell_tangents())
+        with st.backend.lock:  # another thread's solve must not replace it
+            return st.factorized(K).solve(rhs)
 
 
 # ------------------------------------------------------------------ the primitive
@@ -371,10 +385,13 @@ class IncrementAdjoint:
         wanted = self.fields_wanted
         plain_fields = s.fields
 
+        evaluated = []  # the traced increment, whose tangent the transposed solve takes
+
         def converged(u_free, g, history, fields, points):
             u = model.state(u_free, g)
             done = model.increment(u, model.with_history({**plain_fields, **fields}, history),
                                    points)
+            evaluated.append(done)
             return np.concatenate([done.forces, *(np.reshape(done.history[k], -1)
                                                   for k in names),
                                    np.reshape(done.dissipation, 1)])
@@ -395,10 +412,8 @@ class IncrementAdjoint:
             u_full_bar = np.asarray(record_bar.u, dtype=float)
             u_bar = u_bar + u_full_bar[s.free]
             g_bar = g_bar + u_full_bar[s.constrained]
-        u = model.state(end.u_free, g_n)
-        fields_n = model.with_history(plain_fields, start.history)
+        K = model.operator("ff").cell_matrix(evaluated[0].cell_tangents())
         with s.backend.lock:
-            K = model.tangent(u, fields_n, s.points)
             lam = s.factorized(K).solve_transpose(u_bar)
         residual_bar = np.zeros_like(out_bar)
         residual_bar[s.free] = -lam
