@@ -1,0 +1,94 @@
+"""J2 plasticity on structures against closed forms, plane strain, perfectly plastic:
+
+* the thick-walled cylinder under internal pressure (Hill 1950, *The Mathematical Theory of
+  Plasticity*, ch. V): Lamé's elastic range, first yield at the bore, the pressure against
+  the outer displacement of the partly plastic tube, and the limit pressure ``2k ln(b/a)``;
+* the perforated strip in tension: the limit load ``2k`` times the net section, exact by the
+  bound theorems of limit analysis (Hill 1950, ch. VIII; derivation in
+  ``plastic_references.strip_limit_load``), and the plastic zone across the ligament.
+
+quad8 cells here, with the reduced 2 x 2 rule (``quadrature_order=2``) where the plastic
+flow must be incompressible at collapse: the full 3 x 3 rule locks there (Nagtegaal, Parks &
+Rice 1974), carrying loads beyond the limit. tri6, a hex8 slice and the mesh convergence
+are in ``test_plasticity_verification_slow.py``; the closed forms in ``plastic_references.py``.
+"""
+
+import numpy as np
+import pytest
+from plastic_references import (
+    HILL_DISPLACEMENT_TOL,
+    HILL_PRESSURE_TOL,
+    cylinder_mesh,
+    elastic_limit_pressure,
+    hill_outer_displacement,
+    hill_pressure_at,
+    hill_radius,
+    lame_outer_displacement,
+    limit_pressure,
+    outer_displacement,
+    plastic_pressures,
+    solve_cylinder,
+    solve_strip,
+    strip_limit_load,
+    strip_mesh,
+)
+
+from fesens.errors import NewtonError
+
+REDUCED = {"quadrature_order": 2}
+
+
+def test_cylinder_elastic_range_is_lame_and_first_yield_is_at_the_bore():
+    """Lamé's displacement below p_e; no plastic point at 0.99 p_e, plastic points at
+    1.1 p_e (the quadrature points nearest the bore lie a little outside it), all within a
+    cell of Hill's elastic–plastic boundary."""
+    mesh = cylinder_mesh(8, 4)
+    p_e = elastic_limit_pressure()
+    _, solution = solve_cylinder(mesh, [0.0, 0.5 * p_e, 0.99 * p_e, 1.1 * p_e])
+    u = outer_displacement(mesh, solution.displacements)
+    assert u[1] == pytest.approx(lame_outer_displacement(0.5 * p_e), rel=1e-4)
+    assert u[2] == pytest.approx(lame_outer_displacement(0.99 * p_e), rel=1e-4)
+    plastic = solution.equivalent_plastic_strain
+    assert np.all(plastic[2] == 0.0)
+    assert plastic[3].max() > 0.0
+    centroids = np.linalg.norm(mesh.cell_centroids(), axis=1)
+    outermost = centroids[plastic[3].max(axis=1) > 0].max()
+    assert outermost < hill_radius(1.1 * p_e) + 1.0 / 8
+
+
+def test_cylinder_pressure_against_outer_displacement_follows_hill():
+    """From the first yield to 0.98 p_lim: the pressure at fesens's outer displacement
+    against Hill's, and the displacement at each pressure."""
+    mesh = cylinder_mesh(8, 4)
+    pressures = plastic_pressures(6)
+    _, solution = solve_cylinder(mesh, pressures, **REDUCED)
+    u = outer_displacement(mesh, solution.displacements)[2:]
+    np.testing.assert_allclose(hill_pressure_at(u), pressures[2:], rtol=HILL_PRESSURE_TOL)
+    hill = [hill_outer_displacement(hill_radius(p)) for p in pressures[2:]]
+    np.testing.assert_allclose(u, hill, rtol=HILL_DISPLACEMENT_TOL)
+
+
+def test_cylinder_carries_0_98_p_lim_and_fails_beyond_the_limit():
+    """Below the limit pressure Newton converges; above it no equilibrium exists, and the
+    failure keeps the last converged increment."""
+    mesh = cylinder_mesh(8, 4)
+    pressures = [*plastic_pressures(6), 1.02 * limit_pressure()]
+    with pytest.raises(NewtonError) as failure:
+        solve_cylinder(mesh, pressures, **REDUCED)
+    assert failure.value.last_converged == len(pressures) - 2
+    assert failure.value.partial.factors[-1] == pytest.approx(0.98 * limit_pressure())
+
+
+def test_perforated_strip_reaches_the_net_section_limit_load():
+    """The end reaction levels off just above ``2k`` times the ligament (a displacement
+    method's discrete limit load lies above the true one; 8 x 8 quad8 cells: 1.3 %), and at
+    the limit every cell on the ligament ``y = 0`` is plastic."""
+    mesh = strip_mesh(8, 8)
+    factors = np.linspace(0.0, 1.0, 9) ** 1.5
+    _, solution, reaction = solve_strip(mesh, 0.4, factors, **REDUCED)
+    limit = strip_limit_load()
+    assert limit < reaction[-1] < 1.02 * limit
+    assert reaction[-1] - reaction[-2] < 0.002 * limit        # a plateau
+    assert np.all(np.diff(reaction) > 0)
+    on_ligament = np.unique(mesh.facet_sets["x_axis"].cells)
+    assert np.all(solution.equivalent_plastic_strain[-1][on_ligament].max(axis=1) > 0)
