@@ -51,7 +51,7 @@ def material_of(constants: dict) -> J2Material:
     return J2Material(**values)
 
 
-def _increment(strain, plastic_strain, alpha, back_stress, *constants):
+def _increment(strain, plastic_strain, alpha, back_stress, *constants, memo=None):
     material = material_of(dict(zip(CONSTANT_NAMES, constants, strict=True)))
     update = return_map(material, strain, J2State(plastic_strain, alpha, back_stress))
     return _packed(update)
@@ -70,12 +70,24 @@ point_increment = primitive(_increment, "j2_point_increment")
 point_increment.__doc__ = """One increment of ``n`` material points as packed rows ``(n, WIDTH)``
 (:data:`COLUMNS`) of the total strains ``(n, 3, 3)``, the previous state (``εᵖ`` ``(n, 3,
 3)``, ``ᾱ`` ``(n,)``, ``β`` ``(n, 3, 3)``) and the constants ``(n,)`` each in the order of
-:data:`~fesens.physics.j2_hardening.CONSTANT_NAMES`; traced in all of them."""
+:data:`~fesens.physics.j2_hardening.CONSTANT_NAMES`; traced in all of them. ``memo``: a
+new dict per call, kept on the tape's node, where the VJP keeps its pullback for the
+tape's later sweeps (an adjoint pulls one increment back twice)."""
 
 
-def _increment_vjp(argnums, ans, strain, plastic_strain, alpha, back_stress, *constants):
-    material = material_of(dict(zip(CONSTANT_NAMES, constants, strict=True)))
-    _, pullback = update_vjp(material, strain, J2State(plastic_strain, alpha, back_stress))
+def _increment_vjp(argnums, ans, strain, plastic_strain, alpha, back_stress, *constants,
+                   memo=None):
+    pullback = None if memo is None else memo.get("pullback")
+    if pullback is None:
+        material = material_of(dict(zip(CONSTANT_NAMES, constants, strict=True)))
+        # the branch and multiplier of the forward's return map (its packed rows)
+        known = (column(ans, "multiplier"), column(ans, "plastic") > 0.5,
+                 column(ans, "trial_norm"))
+        _, pullback = update_vjp(material, strain,
+                                 J2State(plastic_strain, alpha, back_stress),
+                                 multiplier=known)
+        if memo is not None:  # a later sweep of the same tape reuses it
+            memo["pullback"] = pullback
 
     def vjp(g):
         g = np.asarray(g, dtype=float)

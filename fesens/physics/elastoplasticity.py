@@ -228,7 +228,7 @@ class Elastoplasticity(NonlinearModel):
         constants = [np.reshape(np.reshape(fields[key], (-1, 1)) * ones, (n,))
                      if np.ndim(fields[key]) else fields[key] * np.ones(n)
                      for key in CONSTANT_NAMES]
-        return point_increment(strain, *previous, *constants)
+        return point_increment(strain, *previous, *constants, memo={})
 
     def flux(self, u_q, grad_q, fields):
         """``P = σ`` ``(n_cells, n_qp, dim, dim)`` (the in-plane block in 2D) after the return

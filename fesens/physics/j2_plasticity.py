@@ -366,8 +366,18 @@ def return_map(material: J2Material, strain: np.ndarray, state: J2State, *,
     return update._replace(tangent=_closed_form_tangent(c, update))
 
 
-def update_vjp(material: J2Material, strain: np.ndarray, state: J2State):
+def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
+               multiplier: tuple | None = None):
     """The increment of :func:`return_map` and its pullback (vector–Jacobian products).
+
+    Parameters
+    ----------
+    material, strain, state
+        As for :func:`return_map`.
+    multiplier : tuple, optional
+        ``(Δγ, plastic, ‖ξ_tr‖)`` ``(n,)`` each of :func:`return_map` at these inputs
+        (its :class:`J2Update`'s ``multiplier``, ``plastic``, ``trial_norm``), which then
+        is not solved for again.
 
     Returns
     -------
@@ -381,7 +391,8 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State):
     """
     x = _inputs(strain, state)
     c = material.constants(x["strain"].shape[0])
-    dgamma, plastic, trial_norm = _multiplier(x, c)
+    dgamma, plastic, trial_norm = (_multiplier(x, c) if multiplier is None else
+                                   (np.asarray(m) for m in multiplier))
     values = _elastic_values(x, c)
     if plastic.any():  # the tapes of the plastic points only
         xp, cp, dp = _subset(x, plastic), _subset(c, plastic), dgamma[plastic]
