@@ -100,3 +100,14 @@ def test_cut_back_increments_are_reversed_by_the_adjoint():
     _, slope = value_and_grad(J)(200e3)
     h = 2.0
     assert slope == pytest.approx((J(200e3 + h) - J(200e3 - h)) / (2 * h), rel=1e-5)
+
+
+def test_the_history_is_an_analysis_whose_run_is_values():
+    from fesens.fem.analysis import Analysis
+    history = IncrementalAnalysis(_model(traction=280.0), [0.0, 1.0, -1.0])
+    assert isinstance(history, Analysis)
+
+    def term(state, t):
+        return float(state.u[-2]) + t
+
+    np.testing.assert_array_equal(history.run(term), history.values(term))

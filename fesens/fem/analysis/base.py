@@ -11,9 +11,11 @@ buckling      ``BucklingAnalysis(model, k, prestress).run(**θ)`` ``Buckling``
 transient     ``TransientProblem(model, times=...).run(j, **θ)`` values per time level
 dynamic       ``DynamicProblem(model, times=...).run(j, **θ)``   values per time level
 harmonic      ``HarmonicAnalysis(model).run(ω, **θ)``            ``HarmonicResponse``
+incremental   ``IncrementalAnalysis(model, t).run(j, **θ)``      values per increment
 ============  =================================================  ==============================
 
 (:mod:`fesens.fem.analysis.static`, :mod:`~fesens.fem.analysis.modal`,
+:mod:`~fesens.fem.analysis.incremental`,
 :mod:`~fesens.fem.analysis.buckling`, :mod:`fesens.fem.transient.integrate`,
 :mod:`~fesens.fem.transient.dynamics`, :mod:`~fesens.fem.transient.harmonic`; the elastic
 buckling of a physics: :class:`fesens.physics.geometric_stiffness.ElasticBuckling`.)
@@ -29,8 +31,8 @@ constructor, checked once, and the inputs that :func:`fesens.ad.grad` differenti
 (parameters, densities, loads, node coordinates, driving frequencies) go to :meth:`run`,
 which is the traced program and returns a frozen record. The time analyses keep their
 richer surface (``states`` streams the fields); their :meth:`run` is their ``values``.
-Plasticity's load increments are an analysis of this shape: the history settings at
-construction, ``run`` on the traced inputs.
+A path-dependent model's load increments are an analysis of this shape: the factor tables
+and checkpointing at construction, ``run`` on the traced inputs (``solve``: every state).
 
 The static solve itself stays the model's (``model.solve``: the one solve path that every
 analysis above assembles on and that ``grad`` traces); :class:`StaticAnalysis` gives it the
