@@ -264,7 +264,8 @@ def cylinder_rows(run: CylinderRun, label: str) -> list[Row]:
     rows = [Row(f"cylinder {label}: u(b) at p_e/2", lame_outer_displacement(run.pressures[1]),
                 float(run.outer[1]), "Lamé")]
     for index in (5, 8, 10):
-        rows.append(Row(f"cylinder {label}: p at u(b) = {run.outer[index]:.5f}",
+        rows.append(Row(f"cylinder {label}, increment {index}: p at u(b) = "
+                        f"{run.outer[index]:.5f}",
                         float(hill_pressure_at(run.outer[index])), float(run.pressures[index]),
                         "Hill 1950 ch. V"))
     return rows

@@ -402,6 +402,24 @@ def overhang_quotes() -> list[Quote]:
 
 QUOTES += overhang_quotes()
 
+EXAMPLES["plastic_verification"] = example("plastic_verification")
+
+
+def plastic_verification_quotes() -> list[Quote]:
+    """The rows of plasticity.md's verification table, from plastic_verification.py's
+    table: (the displacement in the row's label,) the reference, fesens and their relative
+    difference in %."""
+    leads = [lead for cell in ("quad8", "tri6", "hex8") for lead in (
+        rf"cylinder {cell}: u\(b\) at p_e/2",
+        *(rf"cylinder {cell}, increment {n}: p at u\(b\) = {N}" for n in (5, 8, 10)))]
+    leads += [rf"strip {cell}: reaction at u = {N}" for cell in ("quad8", "tri6")]
+    return [Quote("fesens/docs/plasticity.md", rf"\| {lead} \| {N} \| {N} \| \+?{N} % \|",
+                  EXAMPLES["plastic_verification"], rf"{lead} *\| +{N} \| +{N} \| +\+?{N}%")
+            for lead in leads]
+
+
+QUOTES += plastic_verification_quotes()
+
 #: Numbers of the prose that are not results: (document or "*", regex, why).
 ALLOWED = [
     ("*", r"\b\d+\s?x\s?\d+(?:\s?x\s?\d+)?\b", "grid sizes: the cells a problem is set up with"),
