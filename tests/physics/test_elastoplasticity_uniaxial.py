@@ -117,3 +117,34 @@ def test_quad4_uniaxial_strain_cycle(H, Hk):
     # plane strain: σ_zz = σ_yy in this state
     np.testing.assert_allclose(stress[..., 2, 2], stress[..., 1, 1], rtol=1e-9,
                                atol=1e-9 * SY)
+
+
+@pytest.mark.parametrize("cell_type", ["tri3", "tri6", "quad4", "quad8", "quad9", "tet4",
+                                       "tet10", "hex8", "hex20", "hex27"])
+def test_every_cell_type_reproduces_a_homogeneous_uniaxial_strain_cycle(cell_type):
+    """A patch test: the boundary moved as ``u = (ε x, 0, 0)`` strains every cell alike
+    (interior nodes free), and every quadrature point follows the uniaxial-strain closed
+    form above (de Souza Neto, Perić & Owen 2008, §7.3), with kinematic hardening."""
+    three_d = cell_type[:3] in ("tet", "hex")
+    mesh = (box(2, 2, 2, cell_type=cell_type) if three_d
+            else rectangle(3, 3, cell_type=cell_type))
+    Hk = 10e3
+    model = Elastoplasticity(mesh, E=E, nu=NU, yield_stress=SY, kinematic_modulus=Hk)
+    dim = mesh.dim
+
+    def moved(points):
+        values = np.zeros((len(points), dim))
+        values[:, 0] = STRAIN * points[:, 0]
+        return values
+
+    for side in ("left", "right", "bottom", "top", *(("back", "front") if three_d else ())):
+        model.fix(side, value=moved)
+    factors = np.array([0, 0.5, 1, 0.25, -0.5, -1, 0.5])
+    sol = IncrementalAnalysis(model, factors).solve()
+    kappa, mu = E / (3 * (1 - 2 * NU)), E / (2 * (1 + NU))
+    strains = factors * STRAIN
+    difference = one_d(2.0 * strains / 3.0, 3.0 * mu, SY, 0.0, Hk)
+    expected = kappa * strains + 2.0 * difference / 3.0
+    stress = sol.stress[..., 0, 0]
+    np.testing.assert_allclose(stress, expected[:, None, None] * np.ones(stress.shape[1:]),
+                               rtol=1e-8, atol=1e-8 * SY)
