@@ -12,6 +12,8 @@ tangent reads; they are not differentiated.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from fesens.ad import defvjp_joint, primitive
@@ -25,14 +27,11 @@ COLUMNS = (("stress", 9), ("plastic_strain", 9), ("equivalent_plastic_strain", 1
            ("back_stress", 9), ("plastic", 1), ("multiplier", 1), ("trial_norm", 1))
 #: The internal variables among :data:`COLUMNS`, in the order of :class:`J2State`.
 STATE_NAMES = ("plastic_strain", "equivalent_plastic_strain", "back_stress")
-_SLICES = {}
-_start = 0
-for _name, _width in COLUMNS:
-    _SLICES[_name] = slice(_start, _start + _width)
-    _start += _width
-WIDTH = _start
-del _name, _width, _start
-_SHAPES = {9: (3, 3), 1: ()}
+#: The width of a packed row.
+WIDTH = sum(width for _, width in COLUMNS)
+_SLICES = MappingProxyType({name: slice(end - width, end) for (name, width), end in zip(
+    COLUMNS, np.cumsum([width for _, width in COLUMNS]).tolist(), strict=True)})
+_SHAPES = MappingProxyType({9: (3, 3), 1: ()})
 
 
 def column(packed, name: str):
