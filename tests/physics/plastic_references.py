@@ -97,6 +97,20 @@ def strip_limit_load() -> float:
     return 2.0 * K * (W - R)
 
 
+#: Howland's (1930, Phil. Trans. R. Soc. A 229, 49–86) elastic stress concentration at the
+#: edge of a circular hole in a long strip, hole diameter half the width, on the gross
+#: section's stress (as tabulated by Peterson's *Stress Concentration Factors*)
+HOWLAND_K = 4.32
+
+
+def strip_first_yield_load() -> float:
+    """The quarter strip's end load per unit thickness at which the hole's edge ``(R, 0)``
+    first yields: there ``σ_yy = K σ``, ``σ_xx = σ_xy = 0`` (a free surface) and plane
+    strain's ``σ_zz = ν σ_yy``, so von Mises reads ``K σ √(1 − ν + ν²) = σ_y`` on the gross
+    stress ``σ`` over the half-width ``W``."""
+    return SIGMA_Y / (HOWLAND_K * np.sqrt(1.0 - NU + NU**2)) * W
+
+
 # --- meshes and models ------------------------------------------------------------------
 
 def cylinder_mesh(n_radial: int, n_angular: int, cell_type: str = "quad8") -> Mesh:

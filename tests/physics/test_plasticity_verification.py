@@ -3,9 +3,10 @@
 * the thick-walled cylinder under internal pressure (Hill 1950, *The Mathematical Theory of
   Plasticity*, ch. V): Lamé's elastic range, first yield at the bore, the pressure against
   the outer displacement of the partly plastic tube, and the limit pressure ``2k ln(b/a)``;
-* the perforated strip in tension: the limit load ``2k`` times the net section, exact by the
-  bound theorems of limit analysis (Hill 1950, ch. VIII; derivation in
-  ``plastic_references.strip_limit_load``), and the plastic zone across the ligament.
+* the perforated strip in tension: first yield at the hole's edge at the load of Howland's
+  (1930) elastic stress concentration, then the limit load ``2k`` times the net section,
+  exact by the bound theorems of limit analysis (Hill 1950, ch. VIII; derivation in
+  ``plastic_references.strip_limit_load``), with the plastic zone across the ligament.
 
 quad8 cells here, with the reduced 2 x 2 rule (``quadrature_order=2``) where the plastic
 flow must be incompressible at collapse: the full 3 x 3 rule locks there (Nagtegaal, Parks &
@@ -29,6 +30,7 @@ from plastic_references import (
     plastic_pressures,
     solve_cylinder,
     solve_strip,
+    strip_first_yield_load,
     strip_limit_load,
     strip_mesh,
 )
@@ -92,3 +94,23 @@ def test_perforated_strip_reaches_the_net_section_limit_load():
     assert np.all(np.diff(reaction) > 0)
     on_ligament = np.unique(mesh.facet_sets["x_axis"].cells)
     assert np.all(solution.equivalent_plastic_strain[-1][on_ligament].max(axis=1) > 0)
+
+
+def test_perforated_strip_first_yields_at_the_hole_at_howlands_load():
+    """The plastic zone starts at the hole's edge on the ligament (cells on the hole only),
+    between 0.97 and 1.05 of the load of Howland's stress concentration (the strip here is
+    1.8 widths long, Howland's infinitely; the quadrature points nearest the edge lie a
+    little inside)."""
+    mesh = strip_mesh(16, 16)
+    first_yield = strip_first_yield_load()
+    _, _, elastic = solve_strip(mesh, 1e-3, [0.0, 1.0], **REDUCED)
+    end = first_yield / (elastic[1] / 1e-3)       # the end displacement of that load
+    _, solution, reaction = solve_strip(mesh, end, [0.0, 0.97, 1.05], **REDUCED)
+    np.testing.assert_allclose(reaction[1:], [0.97 * first_yield, 1.05 * first_yield],
+                               rtol=1e-3)
+    plastic = solution.equivalent_plastic_strain.max(axis=2)
+    assert np.all(plastic[1] == 0.0) and plastic[2].max() > 0.0
+    on_hole = mesh.facet_sets["hole"].cells
+    at_edge = np.intersect1d(on_hole, mesh.facet_sets["x_axis"].cells)
+    assert np.all(plastic[2][at_edge] > 0)
+    assert np.all(np.isin(np.flatnonzero(plastic[2] > 0), on_hole))
