@@ -150,6 +150,16 @@ class Elastoplasticity(NonlinearModel):
         # Armstrong–Frederick's recovery turns the flow with β: no major symmetry
         self.symmetric_tangent = not np.any(self.kinematic_recovery)
 
+    def solve(self, **options):
+        """Refused: a path-dependent model's state depends on its load history, solved by
+        :class:`~fesens.fem.analysis.incremental.IncrementalAnalysis` (one increment:
+        ``factors=[0, 1]``)."""
+        raise TypeError(
+            f"{type(self).__name__} is path dependent (its internal variables carry the load "
+            "history): solve it with IncrementalAnalysis(model, factors=[0, ..., 1]).solve() "
+            "(fesens.fem.analysis.incremental), or [analysis] type = \"incremental\" in a "
+            "config")
+
     # ------------------------------------------------------------ material
     def _check_material(self, constants: dict) -> None:
         """Raise :class:`~fesens.errors.MaterialError` for constants out of range."""

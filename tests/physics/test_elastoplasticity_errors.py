@@ -111,3 +111,8 @@ def test_the_history_is_an_analysis_whose_run_is_values():
         return float(state.u[-2]) + t
 
     np.testing.assert_array_equal(history.run(term), history.values(term))
+
+
+def test_a_plain_solve_is_refused_naming_the_incremental_analysis():
+    with pytest.raises(TypeError, match="IncrementalAnalysis"):
+        _model().solve()
