@@ -27,9 +27,12 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "nonlinear_cantilever": "displacement",
           "multimaterial": "displacement", "lbracket_stress_constrained": "displacement",
           "lbracket_stress_local": "displacement",
-          "column_buckling": "displacement"}
+          "column_buckling": "displacement", "plastic_cantilever": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.
 MODAL = ("frequency",)
+#: Presets of a load history: their design.vtu has the last increment's displacement, without
+#: stresses (`fesens solve` writes each increment's internal variables and von Mises stress).
+HISTORY = ("plastic_cantilever",)
 
 
 def test_every_preset_is_tested():
@@ -48,7 +51,7 @@ def test_preset_runs_end_to_end(name, tmp_path):
     design = meshio.read(out / "design.vtu")
     assert {"density"} <= set(design.cell_data)
     assert FIELDS[name] in design.point_data
-    if FIELDS[name] == "displacement" and name not in MODAL:
+    if FIELDS[name] == "displacement" and name not in MODAL + HISTORY:
         assert "von_mises" in design.cell_data
     for picture in ("design.png", "convergence.png"):
         with Image.open(out / picture) as image:
@@ -56,10 +59,11 @@ def test_preset_runs_end_to_end(name, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["iterations"] == 2 and summary["status"] == "max_iter"
     assert summary["converged"] is False
-    # the backend that solved: what auto stands for, or for a finite-strain tangent (which
-    # may be indefinite) Cholesky with an LU fallback, as the run's first line says
-    finite_strain = name == "nonlinear_cantilever"
-    assert summary["solver"] == (tangent_choice(True, False) if finite_strain
+    # the backend that solved: what auto stands for, or for a finite-strain or elastoplastic
+    # tangent (which may be indefinite) Cholesky with an LU fallback, as the run's first
+    # line says
+    indefinite = name in ("nonlinear_cantilever", "plastic_cantilever")
+    assert summary["solver"] == (tangent_choice(True, False) if indefinite
                                  else solver_class("auto").name)
     assert summary["constraints"][0]["name"] == "volume_fraction"
     assert summary["config"]["name"] == name

@@ -73,7 +73,8 @@ def test_each_line_states_the_optimizer_objective_volume_fraction_and_cells_of_i
     others = [other.upper() for other in OPTIMIZERS if other != optimizer]
     assert not any(re.search(rf"\b{other}\b", line) for other in others), line
     objective = raw.get("objective", resolved["objective"])["type"]
-    sense = "maximize" if objective in EIGEN_KINDS else "minimize"
+    weight = raw.get("objective", resolved["objective"]).get("weight", 1.0)
+    sense = "maximize" if objective in EIGEN_KINDS or weight < 0 else "minimize"
     assert f"{sense} {objective}" in line
     assert f"volume fraction ≤ {raw['constraints']['volume_fraction']:g}" in line
     mesh = raw["mesh"]
