@@ -77,6 +77,15 @@ KNOWN: tuple[Known, ...] = (
           "design (1 / (x - alpha) divides by zero at its first iteration, then NaN): the run "
           "ends with exit 1 and that warning as its error, where it should refuse or "
           "converge"),
+    Known(_point(command="optimize", physics="hyperelasticity", mesh="rectangle",
+                 objective="stress_ks", optimizer="oc", filter="density", solver="auto"),
+          ("command", "physics", "objective"),
+          "a design of the KS stress of a finite-strain cantilever loses the data's mirror "
+          "symmetry: OC with the density filter, mirrored densities 6.06e-03 apart after 4 "
+          "iterations (the same at 721cac4, before the elastoplastic physics joined the walk "
+          "and moved the drawn points); MMA with a robust projection and the energy "
+          "interpolation of void cells, 2.19e-01 apart",
+          strict=False),
     *(Known(_point(command="sensitivity", physics="hyperelasticity",
                    physics_choice=("law", "mooney-rivlin"), mesh="rectangle",
                    objective="stress_ks", wrt=wrt, solver="auto"),
