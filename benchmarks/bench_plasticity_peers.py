@@ -23,8 +23,12 @@ tangent by LU, SuperLU: the factorization the peers use); the case checks that f
 ``box`` numbers nodes and cells like ``plastic_block.py`` and constrains the same dofs. The
 tables: times and memory; the agreement of the reaction histories, the last reaction and the
 gradient with the first code that ran at that size; fesens's times and memory over each
-peer's (< 1: fesens is faster or smaller; > 1 is a loss, and printed as one). ``--json PATH``
-also writes every case's result; ``--record`` appends the report to ``benchmarks/RESULTS.md``.
+peer's (< 1: fesens is faster or smaller; > 1 is a loss, and printed as one). torch-fem cuts
+the increment where the history turns back into substeps (see ``peers/torchfem_plasticity.py``),
+so its reactions differ from the others' by more than round-off: the agreement table also runs
+fesens (untimed, here) on the load factors torch-fem converged at and compares the two. A case
+of :data:`SKIPPED` is not run unless ``--run-all`` is given. ``--json PATH`` also writes every
+case's result; ``--record`` appends the report to ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -61,6 +65,10 @@ PEERS = Path(__file__).resolve().parent / "peers"
 #: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
 PEER_SCRIPTS = {"torch-fem": "torchfem_plasticity.py", "jax-fem": "jaxfem_plasticity.py"}
 CASE_TIMEOUT = 1800.0
+#: Cases left out unless ``--run-all``, with the reason their row prints.
+SKIPPED = {("jax-fem", "12x12x12"): "skipped (--run-all runs it): at 8x8x8 its first "
+                                    "value+grad alone took 293 s on the 2-core machine of "
+                                    "these tables"}
 
 
 class FesensBlock:
@@ -72,9 +80,11 @@ class FesensBlock:
     problem : plastic_block.PlasticBlock
     solver : str
         Backend of the tangent: ``"auto"`` (fesens's default) or ``"lu"``.
+    factors : numpy.ndarray, optional
+        The load factors of the history, ``plastic_block.FACTORS`` by default.
     """
 
-    def __init__(self, problem, solver: str):
+    def __init__(self, problem, solver: str, factors: np.ndarray | None = None):
         from plastic_block import (
             AMPLITUDE,
             ATOL,
@@ -109,7 +119,8 @@ class FesensBlock:
         # rtol = 0 is that test; stol = 0: no step-size test, which the peers lack; no line
         # search: full Newton steps, as the peers take them.
         newton = {"rtol": 0.0, "atol": ATOL, "stol": 0.0, "line_search": None}
-        self.history = IncrementalAnalysis(self.model, FACTORS, newton=newton, solver=solver)
+        self.history = IncrementalAnalysis(self.model, FACTORS if factors is None else factors,
+                                           newton=newton, solver=solver)
 
     def reaction(self, state, t):
         """The top face's reaction ``F_n`` of one increment's state."""
@@ -193,10 +204,39 @@ def history_difference(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
+def on_torchfem_substeps(size: str, result: dict[str, Any]) -> float | None:
+    """fesens's reaction history on the load factors torch-fem converged at (its cut-back
+    substeps included, ``factors_run``), against torch-fem's reactions: ``max_n |ΔF_n| /
+    max |F_n|`` at the requested increments, or None without a record. Run here, untimed."""
+    if "factors_run" not in result:
+        return None
+    if str(PEERS) not in sys.path:
+        sys.path.insert(0, str(PEERS))
+    from plastic_block import FACTORS, PlasticBlock
+
+    factors = np.asarray(result["factors_run"], dtype=float)
+    # The ends of the requested increments, in order (the factors repeat across the history).
+    ends, start = [0], 1
+    for target in FACTORS[1:]:
+        end = start + int(np.flatnonzero(np.isclose(factors[start:], target, rtol=0.0,
+                                                    atol=1e-9))[0])
+        factors[end] = target
+        ends.append(end)
+        start = end + 1
+    problem = PlasticBlock.parse(size)
+    reactions = FesensBlock(problem, "auto", factors).forward(np.ones(problem.n_cells))
+    return history_difference(reactions[ends], result["reactions"])
+
+
+def skipped_or_failed(result: dict[str, Any]) -> str:
+    """Why a case has no result: its :data:`SKIPPED` reason or its error."""
+    return result.get("skipped") or f"failed: {result.get('error')}"
+
+
 def progress(result: dict[str, Any]) -> str:
     """One line on a finished case."""
     if "reaction" not in result:
-        return f"failed: {result.get('error')}"
+        return skipped_or_failed(result)
     return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
             f", peak {megabytes(result['process_peak_mb'])} MB, F = {result['reaction']:.12e}")
 
@@ -216,9 +256,9 @@ def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
         for code in codes:
             r = results[code, size]
             if "reaction" not in r:
-                reason = f"failed: {r.get('error')}"
+                reason = skipped_or_failed(r)
                 timing.append([code, size, str(dofs(size)), reason, *[""] * 9])
-                agreement.append([code, size, reason, "", "", "", "", ""])
+                agreement.append([code, size, reason, "", "", "", "", "", ""])
                 continue
             stats = r.get("stats")
             timing.append([
@@ -226,22 +266,26 @@ def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
                 seconds(r["gradient_cold_s"]), seconds(r["forward_s"]), seconds(r["gradient_s"]),
                 ratio(r["gradient_s"], r["forward_s"]), megabytes(r["process_peak_mb"]),
                 megabytes(r["forward_peak_mb"]), megabytes(r["gradient_peak_mb"]),
-                f"{stats['newton_iterations']} / {stats['factorizations']}" if stats else "-"])
+                f"{stats['newton_iterations']} / {stats['factorizations']}, {r['backend']}"
+                if stats else "-"])
             differences = ["ref.", "ref.", "ref."] if reference is r else [
                 f"{history_difference(r['reactions'], reference['reactions']):.1e}",
                 f"{relative_difference(r['reaction'], reference['reaction']):.1e}",
                 f"{relative_difference(r['gradient'], reference['gradient']):.1e}"]
+            same_substeps = on_torchfem_substeps(size, r) if code == "torch-fem" else None
             agreement.append([
                 code, size, f"{r['reaction']:.10e}", *differences,
+                "-" if same_substeps is None else f"{same_substeps:.1e}",
                 f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
                 ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
     timing_table = table(
         ["code", "size", "dofs", "set-up", "1st forward", "1st value+grad", "forward",
          "value+grad", "value+grad / forward", "peak MB", "forward +MB", "value+grad +MB",
-         "Newton its / factorizations"], timing)
+         "Newton its / factorizations, backend"], timing)
     agreement_table = table(
         ["code", "size", "last reaction F (N)", "F_n history diff", "F rel. diff",
-         "dF/dθ rel. diff", "FD check", "versions"], agreement)
+         "dF/dθ rel. diff", "F_n diff, fesens on its substeps", "FD check", "versions"],
+        agreement)
     return (f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n\n"
             f"## fesens over the peers\n\n{ratio_table(results, sizes, codes)}\n")
 
@@ -288,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every case's result here")
     parser.add_argument("--record", action="store_true",
                         help="append the report to benchmarks/RESULTS.md")
+    parser.add_argument("--run-all", action="store_true",
+                        help="also run the cases of SKIPPED (jax-fem at 12x12x12)")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
@@ -303,7 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for index, size in enumerate(args.sizes):
         check = args.check == "all" or (args.check == "first" and index == 0)
         for code in args.codes:
-            if code in PEER_SCRIPTS:
+            if (code, size) in SKIPPED and not args.run_all:
+                results[code, size] = {"skipped": SKIPPED[code, size]}
+            elif code in PEER_SCRIPTS:
                 results[code, size] = run_peer(code, size, args.repeats, check, args.time_limit)
             else:
                 results[code, size] = run_case(__file__, code, size, args.repeats, check,

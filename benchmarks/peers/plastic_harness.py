@@ -8,7 +8,10 @@ of :mod:`plastic_block`. A code's script builds its model and hands two function
   ``reactions`` is the top face's reaction ``F_n`` at every load factor, shape ``(N + 1,)``;
 * ``value_and_grad(theta) -> (F, gradient)``: the same history as the code runs it when a
   gradient is wanted, then its adjoint; ``F`` the last reaction, ``gradient`` ``dF/dθ`` of
-  shape ``(n_cells,)``.
+  shape ``(n_cells,)``;
+
+and, optionally, functions returning more entries of the result (e.g. what its last run
+did), called at the end.
 
 :func:`serve` then measures, in this fresh process: the set-up, one cold call of each (JAX
 compiles then), ``repeats`` warm calls of each (medians), the peak resident memory of a warm
@@ -44,7 +47,8 @@ from plastic_block import FD_STEP, PlasticBlock, gradient_direction  # noqa: E40
 
 Forward = Callable[[np.ndarray], np.ndarray]
 ValueAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
-Build = Callable[[PlasticBlock], tuple[Forward, ValueAndGrad]]
+Build = Callable[[PlasticBlock], tuple[Forward, ValueAndGrad]
+                 | tuple[Forward, ValueAndGrad, Callable[[], dict[str, Any]]]]
 
 
 def case_spec() -> dict[str, Any]:
@@ -71,7 +75,7 @@ def measure(code: str, versions: dict[str, str], build: Build, spec: dict[str, A
     result: dict[str, Any] = {"code": code, "size": problem.label, "versions": versions}
 
     start = time.perf_counter()
-    forward, value_and_grad = build(problem)
+    forward, value_and_grad, *extras = build(problem)
     result["setup_s"] = time.perf_counter() - start
     start = time.perf_counter()
     forward(theta)
@@ -107,4 +111,6 @@ def measure(code: str, versions: dict[str, str], build: Build, spec: dict[str, A
         result["adjoint_directional"] = adjoint
         result["fd_rel_error"] = abs(adjoint - central) / abs(central)
     result["process_peak_mb"] = max(*peaks, peak_rss_mb())
+    for extra in extras:
+        result.update(extra())
     return result

@@ -24,11 +24,14 @@ within 30), and torch-fem cuts the increment back: it takes increments 6 to 9 in
 substeps (its substep size grows back by 1.1 per success). Once points yield in reverse
 (increment 9) a return map over two substeps is not the return map over one, so its
 reactions from there differ from the other codes' by ~1e-7 (relative), not by round-off.
-Its times include these substeps: they are how it runs this history.
+Its times include these substeps: they are how it runs this history. The case records the
+load factors its last forward converged at (``factors_run``), so that fesens can be run on
+the same substeps (``bench_plasticity_peers.py`` does) to show where the difference comes from.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import version
 
 import numpy as np
@@ -58,8 +61,10 @@ def hardening_modulus(q: torch.Tensor) -> torch.Tensor:
     return HARDENING * torch.ones_like(q)
 
 
-def build(problem: PlasticBlock) -> tuple[Forward, ValueAndGrad]:
-    """The forward and gradient functions of torch-fem's model of ``problem``."""
+def build(problem: PlasticBlock) -> tuple[Forward, ValueAndGrad, Callable[[], dict]]:
+    """The forward and gradient functions of torch-fem's model of ``problem``, and the load
+    factors its last forward converged at (``factors_run``)."""
+    import torchfem.base
     from torchfem import Solid
     from torchfem.materials import IsotropicPlasticity3D
 
@@ -76,6 +81,18 @@ def build(problem: PlasticBlock) -> tuple[Forward, ValueAndGrad]:
     model.constraints[top, 2] = True
     model.displacements[top, 2] = AMPLITUDE
     increments = torch.tensor(FACTORS)
+    top_dof = 3 * int(np.flatnonzero(problem.top(points))[0]) + 2
+    factors_run: list[float] = []
+    solve_substep = torchfem.base.newton_solve
+
+    def recorded_substep(residual, *args):
+        """torch-fem's Newton solve of a substep, its end factor recorded when it converged
+        (the prescribed increment ``DU`` is the second argument bound to the residual)."""
+        du = solve_substep(residual, *args)
+        factors_run.append(factors_run[-1] + float(residual.args[1][top_dof]) / AMPLITUDE)
+        return du
+
+    torchfem.base.newton_solve = recorded_substep
 
     def reactions(young: torch.Tensor, differentiable: bool) -> torch.Tensor:
         model.material = material(young)
@@ -84,17 +101,23 @@ def build(problem: PlasticBlock) -> tuple[Forward, ValueAndGrad]:
                                differentiable_parameters=young if differentiable else None)
         return f[:, top, 2].sum(dim=-1)
 
+    last_forward: list[float] = []
+
     def forward(theta: np.ndarray) -> np.ndarray:
-        return reactions(YOUNG * torch.tensor(theta), False).numpy()
+        factors_run[:] = [0.0]
+        values = reactions(YOUNG * torch.tensor(theta), False).numpy()
+        last_forward[:] = factors_run
+        return values
 
     def value_and_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        factors_run[:] = [0.0]
         theta_t = torch.tensor(theta, requires_grad=True)
         young = YOUNG * theta_t
         reaction = reactions(young, True)[-1]
         reaction.backward()
         return float(reaction.detach()), theta_t.grad.numpy().copy()
 
-    return forward, value_and_grad
+    return forward, value_and_grad, lambda: {"factors_run": list(last_forward)}
 
 
 if __name__ == "__main__":
