@@ -24,6 +24,7 @@ from fesens.config.build import (
     objective_of,
 )
 from fesens.config.frequency import eigen_kind
+from fesens.config.increments import offers_increments
 from fesens.config.objectives import additive, response_kind, static_kind
 from fesens.config.resolved import Config
 from fesens.fem import LinearModel
@@ -60,6 +61,8 @@ def distributed_refusal(config: Config) -> str | None:
     physics = config.physics_class
     reasons = [
         (physics.bars, f"the {config.physics} physics discretises bars"),
+        (offers_increments(physics), f"the load history of the path-dependent "
+                                     f"{config.physics} physics"),
         (eigen_kind(data, config.physics) is not None, "an eigen objective"),
         (static_kind(response_kind(config.physics, data["objective"]["type"]))
          not in additive(),

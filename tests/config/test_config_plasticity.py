@@ -11,6 +11,7 @@ import pytest
 
 from fesens.config import ConfigError, build_model, resolve
 from fesens.config.increments import aggregate_increments, increment_factors
+from fesens.config.mpi_run import distributed_refusal
 
 BASE = """
 name = "bar"
@@ -110,3 +111,13 @@ def test_the_aggregates_over_the_increments():
     # the KS bound lies within log(N + 1) / ρ above the largest (Kreisselmeier &
     # Steinhauser 1979)
     assert 3.0 <= ks <= 3.0 + math.log(4) / 50.0
+
+
+def test_an_elastoplastic_design_is_not_split_among_mpi_ranks(tmp_path):
+    """Under ``mpirun`` a path-dependent design runs replicated: the distributed model has
+    no load history."""
+    def design(raw):
+        raw.update(constraints={"volume_fraction": 0.5}, filter={"radius": 1.0})
+
+    refusal = distributed_refusal(_resolve(tmp_path, design, optimize=True))
+    assert refusal == "the load history of the path-dependent elastoplasticity physics"
