@@ -109,6 +109,10 @@ def test_sensitivity_matches_central_differences_of_two_solves(tmp_path, wrt, ke
 @pytest.mark.parametrize("old, new, message", [
     (f"yield_stress = {SIGMA_Y}", "yield_stress = -1.0", "yield"),
     ("isotropic_modulus = 2000.0", "isotropic_modulus = -2000.0", "isotropic_modulus"),
+    # Voce's saturation below the yield stress: σ_y(ᾱ) decreases, a softening law
+    ("isotropic_modulus = 2000.0", "saturation_stress = 200.0\nsaturation_rate = 10.0",
+     "[material] is refused: softening"),
+    ("isotropic_modulus = 2000.0", 'hardening = "linear"', "material.hardening"),
     ("factors = [0.0,", "factors = [0.5,", "must start at 0"),
     ('type = "plastic_work"', 'type = "plastic_work"\nincrement = 7', "increment = 7"),
     ('type = "incremental"', 'type = "transient"', "incremental"),
