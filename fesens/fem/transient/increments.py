@@ -15,9 +15,11 @@ evaluation.
     R_n(u_n; h_(n−1), θ, X, g_n) = [R_int(u_n; h_(n−1), θ, X)]_f − t_n f_f = 0,
     u_n = state(u_(n,f), d_n g),     h_n = H(u_n, h_(n−1), θ, X),     W_n = W_(n−1) + ΔW_n,
 
-by Newton (:func:`~fesens.fem.nonlinear.newton.newton`) from ``u_(n−1)``. A failed increment
-is cut back: split in halves (from its last converged sub-increment) up to ``max_cutbacks``
-times in a row; its sub-increments ``0 < s_1 < … < s_k = 1`` (load factor
+by Newton (:func:`~fesens.fem.nonlinear.newton.newton`) from an elastic predictor of
+``u_(n−1)`` (:meth:`IncrementStepper.predictor`), one return map per iterate giving its
+residual and tangent. A failed increment is cut back: split in halves (from its last
+converged sub-increment), its sub-increments no smaller than ``2^-max_cutbacks`` of it; its
+sub-increments ``0 < s_1 < … < s_k = 1`` (load factor
 ``t_(n−1) + s (t_n − t_(n−1))``) are recorded on the run, and the adjoint re-runs them from
 state ``n − 1`` (the same operations, so the same bits) and reverses each like an increment.
 
