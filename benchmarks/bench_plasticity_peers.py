@@ -66,9 +66,9 @@ PEERS = Path(__file__).resolve().parent / "peers"
 PEER_SCRIPTS = {"torch-fem": "torchfem_plasticity.py", "jax-fem": "jaxfem_plasticity.py"}
 CASE_TIMEOUT = 1800.0
 #: Cases left out unless ``--run-all``, with the reason their row prints.
-SKIPPED = {("jax-fem", "12x12x12"): "skipped (--run-all runs it): at 8x8x8 its first "
-                                    "value+grad alone took 293 s on the 2-core machine of "
-                                    "these tables"}
+SKIPPED = {("jax-fem", "12x12x12"): "skipped (--run-all runs it): the slowest case (at "
+                                    "8x8x8 its first value+grad took 37 s on 2 cores), run "
+                                    "on its own"}
 
 
 class FesensBlock:
