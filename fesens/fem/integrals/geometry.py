@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fesens.ad.numpy_wrapper import det, getval, inv
-from fesens.errors import DegenerateElementError
+from fesens.errors import DegenerateElementError, MeshError
 from fesens.fem.elements import reference_element
 from fesens.mesh.cell_types import cell_type
 from fesens.mesh.mesh import FacetSet, Mesh
@@ -151,9 +151,18 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None,
     """Shape functions, surface weights and outward normals on the facets of ``facet_set``.
 
     The surface element is ``|∂x/∂ξ|`` for edges (2D) and ``|∂x/∂ξ₁ × ∂x/∂ξ₂|`` for faces
-    (3D). Normals are oriented away from the owning cell's centroid when the owner is known,
-    otherwise by the facet's node order (counter-clockwise seen from outside). ``points``
-    (possibly traced) replace ``mesh.points`` as in :func:`cell_geometry`.
+    (3D). When the owning cells are known, each quadrature point's normal points away from
+    its owner (against :func:`facet_inward_directions`, decided on the coordinates' values:
+    right for curved cells of any order, whose corner centroid may lie outside the cell);
+    otherwise it follows the facet's node order (counter-clockwise seen from outside).
+    ``points`` (possibly traced) replace ``mesh.points`` as in :func:`cell_geometry`.
+
+    Raises
+    ------
+    DegenerateElementError
+        If a facet has zero length or area.
+    MeshError
+        If a facet's nodes are not all nodes of its owner cell.
     """
     element = reference_element(facet_set.facet_type)
     xi, w = element.quadrature(order if order is not None else element.mass_order)
@@ -176,9 +185,63 @@ def facet_geometry(mesh: Mesh, facet_set: FacetSet, order: int | None = None,
     normal = normal / measure[..., None]
     x = np.einsum("qa,fai->fqi", N, coords, optimize=True)
     if facet_set.cells is not None:
-        n_corners = cell_type(mesh.cell_type).n_corners
-        raw = getval(coordinates)
-        centroid = raw[mesh.cells[facet_set.cells, :n_corners]].mean(axis=1)
-        inward = np.einsum("fqi,fqi->fq", getval(normal), getval(x) - centroid[:, None, :]) < 0
-        normal = np.where(inward[..., None], -normal, normal)
+        inward = facet_inward_directions(mesh, facet_set, xi, getval(coordinates))
+        flip = np.einsum("fqi,fqi->fq", getval(normal), inward) > 0
+        normal = np.where(flip[..., None], -normal, normal)
     return FacetGeometry(N=N, dS=measure * w, x=x, normal=normal)
+
+
+def facet_inward_directions(mesh: Mesh, facet_set: FacetSet, xi: np.ndarray,
+                            points: np.ndarray | None = None) -> np.ndarray:
+    """Physical directions into each facet's owner cell at the facet's reference points.
+
+    A reference facet is flat in its owner's reference cell, so the facet's shape functions
+    interpolate the owner's reference node coordinates exactly: ``ξ(η) = Σ_a N_a(η) ξ_(l(a))``
+    with ``l(a)`` the place of facet node ``a`` in the owner's node list. The reference
+    direction from there to the reference cell's centre points into the cell, and so does
+    its image ``d = J(ξ) (ξ_c − ξ)`` under the owner's Jacobian whenever ``det J > 0``,
+    however curved the cell (its corner centroid, by contrast, may lie outside it).
+
+    Parameters
+    ----------
+    mesh : Mesh
+    facet_set : FacetSet
+        With ``cells`` set to the owners.
+    xi : numpy.ndarray
+        Reference points on the facet element, ``(n_qp, dim - 1)``.
+    points : numpy.ndarray, optional
+        Node coordinates ``(n_points, dim)`` (values, not traced); default ``mesh.points``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``d``, ``(n_facets, n_qp, dim)``; its length carries no meaning, only its sign
+        against a normal.
+
+    Raises
+    ------
+    MeshError
+        If a facet's nodes are not all nodes of its owner cell.
+    """
+    cell_element = reference_element(mesh.cell_type)
+    facet_element = reference_element(facet_set.facet_type)
+    owner_nodes = mesh.cells[facet_set.cells]  # (n_f, n_cell_nodes)
+    match = facet_set.facets[:, :, None] == owner_nodes[:, None, :]  # (n_f, n_fn, n_cn)
+    missing = np.flatnonzero(~match.any(axis=2).all(axis=1))
+    if missing.size:
+        raise MeshError(
+            f"{missing.size} facets have nodes that are not nodes of their owner cell (e.g. "
+            f"facet {int(missing[0])}, nodes {facet_set.facets[missing[0]].tolist()}, owner "
+            f"cell {int(facet_set.cells[missing[0]])}); a facet set's cells must be the "
+            "cells the facets bound")
+    # facets sharing one placement in their owners share their reference points: evaluate
+    # the owner's shape gradients once per placement (a handful), not per facet
+    placements, which = np.unique(match.argmax(axis=2), axis=0, return_inverse=True)
+    xi_cell = np.einsum("qa,pai->pqi", facet_element.shape(xi), cell_element.nodes[placements])
+    n_corners = cell_type(mesh.cell_type).n_corners
+    towards_centre = cell_element.nodes[:n_corners].mean(axis=0) - xi_cell  # (n_p, n_qp, dim)
+    dN = cell_element.shape_gradients(xi_cell.reshape(-1, mesh.dim))
+    dN = dN.reshape(*xi_cell.shape[:2], *dN.shape[1:])  # (n_p, n_qp, n_cn, dim)
+    weights = np.einsum("pqaj,pqj->pqa", dN, towards_centre)  # ∂N_a/∂ξ · (ξ_c − ξ)
+    coords = (mesh.points if points is None else points)[owner_nodes]  # (n_f, n_cn, dim)
+    return np.einsum("fai,fqa->fqi", coords, weights[which.ravel()], optimize=True)
