@@ -243,5 +243,11 @@ def facet_inward_directions(mesh: Mesh, facet_set: FacetSet, xi: np.ndarray,
     dN = cell_element.shape_gradients(xi_cell.reshape(-1, mesh.dim))
     dN = dN.reshape(*xi_cell.shape[:2], *dN.shape[1:])  # (n_p, n_qp, n_cn, dim)
     weights = np.einsum("pqaj,pqj->pqa", dN, towards_centre)  # ∂N_a/∂ξ · (ξ_c − ξ)
-    coords = (mesh.points if points is None else points)[owner_nodes]  # (n_f, n_cn, dim)
-    return np.einsum("fai,fqa->fqi", coords, weights[which.ravel()], optimize=True)
+    coordinates = mesh.points if points is None else points
+    which = which.ravel()
+    inward = np.empty((len(facet_set), len(xi), mesh.dim))
+    for placement, weight in enumerate(weights):  # a loop over placements, not facets:
+        # no (n_facets, n_qp, n_cell_nodes) array of weights
+        held = which == placement
+        inward[held] = np.einsum("fai,qa->fqi", coordinates[owner_nodes[held]], weight)
+    return inward
