@@ -8,7 +8,7 @@ from fesens.cli import cli
 from fesens.cli.info import DOC_TOPICS
 
 GUIDES = ["api", "benchmarks", "combinations", "config", "examples", "modal", "mpi",
-          "nonlinear", "solvers", "study", "topology", "transient"]
+          "nonlinear", "plasticity", "solvers", "study", "topology", "transient"]
 
 
 @pytest.mark.parametrize("topic", GUIDES)
