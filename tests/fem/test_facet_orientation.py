@@ -139,3 +139,22 @@ def test_bore_pressure_pushes_the_thick_cylinder_outwards(n_radial, n_angular, t
     for radius in (1.0, 2.0):
         on = np.isclose(r, radius)
         np.testing.assert_allclose(u_r[on], lame_radial_displacement(radius), rtol=tolerance)
+
+
+@pytest.mark.parametrize("shape, cell", [((8, 1), "quad8"), ((1, 1), "tri6"), ((4, 2), "quad9")])
+def test_follower_pressure_pushes_outward_on_curved_quadratic_cells(shape, cell):
+    """A follower pressure's facets face out of the owner cell (the bore's outward normal is
+    −e_r), also where a curved cell's corner centroid lies outside it."""
+    from fesens.fem.integrals.follower import _raw_normals, follower_facets
+
+    mesh = quarter_annulus(*shape, 1.0, 2.0, cell)
+    facets = follower_facets(mesh, mesh.facet_sets["inner"], "a follower pressure")
+    x = mesh.points[facets.owned.facets.facets]
+    from fesens.fem.elements import reference_element
+
+    element = reference_element(mesh.facet_sets["inner"].facet_type)
+    xi, _ = element.quadrature(element.mass_order)
+    normal = facets.orientation[:, None, None] * _raw_normals(x, element.shape_gradients(xi))
+    at = np.einsum("qa,fai->fqi", element.shape(xi), x)
+    radial = at / np.linalg.norm(at, axis=-1, keepdims=True)
+    assert (np.einsum("fqi,fqi->fq", normal, radial) < 0).all()

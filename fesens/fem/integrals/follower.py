@@ -35,7 +35,7 @@ import numpy as np
 
 from fesens.fem.elements import reference_element
 from fesens.fem.integrals.facets import OwnedFacets, owned_boundary_facets
-from fesens.mesh.cell_types import cell_type
+from fesens.fem.integrals.geometry import facet_inward_directions
 from fesens.mesh.mesh import FacetSet, Mesh
 
 #: ``rot(a) = Rot a = (a_y, −a_x)``: the outward normal of an edge run counter-clockwise.
@@ -72,7 +72,8 @@ class FollowerFacets:
 
 def follower_facets(mesh: Mesh, facet_set: FacetSet, what: str) -> FollowerFacets:
     """The boundary facets of ``facet_set`` with their owners, quadrature and outward
-    orientation (from the mesh's coordinates: away from the owner cell's centroid).
+    orientation (from the mesh's coordinates: away from the inside of the owner cell, by
+    its Jacobian at the facet's points, which holds for curved cells).
 
     Raises
     ------
@@ -86,10 +87,10 @@ def follower_facets(mesh: Mesh, facet_set: FacetSet, what: str) -> FollowerFacet
     N, dN = element.shape(xi), element.shape_gradients(xi)
     x = mesh.points[owned.facets.facets]  # (n_f, n_fn, dim)
     normal = _raw_normals(x, dN)  # (n_f, n_qp, dim)
-    n_corners = cell_type(mesh.cell_type).n_corners
-    centroid = mesh.points[mesh.cells[owned.facets.cells, :n_corners]].mean(axis=1)
-    outward = np.einsum("fqi,fqi->f", normal, np.einsum("qa,fai->fqi", N, x)
-                        - centroid[:, None, :])
+    # one sign per facet, from directions into the owner cell through its Jacobian: a
+    # corner centroid can lie outside a curved quadratic cell and flip the normal
+    inward = facet_inward_directions(mesh, owned.facets, xi)
+    outward = -np.einsum("fqi,fqi->f", normal, inward)
     return FollowerFacets(owned, w[:, None] * N, dN, np.where(outward < 0, -1.0, 1.0))
 
 
