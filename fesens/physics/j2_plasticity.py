@@ -366,8 +366,73 @@ def return_map(material: J2Material, strain: np.ndarray, state: J2State, *,
     return update._replace(tangent=_closed_form_tangent(c, update))
 
 
+def _radial_return_pullback(bars: dict, x: dict, c: dict, dgamma) -> tuple[dict, dict]:
+    """The cotangents of the radial return (``b = 0``) at its plastic points in closed form
+    (plain, new arrays), the same as the pullback derived through
+    :func:`_explicit_update` and :func:`_consistency` (the tests compare them).
+
+    With ``ξ_tr = s_tr − β_n``, ``N = ‖ξ_tr‖``, ``n = ξ_tr/N``, ``εᵖ = εᵖ_n + Δγ n``,
+    ``β = β_n + (2/3) H_k Δγ n``, ``σ = κ tr ε 1 + 2μ (dev ε − εᵖ)``: the explicit update
+    sends ``q = ε̄ᵖ − 2μ σ̄ + (2/3) H_k β̄`` to ``Δγ̄ = q : n + √(2/3) ᾱ̄`` and
+    ``n̄ = Δγ q``; the implicit function theorem on ``g`` adds ``w ∂g/∂x`` with
+    ``w = −Δγ̄/g'``, and ``ξ̄_tr = Δγ (q − (q : n) n)/N + w n`` reaches the strain
+    (``2μ dev ξ̄_tr``), ``εᵖ_n`` (``−2μ ξ̄_tr``) and ``β_n`` (``−ξ̄_tr``). Armstrong &
+    Frederick's ``b`` enters at ``b = 0`` through ``r = 1 + b √(2/3) Δγ`` alone:
+    ``b̄ = √(2/3) Δγ (ξ̄_tr : s_tr − β̄ : β − w N + (2/3) w H_k Δγ)``."""
+    kappa, mu = _elastic_moduli(c)
+    hk, strain = c["kinematic_modulus"], x["strain"]
+    stress_bar, plastic_bar = bars["stress"], bars["plastic_strain"]
+    back_bar, alpha_bar = bars["back_stress"], bars["equivalent_plastic_strain"]
+    elastic_strain = _deviator(strain) - x["plastic_strain"]  # dev ε − εᵖ_n
+    trial = 2.0 * mu[:, None, None] * elastic_strain
+    relative = trial - x["back_stress"]
+    size = np.sqrt(np.einsum("nij,nij->n", relative, relative))
+    flow = relative / size[:, None, None]
+    alpha = x["equivalent_plastic_strain"] + _SQRT23 * dgamma
+    slope = -2.0 * mu - (2.0 / 3.0) * (hk + uniaxial_yield_slope(c, alpha))
+    q = plastic_bar - 2.0 * mu[:, None, None] * stress_bar \
+        + ((2.0 / 3.0) * hk)[:, None, None] * back_bar
+    q_flow = np.einsum("nij,nij->n", q, flow)
+    w = -(q_flow + _SQRT23 * alpha_bar) / slope
+    relative_bar = ((dgamma / size)[:, None, None] * (q - q_flow[:, None, None] * flow)
+                    + w[:, None, None] * flow)
+    x_bar = {"strain": (kappa * _trace(stress_bar))[:, None, None] * _EYE
+             + 2.0 * mu[:, None, None] * _deviator(stress_bar + relative_bar),
+             "plastic_strain": plastic_bar
+             - 2.0 * mu[:, None, None] * (stress_bar + relative_bar),
+             "equivalent_plastic_strain": alpha_bar
+             - w * _SQRT23 * uniaxial_yield_slope(c, alpha),
+             "back_stress": back_bar - relative_bar}
+    kappa_bar = _trace(strain) * _trace(stress_bar)
+    mu_bar = (2.0 * np.einsum("nij,nij->n", stress_bar,
+                              elastic_strain - dgamma[:, None, None] * flow)
+              + 2.0 * np.einsum("nij,nij->n", relative_bar, elastic_strain)
+              - 2.0 * w * dgamma)
+    E, nu = c["E"], c["nu"]
+    back = x["back_stress"] + ((2.0 / 3.0) * hk * dgamma)[:, None, None] * flow
+    decay = np.exp(-c["saturation_rate"] * alpha)
+    yield_weight = -w * _SQRT23  # ∂g/∂σ_y = −√(2/3)
+    c_bar = {
+        "E": kappa_bar / (3.0 * (1.0 - 2.0 * nu)) + mu_bar / (2.0 * (1.0 + nu)),
+        "nu": (kappa_bar * 2.0 * E / (3.0 * (1.0 - 2.0 * nu) ** 2)
+               - mu_bar * E / (2.0 * (1.0 + nu) ** 2)),
+        "yield_stress": yield_weight * decay,
+        "isotropic_modulus": yield_weight * alpha,
+        "kinematic_modulus": (2.0 / 3.0) * dgamma * (np.einsum("nij,nij->n", back_bar, flow)
+                                                     - w),
+        "saturation_stress": yield_weight * -np.expm1(-c["saturation_rate"] * alpha),
+        "saturation_rate": yield_weight * (c["saturation_stress"] - c["yield_stress"])
+        * alpha * decay,
+        "kinematic_recovery": _SQRT23 * dgamma * (
+            np.einsum("nij,nij->n", relative_bar, trial)
+            - np.einsum("nij,nij->n", back_bar, back) - w * size
+            + (2.0 / 3.0) * w * hk * dgamma),
+    }
+    return x_bar, c_bar
+
+
 def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
-               multiplier: tuple | None = None):
+               multiplier: tuple | None = None, derived: bool = False):
     """The increment of :func:`return_map` and its pullback (vector–Jacobian products).
 
     Parameters
@@ -378,6 +443,10 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
         ``(Δγ, plastic, ‖ξ_tr‖)`` ``(n,)`` each of :func:`return_map` at these inputs
         (its :class:`J2Update`'s ``multiplier``, ``plastic``, ``trial_norm``), which then
         is not solved for again.
+    derived : bool
+        The pullback derived by ``fesens.ad`` through the explicit update even for the
+        radial return (``b = 0`` at every plastic point), whose closed form
+        (:func:`_radial_return_pullback`) is the default there.
 
     Returns
     -------
@@ -394,18 +463,27 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
     dgamma, plastic, trial_norm = (_multiplier(x, c) if multiplier is None else
                                    (np.asarray(m) for m in multiplier))
     values = _elastic_values(x, c)
-    if plastic.any():  # the tapes of the plastic points only
+    radial = not derived and not np.any(c["kinematic_recovery"][plastic])
+    if plastic.any():
         xp, cp, dp = _subset(x, plastic), _subset(c, plastic), dgamma[plastic]
-        plastic_values, pull_update = vjp(_explicit_update, dp, xp, cp, argnums=(0, 1, 2))
-        _, pull_consistency = vjp(_consistency, dp, xp, cp, argnums=(1, 2))
-        _, slope = _consistency_and_slope(dp, xp, cp)
+        if radial:  # the closed form needs the values alone
+            plastic_values = _explicit_update(dp, xp, cp)
+        else:  # the tapes of the plastic points only
+            plastic_values, pull_update = vjp(_explicit_update, dp, xp, cp,
+                                              argnums=(0, 1, 2))
+            _, pull_consistency = vjp(_consistency, dp, xp, cp, argnums=(1, 2))
+            _, slope = _consistency_and_slope(dp, xp, cp)
         _merge(values, plastic, plastic_values)
 
     def pullback(stress_bar, state_bar: J2State):
         bars = {"stress": np.asarray(stress_bar, dtype=float),
                 **{k: np.asarray(v, dtype=float) for k, v in state_bar._asdict().items()}}
         x_bar, c_bar = _elastic_pullback(bars, x, c)
-        if plastic.any():
+        if plastic.any() and radial:
+            xp_bar, cp_bar = _radial_return_pullback(_subset(bars, plastic), xp, cp, dp)
+            _merge(x_bar, plastic, xp_bar)
+            _merge(c_bar, plastic, cp_bar)
+        elif plastic.any():
             dgamma_bar, xp_bar, cp_bar = pull_update(_subset(bars, plastic))
             # dΔγ/dx = −g_x/g' at the plastic points
             x_implicit, c_implicit = pull_consistency(-dgamma_bar / slope)
