@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fesens.ad import defvjp_joint, primitive
+from fesens.ad import defvjp, defvjp_joint, primitive
 from fesens.physics.j2_hardening import CONSTANT_NAMES, J2Material, uniaxial_yield_slope
 from fesens.physics.j2_plasticity import J2State, return_map, update_vjp
 
@@ -34,11 +34,37 @@ _SLICES = MappingProxyType({name: slice(end - width, end) for (name, width), end
 _SHAPES = MappingProxyType({9: (3, 3), 1: ()})
 
 
-def column(packed, name: str):
-    """Column ``name`` of packed rows ``(n, WIDTH)``: ``(n, 3, 3)`` or ``(n,)`` (traced)."""
+def _column(packed, name: str, dim: int = 3):
     part = packed[:, _SLICES[name]]
     width = _SLICES[name].stop - _SLICES[name].start
-    return np.reshape(part, (np.shape(packed)[0], *_SHAPES[width]))
+    shaped = np.reshape(part, (np.shape(packed)[0], *_SHAPES[width]))
+    return shaped[:, :dim, :dim] if width == 9 and dim < 3 else shaped
+
+
+column = primitive(_column, "j2_packed_column")
+column.__doc__ = """Column ``name`` of packed rows ``(n, WIDTH)``: ``(n, 3, 3)`` or ``(n,)``, a
+tensor's leading ``(n, dim, dim)`` block for ``dim < 3`` (traced). A primitive of its own:
+its pullback writes into one zero array, where an index's pullback would add its cotangent
+in with ``np.add.at`` (several times slower on the ``(n, WIDTH)`` rows of an increment)."""
+
+
+def _column_vjp(ans, packed, name: str, dim: int = 3):
+    def vjp(g):
+        shape = np.shape(packed)
+        width = _SLICES[name].stop - _SLICES[name].start
+        g = np.asarray(g, dtype=float)
+        if width == 9 and dim < 3:
+            full = np.zeros((shape[0], 3, 3))
+            full[:, :dim, :dim] = g
+            g = full
+        out = np.zeros(shape)
+        out[:, _SLICES[name]] = np.reshape(g, (shape[0], width))
+        return out
+
+    return vjp
+
+
+defvjp(column, _column_vjp)
 
 
 def material_of(constants: dict) -> J2Material:

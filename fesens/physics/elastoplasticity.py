@@ -244,8 +244,8 @@ class Elastoplasticity(NonlinearModel):
         """``P = σ`` ``(n_cells, n_qp, dim, dim)`` (the in-plane block in 2D) after the return
         map from the internal variables among ``fields`` (traced)."""
         n_cells, n_qp, dim = np.shape(grad_q)[:3]
-        stress = column(self._packed_update(grad_q, fields), "stress")
-        return np.reshape(stress[:, :dim, :dim], (n_cells, n_qp, dim, dim))
+        stress = column(self._packed_update(grad_q, fields), "stress", dim)
+        return np.reshape(stress, (n_cells, n_qp, dim, dim))
 
     def flux_tangent(self, u_q, grad_q, fields) -> tuple:
         """``(∂σ/∂∇u, None)`` ``(n_cells, n_qp, dim, dim, dim, dim)``: the consistent
@@ -279,7 +279,7 @@ class Elastoplasticity(NonlinearModel):
         n_cells, n_qp, dim = np.shape(grad_q)[:3]
         packed = self._packed_update(grad_q, fields)
         stress = column(packed, "stress")
-        forces = self.flux_forces(geometry, np.reshape(stress[:, :dim, :dim],
+        forces = self.flux_forces(geometry, np.reshape(column(packed, "stress", dim),
                                                        (n_cells, n_qp, dim, dim)))
         shape = (n_cells, n_qp)
         history = {name: np.reshape(column(packed, name), shape + (3, 3) * (name != STATE_NAMES[1]))
