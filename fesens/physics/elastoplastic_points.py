@@ -67,6 +67,34 @@ def _column_vjp(ans, packed, name: str, dim: int = 3):
 defvjp(column, _column_vjp)
 
 
+def _small_strain(grad_q):
+    n_cells, n_qp, dim = np.shape(grad_q)[:3]
+    strain = np.zeros((n_cells * n_qp, 3, 3))
+    grad = np.reshape(grad_q, (n_cells * n_qp, dim, dim))
+    strain[:, :dim, :dim] = 0.5 * (grad + np.swapaxes(grad, 1, 2))
+    return strain
+
+
+small_strain = primitive(_small_strain, "j2_small_strain")
+small_strain.__doc__ = """The 3D small strains ``ε = sym ∇u`` ``(n_cells·n_qp, 3, 3)`` of the
+displacement gradients ``(n_cells, n_qp, dim, dim)`` (plane strain for ``dim = 2``:
+``ε_i3 = 0``), traced; its pullback is ``sym ε̄`` of the leading block. Written into one
+zero array rather than embedded by an ``einsum`` with ``[1 0; 0 1; 0 0]`` on both sides
+(ten times slower at the points of a mesh)."""
+
+
+def _small_strain_vjp(ans, grad_q):
+    def vjp(g):
+        n_cells, n_qp, dim = np.shape(grad_q)[:3]
+        block = np.asarray(g, dtype=float)[:, :dim, :dim]
+        return np.reshape(0.5 * (block + np.swapaxes(block, 1, 2)), np.shape(grad_q))
+
+    return vjp
+
+
+defvjp(small_strain, _small_strain_vjp, uses_ans=False)
+
+
 def material_of(constants: dict) -> J2Material:
     """The :class:`J2Material` of plain per-point constants (``{name: (n,)}``; a zero
     saturation rate everywhere: no Voce term, the saturation stress not read)."""

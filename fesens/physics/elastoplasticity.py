@@ -44,6 +44,7 @@ from fesens.physics.elastoplastic_points import (
     derived_tangent_block,
     material_of,
     point_increment,
+    small_strain,
     tangent_block,
 )
 from fesens.physics.j2_hardening import CONSTANT_NAMES
@@ -226,12 +227,9 @@ class Elastoplasticity(NonlinearModel):
         """The return map's packed rows ``(n_cells·n_qp, WIDTH)`` at the displacement
         gradients ``grad_q`` ``(n_cells, n_qp, dim, dim)`` from the internal variables among
         ``fields`` (traced)."""
-        n_cells, n_qp, dim = np.shape(grad_q)[:3]
+        n_cells, n_qp = np.shape(grad_q)[:2]
         n = n_cells * n_qp
-        embed = np.eye(3)[:, :dim]  # (3, dim): plane strain, ε_zz = 0
-        strain = np.reshape(np.einsum("ia,eqab,jb->eqij", embed,
-                                      0.5 * (grad_q + np.swapaxes(grad_q, 2, 3)), embed),
-                            (n, 3, 3))
+        strain = small_strain(grad_q)  # plane strain: ε_zz = 0
         previous = [np.reshape(fields[name], (n, 3, 3) if name != STATE_NAMES[1] else (n,))
                     for name in STATE_NAMES]
         ones = np.ones((1, n_qp))
