@@ -174,15 +174,21 @@ def tangent_block(packed: np.ndarray, constants: dict, dim: int) -> np.ndarray:
     relative = stress - (np.trace(stress, axis1=1, axis2=2) / 3.0)[:, None, None] * np.eye(3)
     relative = relative - column(packed, "back_stress")
     size = np.sqrt(np.einsum("nij,nij->n", relative, relative))
-    flow = (relative / np.where(size > 0.0, size, 1.0)[:, None, None])[:, :dim, :dim]
-    eye = np.eye(dim)
-    volumetric = np.einsum("ij,kl->ijkl", eye, eye)
-    symmetric = 0.5 * (np.einsum("ik,jl->ijkl", eye, eye) + np.einsum("il,jk->ijkl", eye, eye))
+    flow = np.reshape((relative / np.where(size > 0.0, size, 1.0)[:, None, None])
+                      [:, :dim, :dim], (-1, dim * dim))
     shear = 2.0 * mu * theta
-    return ((kappa - shear / 3.0)[:, None, None, None, None] * volumetric
-            + shear[:, None, None, None, None] * symmetric
-            - (2.0 * mu * theta_bar)[:, None, None, None, None]
-            * np.einsum("nij,nkl->nijkl", flow, flow))
+    # as (n, dim², dim²) rows (ij), columns (kl): the n⊗n term everywhere, then the few
+    # entries of 1⊗1 (ii, kk) and of the symmetric identity (ij, ij) and (ij, ji) added in
+    # place, not full arrays of their own
+    block = np.einsum("np,nq->npq", flow, flow)
+    block *= -(2.0 * mu * theta_bar)[:, None, None]
+    diagonal = np.arange(dim) * (dim + 1)
+    block[:, diagonal[:, None], diagonal[None, :]] += (kappa - shear / 3.0)[:, None, None]
+    rows = np.arange(dim * dim)
+    half = 0.5 * shear[:, None]
+    block[:, rows, rows] += half
+    block[:, rows, (rows % dim) * dim + rows // dim] += half
+    return np.reshape(block, (-1,) + (dim,) * 4)
 
 
 def derived_tangent_block(strain, state: J2State, constants: dict, dim: int) -> np.ndarray:
