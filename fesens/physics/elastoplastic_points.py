@@ -138,7 +138,7 @@ def _increment_vjp(argnums, ans, strain, plastic_strain, alpha, back_stress, *co
                  column(ans, "trial_norm"))
         _, pullback = update_vjp(material, strain,
                                  J2State(plastic_strain, alpha, back_stress),
-                                 multiplier=known)
+                                 multiplier=known, with_values=False)
         if memo is not None:  # a later sweep of the same tape reuses it
             memo["pullback"] = pullback
 

@@ -432,7 +432,8 @@ def _radial_return_pullback(bars: dict, x: dict, c: dict, dgamma) -> tuple[dict,
 
 
 def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
-               multiplier: tuple | None = None, derived: bool = False):
+               multiplier: tuple | None = None, derived: bool = False,
+               with_values: bool = True):
     """The increment of :func:`return_map` and its pullback (vector–Jacobian products).
 
     Parameters
@@ -447,10 +448,13 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
         The pullback derived by ``fesens.ad`` through the explicit update even for the
         radial return (``b = 0`` at every plastic point), whose closed form
         (:func:`_radial_return_pullback`) is the default there.
+    with_values : bool
+        False: the pullback alone (``update`` is None), for a caller that has the values
+        (a tape's node); the radial return then computes no stress or state at all.
 
     Returns
     -------
-    update : J2Update
+    update : J2Update or None
     pullback : callable
         ``pullback(stress_bar (n, 3, 3), state_bar: J2State) -> (strain_bar (n, 3, 3),
         state_bar_n: J2State, constants_bar)``: the cotangents of the strain, of the previous
@@ -462,18 +466,19 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
     c = material.constants(x["strain"].shape[0])
     dgamma, plastic, trial_norm = (_multiplier(x, c) if multiplier is None else
                                    (np.asarray(m) for m in multiplier))
-    values = _elastic_values(x, c)
+    values = _elastic_values(x, c) if with_values else None
     radial = not derived and not np.any(c["kinematic_recovery"][plastic])
     if plastic.any():
         xp, cp, dp = _subset(x, plastic), _subset(c, plastic), dgamma[plastic]
-        if radial:  # the closed form needs the values alone
-            plastic_values = _explicit_update(dp, xp, cp)
+        if radial:  # the closed form needs no tape
+            plastic_values = _explicit_update(dp, xp, cp) if with_values else None
         else:  # the tapes of the plastic points only
             plastic_values, pull_update = vjp(_explicit_update, dp, xp, cp,
                                               argnums=(0, 1, 2))
             _, pull_consistency = vjp(_consistency, dp, xp, cp, argnums=(1, 2))
             _, slope = _consistency_and_slope(dp, xp, cp)
-        _merge(values, plastic, plastic_values)
+        if with_values:
+            _merge(values, plastic, plastic_values)
 
     def pullback(stress_bar, state_bar: J2State):
         bars = {"stress": np.asarray(stress_bar, dtype=float),
@@ -495,4 +500,6 @@ def update_vjp(material: J2Material, strain: np.ndarray, state: J2State, *,
                            x_bar["back_stress"])
         return x_bar["strain"], previous, c_bar
 
+    if not with_values:
+        return None, pullback
     return _update_record(values, plastic, dgamma, trial_norm), pullback
