@@ -284,7 +284,7 @@ class Elastoplasticity(NonlinearModel):
                    for name in STATE_NAMES}
         flow = history["plastic_strain"] - fields["plastic_strain"]
         stress = np.reshape(stress, shape + (3, 3))
-        work = np.sum(self._weights(geometry) * np.sum(stress * flow, axis=(2, 3)))
+        work = np.sum(self._weights(geometry) * np.einsum("eqij,eqij->eq", stress, flow))
 
         def cell_tangents() -> np.ndarray:
             plain = {k: np.asarray(getval(v)) for k, v in fields.items()}

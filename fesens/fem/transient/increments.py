@@ -408,6 +408,7 @@ class IncrementAdjoint:
             np.zeros(n_dofs) if record_bar is None else np.asarray(record_bar.reactions),
             *(np.reshape(self.h_bar[k], -1) for k in names), [self.W_bar]])
         first = pull(out_bar)
+        size, out_bar = out_bar.size, None  # held no longer than its pullback needs it
         u_bar = np.asarray(first[0], dtype=float)
         g_bar = np.asarray(first[1], dtype=float)
         if record_bar is not None:
@@ -417,7 +418,7 @@ class IncrementAdjoint:
         K = model.operator("ff").cell_matrix(evaluated[0].cell_tangents())
         with s.backend.lock:
             lam = s.factorized(K).solve_transpose(u_bar)
-        residual_bar = np.zeros_like(out_bar)
+        residual_bar = np.zeros(size)
         residual_bar[s.free] = -lam
         second = pull(residual_bar)
         self.h_bar = {k: first[2][k] + second[2][k] for k in names}
