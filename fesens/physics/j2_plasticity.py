@@ -31,7 +31,9 @@ function theorem on ``g``: ``dΔγ/dx = −g_x / g'``. So :func:`update_vjp` is 
 ``fesens.ad`` pullbacks (the explicit update and ``g``) and one division per point, and the
 tangent ``∂σ/∂ε`` the same in forward mode (six directions): no hand-written derivative of
 a constant or of the state that could drift from the update. For linear kinematic
-hardening the tangent is Box 3.2's closed form, a speed-up checked against the derived one.
+hardening (the radial return) the tangent is Box 3.2's closed form and the pullback is
+closed-form too (:func:`_radial_return_pullback`), speed-ups checked against the derived
+ones.
 
 Plane strain is 3D with ``ε_zz = 0`` (:func:`plane_strain`): the out-of-plane plastic
 strain and stress are kept in the state. Softening (a negative hardening slope) is refused:
