@@ -15,10 +15,19 @@ from the increment's state: ``compliance`` the work-conjugate ``fₙ · uₙ`` o
 forces (the loads ``tₙ F`` and the reactions on the prescribed dofs), ``value`` a
 displacement, ``plastic_work`` the dissipation accumulated up to ``n``; the increments'
 values are then aggregated (``final``, ``sum`` or ``ks``) or one ``increment`` is read.
+
+A design: such a model interpolates the density itself (its ``[physics]`` options whose
+doc begins "design:", e.g. ``E ρ^penal`` and ``σ_y ρ^yield_penal``), so ``[penalization]``
+only passes the densities on above its floor: absent, its penalty is the one that leaves
+them as they are (SIMP ``p = 1``) and its floor 1e-3 (raised to the model's exponents, the
+usual stiffness floor); given, a penalty that interpolates again is refused
+(:func:`check_own_interpolation`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,7 +51,8 @@ from fesens.config.time_design import load_matrix
 from fesens.fem.analysis.incremental import IncrementalAnalysis
 from fesens.fem.model.nonlinear import NonlinearModel
 from fesens.fem.model.solution import Solution
-from fesens.opt.time_design import TransientDesignProblem
+from fesens.opt.interpolation import INTERPOLATIONS
+from fesens.opt.time_design import TimeState, TransientDesignProblem
 
 INCREMENTAL = "incremental"
 #: Aggregates of an objective's value per increment.
@@ -81,6 +91,11 @@ _OTHER_SECTIONS = {
 }
 #: ``[newton]`` keys whose job the increment table does.
 _NEWTON_STEPS = ("steps", "adaptive")
+#: ``[penalization] minimum`` of a design that does not give it: the model raises the scale
+#: to its own exponents (1e-3 to penal = 3 is E's usual floor, 1e-9).
+OWN_INTERPOLATION_FLOOR = 1e-3
+#: Densities at which an interpolation is checked to pass them on unchanged.
+_PROBE = np.linspace(0.0, 1.0, 11)
 
 
 def offers_increments(physics: type) -> bool:
@@ -190,7 +205,65 @@ def check_increment_sections(raw: dict, data: dict, physics: type) -> dict:
     check_assembled_system(data["solver"], f"analysis.type = \"{INCREMENTAL}\"",
                            "the assembled consistent tangent of every increment")
     check_increment_objective(data.get("objective"), physics, len(table["factors"]))
+    check_own_interpolation(raw, data, physics)
     return {"analysis": table}
+
+
+def _own_exponents(physics: type) -> list[str]:
+    """The ``[physics]`` options by which the model interpolates its density scale."""
+    return [option.name for option in physics.config.options
+            if option.doc.startswith("design:")]
+
+
+def _passes_densities(item: dict, penalty: float) -> bool:
+    """Whether the interpolation of a resolved ``[penalization]`` at ``penalty`` is
+    ``s_min + ρ (1 − s_min)``: the densities passed on above its floor."""
+    cls = INTERPOLATIONS[item["type"]]
+    interpolation = cls(penalty=penalty, **{key: value for key, value in item.items()
+                                            if key not in ("type", "penalty")})
+    if interpolation.multiphase:
+        return False
+    floor = interpolation.minimum
+    return bool(np.allclose(interpolation(_PROBE), floor + _PROBE * (1.0 - floor),
+                            rtol=1e-12, atol=0.0))
+
+
+def check_own_interpolation(raw: dict, data: dict, physics: type) -> None:
+    """Fill in and check the ``[penalization]`` of a physics that interpolates the density
+    itself (in place: ``data["penalization"]``, when the config has the table).
+
+    A penalty not given is the interpolation's least where that passes the densities on as
+    they are (SIMP's ``p = 1``), a floor not given :data:`OWN_INTERPOLATION_FLOOR`.
+
+    Raises
+    ------
+    ConfigError
+        A penalty (or continuation) that interpolates the densities again, so that the
+        model's exponents would multiply it (SIMP ``p = 3`` under ``penal = 3``: ``E ∝ ρ⁹``).
+    """
+    item, exponents = data.get("penalization"), _own_exponents(physics)
+    if item is None or not exponents:
+        return
+    given = raw.get("penalization") if isinstance(raw.get("penalization"), dict) else {}
+    cls = INTERPOLATIONS[item["type"]]
+    if "penalty" not in given and cls.least_penalty > 0.0:  # 0 is no penalty a config takes
+        item["penalty"] = cls.least_penalty
+    if "minimum" not in given and "minimum" in item:
+        item["minimum"] = OWN_INTERPOLATION_FLOOR
+    penalty = item["penalty"]
+    values = ([penalty[key] for key in ("start", "final") if key in penalty]
+              if isinstance(penalty, dict) else [penalty])
+    if all(_passes_densities(item, value) for value in values):
+        return
+    own = ", ".join(f"{name} = {show(data['physics'][name])}" for name in exponents)
+    identity = (f"penalty = {cls.least_penalty:g}" if _passes_densities(item, cls.least_penalty)
+                and cls.least_penalty > 0.0 else "type = \"simp\", penalty = 1")
+    raise ConfigError(
+        f"[penalization] type = {show(item['type'])}, penalty = {show(penalty)} would "
+        f"interpolate the densities twice: physics.type = {show(physics.name)} interpolates "
+        f"them itself, by the exponents [physics] {' and '.join(exponents)} ({own}); set "
+        f"[penalization] {identity} (the densities passed on above penalization.minimum) "
+        "and choose the exponents in [physics]")
 
 
 def refuse_increment_keys(objective: dict | None, raw: dict) -> None:
@@ -336,11 +409,79 @@ class _DesignRun:
                                    term_args=term_args, **inputs)
 
 
-def build_increment_problem(config, model, design: dict):
-    """The design problem of an incremental optimization config: a
+class LastIncrement(Solution):
+    """What an incremental design shows of a design: the last increment's displacement
+    (:meth:`point_data`) and its per-cell internal variables (:meth:`cell_data`: the
+    history's ``cell_fields`` at the last increment, e.g. the equivalent plastic strain, the
+    von Mises stress, the back stress's norm), read from a plain run of the design that
+    ``final()`` makes when they are first asked for (a design written, not every
+    iteration)."""
+
+    def __init__(self, model, u, f, coefficients, parameters, loads=None, points=None, *,
+                 final: Callable[[], Any]):
+        super().__init__(model, u, f, coefficients, parameters, loads, points)
+        self._final, self._cells = final, None
+
+    def detached(self) -> LastIncrement:
+        """Itself: its values are plain."""
+        return self
+
+    def cell_data(self) -> dict[str, np.ndarray]:
+        """The last increment's per-cell fields, each ``(n_cells,)``."""
+        if self._cells is None:
+            history = self._final()
+            self._cells = {name: np.asarray(values, dtype=float) for name, values in
+                           history.cell_fields(len(history.factors) - 1).items()}
+        return dict(self._cells)
+
+
+@dataclass
+class _DesignState(TimeState):
+    """A :class:`~fesens.opt.time_design.TimeState` whose plain solution is a
+    :class:`LastIncrement`; ``final()`` the plain run of the design."""
+
+    final: Callable[[], Any] | None = None
+
+    def detached(self) -> LastIncrement:
+        plain = super().detached()
+        return LastIncrement(plain.model, plain.u, plain.f, plain.coefficients,
+                             plain.parameters, final=self.final)
+
+
+class IncrementDesignProblem(TransientDesignProblem):
+    """The design problem of an incremental config: a
     :class:`~fesens.opt.time_design.TransientDesignProblem` of the objective over the
-    increments (the volume constraint only); ``design`` the keywords every design problem
-    takes (volume fraction, interpolation, filter, projection, passive cells, solver).
+    increments, whose state shows the last increment's internal variables
+    (:class:`LastIncrement`).
+
+    Parameters
+    ----------
+    model : NonlinearModel
+        A path-dependent model.
+    history : IncrementalAnalysis
+        Its run over the load factors.
+    *args, **options
+        As :class:`~fesens.opt.time_design.TransientDesignProblem` after its ``run``.
+    """
+
+    def __init__(self, model, history: IncrementalAnalysis, *args, **options):
+        super().__init__(model, _DesignRun(history, np.asarray(history.times, dtype=float)),
+                         *args, **options)
+        self.history = history
+
+    def solve(self, rho) -> _DesignState:
+        """The values over the increments at densities ``ρ`` ``(n_cells,)`` (traced)."""
+        state = super().solve(rho)
+        scale = getval(state.scale)
+        return _DesignState(state.values, state.field, state.model, state.scale,
+                            final=lambda: self.history.solve(scale=scale))
+
+
+def build_increment_problem(config, model, design: dict):
+    """The design problem of an incremental optimization config: an
+    :class:`IncrementDesignProblem` of the objective over the increments (the volume
+    constraint only); ``design`` the keywords every design problem takes (volume fraction,
+    interpolation, filter, projection, passive cells, solver).
 
     Raises
     ------
@@ -353,9 +494,8 @@ def build_increment_problem(config, model, design: dict):
                           "incremental design has the volume constraint only; remove "
                           "constraints.extra")
     spec = data["objective"]
-    run = increment_run(config, model)
     term = IncrementObjective(spec, config, model)
-    return TransientDesignProblem(
-        model, _DesignRun(run, increment_factors(data)), lambda u, t, state, F: term(state, t, F),
+    return IncrementDesignProblem(
+        model, increment_run(config, model), lambda u, t, state, F: term(state, t, F),
         lambda values: aggregate_increments(values, spec), lambda mass: {},
         term_args=term.arguments(), **design)

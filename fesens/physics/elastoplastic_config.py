@@ -11,7 +11,7 @@ hardening, given by its moduli (each optional, default 0: perfect plasticity):
 
 from __future__ import annotations
 
-from fesens.physics.spec import LoadKind, Option, PhysicsConfig
+from fesens.physics.spec import LoadKind, Option, PhysicsConfig, Reported
 
 #: The ``[material]`` keys: the elastic constants, the yield stress, the hardening moduli.
 MATERIAL = ("E", "nu", "yield_stress", "isotropic_modulus", "kinematic_modulus",
@@ -35,4 +35,10 @@ ELASTOPLASTIC_CONFIG = PhysicsConfig(
     responses={"compliance": "compliance", "displacement": "value",
                "plastic_work": "plastic_work"},
     compliance_name="external work f·u",
+    # a design's summary (the last increment's fields; ``fesens solve`` reports every
+    # increment's in solution.json)
+    reported=(Reported("max_displacement", "displacement", "max_norm", "max |u|"),
+              Reported("max_von_mises", "von_mises", "max", "max von Mises"),
+              Reported("max_equivalent_plastic_strain", "equivalent_plastic_strain", "max",
+                       "max equivalent plastic strain")),
 )

@@ -106,8 +106,14 @@ def write_load_path(config: Config, model, solution, folder: ResultsFolder) -> l
 
 def add_config_hint(error: NewtonError, *, design: bool = False) -> None:
     """Name the config keys that a failed Newton solve may need in ``error``'s message
-    (``design``: of an optimization, where nearly void cells distort most)."""
-    keys = "[newton] steps, max_cutbacks, max_iterations"
+    (``design``: of an optimization, where nearly void cells distort most). An incremental
+    analysis' failure (the error names its ``increment``) has no ``[newton] steps``: its
+    steps are the increments."""
+    if getattr(error, "increment", None) is not None:
+        keys = ("more increments between these load factors in analysis.factors, "
+                "[newton] max_cutbacks, max_iterations")
+    else:
+        keys = "[newton] steps, max_cutbacks, max_iterations"
     if design:
         keys += ("; in a design, nearly void cells may distort too far: a larger "
                  "penalization.minimum")

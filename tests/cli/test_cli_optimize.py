@@ -30,8 +30,8 @@ FIELDS = {"mbb": "displacement", "cantilever": "displacement", "lbracket": "disp
           "column_buckling": "displacement", "plastic_cantilever": "displacement"}
 #: Presets of a frequency design: their displacement is the first mode, without stresses.
 MODAL = ("frequency",)
-#: Presets of a load history: their design.vtu has the last increment's displacement, without
-#: stresses (`fesens solve` writes each increment's internal variables and von Mises stress).
+#: Presets of a load history: their design.vtu has the last increment's displacement and
+#: internal variables (as `fesens solve` writes each increment's).
 HISTORY = ("plastic_cantilever",)
 
 
@@ -51,8 +51,13 @@ def test_preset_runs_end_to_end(name, tmp_path):
     design = meshio.read(out / "design.vtu")
     assert {"density"} <= set(design.cell_data)
     assert FIELDS[name] in design.point_data
-    if FIELDS[name] == "displacement" and name not in MODAL + HISTORY:
+    if FIELDS[name] == "displacement" and name not in MODAL:
         assert "von_mises" in design.cell_data
+    if name in HISTORY:
+        assert {"equivalent_plastic_strain", "back_stress_norm"} <= set(design.cell_data)
+        # the final design's yield: the summary's largest von Mises stress and plastic strain
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["max_von_mises"] > 0 and summary["max_equivalent_plastic_strain"] > 0
     for picture in ("design.png", "convergence.png"):
         with Image.open(out / picture) as image:
             assert image.size[0] > 300 and image.size[1] > 200

@@ -8,11 +8,14 @@ increment (exit 1, the increments that converged written)."""
 
 import csv
 import json
+import re
 
 import meshio
 import numpy as np
 import pytest
 
+from fesens.config import build_model, load_config
+from fesens.config.increments import increment_run
 from tests.cli.cli_helpers import edit, run, write_config
 
 E, NU, SIGMA_Y, L, H = 200e3, 0.3, 250.0, 4.0, 1.0
@@ -223,3 +226,60 @@ def test_optimize_designs_an_elastoplastic_config(tmp_path):
     objective = [float(row["objective"]) for row in rows]
     assert len(objective) == 5 and objective[-1] < objective[0]
     assert float(rows[-1]["volume"]) <= 0.5 + 1e-6
+    # design.vtu: the last increment's internal variables of the final design, those of a
+    # plain run at its densities (SIMP p = 1 above the floor 1e-3: the model's own ρ^penal)
+    design = meshio.read(out / "design.vtu")
+    config = load_config(out / "config.toml")
+    model = build_model(config)
+    rho = design.cell_data["density"][0]
+    history = increment_run(config, model).solve(scale=1e-3 + rho * (1 - 1e-3))
+    for name, values in history.cell_fields(history.n_increments).items():
+        assert np.allclose(design.cell_data[name][0], values, rtol=1e-9, atol=0), name
+    assert np.max(design.cell_data["equivalent_plastic_strain"][0]) > 0
+
+
+#: The bar, perfectly plastic, pulled by a traction above its limit load σ_y · H: the
+#: increment that crosses it cannot converge.
+OVERLOADED = edit(edit(edit(edit(edit(
+    BAR, "loads = []\n", ""),
+    "isotropic_modulus = 2000.0", "isotropic_modulus = 0.0"),
+    '[[supports]]\ngroup = "right"\ncomponents = ["x"]\nvalue = 0.01\n',
+    '[[loads]]\ntype = "traction"\ngroup = "right"\nvalue = [400.0, 0.0]\n'),
+    "factors = [0.0, 0.1, 0.5, 1.0, 0.5, 0.0, -0.5]", "factors = [0.0, 0.25, 0.5, 1.0]"),
+    "[analysis]", "[newton]\nmax_cutbacks = 2\nmax_iterations = 20\n[analysis]")
+
+
+@pytest.mark.parametrize("command, extra", [
+    ("sensitivity", ("--wrt", "yield_stress")),
+    ("optimize", ()),
+])
+def test_a_newton_failure_of_a_gradient_names_the_increment_and_its_keys(tmp_path, command,
+                                                                          extra):
+    """The advice of an incremental failure: more increments, more cut-backs; not the
+    ``[newton] steps`` of a one-shot nonlinear solve, which the analysis refuses."""
+    text = OVERLOADED
+    if command == "optimize":
+        text += ('[constraints]\nvolume_fraction = 0.5\n[filter]\ntype = "density"\n'
+                 "radius = 1.0\n[stop]\nmax_iter = 2\n")
+    result = run(command, write_config(tmp_path, text), *extra, "--out", tmp_path / "out")
+    assert result.exit_code not in (0, 2), result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.output
+    assert re.search(r"increment \d+ \(load factor", errors[0])
+    assert "analysis.factors" in errors[0] and "max_cutbacks" in errors[0]
+    assert "[newton] steps" not in errors[0]
+
+
+def test_a_design_that_penalizes_the_densities_again_is_refused(tmp_path):
+    """``[penalization] penalty = 3`` under the model's own ``ρ^penal``: E ∝ ρ⁹; refused at
+    check time, one line naming both."""
+    text = edit(DESIGN, "penalty = 1.0", "penalty = 3.0")
+    out = tmp_path / "design"
+    result = run("optimize", write_config(tmp_path, text, "design.toml"), "--out", out)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    for named in ("[penalization]", "penalty = 3", "[physics] penal and yield_penal",
+                  "penalty = 1"):
+        assert named in lines[0]
+    assert not out.exists() or not any(out.iterdir())

@@ -9,7 +9,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from fesens.config import ConfigError, build_model, resolve
+from fesens.config import ConfigError, build_model, build_problem, resolve
 from fesens.config.increments import aggregate_increments, increment_factors
 from fesens.config.mpi_run import distributed_refusal
 
@@ -121,3 +121,49 @@ def test_an_elastoplastic_design_is_not_split_among_mpi_ranks(tmp_path):
 
     refusal = distributed_refusal(_resolve(tmp_path, design, optimize=True))
     assert refusal == "the load history of the path-dependent elastoplasticity physics"
+
+
+def _design(raw):
+    raw.update(constraints={"volume_fraction": 0.5}, filter={"radius": 1.0})
+
+
+def test_a_design_passes_the_densities_to_the_model_s_own_interpolation(tmp_path):
+    """Without ``[penalization]`` the densities reach the model as they are (above the floor
+    1e-3), and the model raises them once: ``E(ρ) = E ρ^penal`` of the scale
+    ``s = 1e-3 + ρ (1 − 1e-3)`` (SIMP p = 1), ``σ_y(ρ) = σ_y s^yield_penal``."""
+    config = _resolve(tmp_path, _design, optimize=True)
+    assert config.data["penalization"] == {"type": "simp", "penalty": 1.0, "minimum": 1e-3}
+    problem = build_problem(config)
+    rho = np.array([0.0, 0.25, 0.5, 1.0])
+    scale = problem.interpolation(rho)
+    assert np.allclose(scale, 1e-3 + rho * (1 - 1e-3), rtol=1e-15, atol=0)
+    fields = problem.model.material_fields(scale=np.full(4, 0.5))
+    assert np.allclose(fields["E"], 200e3 * 0.5 ** 3, rtol=1e-14)
+    assert np.allclose(fields["yield_stress"], 250.0 * 0.5 ** 2.5, rtol=1e-14)
+
+
+@pytest.mark.parametrize("penalization", [
+    {"penalty": 3.0},
+    {"type": "ramp"},
+    {"penalty": {"start": 1.0, "final": 3.0, "every": 10}},
+])
+def test_a_second_interpolation_is_refused(tmp_path, penalization):
+    def penalized(raw):
+        _design(raw)
+        raw["penalization"] = penalization
+
+    with pytest.raises(ConfigError) as error:
+        _resolve(tmp_path, penalized, optimize=True)
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("[penalization] type =")
+    assert "[physics] penal and yield_penal" in message and "penalty = 1" in message
+
+
+def test_a_given_floor_and_penalty_1_are_kept(tmp_path):
+    def floor(raw):
+        _design(raw)
+        raw["penalization"] = {"penalty": 1.0, "minimum": 1e-4}
+
+    config = _resolve(tmp_path, floor, optimize=True)
+    assert config.data["penalization"] == {"type": "simp", "penalty": 1.0, "minimum": 1e-4}
