@@ -156,7 +156,8 @@ def check_nonlinear(raw: dict, data: dict, physics: type, mesh, label: str) -> d
                           "solves one load case at a time (the states of several load "
                           "cases are separate nonlinear solves); remove [[load_cases]] and "
                           "run one config per case")
-    _check_tangent_solver(data["solver"], physics, kind, data["loads"])
+    _check_tangent_solver(data["solver"], physics, kind, data["loads"],
+                          data.get("material", {}))
     _check_levels(raw, objective, physics)
     return out
 
@@ -245,7 +246,8 @@ def _check_load_path(raw, physics: type, mesh, label: str) -> dict:
     return table
 
 
-def _check_tangent_solver(solver: dict, physics: type, kind: str, loads: list[dict]) -> None:
+def _check_tangent_solver(solver: dict, physics: type, kind: str, loads: list[dict],
+                          material: dict) -> None:
     """A backend for a symmetric matrix cannot solve a non-symmetric tangent (of the physics,
     or made so by a load such as a follower pressure), and a matrix-free backend cannot
     solve a tangent that is assembled at every iteration."""
@@ -269,6 +271,12 @@ def _check_tangent_solver(solver: dict, physics: type, kind: str, loads: list[di
         raise ConfigError(
             f"solver.backend = {show(name)} assumes a symmetric matrix, but the tangent of "
             f"physics.type = {show(kind)} is not symmetric: use {instead}")
+    for key in physics.config.unsymmetric_material:
+        if np.any(np.asarray(material.get(key, 0.0), dtype=float) != 0):
+            raise ConfigError(
+                f"solver.backend = {show(name)} assumes a symmetric matrix, but "
+                f"material.{key} = {show(material[key])} makes the tangent of physics.type = "
+                f"{show(kind)} unsymmetric: use {instead}, or material.{key} = 0")
     for i, load in enumerate(loads):
         for flag in physics.config.load_kind(load["type"]).unsymmetric:
             if load.get(flag):

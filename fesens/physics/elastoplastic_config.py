@@ -41,4 +41,6 @@ ELASTOPLASTIC_CONFIG = PhysicsConfig(
               Reported("max_von_mises", "von_mises", "max", "max von Mises"),
               Reported("max_equivalent_plastic_strain", "equivalent_plastic_strain", "max",
                        "max equivalent plastic strain")),
+    # Armstrong–Frederick's recovery turns the flow with the back stress: no major symmetry
+    unsymmetric_material=("kinematic_recovery",),
 )

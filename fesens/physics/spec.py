@@ -321,6 +321,10 @@ class PhysicsConfig:
         keys they choose instead of ``material``, a mapping of names to
         :class:`~fesens.fem.model.parameters.Parameter` (each required), e.g. a material
         law's constants; or None (then ``material``). None: ``material`` always.
+    unsymmetric_material : tuple of str
+        ``[material]`` keys whose non-zero value makes the tangent of a symmetric-tangent
+        physics unsymmetric (e.g. Armstrong–Frederick's recovery of the back stress), so
+        that the config refuses a backend for symmetric matrices before any work.
     """
 
     options: tuple[Option, ...] = ()
@@ -337,6 +341,7 @@ class PhysicsConfig:
     inertia: str | None = None
     time_order: int = 1
     material_of: Callable[[Mapping], Mapping | None] | None = None
+    unsymmetric_material: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "responses", MappingProxyType(dict(self.responses)))

@@ -167,3 +167,22 @@ def test_a_given_floor_and_penalty_1_are_kept(tmp_path):
 
     config = _resolve(tmp_path, floor, optimize=True)
     assert config.data["penalization"] == {"type": "simp", "penalty": 1.0, "minimum": 1e-4}
+
+
+def test_a_symmetric_backend_is_refused_for_armstrong_frederick_s_tangent(tmp_path):
+    """Dynamic recovery of the back stress makes the consistent tangent unsymmetric: a
+    backend for symmetric matrices is refused before any work, naming the material key;
+    without recovery the same backend is accepted."""
+    def recovery(raw):
+        raw["material"].update(kinematic_modulus=1e4, kinematic_recovery=50.0)
+        raw["solver"] = {"backend": "cholmod"}
+
+    with pytest.raises(ConfigError, match="material.kinematic_recovery = 50.0 makes the "
+                                          "tangent .* unsymmetric"):
+        _resolve(tmp_path, recovery)
+
+    def linear(raw):
+        raw["material"].update(kinematic_modulus=1e4)
+        raw["solver"] = {"backend": "cholmod"}
+
+    assert _resolve(tmp_path, linear).data["solver"]["backend"] == "cholmod"
