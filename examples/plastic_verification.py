@@ -104,13 +104,20 @@ def hill_pressure_at(u_outer: float) -> float:
 
 
 def limit_pressure() -> float:
-    """The cylinder's limit pressure ``2k ln(b/a)``."""
+    """The cylinder's limit pressure ``2k ln(b/a)``, for every ν (at collapse the strain
+    rates are plastic, plane strain makes ``σ_z`` the mean stress and ``σ_θ − σ_r = 2k``
+    across the wall)."""
     return 2.0 * K * np.log(B / A)
 
 
 def strip_limit_load() -> float:
     """The perforated strip's limit load of a quarter model per unit thickness: the
-    ligament ``W − R`` at ``2k``."""
+    ligament ``W − R`` at ``2k``. Exact by the two theorems of limit analysis (Hill 1950,
+    ch. VIII): ``σ_yy = 2k`` in ``R ≤ |x| ≤ W`` and zero elsewhere is statically admissible
+    (free hole and edges; lower bound); the wedge ``x − R ≥ |y|`` at each free edge moving
+    inwards at ``v`` while the halves separate at ``2v`` slides on two 45° bands of length
+    ``√2 (W − R)`` at the jump ``√2 v``, dissipating ``4k (W − R) v`` per ligament side,
+    the same load (upper bound)."""
     return 2.0 * K * (W - R)
 
 
@@ -229,18 +236,30 @@ class StripRun(NamedTuple):
     mesh: Mesh
 
 
-def run_strip(mesh: Mesh, end: float = 0.4, n_increments: int = 8, **options) -> StripRun:
-    """The quarter strip, its end ``y = L`` moved along y by up to ``end`` in increments
-    finer at the start."""
+def strip_model(mesh: Mesh, end: float, **options) -> Elastoplasticity:
+    """The quarter strip with symmetry conditions, its end ``y = L`` moved along y by
+    ``end`` (at the load factor 1); ``options`` go to the model."""
     model = Elastoplasticity(mesh, E=E, nu=NU, yield_stress=SIGMA_Y, **options)
     model.fix("x_axis", components="y").fix("y_axis", components="x")
     model.fix("top", components="y", value=end)
+    return model
+
+
+def end_reactions(model: Elastoplasticity, reactions: np.ndarray) -> np.ndarray:
+    """The reaction on the strip's moved end per increment ``(N+1,)``, from the reactions
+    ``(N+1, n_dofs)`` of its history."""
+    dofs = model.dofmap.node_dofs(model.mesh.node_sets["top"], [1]).ravel()
+    return reactions[:, dofs].sum(axis=1)
+
+
+def run_strip(mesh: Mesh, end: float = 0.4, n_increments: int = 8, **options) -> StripRun:
+    """The quarter strip, its end ``y = L`` moved along y by up to ``end`` in increments
+    finer at the start."""
+    model = strip_model(mesh, end, **options)
     factors = np.linspace(0.0, 1.0, n_increments + 1) ** 1.5
     solution = IncrementalAnalysis(model, factors=factors).solve()
-    dofs = model.dofmap.node_dofs(mesh.node_sets["top"], [1]).ravel()
-    reactions = solution.reactions[:, dofs].sum(axis=1)
     plastic = solution.equivalent_plastic_strain[-1].mean(axis=1)
-    return StripRun(end * factors, reactions, plastic, mesh)
+    return StripRun(end * factors, end_reactions(model, solution.reactions), plastic, mesh)
 
 
 # --- the table ------------------------------------------------------------------------
