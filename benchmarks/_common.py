@@ -4,6 +4,9 @@
   :func:`unit_element_matrix`);
 * child processes: a script re-invokes itself with ``--case JSON``; the child prints one
   result line (:func:`run_case`, :func:`serve_case`), so peak memory is per case;
+* comparisons with the peer codes in their own environment (``bench_*_peers.py``): their
+  interpreter, options and case loop (:func:`peers_python`, :func:`peer_arguments`,
+  :func:`run_peer_cases`);
 * measuring: :func:`timed`, :func:`peak_rss_mb`, :func:`reset_peak_rss`;
 * reporting: number formats, Markdown tables, the machine header.
 
@@ -133,7 +136,12 @@ def set_child_threads(threads: int) -> None:
 def run_case(script: str | Path, case: str, *args: Any, timeout: float) -> dict[str, Any]:
     """Run one case of ``script`` in a fresh Python process; its result or an error entry."""
     spec = json.dumps({"case": case, "args": list(args)})
-    command = [sys.executable, str(Path(script).resolve()), "--case", spec]
+    return child_result([sys.executable, str(Path(script).resolve()), "--case", spec], timeout)
+
+
+def child_result(command: Sequence[str], timeout: float) -> dict[str, Any]:
+    """Run ``command`` (a case process that prints one :data:`RESULT_PREFIX` line); its
+    result, or an ``error`` entry naming what went wrong."""
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -143,6 +151,183 @@ def run_case(script: str | Path, case: str, *args: Any, timeout: float) -> dict[
             return json.loads(line[len(RESULT_PREFIX) :])
     tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
     return {"error": f"exit status {done.returncode}: {tail}"}
+
+
+# --------------------------------------------------------------------------- peer comparisons
+def peers_python() -> Path:
+    """The interpreter of the peers' environment: ``$FESENS_PEERS_PYTHON`` or the one
+    ``make peers`` creates (``.peers/bin/python`` at the repository root)."""
+    configured = os.environ.get("FESENS_PEERS_PYTHON")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent.parent / ".peers" / "bin" / "python"
+
+
+def run_peer(script: Path, size: str, repeats: int, check: bool, timeout: float
+             ) -> dict[str, Any]:
+    """Run one peer's case ``script`` (in ``peers/``) in a fresh process of the peers'
+    interpreter; its result or an ``error`` entry naming what went wrong."""
+    python = peers_python()
+    if not python.exists():
+        return {"error": f"no peers' interpreter at {python}: run `make peers` or set "
+                         "FESENS_PEERS_PYTHON"}
+    spec = json.dumps({"size": size, "repeats": repeats, "check": check})
+    return child_result([str(python), str(script), "--case", spec], timeout)
+
+
+def peer_arguments(doc: str, sizes: Sequence[str], codes: Sequence[str], skipped: str
+                   ) -> argparse.ArgumentParser:
+    """The options of a comparison with the peers (``bench_*_peers.py``): ``--sizes``,
+    ``--codes``, ``--repeats``, ``--threads``, ``--check``, ``--time-limit``, ``--json``,
+    ``--run-all`` (help: which cases it adds, ``skipped``) and the hidden ``--case``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(sizes), metavar="NXxNYxNZ")
+    parser.add_argument("--codes", nargs="+", default=list(codes), choices=codes)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="warm calls per timed quantity (median; default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP/XLA threads of the case processes (default 1)")
+    parser.add_argument("--check", choices=("first", "all", "none"), default="first",
+                        help="central-difference check of the gradient at the first size "
+                             "(default), at every size or at none")
+    parser.add_argument("--time-limit", type=float, default=1800.0,
+                        help="seconds a case may run before it is killed")
+    parser.add_argument("--json", type=Path, help="also write every case's result here")
+    parser.add_argument("--run-all", action="store_true",
+                        help=f"also run the cases of SKIPPED ({skipped})")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    return parser
+
+
+def set_peer_threads(threads: int) -> None:
+    """Give the case processes started from now on, fesens's and the peers', ``threads``
+    threads: BLAS and OpenMP (:func:`set_child_threads`) and XLA's."""
+    set_child_threads(threads)
+    # XLA's CPU thread pool ignores the BLAS variables; torch reads OMP_NUM_THREADS.
+    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(threads > 1).lower()} "
+                               f"intra_op_parallelism_threads={threads}")
+
+
+def run_peer_cases(script: str | Path, args: argparse.Namespace, peer_scripts: dict[str, Path],
+                   skipped: dict[tuple[str, str], str], progress: Callable[[dict[str, Any]], str]
+                   ) -> tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[float, ...]]]:
+    """Run every (code, size) case of ``args`` (:func:`peer_arguments`), each in a fresh
+    process (threads as :func:`set_peer_threads` set them): a code of ``peer_scripts`` by
+    :func:`run_peer`, any other as a case of ``script`` by :func:`run_case`; a case of
+    ``skipped`` gets its reason unless ``--run-all``. ``progress(result)`` is printed to
+    stderr after each case.
+
+    Returns the results by ``(code, size)`` and the load averages at start and end."""
+    loads = [load_average()]
+    results = {}
+    for index, size in enumerate(args.sizes):
+        check = args.check == "all" or (args.check == "first" and index == 0)
+        for code in args.codes:
+            if (code, size) in skipped and not args.run_all:
+                results[code, size] = {"skipped": skipped[code, size]}
+            elif code in peer_scripts:
+                results[code, size] = run_peer(peer_scripts[code], size, args.repeats, check,
+                                               args.time_limit)
+            else:
+                results[code, size] = run_case(script, code, size, args.repeats, check,
+                                               timeout=args.time_limit)
+            print(f"  {code} {size}: {progress(results[code, size])}", file=sys.stderr,
+                  flush=True)
+    loads.append(load_average())
+    return results, loads
+
+
+def measure_fesens(measure: Callable[..., dict[str, Any]], make: Callable[[Any, str], Any],
+                   solver: str, size: str, repeats: int, check: bool
+                   ) -> tuple[dict[str, Any], Any]:
+    """fesens's case of a comparison with the peers, in this (case) process, measured by the
+    peers' harness's ``measure`` as theirs are: ``make(problem, solver)`` builds fesens's
+    model, which has ``forward`` and ``value_and_grad``.
+
+    Returns the result (code ``fesens``, or ``fesens-<solver>`` for a backend other than
+    ``auto``) and the last model built, for what a script adds to the result."""
+    models = []
+
+    def build(problem: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        models.append(make(problem, solver))
+        return models[-1].forward, models[-1].value_and_grad
+
+    versions = {name: version(name) for name in ("fesens", "scipy", "scikit-sparse")}
+    result = measure("fesens" if solver == "auto" else f"fesens-{solver}", versions, build,
+                     {"size": size, "repeats": repeats, "check": check})
+    return result, models[-1]
+
+
+def write_results(path: Path | None, results: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """With a ``path`` (``--json``), write every case's result there, one list entry each."""
+    if path:
+        path.write_text(json.dumps([{"code": code, "size": size, **result}
+                                    for (code, size), result in results.items()]))
+
+
+def unmeasured(result: dict[str, Any]) -> str:
+    """Why a case has no measurements: its skip reason or its error."""
+    return result.get("skipped") or f"failed: {result.get('error')}"
+
+
+def case_progress(result: dict[str, Any], key: str, symbol: str) -> str:
+    """One line on a finished case of a comparison with the peers, so that a long run shows
+    what it has measured so far: its warm times, peak and objective ``result[key]``, printed
+    as ``symbol``."""
+    if key not in result:
+        return unmeasured(result)
+    return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
+            f", peak {megabytes(result['process_peak_mb'])} MB, {symbol} = {result[key]:.12e}")
+
+
+def comparison_tables(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
+                      codes: Sequence[str], key: str,
+                      timing: tuple[Sequence[str], Callable[[str, dict], list[str]]],
+                      agreement: tuple[Sequence[str], Callable[[str, dict, dict], list[str]]]
+                      ) -> tuple[str, str]:
+    """The times-and-memory table and the agreement table of a comparison with the peers.
+
+    A row per (size, code); a case without its objective ``key`` (skipped or failed) shows
+    why. ``timing`` is the headers after ``code, size, dofs, set-up, 1st forward`` and
+    ``cells(code, result)``, its cells there; ``agreement`` the headers between
+    ``code, size`` and ``FD check, versions`` and ``cells(code, result, reference)``,
+    ``reference`` the first code's result measured at that size.
+    """
+    (timing_headers, timing_cells), (agreement_headers, agreement_cells) = timing, agreement
+    timing_rows, agreement_rows = [], []
+    for size in sizes:
+        reference = next((results[code, size] for code in codes
+                          if key in results[code, size]), None)
+        for code in codes:
+            r = results[code, size]
+            if key not in r:
+                reason = unmeasured(r)
+                timing_rows.append([code, size, str(hex8_dofs(size)), reason,
+                                    *[""] * len(timing_headers), ""])
+                agreement_rows.append([code, size, reason,
+                                       *[""] * (len(agreement_headers) + 1)])
+                continue
+            timing_rows.append([code, size, str(hex8_dofs(size)), seconds(r["setup_s"]),
+                                seconds(r["forward_cold_s"]), *timing_cells(code, r)])
+            agreement_rows.append([
+                code, size, *agreement_cells(code, r, reference),
+                f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
+                ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
+    return (table(["code", "size", "dofs", "set-up", "1st forward", *timing_headers],
+                  timing_rows),
+            table(["code", "size", *agreement_headers, "FD check", "versions"], agreement_rows))
+
+
+def relative_difference(a: Any, b: Any) -> float:
+    """``‖a − b‖ / ‖b‖`` of two numbers or vectors."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def hex8_dofs(size: str) -> int:
+    """The dofs of a 3-component field on an ``"NXxNYxNZ"`` hex8 grid."""
+    nx, ny, nz = (int(n) for n in size.split("x"))
+    return 3 * (nx + 1) * (ny + 1) * (nz + 1)
 
 
 # --------------------------------------------------------------------------- measuring

@@ -43,6 +43,7 @@ from _common import (
     machine_lines,
     megabytes,
     peak_rss_mb,
+    peers_python,
     ratio,
     record,
     release_free_memory,
@@ -53,7 +54,6 @@ from _common import (
     serve_case,
     table,
 )
-from bench_nonlinear_peers import peers_python
 
 PEER_SCRIPT = Path(__file__).resolve().parent / "peers" / "jaxfem_example.py"
 #: jax-fem's absolute Newton tolerance (its ``solver``'s ``tol``; its relative one, 1e-8 of

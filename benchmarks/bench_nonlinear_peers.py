@@ -31,11 +31,8 @@ row. A case of :data:`SKIPPED` is not run unless ``--run-all`` is given: its row
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -44,36 +41,31 @@ from typing import Any
 
 import numpy as np
 from _common import (
-    RESULT_PREFIX,
-    load_average,
+    case_progress,
+    comparison_tables,
     load_line,
     machine_lines,
+    measure_fesens,
     megabytes,
+    peer_arguments,
+    peers_python,
     ratio,
-    run_case,
+    relative_difference,
+    run_peer_cases,
     seconds,
     serve_case,
-    set_child_threads,
+    set_peer_threads,
     table,
+    write_results,
 )
 
 SIZES = ("16x8x8", "32x16x16")
 PEERS = Path(__file__).resolve().parent / "peers"
-#: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
-PEER_SCRIPTS = {"torch-fem": "torchfem_case.py", "jax-fem": "jaxfem_case.py"}
-CASE_TIMEOUT = 1800.0
+#: The peer codes: their case script (run by the peers' interpreter).
+PEER_SCRIPTS = {"torch-fem": PEERS / "torchfem_case.py", "jax-fem": PEERS / "jaxfem_case.py"}
 #: Cases left out unless ``--run-all``, with the reason their row prints.
 SKIPPED = {("jax-fem", "32x16x16"): "skipped (--run-all runs it): one cold forward alone "
                                     "took 693 s on the 2-core machine of these tables"}
-
-
-def peers_python() -> Path:
-    """The interpreter of the peers' environment: ``$FESENS_PEERS_PYTHON`` or the one
-    ``make peers`` creates (``.peers/bin/python`` at the repository root)."""
-    configured = os.environ.get("FESENS_PEERS_PYTHON")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parent.parent / ".peers" / "bin" / "python"
 
 
 class FesensCantilever:
@@ -178,21 +170,9 @@ def fesens_case(size: str, repeats: int, check: bool, solver: str = "auto") -> d
     (:meth:`FesensCantilever.profile`).
     """
     sys.path.insert(0, str(PEERS))
-    from importlib.metadata import version
-
     from harness import measure
 
-    models = []
-
-    def build(problem):
-        models.append(FesensCantilever(problem, solver))
-        return models[-1].forward, models[-1].value_and_grad
-
-    versions = {"fesens": version("fesens"), "scipy": version("scipy"),
-                "scikit-sparse": version("scikit-sparse")}
-    result = measure("fesens" if solver == "auto" else f"fesens-{solver}", versions, build,
-                     {"size": size, "repeats": repeats, "check": check})
-    model = models[-1]
+    result, model = measure_fesens(measure, FesensCantilever, solver, size, repeats, check)
     result["profile"] = model.profile(np.ones(model.model.mesh.n_cells))
     return result
 
@@ -203,80 +183,33 @@ CASES = {"fesens": fesens_case,
 CODES = (*CASES, *PEER_SCRIPTS)
 
 
-def run_peer(code: str, size: str, repeats: int, check: bool, timeout: float
-             ) -> dict[str, Any]:
-    """Run one peer's case in a fresh process of the peers' interpreter; its result or an
-    ``error`` entry naming what went wrong."""
-    python = peers_python()
-    if not python.exists():
-        return {"error": f"no peers' interpreter at {python}: run `make peers` or set "
-                         "FESENS_PEERS_PYTHON"}
-    spec = json.dumps({"size": size, "repeats": repeats, "check": check})
-    command = [str(python), str(PEERS / PEER_SCRIPTS[code]), "--case", spec]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f} s"}
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"error": f"exit status {done.returncode}: {tail}"}
-
-
-def relative_difference(a: Any, b: Any) -> float:
-    """``‖a − b‖ / ‖b‖`` of two numbers or vectors."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
-
-
 def progress(result: dict[str, Any]) -> str:
-    """One line on a finished case, so that a long run shows what it has measured so far."""
-    if "compliance" not in result:
-        return result.get("skipped") or f"failed: {result.get('error')}"
-    return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
-            f", peak {megabytes(result['process_peak_mb'])} MB, C = {result['compliance']:.12e}")
-
-
-def dofs(size: str) -> int:
-    nx, ny, nz = (int(n) for n in size.split("x"))
-    return 3 * (nx + 1) * (ny + 1) * (nz + 1)
+    """One line on a finished case."""
+    return case_progress(result, "compliance", "C")
 
 
 def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
            codes: Sequence[str]) -> str:
-    """The times-and-memory table and the agreement table."""
-    timing, agreement = [], []
-    for size in sizes:
-        reference = next((results[code, size] for code in codes
-                          if "compliance" in results[code, size]), None)
-        for code in codes:
-            r = results[code, size]
-            if "compliance" not in r:
-                reason = r.get("skipped") or f"failed: {r.get('error')}"
-                timing.append([code, size, str(dofs(size)), reason, *[""] * 8])
-                agreement.append([code, size, reason, "", "", "", ""])
-                continue
-            timing.append([
-                code, size, str(dofs(size)), seconds(r["setup_s"]), seconds(r["forward_cold_s"]),
-                seconds(r["forward_s"]), seconds(r["gradient_s"]),
+    """The times-and-memory table, the agreement table, the peers' times over fesens's and
+    where fesens's time goes."""
+
+    def timing(code: str, r: dict[str, Any]) -> list[str]:
+        return [seconds(r["forward_s"]), seconds(r["gradient_s"]),
                 ratio(r["gradient_s"], r["forward_s"]), megabytes(r["process_peak_mb"]),
                 megabytes(r["resident_mb"]), megabytes(r["forward_peak_mb"]),
-                megabytes(r["gradient_peak_mb"])])
-            differences = ["ref.", "ref."] if reference is r else [
-                f"{relative_difference(r[key], reference[key]):.1e}"
-                for key in ("compliance", "gradient")]
-            agreement.append([
-                code, size, f"{r['compliance']:.12e}", *differences,
-                f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
-                ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
-    timing_table = table(
-        ["code", "size", "dofs", "set-up", "1st forward", "forward", "value+grad",
-         "value+grad / forward", "peak MB", "resident MB", "forward +MB", "value+grad +MB"],
-        timing)
-    agreement_table = table(
-        ["code", "size", "compliance C", "C rel. diff", "dC/dθ rel. diff", "FD check",
-         "versions"], agreement)
+                megabytes(r["gradient_peak_mb"])]
+
+    def agreement(code: str, r: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+        differences = ["ref.", "ref."] if reference is r else [
+            f"{relative_difference(r[key], reference[key]):.1e}"
+            for key in ("compliance", "gradient")]
+        return [f"{r['compliance']:.12e}", *differences]
+
+    timing_table, agreement_table = comparison_tables(
+        results, sizes, codes, "compliance",
+        (["forward", "value+grad", "value+grad / forward", "peak MB", "resident MB",
+          "forward +MB", "value+grad +MB"], timing),
+        (["compliance C", "C rel. diff", "dC/dθ rel. diff"], agreement))
     return (f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n\n"
             f"## fesens against the peers\n\n{speedup_table(results, sizes, codes)}\n\n"
             f"## Where fesens's time goes\n\n{profile_table(results, sizes, codes)}\n")
@@ -325,54 +258,20 @@ def profile_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequenc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=list(SIZES), metavar="NXxNYxNZ")
-    parser.add_argument("--codes", nargs="+", default=list(CODES), choices=CODES)
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="warm calls per timed quantity (median; default 1)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS/OpenMP/XLA threads of the case processes (default 1)")
-    parser.add_argument("--check", choices=("first", "all", "none"), default="first",
-                        help="central-difference check of the gradient at the first size "
-                             "(default), at every size or at none")
-    parser.add_argument("--time-limit", type=float, default=CASE_TIMEOUT,
-                        help="seconds a case may run before it is killed")
-    parser.add_argument("--json", type=Path, help="also write every case's result here")
-    parser.add_argument("--run-all", action="store_true",
-                        help="also run the cases of SKIPPED (jax-fem at 32x16x16)")
-    parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser = peer_arguments(__doc__, SIZES, CODES, "jax-fem at 32x16x16")
     args = parser.parse_args(argv)
     if args.case:
         serve_case(CASES, json.loads(args.case))
         return 0
 
-    set_child_threads(args.threads)
-    # XLA's CPU thread pool ignores the BLAS variables; torch reads OMP_NUM_THREADS.
-    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(args.threads > 1).lower()} "
-                               f"intra_op_parallelism_threads={args.threads}")
+    set_peer_threads(args.threads)
     print("# Finite-strain hyperelasticity: fesens, torch-fem, jax-fem\n")
     print("\n".join(machine_lines(["numpy", "scipy", "scikit-sparse"])))
     print(f"peers' interpreter: {peers_python()}")
-    loads = [load_average()]
-    results = {}
-    for index, size in enumerate(args.sizes):
-        check = args.check == "all" or (args.check == "first" and index == 0)
-        for code in args.codes:
-            if (code, size) in SKIPPED and not args.run_all:
-                results[code, size] = {"skipped": SKIPPED[code, size]}
-            elif code in PEER_SCRIPTS:
-                results[code, size] = run_peer(code, size, args.repeats, check, args.time_limit)
-            else:
-                results[code, size] = run_case(__file__, code, size, args.repeats, check,
-                                               timeout=args.time_limit)
-            print(f"  {code} {size}: {progress(results[code, size])}", file=sys.stderr,
-                  flush=True)
-    loads.append(load_average())
+    results, loads = run_peer_cases(__file__, args, PEER_SCRIPTS, SKIPPED, progress)
     print(load_line(loads) + "\n")
     print(report(results, args.sizes, args.codes))
-    if args.json:
-        args.json.write_text(json.dumps([{"code": code, "size": size, **r}
-                                         for (code, size), r in results.items()]))
+    write_results(args.json, results)
     return 0
 
 

@@ -33,11 +33,8 @@ case's result; ``--record`` appends the report to ``benchmarks/RESULTS.md``.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,26 +42,30 @@ from typing import Any
 
 import numpy as np
 from _common import (
-    RESULT_PREFIX,
-    load_average,
+    case_progress,
+    comparison_tables,
     load_line,
     machine_lines,
+    measure_fesens,
     megabytes,
+    peer_arguments,
+    peers_python,
     ratio,
     record,
-    run_case,
+    relative_difference,
+    run_peer_cases,
     seconds,
     serve_case,
-    set_child_threads,
+    set_peer_threads,
     table,
+    write_results,
 )
-from bench_nonlinear_peers import peers_python
 
 SIZES = ("8x8x8", "12x12x12")
 PEERS = Path(__file__).resolve().parent / "peers"
-#: The peer codes: their case script in ``peers/`` (run by the peers' interpreter).
-PEER_SCRIPTS = {"torch-fem": "torchfem_plasticity.py", "jax-fem": "jaxfem_plasticity.py"}
-CASE_TIMEOUT = 1800.0
+#: The peer codes: their case script (run by the peers' interpreter).
+PEER_SCRIPTS = {"torch-fem": PEERS / "torchfem_plasticity.py",
+                "jax-fem": PEERS / "jaxfem_plasticity.py"}
 #: Cases left out unless ``--run-all``, with the reason their row prints.
 SKIPPED = {("jax-fem", "12x12x12"): "skipped (--run-all runs it): the slowest case (at "
                                     "8x8x8 its first value+grad took 37 s on 2 cores), run "
@@ -146,21 +147,9 @@ def fesens_case(size: str, repeats: int, check: bool, solver: str = "auto") -> d
     measured by ``peers/plastic_harness.py``'s :func:`measure`; adds ``stats`` (Newton
     iterations and factorizations of the last run) and the tangent backend."""
     sys.path.insert(0, str(PEERS))
-    from importlib.metadata import version
-
     from plastic_harness import measure
 
-    models = []
-
-    def build(problem):
-        models.append(FesensBlock(problem, solver))
-        return models[-1].forward, models[-1].value_and_grad
-
-    versions = {"fesens": version("fesens"), "scipy": version("scipy"),
-                "scikit-sparse": version("scikit-sparse")}
-    result = measure("fesens" if solver == "auto" else f"fesens-{solver}", versions, build,
-                     {"size": size, "repeats": repeats, "check": check})
-    block = models[-1]
+    result, block = measure_fesens(measure, FesensBlock, solver, size, repeats, check)
     block.forward(np.ones(block.model.mesh.n_cells))
     result["stats"] = {key: int(value) for key, value in block.history.stats.items()}
     result["backend"] = type(block.model.tangent_solver(solver)).__name__
@@ -169,33 +158,6 @@ def fesens_case(size: str, repeats: int, check: bool, solver: str = "auto") -> d
 
 CASES = {"fesens": fesens_case, "fesens-lu": functools.partial(fesens_case, solver="lu")}
 CODES = (*CASES, *PEER_SCRIPTS)
-
-
-def run_peer(code: str, size: str, repeats: int, check: bool, timeout: float
-             ) -> dict[str, Any]:
-    """Run one peer's case in a fresh process of the peers' interpreter; its result or an
-    ``error`` entry naming what went wrong."""
-    python = peers_python()
-    if not python.exists():
-        return {"error": f"no peers' interpreter at {python}: run `make peers` or set "
-                         "FESENS_PEERS_PYTHON"}
-    spec = json.dumps({"size": size, "repeats": repeats, "check": check})
-    command = [str(python), str(PEERS / PEER_SCRIPTS[code]), "--case", spec]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f} s"}
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"error": f"exit status {done.returncode}: {tail}"}
-
-
-def relative_difference(a: Any, b: Any) -> float:
-    """``‖a − b‖ / ‖b‖`` of two numbers or vectors."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 def history_difference(a: Sequence[float], b: Sequence[float]) -> float:
@@ -228,64 +190,39 @@ def on_torchfem_substeps(size: str, result: dict[str, Any]) -> float | None:
     return history_difference(reactions[ends], result["reactions"])
 
 
-def skipped_or_failed(result: dict[str, Any]) -> str:
-    """Why a case has no result: its :data:`SKIPPED` reason or its error."""
-    return result.get("skipped") or f"failed: {result.get('error')}"
-
-
 def progress(result: dict[str, Any]) -> str:
     """One line on a finished case."""
-    if "reaction" not in result:
-        return skipped_or_failed(result)
-    return (f"forward {seconds(result['forward_s'])}, value+grad {seconds(result['gradient_s'])}"
-            f", peak {megabytes(result['process_peak_mb'])} MB, F = {result['reaction']:.12e}")
-
-
-def dofs(size: str) -> int:
-    nx, ny, nz = (int(n) for n in size.split("x"))
-    return 3 * (nx + 1) * (ny + 1) * (nz + 1)
+    return case_progress(result, "reaction", "F")
 
 
 def report(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[str],
            codes: Sequence[str]) -> str:
     """The times-and-memory table, the agreement table and the ratio table."""
-    timing, agreement = [], []
-    for size in sizes:
-        reference = next((results[code, size] for code in codes
-                          if "reaction" in results[code, size]), None)
-        for code in codes:
-            r = results[code, size]
-            if "reaction" not in r:
-                reason = skipped_or_failed(r)
-                timing.append([code, size, str(dofs(size)), reason, *[""] * 9])
-                agreement.append([code, size, reason, "", "", "", "", "", ""])
-                continue
-            stats = r.get("stats")
-            timing.append([
-                code, size, str(dofs(size)), seconds(r["setup_s"]), seconds(r["forward_cold_s"]),
-                seconds(r["gradient_cold_s"]), seconds(r["forward_s"]), seconds(r["gradient_s"]),
+
+    def timing(code: str, r: dict[str, Any]) -> list[str]:
+        stats = r.get("stats")
+        return [seconds(r["gradient_cold_s"]), seconds(r["forward_s"]), seconds(r["gradient_s"]),
                 ratio(r["gradient_s"], r["forward_s"]), megabytes(r["process_peak_mb"]),
                 megabytes(r["forward_peak_mb"]), megabytes(r["gradient_peak_mb"]),
                 f"{stats['newton_iterations']} / {stats['factorizations']}, {r['backend']}"
-                if stats else "-"])
-            differences = ["ref.", "ref.", "ref."] if reference is r else [
-                f"{history_difference(r['reactions'], reference['reactions']):.1e}",
-                f"{relative_difference(r['reaction'], reference['reaction']):.1e}",
-                f"{relative_difference(r['gradient'], reference['gradient']):.1e}"]
-            same_substeps = on_torchfem_substeps(size, r) if code == "torch-fem" else None
-            agreement.append([
-                code, size, f"{r['reaction']:.10e}", *differences,
-                "-" if same_substeps is None else f"{same_substeps:.1e}",
-                f"{r['fd_rel_error']:.1e}" if "fd_rel_error" in r else "-",
-                ", ".join(f"{k} {v}" for k, v in r["versions"].items())])
-    timing_table = table(
-        ["code", "size", "dofs", "set-up", "1st forward", "1st value+grad", "forward",
-         "value+grad", "value+grad / forward", "peak MB", "forward +MB", "value+grad +MB",
-         "Newton its / factorizations, backend"], timing)
-    agreement_table = table(
-        ["code", "size", "last reaction F (N)", "F_n history diff", "F rel. diff",
-         "dF/dθ rel. diff", "F_n diff, fesens on its substeps", "FD check", "versions"],
-        agreement)
+                if stats else "-"]
+
+    def agreement(code: str, r: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+        differences = ["ref.", "ref.", "ref."] if reference is r else [
+            f"{history_difference(r['reactions'], reference['reactions']):.1e}",
+            f"{relative_difference(r['reaction'], reference['reaction']):.1e}",
+            f"{relative_difference(r['gradient'], reference['gradient']):.1e}"]
+        same_substeps = (on_torchfem_substeps(r["size"], r) if code == "torch-fem"
+                         else None)
+        return [f"{r['reaction']:.10e}", *differences,
+                "-" if same_substeps is None else f"{same_substeps:.1e}"]
+
+    timing_table, agreement_table = comparison_tables(
+        results, sizes, codes, "reaction",
+        (["1st value+grad", "forward", "value+grad", "value+grad / forward", "peak MB",
+          "forward +MB", "value+grad +MB", "Newton its / factorizations, backend"], timing),
+        (["last reaction F (N)", "F_n history diff", "F rel. diff", "dF/dθ rel. diff",
+          "F_n diff, fesens on its substeps"], agreement))
     return (f"## Times and memory\n\n{timing_table}\n\n## Agreement\n\n{agreement_table}\n\n"
             f"## fesens over the peers\n\n{ratio_table(results, sizes, codes)}\n")
 
@@ -317,48 +254,16 @@ def ratio_table(results: dict[tuple[str, str], dict[str, Any]], sizes: Sequence[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=list(SIZES), metavar="NXxNYxNZ")
-    parser.add_argument("--codes", nargs="+", default=list(CODES), choices=CODES)
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="warm calls per timed quantity (median; default 1)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS/OpenMP/XLA threads of the case processes (default 1)")
-    parser.add_argument("--check", choices=("first", "all", "none"), default="first",
-                        help="central-difference check of the gradient at the first size "
-                             "(default), at every size or at none")
-    parser.add_argument("--time-limit", type=float, default=CASE_TIMEOUT,
-                        help="seconds a case may run before it is killed")
-    parser.add_argument("--json", type=Path, help="also write every case's result here")
+    parser = peer_arguments(__doc__, SIZES, CODES, "jax-fem at 12x12x12")
     parser.add_argument("--record", action="store_true",
                         help="append the report to benchmarks/RESULTS.md")
-    parser.add_argument("--run-all", action="store_true",
-                        help="also run the cases of SKIPPED (jax-fem at 12x12x12)")
-    parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
         serve_case(CASES, json.loads(args.case))
         return 0
 
-    set_child_threads(args.threads)
-    # XLA's CPU thread pool ignores the BLAS variables; torch reads OMP_NUM_THREADS.
-    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(args.threads > 1).lower()} "
-                               f"intra_op_parallelism_threads={args.threads}")
-    loads = [load_average()]
-    results = {}
-    for index, size in enumerate(args.sizes):
-        check = args.check == "all" or (args.check == "first" and index == 0)
-        for code in args.codes:
-            if (code, size) in SKIPPED and not args.run_all:
-                results[code, size] = {"skipped": SKIPPED[code, size]}
-            elif code in PEER_SCRIPTS:
-                results[code, size] = run_peer(code, size, args.repeats, check, args.time_limit)
-            else:
-                results[code, size] = run_case(__file__, code, size, args.repeats, check,
-                                               timeout=args.time_limit)
-            print(f"  {code} {size}: {progress(results[code, size])}", file=sys.stderr,
-                  flush=True)
-    loads.append(load_average())
+    set_peer_threads(args.threads)
+    results, loads = run_peer_cases(__file__, args, PEER_SCRIPTS, SKIPPED, progress)
     command = " ".join(["python benchmarks/bench_plasticity_peers.py",
                         *(argv if argv is not None else sys.argv[1:])])
     header = "\n".join(["# J2 plasticity over a load history: fesens, torch-fem, jax-fem", "",
@@ -366,9 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         *machine_lines(["numpy", "scipy", "scikit-sparse"]),
                         f"peers' interpreter: {peers_python()}", load_line(loads), ""])
     record(header + "\n" + report(results, args.sizes, args.codes), args.record)
-    if args.json:
-        args.json.write_text(json.dumps([{"code": code, "size": size, **r}
-                                         for (code, size), r in results.items()]))
+    write_results(args.json, results)
     return 0
 
 

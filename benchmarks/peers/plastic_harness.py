@@ -19,98 +19,43 @@ forward and of a warm gradient evaluation above what is resident before it, the 
 whole ``ru_maxrss``, and optionally a central-difference check of the gradient along a fixed
 random direction. It prints one ``BENCH-RESULT`` line of JSON.
 
-Only the standard library, numpy and ``_common``'s measuring helpers (importable from the
-peers' environment).
+The measuring itself is :mod:`harness`'s (:func:`harness.measure_problem`); only the
+standard library, numpy, :mod:`harness` and ``_common``'s measuring helpers (importable from
+the peers' environment).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import (  # noqa: E402  (the benchmarks folder is put on the path just above)
-    RESULT_PREFIX,
-    peak_rss_mb,
-    release_free_memory,
-    resident_mb,
-    timed_warm,
-)
-from plastic_block import FD_STEP, PlasticBlock, gradient_direction  # noqa: E402
+from harness import Build, case_spec, measure_problem, print_result
+from plastic_block import FD_STEP, PlasticBlock, gradient_direction
 
 Forward = Callable[[np.ndarray], np.ndarray]
 ValueAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
-Build = Callable[[PlasticBlock], tuple[Forward, ValueAndGrad]
-                 | tuple[Forward, ValueAndGrad, Callable[[], dict[str, Any]]]]
-
-
-def case_spec() -> dict[str, Any]:
-    """The JSON given with ``--case``: ``size`` (``"8x8x8"``), ``repeats``, ``check``."""
-    parser = argparse.ArgumentParser(description="one case of bench_plasticity_peers.py")
-    parser.add_argument("--case", required=True, help='e.g. {"size": "8x8x8", "repeats": 1, '
-                        '"check": true}')
-    return json.loads(parser.parse_args().case)
 
 
 def serve(code: str, versions: dict[str, str], build: Build) -> None:
     """Run the case given by ``--case`` with the model ``build(problem)`` makes; print the
     result line."""
-    result = measure(code, versions, build, case_spec())
-    print(RESULT_PREFIX + json.dumps(result), flush=True)
+    print_result(measure(code, versions, build, case_spec("bench_plasticity_peers.py",
+                                                          "8x8x8")))
 
 
 def measure(code: str, versions: dict[str, str], build: Build, spec: dict[str, Any]
             ) -> dict[str, Any]:
     """Measure the case ``spec`` (``size``, ``repeats``, ``check``) with the model
     ``build(problem)`` makes, in this process (see the module docstring)."""
-    problem = PlasticBlock.parse(spec["size"])
-    theta = np.ones(problem.n_cells)
-    result: dict[str, Any] = {"code": code, "size": problem.label, "versions": versions}
+    return measure_problem(PlasticBlock.parse(spec["size"]), code, versions, build, spec,
+                           fd_step=FD_STEP, direction=gradient_direction,
+                           scalar=lambda reactions: float(np.asarray(reactions)[-1]),
+                           entries=_reaction_entries)
 
-    start = time.perf_counter()
-    forward, value_and_grad, *extras = build(problem)
-    result["setup_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    forward(theta)
-    result["forward_cold_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    value_and_grad(theta)
-    result["gradient_cold_s"] = time.perf_counter() - start
 
-    # The resets below lose the high-water mark so far, so the process peak is the largest
-    # of the marks seen.
-    peaks = [peak_rss_mb()]
-    repeats = int(spec.get("repeats", 1))
-    release_free_memory()
-    result["resident_mb"] = resident_mb()
-    result["forward_s"], result["forward_peak_mb"], peak, reactions = timed_warm(
-        lambda: forward(theta), repeats)
-    peaks.append(peak)
-    result["gradient_s"], result["gradient_peak_mb"], peak, (value, gradient) = timed_warm(
-        lambda: value_and_grad(theta), repeats)
-    peaks.append(peak)
-    result["reactions"] = np.asarray(reactions, dtype=float).tolist()
-    result["reaction"] = float(np.asarray(reactions)[-1])
-    result["reaction_from_gradient_run"] = float(value)
-    result["gradient"] = np.asarray(gradient, dtype=float).tolist()
-
-    if spec.get("check"):
-        direction = gradient_direction(problem.n_cells)
-        plus = float(np.asarray(forward(theta + FD_STEP * direction))[-1])
-        minus = float(np.asarray(forward(theta - FD_STEP * direction))[-1])
-        central = (plus - minus) / (2.0 * FD_STEP)
-        adjoint = float(np.dot(gradient, direction))
-        result["fd_directional"] = central
-        result["adjoint_directional"] = adjoint
-        result["fd_rel_error"] = abs(adjoint - central) / abs(central)
-    result["process_peak_mb"] = max(*peaks, peak_rss_mb())
-    for extra in extras:
-        result.update(extra())
-    return result
+def _reaction_entries(reactions: np.ndarray, value: float) -> dict[str, Any]:
+    """The reaction history of a warm forward, its last reaction and the gradient run's."""
+    return {"reactions": np.asarray(reactions, dtype=float).tolist(),
+            "reaction": float(np.asarray(reactions)[-1]),
+            "reaction_from_gradient_run": float(value)}
