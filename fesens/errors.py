@@ -183,6 +183,11 @@ class NewtonError(SolverError):
     state : numpy.ndarray or None
         The last converged state (the model's dof vector ``(n_dofs,)``), which a caller
         may keep.
+    increment, last_converged : int or None
+        Of a run over a table of increments: the increment that failed and the last one
+        that converged (None for a single solve).
+    partial : object or None
+        Of such a run: its record up to the last converged increment, where one was made.
     """
 
     def __init__(self, message: str, *, reason: str = "", history=(), load_factor: float = 0.0,
@@ -192,6 +197,9 @@ class NewtonError(SolverError):
         self.history = list(history)
         self.load_factor = load_factor
         self.state = state
+        self.increment: int | None = None
+        self.last_converged: int | None = None
+        self.partial = None
 
 
 class NonFiniteError(FesensError, FloatingPointError):

@@ -109,7 +109,7 @@ def add_config_hint(error: NewtonError, *, design: bool = False) -> None:
     (``design``: of an optimization, where nearly void cells distort most). An incremental
     analysis' failure (the error names its ``increment``) has no ``[newton] steps``: its
     steps are the increments."""
-    if getattr(error, "increment", None) is not None:
+    if error.increment is not None:
         keys = ("more increments between these load factors in analysis.factors, "
                 "[newton] max_cutbacks, max_iterations")
     else:
