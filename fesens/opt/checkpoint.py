@@ -4,9 +4,12 @@ The checkpoint (``.npz``) holds the design, the iteration count, the history, th
 optimizer's internal state and where the next evaluation's solves start (``warm_`` entries:
 a nonlinear model's Newton warm start and the solvers' state, e.g. the multigrid's last
 solutions; :meth:`~fesens.opt.problem.DesignProblem.warm_start_arrays`), so a resumed run
-reproduces the uninterrupted one exactly. Ctrl-C never lands inside a checkpoint write
-(:func:`deferred_interrupts`): a KeyboardInterrupt raised inside ``np.savez`` can leave the
-zip file half open, and its cleanup then raises a ``ValueError`` in place of the interrupt.
+reproduces the uninterrupted one exactly, and where the last iteration's evaluation
+started (``evaluated_warm_`` entries), so that a finished run's resume evaluates its last
+design again as that iteration did (the same bits, Newton's and the adjoint's). Ctrl-C
+never lands inside a checkpoint write (:func:`deferred_interrupts`): a KeyboardInterrupt
+raised inside ``np.savez`` can leave the zip file half open, and its cleanup then raises a
+``ValueError`` in place of the interrupt.
 
 Reading validates every entry (:func:`load_checkpoint`): a damaged or tampered file is a
 :class:`CheckpointError` naming the checkpoint and the entry, never a raw numpy error.
@@ -79,12 +82,14 @@ def deferred_interrupts(*, deliver: bool = True) -> Iterator[None]:
 
 def save_checkpoint(path: Path, x: np.ndarray, iteration: int, history: list[dict],
                     optimizer_state: dict, evaluated: np.ndarray, fingerprint: str | None,
-                    warm_start: dict[str, np.ndarray]) -> None:
+                    warm_start: dict[str, np.ndarray],
+                    evaluated_warm_start: dict[str, np.ndarray] | None = None) -> None:
     """Write the checkpoint at ``path`` atomically (a temporary file replaces it), Ctrl-C
     held back meanwhile: the design ``x`` after ``iteration`` and the design it
     ``evaluated`` (whole, ``(n_design,)``), the ``history`` (one record per iteration), the
-    optimizer's state (``optimizer_`` entries), the problem's ``fingerprint`` and where
-    the next solves start (``warm_`` entries)."""
+    optimizer's state (``optimizer_`` entries), the problem's ``fingerprint``, where
+    the next solves start (``warm_`` entries) and where the evaluation of ``evaluated``
+    started (``evaluated_warm_`` entries; None: none)."""
     columns = sorted({key for record in history for key in record})
     table = np.array([[record.get(k, np.nan) for k in columns] for record in history])
     tmp = path.with_name(f".{path.name}.tmp.npz")
@@ -93,7 +98,8 @@ def save_checkpoint(path: Path, x: np.ndarray, iteration: int, history: list[dic
         np.savez(tmp, x=x, iteration=iteration, history=table, columns=np.array(columns),
                  evaluated=evaluated, **stamp,
                  **{f"optimizer_{k}": v for k, v in optimizer_state.items()},
-                 **{f"warm_{k}": v for k, v in warm_start.items()})
+                 **{f"warm_{k}": v for k, v in warm_start.items()},
+                 **{f"evaluated_warm_{k}": v for k, v in (evaluated_warm_start or {}).items()})
         os.replace(tmp, path)
 
 
@@ -133,6 +139,20 @@ def load_warm_start(path: Path) -> dict[str, np.ndarray]:
         The file is damaged.
     """
     return _read_checkpoint(path)["warm_start"]
+
+
+def load_evaluated_warm_start(path: Path) -> dict[str, np.ndarray]:
+    """Where the checkpoint's last evaluation (of :func:`load_evaluated_design`) started
+    its solves, as :func:`load_warm_start` gives it; empty where it started from the
+    reference state (the first iteration's of a nonlinear model), for a linear model with a
+    direct solver, or in a checkpoint written before fesens stored it.
+
+    Raises
+    ------
+    CheckpointError
+        The file is damaged.
+    """
+    return _read_checkpoint(path)["evaluated_warm_start"]
 
 
 def load_checkpoint(path: Path, n_design: int | None = None
@@ -265,6 +285,9 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
                 value.dtype)
     warm_start = {name[len("warm_"):]: _numbers(name, value, value.ndim)
                   for name, value in entries.items() if name.startswith("warm_")}
+    evaluated_warm_start = {name[len("evaluated_warm_"):]: _numbers(name, value, value.ndim)
+                            for name, value in entries.items()
+                            if name.startswith("evaluated_warm_")}
     evaluated = entries.get("evaluated")
     if evaluated is not None:
         evaluated = _design_variables("evaluated", evaluated)
@@ -276,15 +299,22 @@ def _checked_entries(entries: dict[str, np.ndarray]) -> dict:
             raise _DamagedEntryError("'fingerprint' is not one string")
         fingerprint = str(fingerprint)
     return {"x": x, "iteration": iteration, "history": history, "state": state,
-            "evaluated": evaluated, "fingerprint": fingerprint, "warm_start": warm_start}
+            "evaluated": evaluated, "fingerprint": fingerprint, "warm_start": warm_start,
+            "evaluated_warm_start": evaluated_warm_start}
 
 
-def restore_warm_start(solves: WarmStarts, checkpoint: Path) -> None:
+def restore_warm_start(solves: WarmStarts, checkpoint: Path, evaluated: bool = False
+                       ) -> None:
     """Start the next evaluation's solves where the interrupted run would have: a nonlinear
     model's Newton from the state the checkpoint keeps, an iterative solver from its last
     solutions (:meth:`~fesens.solvers.base.LinearSolver.state`), so that the resumed run is
     the uninterrupted one bit for bit (from their reference states the answers would
-    differ at Newton's and the solver's tolerances).
+    differ at Newton's and the solver's tolerances). With ``evaluated``: where the last
+    iteration's evaluation started instead (:func:`load_evaluated_warm_start`), to evaluate
+    the checkpoint's ``evaluated`` design again as that iteration did (a finished run's
+    resume: from the state that evaluation ended in, Newton would stop on other criteria
+    and the adjoint would not reuse Newton's last factorization, which changes the last
+    bits).
 
     Raises
     ------
@@ -293,7 +323,8 @@ def restore_warm_start(solves: WarmStarts, checkpoint: Path) -> None:
         tampered with), naming the checkpoint and what does not fit.
     """
     try:
-        solves.restore_warm_start(load_warm_start(checkpoint))
+        solves.restore_warm_start(load_evaluated_warm_start(checkpoint) if evaluated
+                                  else load_warm_start(checkpoint))
     except (KeyError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {checkpoint} holds a warm start that does not fit "
                               f"the model ({exc}); it belongs to another problem") from None

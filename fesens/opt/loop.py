@@ -205,6 +205,8 @@ def optimize(
         if tolerance is not None:
             rtol = tolerance.rtol(history[-1]["change"] if history else None, tol_change)
             problem.set_solver_rtol(rtol)
+        # where this evaluation starts, kept for a finished run's resume to evaluate it again
+        started = None if checkpoint is None else solves.warm_start_arrays()
         evaluation = evaluate(x)
         collective = evaluation.collective
         if not collective.min(float(_finite(evaluation))):  # every rank raises, or none
@@ -233,7 +235,7 @@ def optimize(
             save_checkpoint(checkpoint, problem.gather_design(host(x)), iteration, history,
                             _gathered_state(problem, optimizer, optimizer.state()),
                             problem.gather_design(host(evaluated)), fingerprint,
-                            solves.warm_start_arrays())
+                            solves.warm_start_arrays(), started)
         if callback is not None:
             callback(record, evaluation, x)
         # a small change counts once every continuation has held its final value for its

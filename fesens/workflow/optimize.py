@@ -35,6 +35,7 @@ from fesens.opt import (
     load_evaluated_design,
     optimize,
 )
+from fesens.opt.checkpoint import restore_warm_start
 from fesens.opt.status import Ending, decide_status
 from fesens.output import ResultsFolder, ResultsFolderError
 from fesens.output.folder import CHECKPOINT
@@ -305,6 +306,8 @@ class _Run:
             evaluated = None if evaluated is None else problem.design_part(evaluated)
             problem.restore(self.history)  # what the problem derived in the iterations done
             problem.update_schedules(self.start_iteration)
+            # its solves start where that iteration's did: the same bits as its evaluation
+            restore_warm_start(problem, folder.checkpoint, evaluated=True)
             self.echo(f"the run in {folder.path} has already finished at iteration "
                       f"{self.start_iteration}; writing its results")
             # the results of the design the last iteration evaluated, as an uninterrupted run

@@ -3,6 +3,7 @@ Newton's warm start (the last converged state) travels in the checkpoint."""
 
 import json
 
+import meshio
 import numpy as np
 from cli_helpers import ROOT, edit, run, write_config
 
@@ -51,3 +52,34 @@ def test_resuming_a_finished_nonlinear_run_writes_the_uninterrupted_results(tmp_
     _run(config, tmp_path / "a", "--resume", "--max-iter", 6)
     again = json.loads((tmp_path / "a" / "summary.json").read_text())["objective"]
     assert again == first
+
+
+def test_a_finished_runs_resume_solves_its_last_design_as_that_iteration_did(tmp_path):
+    """The resume starts Newton where the last iteration's solve started (the checkpoint's
+    ``evaluated_warm_`` entries), not from the reference state nor from the state that solve
+    ended in: the displacement and the adjoint's sensitivities it writes are the
+    uninterrupted run's, bit for bit (from another start Newton converges to other last
+    bits, and the adjoint no longer reuses Newton's last factorization)."""
+    config = write_config(tmp_path, SMALL_NONLINEAR)
+    _run(config, tmp_path / "a", "--max-iter", 6)
+    first = meshio.read(tmp_path / "a" / "design.vtu")
+    _run(config, tmp_path / "a", "--resume", "--max-iter", 6)
+    again = meshio.read(tmp_path / "a" / "design.vtu")
+    assert np.array_equal(again.point_data["displacement"], first.point_data["displacement"])
+    sensitivities = "d_compliance_d_design"
+    assert np.array_equal(again.cell_data[sensitivities][0], first.cell_data[sensitivities][0])
+
+
+def test_a_finished_runs_resume_refuses_a_tampered_start_of_its_last_solve(tmp_path):
+    config = write_config(tmp_path, SMALL_NONLINEAR)
+    _run(config, tmp_path / "a", "--max-iter", 6)
+    path = tmp_path / "a" / "checkpoint.npz"
+    with np.load(path) as stored:
+        entries = {name: stored[name] for name in stored.files}
+    assert "evaluated_warm_u_free" in entries
+    entries["evaluated_warm_u_free"] = entries["evaluated_warm_u_free"][:-1]
+    np.savez(path, **entries)
+    result = run("optimize", config, "--out", tmp_path / "a", "-q", "--resume",
+                 "--max-iter", 6)
+    assert result.exit_code == 2, result.output
+    assert str(path) in result.output and "'u_free'" in result.output
