@@ -5,7 +5,8 @@ unit downward traction on ``right``, cubic hex8 cells; volume fraction 0.2, SIMP
 E_min = 1e-9, a density filter of radius 1.5 cells, OC with move 0.2) solved by ``gmg``
 with ``matrix_free = True`` (``rtol`` 1e-8). For each thread count of ``--threads``
 (``FESENS_THREADS``, which the slab kernels of ``fesens/solvers/parallel.py`` read at
-every call) it times, in one process and interleaved (1, N, 1, N, ...) so that other work
+every call; 0 leaves it unset: the default count, ``auto``, which backs off while other
+work runs) it times, in one process and interleaved (1, N, 1, N, ...) so that other work
 on the machine slows both alike, the minimum over ``--repeats`` of:
 
 * ``apply``: one fine-level operator product ``K u`` (``LatticeStructure.apply``);
@@ -17,13 +18,18 @@ on the machine slows both alike, the minimum over ``--repeats`` of:
 
 ``speedup`` is the one-thread time over the N-thread time. The load average at start and
 end is printed: on a shared machine the speedups are a lower bound of an idle machine's.
-Run ``python benchmarks/bench_threads.py --help`` for the options; never part of the tests.
+With ``--compete`` the same measurements run twice in one process: first as they are,
+then with one CPU-bound process (``while True: pass``) started for the second run and
+killed after it, and both tables are printed. Run ``python benchmarks/bench_threads.py
+--help`` for the options; never part of the tests.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -36,8 +42,12 @@ SOLVER = ("gmg", {"rtol": RTOL, "matrix_free": True})
 
 
 def with_threads(threads: int, function: Callable[[], object]) -> float:
-    """Seconds of ``function()`` with ``FESENS_THREADS=threads``."""
-    os.environ["FESENS_THREADS"] = str(threads)
+    """Seconds of ``function()`` with ``FESENS_THREADS=threads`` (0: unset, the default
+    count of :func:`fesens.openmp.kernel_threads`, which backs off under load)."""
+    if threads:
+        os.environ["FESENS_THREADS"] = str(threads)
+    else:
+        os.environ.pop("FESENS_THREADS", None)
     tic = time.perf_counter()
     function()
     return time.perf_counter() - tic
@@ -111,28 +121,49 @@ def run(size: GridSize, counts: Sequence[int], repeats: int, iterations: int) ->
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="96x48x48", help="cells per axis (default 96x48x48)")
-    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2],
-                        help="thread counts, the first the reference (default 1 2)")
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2, 0],
+                        help="thread counts, the first the reference; 0 for the default "
+                             "count, FESENS_THREADS unset (default 1 2 0)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="repeats of the kernel timings (minimum reported; default 5)")
     parser.add_argument("--iterations", type=int, default=3,
                         help="optimization iterations per thread count (default 3)")
+    parser.add_argument("--compete", action="store_true",
+                        help="run again with one competing CPU-bound process, both tables")
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def label_of(threads: int) -> str:
+    """A column's name: the thread count, or ``auto`` for the default count."""
+    return f"{threads} thread{'s' * (threads > 1)}" if threads else "auto"
+
+
+def measured(args: argparse.Namespace, label: str) -> None:
+    """Run the measurements once and print their table under ``label``."""
     size = GridSize.parse(args.size)
     loads = [load_average()]
     rows = run(size, args.threads, args.repeats, args.iterations)
     loads.append(load_average())
     counts = args.threads
-    headers = ["quantity", *(f"{n} thread{'s' * (n > 1)}" for n in counts),
-               *(f"speedup {n}" for n in counts[1:])]
-    print(f"# {args.size} hex8 gmg-mf (rtol {RTOL:g}), minimum of {args.repeats} repeats; "
-          f"{os.cpu_count()} cores")
+    headers = ["quantity", *(label_of(n) for n in counts),
+               *(f"speedup {label_of(n)}" for n in counts[1:])]
+    print(f"# {label}: {args.size} hex8 gmg-mf (rtol {RTOL:g}), minimum of {args.repeats} "
+          f"repeats; {os.cpu_count()} cores")
     print(table(headers, rows))
-    print(load_line(loads))
+    print(load_line(loads), flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    measured(args, "as found")
+    if args.compete:
+        # one CPU-bound process for the second run only, killed whatever happens
+        rival = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            measured(args, "one competing CPU-bound process")
+        finally:
+            rival.kill()
+            rival.wait()
     return 0
 
 

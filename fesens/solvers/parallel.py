@@ -35,8 +35,9 @@ counts. numba is therefore not a dependency.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,8 @@ class SlabPool:
     ----------
     threads : int, optional
         Threads of the kernels; default :func:`fesens.openmp.kernel_threads` at each call
-        (``FESENS_THREADS`` overrides the usable cores). Settable.
+        (``FESENS_THREADS``, else the usable cores less the other tasks running now).
+        Settable.
     """
 
     def __init__(self, threads: int | None = None) -> None:
@@ -82,12 +84,35 @@ class SlabPool:
         self._threads = count
 
     def map(self, function: Callable[[Any], Any], items: Sequence) -> list:
-        """``[function(item) for item in items]``, the items spread over the threads."""
-        count = min(self.threads, len(items))
+        """``[function(item) for item in items]``, the items spread over the threads.
+
+        The calling thread and ``threads - 1`` pool threads take the items from one shared
+        counter, so a thread the scheduler sets aside holds up at most the item it has
+        taken, and a call hands off to ``threads - 1`` threads rather than once per item;
+        every item's result goes to its own place in the list, in the items' order.
+        """
+        count = min(self.threads, len(items)) if len(items) > 1 else 1
         with self.one_blas_thread():  # the serial loop too: the same products
             if count <= 1:
                 return [function(item) for item in items]
-            return list(self._pool(count).map(function, items))
+            results: list = [None] * len(items)
+            taken = itertools.count()  # next() is atomic under the GIL
+
+            def work() -> None:
+                for index in iter(taken.__next__, None):
+                    if index >= len(items):
+                        return
+                    results[index] = function(items[index])
+
+            pool = self._pool(count - 1)
+            helpers = [pool.submit(work) for _ in range(count - 1)]
+            try:
+                work()
+            finally:  # the helpers write into shared outputs: never return before them
+                wait(helpers)
+            for helper in helpers:
+                helper.result()  # raises a helper's exception
+            return results
 
     def pieces(self, function: Callable[[slice], Any], n: int) -> list:
         """``function(piece)`` for the slices of consecutive pieces of :data:`VECTOR_PIECE`

@@ -178,6 +178,7 @@ def test_pool_threads_follow_the_override_and_a_pool_pickles(monkeypatch):
     from fesens import openmp
 
     monkeypatch.setattr(openmp, "usable_cores", lambda: 5)
+    monkeypatch.setattr(openmp, "other_runnable", lambda: 0)  # an idle machine
     monkeypatch.delenv("FESENS_THREADS", raising=False)
     pool = SlabPool()
     assert pool.threads == openmp.kernel_threads() == 5
@@ -186,3 +187,73 @@ def test_pool_threads_follow_the_override_and_a_pool_pickles(monkeypatch):
     assert pool.map(abs, [-1, -2, -3, -4]) == [1, 2, 3, 4]
     copy = pickle.loads(pickle.dumps(pool))  # a started pool: its threads stay behind
     assert copy.threads == 3 and copy.map(abs, [-5, -6]) == [5, 6]
+
+
+def test_default_threads_back_off_while_other_work_runs(monkeypatch):
+    """Unset ``FESENS_THREADS``: the usable cores less the other running tasks, at least
+    1 (and all of them where ``/proc/loadavg`` cannot be read); set, it is taken as is."""
+    from fesens import openmp
+
+    monkeypatch.setattr(openmp, "usable_cores", lambda: 4)
+    monkeypatch.delenv("FESENS_THREADS", raising=False)
+    for others, expected in ((None, 4), (0, 4), (1, 3), (3, 1), (7, 1)):
+        monkeypatch.setattr(openmp, "other_runnable", lambda others=others: others)
+        assert openmp.kernel_threads() == expected == SlabPool().threads
+    monkeypatch.setenv("FESENS_THREADS", "4")
+    assert openmp.kernel_threads() == 4
+
+
+def test_other_runnable_reads_the_running_count(monkeypatch, tmp_path):
+    """The fourth field of ``/proc/loadavg`` is ``running/total``; the caller is one of
+    the running tasks."""
+    import builtins
+
+    from fesens import openmp
+
+    fake = tmp_path / "loadavg"
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(fake if path == "/proc/loadavg" else path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    for text, expected in (("0.5 1.0 1.5 3/120 999", 2), ("0.5 1.0 1.5 1/120 999", 0),
+                           ("garbled", None)):
+        fake.write_text(text)
+        assert openmp.other_runnable() == expected
+    fake.unlink()
+    assert openmp.other_runnable() is None
+
+
+def test_map_keeps_the_items_order_and_raises_after_every_thread_stopped():
+    """Items taken from the shared counter land in their own places whatever thread ran
+    them (uneven items, 1..4 threads), and an item's exception surfaces only once no
+    thread is still running an item (they write into shared outputs)."""
+    import threading
+    import time
+
+    items = [(i, 0.002 * (i % 3)) for i in range(11)]
+
+    def slow(item):
+        time.sleep(item[1])
+        return item[0] ** 2
+
+    for threads in THREADS:
+        assert SlabPool(threads).map(slow, items) == [i**2 for i in range(11)]
+    running, lock = [0], threading.Lock()
+
+    def failing(i):
+        with lock:
+            running[0] += 1
+        try:
+            time.sleep(0.005)
+            if i == 1:
+                raise ValueError("item 1")
+            return i
+        finally:
+            with lock:
+                running[0] -= 1
+
+    with pytest.raises(ValueError, match="item 1"):
+        SlabPool(3).map(failing, list(range(6)))
+    assert running[0] == 0
