@@ -7,7 +7,8 @@ with ``matrix_free = True`` (``rtol`` 1e-8). For each thread count of ``--thread
 (``FESENS_THREADS``, which the slab kernels of ``fesens/solvers/parallel.py`` read at
 every call; 0 leaves it unset: the default count, ``auto``, which backs off while other
 work runs) it times, in one process and interleaved (1, N, 1, N, ...) so that other work
-on the machine slows both alike, the minimum over ``--repeats`` of:
+on the machine slows both alike, the minimum (``--median``: the median) over
+``--repeats`` of:
 
 * ``apply``: one fine-level operator product ``K u`` (``LatticeStructure.apply``);
 * ``V-cycle``: one application of the multigrid preconditioner;
@@ -65,8 +66,9 @@ def problem_of(size: GridSize):
     return problem, OC(move=MOVE)
 
 
-def run(size: GridSize, counts: Sequence[int], repeats: int, iterations: int) -> list[list]:
-    """Rows of the table: one per quantity."""
+def run(size: GridSize, counts: Sequence[int], repeats: int, iterations: int,
+        statistic: Callable = min) -> list[list]:
+    """Rows of the table: one per quantity, ``statistic`` of its times."""
     from fesens.fem.model.matrix_free import lattice_system
 
     problems = {n: problem_of(size) for n in counts}
@@ -110,7 +112,7 @@ def run(size: GridSize, counts: Sequence[int], repeats: int, iterations: int) ->
     solve_iterations = backend.stats["last_iterations"]
     rows = []
     for name in ("apply", "V-cycle", "solve", "iteration"):
-        best = {n: min(timings[name][n]) for n in counts}
+        best = {n: float(statistic(timings[name][n])) for n in counts}
         rows.append([name, *(seconds(best[n]) for n in counts),
                      *(f"{best[counts[0]] / best[n]:.2f}x" for n in counts[1:])])
     rows.append(["CG iterations", *(",".join(map(str, cg[n])) for n in counts),
@@ -126,6 +128,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "count, FESENS_THREADS unset (default 1 2 0)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="repeats of the kernel timings (minimum reported; default 5)")
+    parser.add_argument("--median", action="store_true",
+                        help="report the median of the repeats instead of the minimum "
+                             "(under a competing process the minimum is the luckiest run)")
     parser.add_argument("--iterations", type=int, default=3,
                         help="optimization iterations per thread count (default 3)")
     parser.add_argument("--compete", action="store_true",
@@ -142,12 +147,14 @@ def measured(args: argparse.Namespace, label: str) -> None:
     """Run the measurements once and print their table under ``label``."""
     size = GridSize.parse(args.size)
     loads = [load_average()]
-    rows = run(size, args.threads, args.repeats, args.iterations)
+    statistic = np.median if args.median else min
+    rows = run(size, args.threads, args.repeats, args.iterations, statistic)
     loads.append(load_average())
     counts = args.threads
     headers = ["quantity", *(label_of(n) for n in counts),
                *(f"speedup {label_of(n)}" for n in counts[1:])]
-    print(f"# {label}: {args.size} hex8 gmg-mf (rtol {RTOL:g}), minimum of {args.repeats} "
+    print(f"# {label}: {args.size} hex8 gmg-mf (rtol {RTOL:g}), "
+          f"{'median' if args.median else 'minimum'} of {args.repeats} "
           f"repeats; {os.cpu_count()} cores")
     print(table(headers, rows))
     print(load_line(loads), flush=True)
